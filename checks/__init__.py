@@ -1,0 +1,1 @@
+"""Built-in checks, one per module. Installed as ``dflash_doctor.checks``; found by package scan."""

@@ -1,0 +1,50 @@
+"""The check interface and the runner that turns checks into findings.
+
+A check reads an EvidenceSet and returns findings. It never prints, exits, touches the network or
+reads files: everything it needs arrives as evidence. A check whose evidence is missing is not run
+and yields "could-not-check" with the reason the evidence is missing; a check that raises becomes a
+"could-not-check" finding carrying the error.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, Iterable, Sequence
+
+from .evidence import EvidenceSet, Finding, Kind, Status
+
+
+class Check(ABC):
+    id: ClassVar[str]
+    area: ClassVar[str]  # "acceptance" | "drafter" | "pairing" | "engine" | "launch" | "host" | "probe"
+    title: ClassVar[str]
+    needs: ClassVar[tuple[Kind, ...]] = ()  # all required; missing -> could-not-check
+    wants: ClassVar[tuple[Kind, ...]] = ()  # optional extras the check uses when present
+
+    @abstractmethod
+    def run(self, evidence: EvidenceSet) -> Sequence[Finding]:
+        ...
+
+    # Helpers so checks read naturally.
+    def finding(self, status: Status, message: str, **kw) -> Finding:
+        return Finding(check_id=self.id, status=status, message=message, **kw)
+
+
+def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in checks:
+        absent = [k for k in check.needs if not evidence.has(k)]
+        if absent:
+            reasons = "; ".join(f"{k.value}: {evidence.why_missing(k)}" for k in absent)
+            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, f"could not check: {reasons}"))
+            continue
+        try:
+            result = list(check.run(evidence))
+        except Exception as exc:  # a crashed check is a result, not a crash
+            findings.append(Finding(check.id, Status.COULD_NOT_CHECK,
+                                    f"could not check: the check crashed ({type(exc).__name__}: {exc})"))
+            continue
+        if not result:
+            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, "could not check: the check returned no result"))
+        findings.extend(result)
+    return findings

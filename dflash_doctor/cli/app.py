@@ -1,0 +1,89 @@
+"""Entry point: builds the Typer app, maps known errors to one line + hint + exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import typer
+
+from .. import __version__
+from ..errors import DoctorError, ExitCode
+
+app = typer.Typer(
+    name="dflash-doctor",
+    help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and SGLang.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,  # this tool handles SSH credentials
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"dflash-doctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
+                                           help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors (also DFLASH_DOCTOR_DEBUG=1)."),
+) -> None:
+    if debug:
+        os.environ["DFLASH_DOCTOR_DEBUG"] = "1"
+
+
+def _register() -> None:
+    # Each module adds its own commands; none imports heavy libraries at import time.
+    from . import checks_cmd, diagnose, gate, host, inspect_model, logs, probe
+
+    for module in (diagnose, logs, inspect_model, host, probe, gate, checks_cmd):
+        module.register(app)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    debug = "--debug" in (argv or sys.argv) or os.environ.get("DFLASH_DOCTOR_DEBUG") == "1"
+    try:
+        rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")
+    except DoctorError as exc:
+        from ..redact import redact_text
+        from ..textsafe import plain
+
+        if debug:
+            import traceback
+            traceback.print_exc()
+        print(f"error: {redact_text(plain(exc.message))}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {redact_text(plain(exc.hint))}", file=sys.stderr)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors and the unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(int(ExitCode.USAGE))
+        if isinstance(exc, click.exceptions.Abort):
+            print("aborted", file=sys.stderr)
+            sys.exit(int(ExitCode.INTERRUPTED))
+        if debug:
+            raise
+        print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback",
+              file=sys.stderr)
+        sys.exit(int(ExitCode.NOT_CHECKED))
+    else:
+        sys.exit(rv if isinstance(rv, int) else 0)

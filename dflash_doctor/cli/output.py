@@ -1,0 +1,58 @@
+"""One object owns where and how results are written, so commands never branch on --format.
+
+Report -> stdout (or --output FILE); progress, warnings and errors -> stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..redact import redact_text
+from ..render import Format, render
+from ..textsafe import plain
+
+
+@dataclass
+class Output:
+    fmt: Format = Format.TERMINAL
+    path: str | None = None
+    quiet: bool = False
+
+    @property
+    def color(self) -> bool:
+        if self.path or os.environ.get("NO_COLOR"):
+            return False
+        return sys.stdout.isatty()
+
+    @property
+    def width(self) -> int:
+        try:
+            return max(60, min(140, os.get_terminal_size().columns)) if sys.stdout.isatty() else 100
+        except OSError:
+            return 100
+
+    def write(self, text: str) -> None:
+        text = redact_text(text)
+        if self.path and self.path != "-":
+            try:
+                with open(self.path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            self.info(f"report written to {self.path}")
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    def report(self, report) -> None:
+        self.write(render(report, self.fmt, color=self.color, width=self.width))
+
+    def info(self, msg: str) -> None:
+        if not self.quiet:
+            print(redact_text(plain(msg)), file=sys.stderr)
+
+    def warn(self, msg: str) -> None:
+        print("warning: " + redact_text(plain(msg)), file=sys.stderr)

@@ -1,0 +1,1 @@
+"""Evidence collection: what to gather, from files the user names or from a host."""

@@ -1,0 +1,1 @@
+"""Ranking: cause knowledge as data files, and the scoring that reads them."""

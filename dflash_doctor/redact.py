@@ -1,0 +1,69 @@
+"""Secret redaction. Every renderer passes its output through `redact_text`; collectors redact
+structured values (argument dicts, environments) with `redact_mapping` as they gather them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+REDACTED = "***REDACTED***"
+
+# Keys whose values are secrets wherever they appear (args dicts, env, JSON configs, CLI flags).
+_SECRET_KEY = re.compile(
+    r"(?i)(api[_-]?key|hf[_-]?token|huggingface[_-]?hub[_-]?token|access[_-]?token|auth[_-]?token|"
+    r"token|secret|password|passwd|credential|private[_-]?key|aws_secret_access_key|authorization)"
+)
+
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # key=value / key: value / 'key': 'value' / --key value / --key=value
+    (re.compile(
+        r"""(?ix)
+        (?P<pre>(?:--)?[\w.-]*(?:api[_-]?key|hf[_-]?token|access[_-]?token|auth[_-]?token|_token|token|secret|password|passwd|credential)s?
+           (?:['"]?\s*[:=]\s*|\s+)['"]?)
+        (?P<val>[^\s'",}\])]{3,})"""),
+     r"\g<pre>" + REDACTED),
+    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), REDACTED),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), REDACTED),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), REDACTED),
+    (re.compile(r"\bxox[abpr]-[A-Za-z0-9-]{10,}\b"), REDACTED),
+    # user:password@ in URLs
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@"), r"\1" + REDACTED + "@"),
+]
+
+
+def redact_text(text: str) -> str:
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def is_secret_key(key: str) -> bool:
+    k = key.lower()
+    if k in {"num_speculative_tokens", "max_num_batched_tokens", "max_tokens", "tokenizer", "tokenizer_mode",
+             "skip_tokenizer_init", "max_model_len", "tokens", "speculative_num_draft_tokens"}:
+        return False
+    if k.endswith("_tokens") or "tokenizer" in k:
+        return False
+    return bool(_SECRET_KEY.search(k))
+
+
+def redact_value(key: str, value: Any) -> Any:
+    if is_secret_key(key) and value not in (None, "", False):
+        return REDACTED
+    return redact_any(value)
+
+
+def redact_mapping(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: redact_value(str(k), v) for k, v in mapping.items()}
+
+
+def redact_any(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        return redact_mapping(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_any(v) for v in value)
+    return value

@@ -1,0 +1,36 @@
+"""Untrusted text (log lines, config values, remote output) must never control the terminal.
+
+`plain` strips ANSI/OSC escape sequences, C0/C1 controls and bidi overrides; renderers then hand
+the result to rich as `Text` (never as markup), so `[red]` in a log line prints as `[red]`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ANSI = re.compile(
+    r"""
+    \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC ... BEL / ST
+  | \x1b[P^_X][^\x1b]*(?:\x1b\\)?         # DCS / PM / APC / SOS strings
+  | \x1b\[[0-?]*[ -/]*[@-~]              # CSI
+  | \x1b[@-Z\\-_]                        # two-byte escapes
+  | \x9b[0-?]*[ -/]*[@-~]                # 8-bit CSI
+    """,
+    re.VERBOSE,
+)
+# C0 controls except tab/newline, DEL, C1 controls, bidi embeddings/overrides/isolates.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def plain(text: object, max_len: int | None = None) -> str:
+    """Make untrusted text inert for a terminal: no escapes, no control or bidi characters."""
+    s = text if isinstance(text, str) else str(text)
+    s = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                      _ANSI.sub("", s))
+    if max_len is not None and len(s) > max_len:
+        s = s[: max_len - 1] + "…"
+    return s
