@@ -1,0 +1,1 @@
+"""Host access: local, SSH, bundle. run / read / list with timeouts, nothing else."""

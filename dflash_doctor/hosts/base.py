@@ -1,0 +1,65 @@
+"""The Host interface every collector speaks. Implementations: local, ssh, bundle.
+
+Commands are argv lists, never shell strings: an SSH implementation quotes each word with
+shlex.quote. Every call has a timeout. Hosts are read-only by contract: nothing here writes,
+kills or restarts anything on the host.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    rc: int | None  # None when it did not finish (timeout, connection lost)
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    truncated: bool = False  # output exceeded max_bytes and was cut
+    error: str | None = None  # why it could not run (not found, connection dropped, …)
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.timed_out and self.error is None
+
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+
+class HostError(Exception):
+    """The host cannot be reached or used at all (auth, host key, refused). One line, user-facing."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class Host(ABC):
+    name: str  # "local", "ssh://user@host:port", "bundle:/path"
+
+    @abstractmethod
+    def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
+            stdin: bytes | None = None) -> CommandResult:
+        """Run argv on the host; never raises for command failures, only HostError for the host itself."""
+
+    @abstractmethod
+    def read_file(self, path: str, max_bytes: int = 16 << 20, timeout: float = 30.0) -> bytes:
+        """Read up to max_bytes of a file. Raises FileNotFoundError / PermissionError / OSError."""
+
+    @abstractmethod
+    def list_dir(self, path: str, timeout: float = 30.0) -> list[str]:
+        """Names in a directory. Raises FileNotFoundError / NotADirectoryError / PermissionError / OSError."""
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
