@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UsageError
 from ..evidence import EvidenceSet, Kind, Source
-from ..parse.logscan import LogScan, aggregate, iter_file_lines, scan_lines
+from ..parse.logscan import LogScan, aggregate, scan_file
 
 
 @dataclass
@@ -36,45 +36,119 @@ def parse_engine_spec(spec: str) -> tuple[str, str | None]:
     return m.group("name").lower(), m.group("version")
 
 
-def gather_logs(ev: EvidenceSet, paths: list[str]) -> LogScan | None:
+_BOUND = re.compile(r"^\s*(?:(?:(?P<y>\d{4})-)?(?P<mo>\d{2})-(?P<d>\d{2})[ T])?(?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?"
+                    r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\s*$")
+
+
+def parse_time_bound(text: str, flag: str) -> str:
+    """--since/--until as the scanner's sortable form: [YYYY-]MM-DDTHH:MM:SS, or THH:MM:SS (time only)."""
+    m = _BOUND.match(text)
+    if not m:
+        raise UsageError(f"{flag} {text!r} is not a time", hint="e.g. '05-14 09:15', '2026-05-14T09:15:00' or '09:15'")
+    t = f"T{m['h']}:{m['mi']}:{m['s'] or '00'}"
+    if m["mo"]:
+        return (f"{m['y']}-" if m["y"] else "") + f"{m['mo']}-{m['d']}" + t
+    return t
+
+
+def _in_window(ts: str | None, lo: str | None, hi: str | None) -> bool:
+    if ts is None:
+        return False
+
+    def cmp_key(a: str, b: str) -> tuple[str, str]:
+        # compare only the parts both have: a log without years, a bound without a date
+        if b.startswith("T"):
+            return a[a.index("T"):], b
+        if len(b) != len(a):
+            return a[-len("MM-DDTHH:MM:SS"):], b[-len("MM-DDTHH:MM:SS"):]
+        return a, b
+
+    if lo is not None:
+        a, b = cmp_key(ts, lo)
+        if a < b:
+            return False
+    if hi is not None:
+        a, b = cmp_key(ts, hi)
+        if a > b:
+            return False
+    return True
+
+
+def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, since: str | None = None,
+                until: str | None = None) -> LogScan | None:
+    """Scan server logs (plain, .gz, rotated, '-' for stdin) into LOG_SCAN, ACCEPTANCE and STARTUP."""
+    from ..parse.logscan import order_rotated
+
     scan = LogScan()
+    if engine:
+        scan.engine_hint = parse_engine_spec(engine)
     read_any = False
-    for path in paths:
+    for path in order_rotated(paths):
         if path != "-" and not os.path.isfile(path):
             ev.could_not_collect(f"log {path}", "file not found" if not os.path.exists(path) else "not a regular file")
             continue
         try:
-            scan_lines(iter_file_lines(path), path, into=scan)
+            scan_file(path, scan)
             read_any = True
-        except (OSError, EOFError) as exc:
-            ev.could_not_collect(f"log {path}", f"could not read: {exc}")
+        except OSError as exc:
+            ev.could_not_collect(f"log {path}", f"could not read: {exc.strerror or exc}")
     if not read_any:
         ev.missing(Kind.ACCEPTANCE, "no log could be read")
         return None
+    if since or until:
+        before = len(scan.rows)
+        untimed = sum(1 for r in scan.rows if r[3] is None)
+        scan.rows = [r for r in scan.rows if _in_window(r[3], since, until)]
+        scan.note(f"time window {since or '…'} – {until or '…'}: kept {len(scan.rows)} of {before} intervals"
+                  + (f" ({untimed} without a timestamp dropped)" if untimed else ""))
     src = Source("file", ", ".join(scan.sources))
-    ev.add(Kind.LOG_SCAN, f"scanned {scan.lines} lines, {len(scan.intervals)} spec-decode intervals, "
-                          f"{len(scan.malformed)} malformed", src, scan_stats(scan))
-    summary = aggregate(scan.intervals)
+    ev.add(Kind.LOG_SCAN, f"scanned {_size(scan)}, {len(scan.rows)} spec-decode intervals, "
+                          f"{scan.malformed_count} malformed", src, scan_stats(scan))
+    summary = aggregate(scan)
     if summary is None:
         ev.missing(Kind.ACCEPTANCE, "the log holds no spec-decode metrics lines")
-    else:
+    elif summary.drafts > 0:
         ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
                                 f"({summary.intervals} intervals)", src, summary)
+        ev.notes.extend(summary.notes)
+    else:
+        ev.missing(Kind.ACCEPTANCE, "; ".join(summary.notes) or "no drafts count in the log")
     st = scan.startup
     if st.engine or st.args or st.architecture:
         ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
                              + (f", method {st.method}" if st.method else "")
                              + (f", drafter {st.drafter}" if st.drafter else ""), src, st)
+        ev.notes.insert(0, "launched: " + ", ".join(
+            f"{k} {v}" for k, v in (("engine", st.engine), ("version", st.version), ("model", st.model),
+                                    ("method", st.method), ("drafter", st.drafter),
+                                    ("k", st.num_speculative_tokens), ("architectures", ", ".join(st.architectures)))
+            if v))
+    if scan.mean_normalised:
+        ev.notes.append(f"{scan.mean_normalised} vLLM 0.8.5 line(s) print the mean length without the bonus token; "
+                        "normalised to 1 + accepted/drafts")
+    ev.notes.extend(scan.notes)
     return scan
+
+
+def _size(scan: LogScan) -> str:
+    if scan.lines is not None:
+        return f"{scan.lines} lines"
+    return f"{scan.bytes / (1 << 20):.0f} MiB"
 
 
 def scan_stats(scan: LogScan) -> dict:
     return {
         "lines": scan.lines,
+        "bytes": scan.bytes,
         "candidate_lines": scan.candidate_lines,
-        "intervals": len(scan.intervals),
-        "malformed": len(scan.malformed),
-        "malformed_examples": [m.__dict__ for m in scan.malformed[:5]],
+        "intervals": len(scan.rows),
+        "formats": dict(scan.formats),
+        "malformed": scan.malformed_count,
+        "malformed_examples": [{"source": m.source, "line_no": m.line_no, "offset": m.offset, "where": m.where,
+                                "reason": m.reason, "text": m.text} for m in scan.malformed[:5]],
+        "notes": list(scan.notes),
+        "mean_normalised": scan.mean_normalised,
+        "sglang_rate_meaning": scan.sglang_rate_meaning,
         "sources": list(scan.sources),
     }
 
@@ -126,7 +200,7 @@ def gather_files(inputs: FileInputs) -> EvidenceSet:
     if inputs.engine:
         gather_engine(ev, inputs.engine)
     if inputs.logs:
-        gather_logs(ev, inputs.logs)
+        gather_logs(ev, inputs.logs, inputs.engine)
     else:
         ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
