@@ -20,7 +20,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
         r"""(?ix)
         (?P<pre>(?:--)?[\w.-]*(?:api[_-]?key|hf[_-]?token|access[_-]?token|auth[_-]?token|_token|token|secret|password|passwd|credential)s?
            (?:['"]?\s*[:=]\s*|\s+)['"]?)
-        (?P<val>[^\s'",}\])]{3,})"""),
+        (?P<val>(?!(?:[\d.,]+|null|None|true|false|True|False)(?:[\s'",}\])]|$))[^\s'",}\])]{3,})"""),
+     # a bare number or null/bool is a count or an unset value, not a secret
      r"\g<pre>" + REDACTED),
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), REDACTED),

@@ -162,8 +162,61 @@ def gather_engine(ev: EvidenceSet, spec: str) -> None:
 # --- extension points: later capabilities replace these bodies -------------------------------
 
 def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> None:
+    """Prometheus text from files or URLs. A URL with --window is scraped twice, that far apart;
+    several files are taken as consecutive scrapes of one server, in the order given."""
+    import time
+
+    from ..parse.frame import summarize
+    from ..parse.prometheus import MetricsError, intervals_from_scrapes, parse_text, parse_window, read_source
+
+    wait = None
+    if window:
+        try:
+            wait = parse_window(window)
+        except ValueError:
+            raise UsageError(f"--window {window!r} is not a duration", hint="e.g. --window 30s") from None
+        if wait > 600:
+            raise UsageError("--window is at most 10 minutes")
+    plan: list[str] = []
     for s in sources:
-        ev.could_not_collect(f"metrics {s}", "not supported yet", Kind.METRICS)
+        plan.append(s)
+        if wait is not None and s.startswith(("http://", "https://")):
+            plan.append(s)  # second scrape of the same URL
+    scrapes = []
+    for i, s in enumerate(plan):
+        if i and plan[i - 1] == s and wait is not None:
+            time.sleep(wait)
+        try:
+            scrapes.append(parse_text(read_source(s), s))
+        except MetricsError as exc:
+            ev.could_not_collect(f"metrics {s}", str(exc), Kind.METRICS)
+        except OSError as exc:
+            ev.could_not_collect(f"metrics {s}", f"could not read: {getattr(exc, 'reason', None) or exc.strerror or exc}",
+                                 Kind.METRICS)
+    scrapes = [sc for sc in scrapes if sc.engines] or scrapes
+    if not scrapes:
+        return
+    if not any(sc.engines for sc in scrapes):
+        ev.could_not_collect("metrics " + ", ".join(sources), "no spec-decode series in the scrape "
+                             "(spec decoding off, or metrics disabled)", Kind.METRICS)
+        return
+    st = ev.value(Kind.STARTUP)
+    k_hint = getattr(st, "num_speculative_tokens", None)
+    rows, notes, table = intervals_from_scrapes(scrapes, k_hint)
+    src = Source("url" if sources[0].startswith("http") else "file", ", ".join(sources))
+    summary = summarize(rows) if rows else None
+    ev.add(Kind.METRICS, f"{len(scrapes)} scrape(s), {len(table)} engine series"
+                         + (f", τ {summary.mean_acceptance_length:.2f}" if summary else ""), src,
+           {"scrapes": [sc.to_dict() for sc in scrapes], "engines": table, "notes": notes,
+            "acceptance": summary})
+    ev.notes.extend(notes)
+    if summary is not None and summary.drafts > 0:
+        if ev.has(Kind.ACCEPTANCE):
+            ev.notes.append(f"metrics give τ {summary.mean_acceptance_length:.2f}; the log's acceptance is used "
+                            "for the checks (it has per-interval detail)")
+        else:
+            ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
+                                    "(from /metrics)", src, summary)
 
 
 def gather_drafter(ev: EvidenceSet, path: str) -> None:
@@ -201,10 +254,12 @@ def gather_files(inputs: FileInputs) -> EvidenceSet:
         gather_engine(ev, inputs.engine)
     if inputs.logs:
         gather_logs(ev, inputs.logs, inputs.engine)
-    else:
+    elif not inputs.metrics:
         ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
         gather_metrics(ev, inputs.metrics, inputs.window)
+        if not inputs.logs and not ev.has(Kind.ACCEPTANCE):
+            ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
     if inputs.launch:
         gather_launch(ev, read_at_file(inputs.launch))
     else:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 
-_N = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"  # signed, so negatives are caught and reported
+_N = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"  # signed, so negatives are caught and reported
+_I = r"[-+]?\d+"
 
 # ---- prefixes ---------------------------------------------------------------------------------
 
@@ -190,10 +191,10 @@ V0_LITERAL = "Speculative metrics"
 V0 = re.compile(
     r"Speculative metrics:\s*Draft acceptance rate:\s*(?P<rate>" + _N + r")\s*,\s*"
     r"System efficiency:\s*(?P<eff>" + _N + r")\s*,\s*"
-    r"Number of speculative tokens:\s*(?P<k>" + _N + r")\s*,\s*"
-    r"Number of accepted tokens:\s*(?P<acc>" + _N + r")\s*,\s*"
-    r"Number of draft tokens(?: tokens)?:\s*(?P<dft>" + _N + r")\s*,\s*"
-    r"Number of emitted tokens(?: tokens)?:\s*(?P<emt>" + _N + r")(?P<end>\.?)"
+    r"Number of speculative tokens:\s*(?P<k>" + _I + r")\s*,\s*"
+    r"Number of accepted tokens:\s*(?P<acc>" + _I + r")\s*,\s*"
+    r"Number of draft tokens(?: tokens)?:\s*(?P<dft>" + _I + r")\s*,\s*"
+    r"Number of emitted tokens(?: tokens)?:\s*(?P<emt>" + _I + r")(?P<end>\.?)"
 )
 
 

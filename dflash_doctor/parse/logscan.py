@@ -156,8 +156,8 @@ def _summary_row(res: dict, source, no, ts, engine, off, k_hint) -> tuple:
     mean = res["mean"]
     if drafts is None and acc is not None and mean > 1.0:
         drafts, est = acc / (mean - 1.0), True
-    if acc is None and drafts is not None:
-        acc = round((mean - 1.0) * drafts)
+    if drafts is None:
+        drafts, est = 1.0, True  # a summary without counts: its weight is unknown, its τ is the mean
     if acc is not None:
         acc = int(acc)
     if dft is not None:
@@ -314,7 +314,7 @@ class _Scanner:
                     break
                 block_end = min(end, ls + BLOCK_LOOKAHEAD)
                 block = [self._decode(x) for x in buf[le + 1:block_end].split(b"\n")[:80]]
-                back = buf[max(0, ls - 2048):ls].split(b"\n")[-6:]
+                back = (self.prev_tail[-2048:] + buf[:ls] if ls < 2048 else buf[ls - 2048:ls]).split(b"\n")[-6:]
                 before = [self._decode(x) for x in back]
                 consumed = le + 1 + sum(len(x) + 1 for x in buf[le + 1:block_end].split(b"\n")[:_block_len(block)])
             _handle_line(self.scan, self.startup, self._decode(raw), self.source, no, base + ls, block, before)

@@ -112,10 +112,10 @@ class AcceptanceSummary:
 
     def to_dict(self) -> dict[str, Any]:
         def r(x, n=4):
-            return None if x is None else round(x, n)
+            return None if x is None or x != x else round(x, n)
 
         return {
-            "mean_acceptance_length": round(self.mean_acceptance_length, 4),
+            "mean_acceptance_length": r(self.mean_acceptance_length),
             "per_position": [round(x, 4) for x in self.per_position],
             "drafts": round(self.drafts, 1),
             "drafted": self.drafted,

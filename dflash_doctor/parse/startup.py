@@ -41,6 +41,8 @@ def parse_call_kwargs(inner: str) -> dict[str, Any]:
     out what it can.
     """
     out: dict[str, Any] = {}
+    # object reprs such as <function serve at 0x7f…> are not Python: make them None first
+    inner = re.sub(r"<[^<>]*>", "None", inner)
     try:
         node = ast.parse(f"f({inner})", mode="eval")
         call = node.body
