@@ -96,13 +96,13 @@ def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, si
         ev.missing(Kind.ACCEPTANCE, "no log could be read")
         return None
     if since or until:
-        before = len(scan.rows)
-        untimed = sum(1 for r in scan.rows if r[3] is None)
-        scan.rows = [r for r in scan.rows if _in_window(r[3], since, until)]
-        scan.note(f"time window {since or '…'} – {until or '…'}: kept {len(scan.rows)} of {before} intervals"
+        before = scan.n_intervals
+        untimed = sum(1 for r in scan.rows if r[3] is None) + sum(1 for t in scan.fast["ts"] if t is None)
+        scan.keep(lambda ts: _in_window(ts, since, until))
+        scan.note(f"time window {since or '…'} – {until or '…'}: kept {scan.n_intervals} of {before} intervals"
                   + (f" ({untimed} without a timestamp dropped)" if untimed else ""))
     src = Source("file", ", ".join(scan.sources))
-    ev.add(Kind.LOG_SCAN, f"scanned {_size(scan)}, {len(scan.rows)} spec-decode intervals, "
+    ev.add(Kind.LOG_SCAN, f"scanned {_size(scan)}, {scan.n_intervals} spec-decode intervals, "
                           f"{scan.malformed_count} malformed", src, scan_stats(scan))
     summary = aggregate(scan)
     if summary is None:
@@ -141,7 +141,7 @@ def scan_stats(scan: LogScan) -> dict:
         "lines": scan.lines,
         "bytes": scan.bytes,
         "candidate_lines": scan.candidate_lines,
-        "intervals": len(scan.rows),
+        "intervals": scan.n_intervals,
         "formats": dict(scan.formats),
         "malformed": scan.malformed_count,
         "malformed_examples": [{"source": m.source, "line_no": m.line_no, "offset": m.offset, "where": m.where,

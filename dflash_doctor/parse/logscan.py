@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -26,22 +27,30 @@ MAX_LINE = 1 << 20  # a longer line is skipped (with a note), so one bad line ca
 BLOCK_LOOKAHEAD = 16 << 10  # a summary block must fit in this many bytes after its first line
 COUNT_LINES_BELOW = 64 << 20  # regular files larger than this are addressed by byte offset
 
-# Every metrics format contains "ccept" (acceptance / accept len / Accepted); startup argument
-# lines contain "args". Other startup literals are searched only in chunks where "args" occurs
-# (a (re)start) and in the first chunk of each source.
+# Every metrics format contains "ccept" (acceptance / accept len / Accepted). Startup lines are
+# searched for only in a source's first chunk and where a new process tag appears (a restart).
 _METRIC_LIT = b"ccept"
-_STARTUP_SENTINEL = b"args"
 _STARTUP_EXTRA = (b"version", b"SpeculativeConfig", b"Resolved architecture", b"LLM engine (v", b"serving model")
 
+def pp_tuple(pp) -> tuple[float, ...]:
+    """Per-position rates as floats (the fast path keeps them as the printed bytes)."""
+    if isinstance(pp, (bytes, str)):
+        return tuple(float(x) for x in pp.split(b"," if isinstance(pp, bytes) else ","))
+    return tuple(pp)
+
+
+FAST_COLS = ("src", "no", "ts", "tag", "drafts", "dft", "acc", "k", "pp", "mean", "athr", "dthr", "off", "est")
 FIELDS = ("fmt", "source", "line_no", "timestamp", "engine", "drafts", "drafted", "accepted", "k", "per_position",
           "printed_mean", "accepted_throughput", "drafted_throughput", "emitted", "offset", "estimated")
 
 
 @dataclass
 class LogScan:
-    """What a scan saw. `rows` are SpecInterval field tuples (cheap); `intervals` builds the objects."""
+    """What a scan saw. `rows` are SpecInterval field tuples; the (usually dominant) vLLM 0.10.2+
+    lines of the fast path are kept column-wise in `fast`. `all_rows()` / `intervals` give both."""
 
     rows: list[tuple] = field(default_factory=list)
+    fast: dict = field(default_factory=lambda: {k: [] for k in FAST_COLS})
     malformed: list[Malformed] = field(default_factory=list)
     malformed_count: int = 0
     startup: StartupFacts = field(default_factory=StartupFacts)
@@ -52,14 +61,42 @@ class LogScan:
     notes: list[str] = field(default_factory=list)
     formats: dict[str, int] = field(default_factory=dict)
     mean_normalised: int = 0  # 0.8.5 lines whose mean (bonus excluded) was normalised
+    replacements: int = 0  # candidate lines that were not valid UTF-8
     sglang_rate_meaning: str | None = None
     engine_hint: tuple[str, str | None] | None = None  # from --engine NAME==VERSION
     _v0_state: dict = field(default_factory=dict, repr=False)
+    _v0: list = field(default_factory=list, repr=False)
     _sgl: list = field(default_factory=list, repr=False)
 
     @property
+    def n_intervals(self) -> int:
+        return len(self.rows) + len(self.fast["ts"])
+
+    def all_rows(self) -> list[tuple]:
+        """Every interval as a SpecInterval field tuple, in file order (sources in scan order)."""
+        f = self.fast
+        fast = [("vllm-v1-0.10.2", src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, None, off, est)
+                for src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, off, est in zip(*(f[c] for c in FAST_COLS))]
+        if not self.rows:
+            return fast
+        if not fast:
+            return list(self.rows)
+        order = {s: i for i, s in enumerate(self.sources)}
+        return sorted(self.rows + fast, key=lambda r: (order.get(r[1], 0), r[14] if r[14] is not None else float("inf")))
+
+    def keep(self, pred) -> None:
+        """Keep only the intervals whose timestamp satisfies pred."""
+        self.rows = [r for r in self.rows if pred(r[3])]
+        f = self.fast
+        idx = [i for i, ts in enumerate(f["ts"]) if pred(ts)]
+        if len(idx) != len(f["ts"]):
+            for c in FAST_COLS:
+                col = f[c]
+                f[c] = [col[i] for i in idx]
+
+    @property
     def intervals(self) -> list[SpecInterval]:
-        return [SpecInterval(*r) for r in self.rows]
+        return [SpecInterval(*r[:9], pp_tuple(r[9]), *r[10:]) for r in self.all_rows()]
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -88,8 +125,12 @@ def _message(line: str) -> tuple[str, str | None]:
     return line, ts_json
 
 
+_NO_TAG = object()
+
+
 def _handle_line(scan: LogScan, startup: StartupBuilder, line: str, source: str, no: int | None, off: int | None,
-                 block: list[str] | None = None, before: list[str] | None = None) -> None:
+                 block: list[str] | None = None, before: list[str] | None = None):
+    """Parse one candidate line; return the line's process tag (or _NO_TAG when it was no metrics line)."""
     line, ts_json = _message(line)
     for literal, kind in ((L.V1_LITERAL, "v1"), (L.V0_LITERAL, "v0"), (L.SGL_LITERAL, "sgl"),
                           (L.BENCH_LITERAL, "bench"), (L.OFFLINE_LITERAL, "offline")):
@@ -97,8 +138,7 @@ def _handle_line(scan: LogScan, startup: StartupBuilder, line: str, source: str,
         if pos >= 0:
             break
     else:
-        startup.feed(line)
-        return
+        return _NO_TAG
     msg = line[pos:]
     if kind == "v1":
         res = L.parse_v1(msg)
@@ -107,7 +147,7 @@ def _handle_line(scan: LogScan, startup: StartupBuilder, line: str, source: str,
     elif kind == "sgl":
         res = L.parse_sglang(msg)
         if res is None:
-            return
+            return _NO_TAG
     elif kind == "bench":
         res = L.parse_bench_block([msg] + (block or []))
     else:
@@ -115,7 +155,7 @@ def _handle_line(scan: LogScan, startup: StartupBuilder, line: str, source: str,
     scan.candidate_lines += 1
     if isinstance(res, str):
         scan.bad(source, no, off, res, line)
-        return
+        return _NO_TAG
     ts, engine = L.prefix_facts(line[:pos])
     if ts_json:
         ts = L.norm_ts(ts_json) or ts
@@ -131,13 +171,14 @@ def _handle_line(scan: LogScan, startup: StartupBuilder, line: str, source: str,
         row = (fmt, source, no, ts, engine, drafts, res["drafted"], res["accepted"], len(pp) or _k_hint(scan, startup),
                pp, mean, res["athr"], res["dthr"], None, off, est)
     elif kind == "v0":
-        row = _v0_interval(scan, res, source, no, ts, engine, off)
-        if row is None:
-            return
+        # cumulative: differenced in file order once the whole source is read (`_finish`)
+        scan._v0.append((res, source, no, ts, engine, off))
+        scan.formats[fmt] = scan.formats.get(fmt, 0) + 1
+        return engine
     elif kind == "sgl":
         scan._sgl.append((res, source, no, ts, engine, off))
         scan.formats[fmt] = scan.formats.get(fmt, 0) + 1
-        return
+        return engine
     elif kind == "bench":
         row = _summary_row(res, source, no, ts, engine, off, _k_hint(scan, startup))
     else:
@@ -146,6 +187,7 @@ def _handle_line(scan: LogScan, startup: StartupBuilder, line: str, source: str,
         row = _summary_row(res, source, no, ts, engine, off, _k_hint(scan, startup))
     scan.rows.append(row)
     scan.formats[fmt] = scan.formats.get(fmt, 0) + 1
+    return engine
 
 
 def _summary_row(res: dict, source, no, ts, engine, off, k_hint) -> tuple:
@@ -263,6 +305,19 @@ def _sglang_rate_meaning(scan: LogScan, ndt: int | None) -> str | None:
 
 # ---- streaming --------------------------------------------------------------------------------
 
+# The vLLM >= 0.10.2 line, exactly as vLLM prints it, in bytes: the fast path. Anything else
+# (other versions, odd spacing, cut lines, negatives) falls through to the tolerant parsers.
+_FAST = re.compile(
+    rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d\d), Accepted throughput: (\d+\.\d\d) ?tokens/s, "
+    rb"Drafted throughput: (\d+\.\d\d) ?tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
+    rb"Per-position acceptance rate: ((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*), "
+    rb"Avg Draft acceptance rate: (\d+\.\d)%[ \t\r]*$", re.M)
+_FAST_BACK = len(b"SpecDecoding metrics: Mean a")  # from the first "ccept" back to the literal
+_TS_B = re.compile(rb"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)|(?<![\d-])(\d\d-\d\d) (\d\d:\d\d:\d\d)")
+_STARTUP_LITS = (b"args",) + _STARTUP_EXTRA
+_BLOCK_LITS = (L.BENCH_LITERAL.encode(), L.OFFLINE_LITERAL.encode())
+
+
 class _Scanner:
     def __init__(self, scan: LogScan, source: str, count_lines: bool):
         self.scan = scan
@@ -273,65 +328,129 @@ class _Scanner:
         self.first = True
         self.prev_tail = b""
         self.replacements = 0
-        self.nuls = 0
+        self.prefixes: dict[bytes, str | None] = {}  # prefix without its timestamp -> engine tag
+        self.tags: set = set()
+
+    def _new_tag(self, tag, buf: bytes, end: int) -> None:
+        """A process not seen before (a start or restart): read the startup lines around it."""
+        self.tags.add(tag)
+        if not self._startup_done:
+            self._startup_done = True
+            self._startup_scan(self.prev_tail)
+            self._startup_scan(buf, end)
 
     def process(self, buf: bytes, base: int, end: int, eof: bool) -> int:
         """Handle the complete lines in buf[:end]; return where processing stopped (a block that
-        may continue past the buffer is left for the next call)."""
-        hits: dict[int, int] = {}
-        extra = self.first or buf.find(_STARTUP_SENTINEL, 0, end) >= 0
-        lits = (_METRIC_LIT, _STARTUP_SENTINEL) + (_STARTUP_EXTRA if extra else ())
+        may continue past the buffer is left for the next call).
+
+        One `find` pass for "ccept" (in every metrics format); startup literals are searched
+        only in a source's first chunk and in chunks where a new process tag appears."""
+        self._startup_done = False
+        if self.first:
+            self.first = False
+            self._startup_done = True
+            self._startup_scan(buf, end)
         find, rfind = buf.find, buf.rfind
-        for lit in lits:
-            p = find(lit, 0, end)
-            while p >= 0:
-                ls = rfind(b"\n", 0, p) + 1
-                le = find(b"\n", p, end)
-                if le < 0:
-                    le = end
-                hits[ls] = le
-                p = find(lit, le, end)
-        if extra and self.prev_tail:
-            self._startup_only(self.prev_tail)
-        self.first = False
+        fast = _FAST.match
+        F = self.scan.fast
+        a_src, a_no, a_ts, a_tag, a_d, a_dft, a_acc, a_k, a_pp, a_mean, a_athr, a_dthr, a_off, a_est = (
+            F[c].append for c in FAST_COLS)
+        source, count = self.source, self.count_lines
+        prefixes = self.prefixes
         stop = end
-        consumed = -1
         line_pos, line_no = 0, self.line_base
-        for ls in sorted(hits):
-            if ls < consumed:
-                continue
-            le = hits[ls]
+        n_fast = 0
+        p = find(_METRIC_LIT, 0, end)
+        while p >= 0:
+            s = p - _FAST_BACK
+            m = fast(buf, s) if s >= 0 else None
+            if m is not None:
+                ls = rfind(b"\n", 0, s) + 1
+                le = m.end()
+                prefix = buf[ls:s]
+                tm = _TS_B.search(prefix)
+                key = prefix[:tm.start()] + prefix[tm.end():] if tm else prefix
+                try:
+                    tag = prefixes[key]
+                except KeyError:
+                    tag = prefixes[key] = L.prefix_facts(_message(self._decode(prefix))[0])[1]
+                    if tag not in self.tags:
+                        self._new_tag(tag, buf, end)
+                if tm is None:
+                    ts = None
+                elif tm.group(1):
+                    ts = (tm.group(1) + b"T" + tm.group(2)).decode()
+                else:
+                    ts = (tm.group(3) + b"T" + tm.group(4)).decode()
+                mean, athr, dthr, acc, dft, pp, _rate = m.groups()
+                acc, dft = int(acc), int(dft)
+                if acc <= dft:
+                    k = pp.count(b",") + 1
+                    no = None
+                    if count:
+                        line_no += buf.count(b"\n", line_pos, ls)
+                        line_pos = ls
+                        no = line_no + 1
+                    if dft % k == 0:
+                        drafts, est = dft / k, False
+                    else:
+                        tot = sum(float(x) for x in pp.split(b","))
+                        drafts, est = (acc / tot if tot else dft / k), True
+                    a_src(source); a_no(no); a_ts(ts); a_tag(tag); a_d(drafts); a_dft(dft); a_acc(acc); a_k(k)
+                    a_pp(pp); a_mean(float(mean)); a_athr(float(athr)); a_dthr(float(dthr)); a_off(base + ls)
+                    a_est(est)
+                    n_fast += 1
+                    p = find(_METRIC_LIT, le, end)
+                    continue
+            ls = rfind(b"\n", 0, p) + 1
+            le = find(b"\n", p, end)
+            if le < 0:
+                le = end
             raw = buf[ls:le]
             no = None
-            if self.count_lines:
+            if count:
                 line_no += buf.count(b"\n", line_pos, ls)
                 line_pos = ls
                 no = line_no + 1
             block = before = None
-            if (L.BENCH_LITERAL.encode() in raw or L.OFFLINE_LITERAL.encode() in raw):
+            if _BLOCK_LITS[0] in raw or _BLOCK_LITS[1] in raw:
                 if not eof and end - ls < BLOCK_LOOKAHEAD:
                     stop = ls
                     break
                 block_end = min(end, ls + BLOCK_LOOKAHEAD)
-                block = [self._decode(x) for x in buf[le + 1:block_end].split(b"\n")[:80]]
+                parts = buf[le + 1:block_end].split(b"\n")[:80]
+                block = [self._decode(x) for x in parts]
                 back = (self.prev_tail[-2048:] + buf[:ls] if ls < 2048 else buf[ls - 2048:ls]).split(b"\n")[-6:]
                 before = [self._decode(x) for x in back]
-                consumed = le + 1 + sum(len(x) + 1 for x in buf[le + 1:block_end].split(b"\n")[:_block_len(block)])
-            _handle_line(self.scan, self.startup, self._decode(raw), self.source, no, base + ls, block, before)
-        if self.count_lines:
+                n = _block_len(block)
+                le = min(end, le + 1 + sum(len(x) + 1 for x in parts[:n]) - 1) if n else le
+            tag = _handle_line(self.scan, self.startup, self._decode(raw), source, no, base + ls, block, before)
+            if tag is not _NO_TAG and tag not in self.tags:
+                self._new_tag(tag, buf, end)
+            p = find(_METRIC_LIT, le, end)
+        if n_fast:
+            self.scan.formats["vllm-v1-0.10.2"] = self.scan.formats.get("vllm-v1-0.10.2", 0) + n_fast
+            self.scan.candidate_lines += n_fast
+        if count:
             self.line_base = line_no + buf.count(b"\n", line_pos, stop)
         self.prev_tail = buf[max(0, stop - (64 << 10)):stop]
         return stop
 
-    def _startup_only(self, tail: bytes) -> None:
-        for lit in _STARTUP_EXTRA:
-            p = tail.find(lit)
+    def _startup_scan(self, buf: bytes, end: int | None = None) -> None:
+        end = len(buf) if end is None else end
+        seen = set()
+        for lit in _STARTUP_LITS:
+            p = buf.find(lit, 0, end)
             while p >= 0:
-                ls = tail.rfind(b"\n", 0, p) + 1
-                le = tail.find(b"\n", p)
-                le = len(tail) if le < 0 else le
-                self.startup.feed(_message(self._decode(tail[ls:le]))[0])
-                p = tail.find(lit, le)
+                ls = buf.rfind(b"\n", 0, p) + 1
+                le = buf.find(b"\n", p, end)
+                le = end if le < 0 else le
+                if ls not in seen:
+                    seen.add(ls)
+                    line = _message(self._decode(buf[ls:le]))[0]
+                    if "ccept" not in line:  # metrics lines are the other pass's
+                        self.startup.feed(line)
+                p = buf.find(lit, le, end)
 
     def _decode(self, raw: bytes) -> str:
         try:
@@ -350,13 +469,17 @@ def _block_len(block: list[str]) -> int:
     return n
 
 
-def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = True) -> LogScan:
+def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = True, base: int = 0,
+                part: bool = False) -> LogScan:
     """Scan a binary stream into `scan`. Errors from a damaged stream (truncated gzip) become notes;
-    what was read before them is kept."""
+    what was read before them is kept. `part`: one byte range of a file scanned in parallel (the
+    caller finishes the whole file)."""
     sc = _Scanner(scan, source, count_lines)
-    scan.sources.append(source)
+    n_before = len(scan.rows)
+    if not part:
+        scan.sources.append(source)
     carry = b""
-    base = 0  # offset of carry[0] in the source
+    # base: offset of carry[0] in the source
     skipping = 0  # > 0 while dropping the rest of an over-long line
     total = 0
     last_byte = b""
@@ -416,17 +539,43 @@ def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = T
         scan.lines += sc.line_base + (1 if total and last_byte != b"\n" else 0)
     elif not count_lines:
         scan.lines = None
-    _input_notes(scan, source, total, first_bytes or b"", sc)
-    _finish_sglang(scan, sc.startup)
+    scan.replacements = getattr(scan, "replacements", 0) + sc.replacements
     scan.startup = sc.startup.build()
+    if not part:
+        _input_notes(scan, source, total, first_bytes or b"", scan.replacements)
+        _finish(scan, len(scan.rows) - n_before)
     return scan
+
+
+def _finish(scan: LogScan, n_source_rows: int) -> None:
+    """Turn the deferred cumulative (V0) and count-less (SGLang) records into intervals, fill in
+    drafts that needed the k from the startup lines, and keep the source's rows in file order."""
+    added = bool(scan._v0 or scan._sgl)
+    start = len(scan.rows) - n_source_rows
+    for res, source, no, ts, engine, off in scan._v0:
+        row = _v0_interval(scan, res, source, no, ts, engine, off)
+        if row is not None:
+            scan.rows.append(row)
+    scan._v0 = []
+    builder = StartupBuilder(scan.startup)
+    _finish_sglang(scan, builder)
+    k = scan.startup.num_speculative_tokens
+    if k:
+        for i in range(len(scan.rows)):
+            r = scan.rows[i]
+            if r[5] is None and r[6] is not None:  # 0.8.3-0.8.4: drafts = Drafted / k
+                scan.rows[i] = r[:5] + (r[6] / k,) + r[6:8] + (k,) + r[9:15] + (True,)
+    if added:
+        tail = scan.rows[start:]
+        tail.sort(key=lambda r: r[14] if r[14] is not None else -1)
+        scan.rows[start:] = tail
 
 
 def _long_line(scan: LogScan, sc: _Scanner, source: str, length: int) -> None:
     scan.note(f"{source}: a line of {length} bytes without a newline was skipped (longer than {MAX_LINE} bytes)")
 
 
-def _input_notes(scan: LogScan, source: str, total: int, head: bytes, sc: _Scanner) -> None:
+def _input_notes(scan: LogScan, source: str, total: int, head: bytes, replacements: int) -> None:
     if total == 0:
         scan.note(f"{source}: empty")
         return
@@ -436,8 +585,8 @@ def _input_notes(scan: LogScan, source: str, total: int, head: bytes, sc: _Scann
                   "text lines around them were still parsed")
     elif head and sum(1 for b in head[:4096] if b < 9 or 13 < b < 32) > 0.05 * min(len(head), 4096):
         scan.note(f"{source}: looks binary (many control bytes); text lines in it were still parsed")
-    if sc.replacements:
-        scan.note(f"{source}: {sc.replacements} candidate line(s) were not valid UTF-8 (decoded with replacement)")
+    if replacements:
+        scan.note(f"{source}: {replacements} candidate line(s) were not valid UTF-8 (decoded with replacement)")
 
 
 def open_source(path: str) -> tuple[IO[bytes], bool]:
@@ -454,16 +603,131 @@ def open_source(path: str) -> tuple[IO[bytes], bool]:
     return fh, size < COUNT_LINES_BELOW
 
 
-def scan_file(path: str, scan: LogScan | None = None) -> LogScan:
+PARALLEL_MIN = 256 << 20  # plain files at least this large are split across processes
+
+
+def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None) -> LogScan:
     scan = scan if scan is not None else LogScan()
     fh, count = open_source(path)
     try:
-        scan_stream(fh, path, scan, count_lines=count)
+        size = os.fstat(fh.fileno()).st_size if isinstance(fh, io.FileIO) else 0
+        n = workers if workers is not None else min(os.cpu_count() or 1, 4)
+        if size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork") and os.environ.get("DFLASH_DOCTOR_WORKERS") != "1":
+            _scan_parallel(fh, path, size, scan, n)
+        else:
+            scan_stream(fh, path, scan, count_lines=count)
     finally:
         if fh is not sys.stdin.buffer:
             fh.close()
     _resolve_line_numbers(scan, path)
     return scan
+
+
+class _Range(io.RawIOBase):
+    def __init__(self, fh, start: int, end: int):
+        self.fh, self.pos, self.end = fh, start, end
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.end - self.pos if n < 0 else min(n, self.end - self.pos)
+        if n <= 0:
+            return b""
+        data = os.pread(self.fh.fileno(), n, self.pos)
+        self.pos += len(data)
+        return data
+
+
+def _split_points(fh, size: int, n: int) -> list[int]:
+    points = [0]
+    for i in range(1, n):
+        pos = max(size * i // n, points[-1])
+        while pos < size:
+            data = os.pread(fh.fileno(), 1 << 20, pos)
+            nl = data.find(b"\n")
+            if nl >= 0:
+                pos += nl + 1
+                break
+            pos += len(data)
+        points.append(min(pos, size))
+    points.append(size)
+    return points
+
+
+def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int) -> None:
+    """Scan byte ranges (split at newlines) in forked worker processes; meanwhile this process
+    imports the aggregation libraries. Results come back through pipes as `marshal` data: plain
+    tuples written by our own child a moment ago, never anything read from the input."""
+    import marshal
+
+    points = _split_points(fh, size, n)
+    kids = []
+    for i in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # worker
+            os.close(r)
+            code = 0
+            try:
+                part = LogScan(engine_hint=scan.engine_hint)
+                scan_stream(_Range(fh, points[i], points[i + 1]), path, part, count_lines=False, base=points[i],
+                            part=True)
+                st = part.startup
+                payload = marshal.dumps((
+                    part.rows, part.fast, [(m.source, m.line_no, m.reason, m.text, m.offset) for m in part.malformed],
+                    part.malformed_count, part.notes, part.formats, part.candidate_lines, part.mean_normalised,
+                    part.replacements, part._v0, part._sgl,
+                    {k: getattr(st, k) for k in st.__dataclass_fields__}, part.bytes))
+                with os.fdopen(w, "wb") as out:
+                    out.write(payload)
+            except BaseException:  # noqa: BLE001 - a worker must never return into the CLI
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        kids.append((pid, r))
+    try:  # overlap: the workers scan while this process loads what aggregation needs
+        import pandas  # noqa: F401
+    except ImportError:
+        pass
+    scan.sources.append(path)
+    n_before = len(scan.rows)
+    builder = StartupBuilder(scan.startup)
+    failed = 0
+    head = os.pread(fh.fileno(), 65536, 0)
+    for pid, r in kids:
+        with os.fdopen(r, "rb") as inp:
+            data = inp.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            failed += 1
+            continue
+        (rows, fast, bad, bad_count, notes, formats, cand, norm, repl, v0, sgl, st, nbytes) = marshal.loads(data)
+        scan.rows.extend(rows)
+        for c in FAST_COLS:
+            scan.fast[c].extend(fast[c])
+        for m in bad:
+            if len(scan.malformed) < 20:
+                scan.malformed.append(Malformed(*m))
+        scan.malformed_count += bad_count
+        for t in notes:
+            scan.note(t)
+        for f, c in formats.items():
+            scan.formats[f] = scan.formats.get(f, 0) + c
+        scan.candidate_lines += cand
+        scan.mean_normalised += norm
+        scan.replacements += repl
+        scan._v0.extend(v0)
+        scan._sgl.extend(sgl)
+        scan.bytes += nbytes
+        builder.merge(st)
+    scan.lines = None
+    scan.startup = builder.build()
+    if failed:
+        raise OSError(f"{failed} of {n} scan workers failed")
+    _input_notes(scan, path, size, head, scan.replacements)
+    _finish(scan, len(scan.rows) - n_before)
 
 
 def _resolve_line_numbers(scan: LogScan, path: str) -> None:

@@ -181,6 +181,18 @@ class StartupBuilder:
             self._keep(line)
         return hit
 
+    def merge(self, other: dict) -> None:
+        """Facts found by a parallel worker, in file order: later values win, lists accumulate."""
+        for key, val in other.items():
+            if key == "args":
+                self.f["args"].update(val or {})
+            elif key in ("lines", "architectures"):
+                for x in val or ():
+                    if x not in self.f[key]:
+                        self.f[key].append(x)
+            elif val is not None:
+                self.f[key] = val
+
     def build(self) -> StartupFacts:
         f = dict(self.f)
         f["lines"] = tuple(f["lines"][-30:])
