@@ -260,7 +260,7 @@ def _finish_sglang(scan: LogScan, startup: StartupBuilder) -> None:
         k = ndt - 1 if ndt else None
         accepted = (res["len"] - 1.0) * drafts
         drafted = int(round(drafts * k)) if k else None
-        scan.rows.append(("sglang", source, no, ts, engine, drafts, drafted, int(round(accepted)), k, (),
+        scan.rows.append(("sglang", source, no, ts, engine, drafts, drafted, accepted, k, (),
                           res["len"], None, None, None, off, True))
     scan.note(f"SGLang lines carry no counts: each is weighted by #running-req × {interval} decode steps "
               "(an estimate)")
@@ -598,7 +598,7 @@ def open_source(path: str) -> tuple[IO[bytes], bool]:
     magic = fh.read(2)
     fh.seek(0)
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=io.BufferedReader(fh, 1 << 20)), True
+        return _Gunzip(gzip.GzipFile(fileobj=io.BufferedReader(fh, 1 << 20)), fh), True
     size = os.fstat(fh.fileno()).st_size
     return fh, size < COUNT_LINES_BELOW
 
@@ -621,6 +621,43 @@ def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None
             fh.close()
     _resolve_line_numbers(scan, path)
     return scan
+
+
+class _Gunzip(io.RawIOBase):
+    """Decompress in small steps so that a truncated or damaged .gz yields everything before the
+    damage (GzipFile.read(n) drops the whole call's data when it hits the end early)."""
+
+    def __init__(self, gz: gzip.GzipFile, raw=None):
+        self.gz, self.raw = gz, raw
+        self.error: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise err
+        parts, size = [], 0
+        while n < 0 or size < n:
+            try:
+                piece = self.gz.read1(1 << 16)
+            except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as exc:
+                if not parts:
+                    raise
+                self.error = exc
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            size += len(piece)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self.gz.close()
+        if self.raw is not None:
+            self.raw.close()
+        super().close()
 
 
 class _Range(io.RawIOBase):

@@ -166,7 +166,7 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
             weight = verify if verify and verify > 0 else 1.0
             k = k_hint
             rows.append(("sglang-metrics", src, None, None, f"metrics {name}", float(weight), None,
-                         int(round((e["sgl_len"] - 1.0) * weight)), k, (), e["sgl_len"], None, None, None, None,
+                         (e["sgl_len"] - 1.0) * weight, k, (), e["sgl_len"], None, None, None, None,
                          True))
             notes.append(f"{name}: SGLang `spec_accept_length` is a gauge of the last decode-log interval, "
                          "not a total" + ("" if verify else "; with no verify-call counter it carries no weight"))
