@@ -59,6 +59,13 @@ class Knowledge:
     causes: dict[str, CauseSpec]
     rules: tuple[Rule, ...]
     separators: tuple[Separator, ...] = ()
+    # Observation families read from the acceptance numbers (curve shape, τ level, trend): the
+    # evidence that coverage discounts when nothing corroborates it. Facts (configs, engine source,
+    # probes, launch) always count in full.
+    circumstantial: frozenset[str] = frozenset()
+
+    def is_circumstantial(self, observation: str) -> bool:
+        return observation.split(":", 1)[0] in self.circumstantial
 
     def rules_for(self, observation: str) -> list[Rule]:
         return [r for r in self.rules if r.observation == observation]
@@ -166,7 +173,11 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None) -> Know
     for cid in causes:
         if not any(r.cause == cid and r.weight > 0 for r in rules):
             raise KnowledgeError(f"cause '{cid}' has no rule that can point at it: it could never be ranked")
-    return Knowledge(schema=schema, causes=causes, rules=tuple(rules), separators=tuple(separators))
+    circ = data.get("circumstantial", [])
+    if not isinstance(circ, list) or not all(isinstance(x, str) and _ID.match(x) for x in circ):
+        raise KnowledgeError("'circumstantial' must be a list of observation families (e.g. \"signature\")")
+    return Knowledge(schema=schema, causes=causes, rules=tuple(rules), separators=tuple(separators),
+                     circumstantial=frozenset(circ))
 
 
 def load_toml(path: Path | str) -> dict:

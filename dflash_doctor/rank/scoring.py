@@ -1,8 +1,12 @@
 """Score causes from the observations checks made, using the knowledge data (causes.toml).
 
-    logit(cause) = prior + coverage × Σ weight of every rule whose observation was made
+    logit(cause) = prior + Σ fact weights + coverage × Σ curve weights
     confidence   = sigmoid(logit)
     coverage     = 0.6 + 0.4 × (share of the cause's `decided_by` evidence kinds that were collected)
+
+"curve weights" are the rules whose observation family is listed as `circumstantial` in causes.toml
+(curve shape, τ against the baseline, trend); facts (configs, engine source, launch, workload,
+probes) count in full.
 
 Weights are natural-log likelihood ratios (documented in causes.toml). Every contribution is kept
 and shown: for (weight > 0) and against (weight < 0). Coverage shrinks the evidence of a cause whose
@@ -105,12 +109,15 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
         if not pro:
             continue  # nothing points at it: not a candidate
         coverage, missing_kinds = coverage_of(spec.decided_by, evidence)
-        logit = spec.prior + coverage * (sum(c.weight for c in pro) + sum(c.weight for c in con))
+        both = pro + con
+        curve = sum(c.weight for c in both if knowledge.is_circumstantial(c.observation))
+        facts = sum(c.weight for c in both if not knowledge.is_circumstantial(c.observation))
+        logit = spec.prior + facts + coverage * curve
         missing = [f"{k.value}: {evidence.why_missing(k)}" for k in missing_kinds]
         notes = []
         if coverage < 1.0:
-            notes.append(f"evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} kinds "
-                         f"of deciding evidence are missing")
+            notes.append(f"curve evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} "
+                         f"kinds of deciding evidence are missing")
         if spec.silence_note and not evidence.has(Kind.DRAFTER):
             notes.append(spec.silence_note)
         fixed = expected_tau(spec.expected_tau, tau_now, ctx, baselines)

@@ -82,20 +82,22 @@ def test_seed_log_only_names_missing_evidence_and_ranks_with_lower_confidence():
     report, ev = diagnose(load("seed-log-only"))
     text = " ".join(report.notes)
     assert "missing" in text and "drafter" in text and "probe" in text
-    top = report.causes[0]
-    assert any(m.startswith("drafter:") for m in top.missing_evidence)
-    assert any("weighted ×0.60" in n for n in top.notes)
+    swa = next(c for c in report.causes if c.id == "swa-ignored")
+    assert any(m.startswith("drafter:") for m in swa.missing_evidence)
+    assert any("weighted ×0.60" in n for n in swa.notes)
     # Silence about sliding windows is named as silence, not read as evidence either way.
     assert any("Silence is not evidence" in n for n in report.notes)
-    assert all(not c.observation.startswith(("drafter-swa", "engine-swa")) for c in top.evidence_for)
-    # The same curve scored with full coverage would be more confident than with the log alone.
-    assert top.confidence < 0.5
+    assert any("proves nothing" in n for n in swa.notes)
+    assert all(not c.observation.startswith(("drafter-swa", "engine-swa")) for c in swa.evidence_for)
+    assert swa.confidence < 0.5
 
 
 def test_seed_log_only_is_less_confident_than_with_drafter_and_engine():
     full = _seed_with_drafter()
     alone, _ = diagnose(load("seed-log-only"))
     assert full.causes[0].confidence > alone.causes[0].confidence
+    conf = {r: {c.id: c.confidence for c in rep.causes} for r, rep in (("full", full), ("alone", alone))}
+    assert conf["full"]["swa-ignored"] > conf["alone"]["swa-ignored"]
 
 
 def test_report_json_carries_verdict_causes_and_expected_tau(tmp_path):
