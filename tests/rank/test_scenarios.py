@@ -84,7 +84,7 @@ def test_seed_log_only_names_missing_evidence_and_ranks_with_lower_confidence():
     assert "missing" in text and "drafter" in text and "probe" in text
     swa = next(c for c in report.causes if c.id == "swa-ignored")
     assert any(m.startswith("drafter:") for m in swa.missing_evidence)
-    assert any("weighted ×0.60" in n for n in swa.notes)
+    assert any("curve evidence weighted ×0." in n for n in swa.notes)
     # Silence about sliding windows is named as silence, not read as evidence either way.
     assert any("Silence is not evidence" in n for n in report.notes)
     assert any("proves nothing" in n for n in swa.notes)
