@@ -87,6 +87,32 @@ def expected_tau(rule: str, tau_now: float | None, ctx: PairContext, baselines: 
     return None
 
 
+def _other_faults_remain(causes: list[Cause], knowledge: Knowledge, baselines: Baselines,
+                         tau_now: float | None) -> list[Cause]:
+    """Fixing one cause leaves the others: a "baseline" estimate is divided by the effect factor of
+    every other likely (≥ 0.5) cause with a known effect size (e.g. the seed's layer offset, ×1.19)."""
+    import dataclasses
+
+    likely = {c.id: c for c in causes if c.confidence >= 0.5}
+    out = []
+    for c in causes:
+        spec = knowledge.causes[c.id]
+        if spec.expected_tau == "baseline" and c.expected_tau_if_fixed is not None and tau_now:
+            factor, names = 1.0, []
+            for oid in likely:
+                rule = knowledge.causes[oid].expected_tau
+                if oid != c.id and rule.startswith("effect:") and rule[7:] in baselines.effect:
+                    factor *= baselines.effect[rule[7:]]
+                    names.append(oid)
+            if names:
+                fixed = max(tau_now, c.expected_tau_if_fixed / factor)
+                c = dataclasses.replace(c, expected_tau_if_fixed=fixed, speedup_if_fixed=fixed / tau_now,
+                                        notes=c.notes + (f"τ if fixed allows for {', '.join(names)} remaining "
+                                                         f"(÷{factor:.2f})",))
+        out.append(c)
+    return out
+
+
 def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
          baselines: Baselines | None = None) -> Ranking:
     baselines = baselines or default_baselines()
@@ -133,6 +159,7 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
             expected_tau_if_fixed=fixed, speedup_if_fixed=speedup, notes=tuple(notes),
         ))
     causes.sort(key=lambda c: (-c.confidence, c.id))
+    causes = _other_faults_remain(causes, knowledge, baselines, tau_now)
 
     notes: list[str] = []
     if len(causes) >= 2 and causes[0].confidence - causes[1].confidence < CLOSE:

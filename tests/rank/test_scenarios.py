@@ -105,9 +105,13 @@ def test_report_json_carries_verdict_causes_and_expected_tau(tmp_path):
     data = json.loads(json.dumps(report.to_dict()))
     assert data["verdict"] == "problem"
     swa = next(c for c in data["causes"] if c["id"] == "swa-ignored")
-    # Baseline: the Qwen3.6-27B-DFlash reference τ (6.61 at k=15) vs 1.18 served.
-    assert swa["expected_tau_if_fixed"] == pytest.approx(6.61, abs=0.01)
-    assert swa["speedup_if_fixed"] == pytest.approx(6.61 / data["acceptance"]["mean_acceptance_length"], rel=0.01)
+    # Baseline: the Qwen3.6-27B-DFlash reference τ (6.61 at k=15) vs 1.18 served — less the one-layer
+    # offset that vLLM 0.20.1 also has (×1.19, baselines.toml), which fixing SWA alone leaves in place.
+    offset_likely = any(c["id"] == "layer-offset" and c["confidence"] >= 0.5 for c in data["causes"])
+    expected = 6.61 / 1.19 if offset_likely else 6.61
+    assert swa["expected_tau_if_fixed"] == pytest.approx(expected, abs=0.01)
+    assert offset_likely == any("layer-offset remaining" in n for n in swa["notes"])
+    assert swa["speedup_if_fixed"] == pytest.approx(expected / data["acceptance"]["mean_acceptance_length"], rel=0.01)
     assert any("τ_fixed / τ_now" in n for n in data["notes"])
     assert data["advice"]["num_speculative_tokens"]["recommended_k"] < 15
 
