@@ -9,15 +9,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-
-
-def layer_span(indices) -> str:
-    idx = list(indices)
-    if not idx:
-        return "none"
-    if idx == list(range(idx[0], idx[-1] + 1)) and len(idx) > 1:
-        return f"{idx[0]}–{idx[-1]}"
-    return ", ".join(str(i) for i in idx)
+from dflash_doctor.models.facts import layer_span
 
 
 class DrafterSwa(Check):
@@ -73,7 +65,7 @@ class EngineDrafterSwa(Check):
             return [self.finding(
                 Status.FAIL, f"{span}, but {row.engine} {row.version} runs them as full attention "
                              "(non-causal, no window): acceptance drops, increasingly past the window",
-                refs=refs, observations=obs, details=(f"engine source: {row.source}",) if row.verified else (),
+                refs=refs, observations=obs, details=tuple(f"{row.engine} {row.verified} source: {x}" for x in row.source_about("sliding", "causal")) if row.verified else (),
                 remedy="Upgrade to an engine that honours drafter layer_types (vLLM >= 0.26 with "
                        "VLLM_USE_V2_MODEL_RUNNER=1, or >= 0.29), or use a drafter without sliding layers.")]
         if outcome == "refused":

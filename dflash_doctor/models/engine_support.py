@@ -29,6 +29,11 @@ class EngineSupport:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def source_about(self, *words: str) -> tuple[str, ...]:
+        """The parts of `source` that mention any of `words` (for citing the right line of the source)."""
+        parts = [p.strip() for p in self.source.split(";") if p.strip()]
+        return tuple(p for p in parts if any(w in p for w in words))
+
     def swa_outcome(self, swa_mix: str, v2_runner: bool | None = None) -> tuple[str | None, str]:
         """(observation suffix or None, sentence) for a drafter whose sliding layers are `swa_mix`."""
         who = f"{self.engine} {self.version}"

@@ -155,6 +155,16 @@ class TargetFacts:
         return d
 
 
+def layer_span(indices) -> str:
+    """"0–3" for a run of consecutive layers, "0, 2, 5" otherwise."""
+    idx = list(indices)
+    if not idx:
+        return "none"
+    if len(idx) > 1 and idx == list(range(idx[0], idx[-1] + 1)):
+        return f"{idx[0]}–{idx[-1]}"
+    return ", ".join(str(i) for i in idx)
+
+
 # --- reading ------------------------------------------------------------------------------------
 
 def load_config(files: FileAccess, path: str, role: str) -> dict[str, Any]:

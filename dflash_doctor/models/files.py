@@ -100,6 +100,8 @@ class HostFiles:
             return False
 
     def exists(self, path: str) -> bool:
+        if self.is_dir(path):
+            return True
         try:
             self.size(path)
             return True
