@@ -66,11 +66,12 @@ class EngineDrafterSwa(Check):
                 Status.FAIL, f"{span}, but {row.engine} {row.version} runs them as full attention "
                              "(non-causal, no window): acceptance drops, increasingly past the window",
                 refs=refs, observations=obs, details=tuple(f"{row.engine} {row.verified} source: {x}" for x in row.source_about("sliding", "causal")) if row.verified else (),
-                remedy="Upgrade to an engine that honours drafter layer_types (vLLM >= 0.26 with "
-                       "VLLM_USE_V2_MODEL_RUNNER=1, or >= 0.29), or use a drafter without sliding layers.")]
+                remedy="Upgrade to an engine that honours drafter layer_types (vLLM >= 0.26, which runs a mixed "
+                       "sliding/full drafter on the V2 model runner — do not set VLLM_USE_V2_MODEL_RUNNER=0), "
+                       "or use a drafter without sliding layers.")]
         if outcome == "refused":
             return [self.finding(Status.FAIL, f"{span}; {sentence}", refs=refs, observations=obs,
-                                 remedy="Relaunch with VLLM_USE_V2_MODEL_RUNNER=1 on vLLM >= 0.26, or use >= 0.29.")]
+                                 remedy="On vLLM >= 0.26 unset VLLM_USE_V2_MODEL_RUNNER (or set it to 1); on 0.25 upgrade to >= 0.26.")]
         return [self.finding(Status.OK, f"{span}; {sentence}", refs=refs, observations=obs)]
 
 

@@ -18,7 +18,7 @@ from dflash_doctor.models.engine_support import load_table, lookup
     ("0.25.0", True, "plus-one", "uniform-only"),
     ("0.26.0", True, "plus-one", "v2-runner"),
     ("0.28.1", True, "plus-one", "v2-runner"),
-    ("0.31.0", True, "plus-one", "honoured"),
+    ("0.31.0", True, "plus-one", "v2-runner"),
 ])
 def test_vllm_rows(version, dflash, layer_map, swa):
     row = lookup("vllm", version)
@@ -50,8 +50,9 @@ def test_ranges_do_not_overlap():
     ("0.25.0", "all", None, "honoured"),
     ("0.26.0", "mixed", True, "honoured"),
     ("0.26.0", "mixed", False, "refused"),
-    ("0.26.0", "mixed", None, None),
+    ("0.26.0", "mixed", None, "honoured"),  # 0.26 forces V2 for mixed drafters when the variable is unset
     ("0.29.0", "mixed", None, "honoured"),
+    ("0.29.0", "mixed", False, "refused"),
     ("0.20.1", "none", None, None),
 ])
 def test_swa_outcome(version, mix, v2, outcome):
