@@ -26,7 +26,8 @@ class DrafterSwa(Check):
                                  "num_hidden_layers, so its layers are unknown", refs=(ev.ref,))]
         swa = d.swa_layers
         if not swa:
-            return [self.finding(Status.OK, f"all {len(d.layers)} drafter layers are full attention", refs=(ev.ref,),
+            what = "the drafter's single layer is" if len(d.layers) == 1 else f"all {len(d.layers)} drafter layers are"
+            return [self.finding(Status.OK, f"{what} full attention", refs=(ev.ref,),
                                  observations=(Observation("drafter-swa:absent",
                                                            f"{len(d.layers)} layers, none sliding", (ev.ref,)),))]
         causal = "causal" if all(d.layers[i].causal for i in swa) else "non-causal"

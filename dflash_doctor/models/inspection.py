@@ -49,6 +49,14 @@ class Inspection:
             out.append("the +1 on target_layer_ids: each tap reads the layer before the trained one")
         return out
 
+    def eagle3_default_aux_ids(self) -> list[int] | None:
+        """The aux ids an engine taps for an EAGLE-3 drafter that states none: (2, n//2, n−3), capture-before."""
+        d, t = self.drafter, self.target
+        if d.method != "eagle3" or d.target_layer_ids is not None or t is None or not t.num_hidden_layers:
+            return None
+        n = t.num_hidden_layers
+        return [2, n // 2, n - 3]
+
     def warnings(self) -> list[str]:
         w = [f"drafter config: {x}" for x in self.drafter.warnings]
         if self.target is not None:
@@ -74,6 +82,7 @@ class Inspection:
             "hf_hidden_state_indices": list(d.hf_hidden_state_indices) if d.hf_hidden_state_indices is not None else None,
             "raw_capture_indices": list(d.raw_capture_indices) if d.raw_capture_indices is not None else None,
             "num_target_layers": d.num_target_layers,
+            "eagle3_default_aux_ids": self.eagle3_default_aux_ids(),
             "layers": [la.to_dict() for la in d.layers],
             "swa_layers": list(d.swa_layers),
             "sliding_window": d.sliding_window,

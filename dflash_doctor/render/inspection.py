@@ -32,19 +32,23 @@ def render_inspection(insp, fmt: Format, color: bool = False, width: int = 100) 
 def _facts_rows(insp) -> list[tuple[str, str]]:
     d = insp.drafter
     ids = list(d.target_layer_ids) if d.target_layer_ids is not None else None
-    rows = [
-        ("method", f"{d.method} ({', '.join(d.architectures) or 'no architectures'})"
-                   + (", speculators format" if d.speculators_format else "")),
-        ("block size", f"{d.block_size} (from {d.block_size_source})" if d.block_size else "not stated"),
-        ("mask_token_id", str(d.mask_token_id) if d.mask_token_id is not None else "not stated"),
-        ("target_layer_ids", f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated"),
-    ]
+    rows = [("method", f"{d.method} ({', '.join(d.architectures) or 'no architectures'})"
+                       + (", speculators format" if d.speculators_format else ""))]
+    if d.is_dflash or d.block_size is not None:
+        rows.append(("block size", f"{d.block_size} (from {d.block_size_source})" if d.block_size else "not stated"))
+    if d.is_dflash or d.mask_token_id is not None:
+        rows.append(("mask_token_id", str(d.mask_token_id) if d.mask_token_id is not None else "not stated"))
+    if d.is_dflash or ids is not None:
+        rows.append(("target_layer_ids", f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated"))
     if d.hf_hidden_state_indices is not None and d.is_dflash:
         rows.append(("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}  — what the drafter was trained on"))
         rows.append(("raw mapping reads", f"{list(d.raw_capture_indices or ())}  — one layer early, if an engine "
                                           "passes the ids unshifted"))
+    aux = insp.eagle3_default_aux_ids()
+    if aux is not None:
+        rows.append(("EAGLE-3 aux ids", f"{aux}  — the engine default (2, n//2, n−3), used as-is (capture-before)"))
     rows += [
-        ("num_target_layers", str(d.num_target_layers)),
+        ("num_target_layers", str(d.num_target_layers) if d.num_target_layers is not None else "not stated"),
         ("shape", f"{d.num_hidden_layers} layers, hidden {d.hidden_size}, heads {d.num_attention_heads}/"
                   f"{d.num_key_value_heads}, head_dim {d.head_dim}, intermediate {d.intermediate_size}"),
         ("vocabulary", f"{d.vocab_size}" + (f", draft vocabulary {d.draft_vocab_size}" if d.draft_vocab_size else "")),
@@ -71,12 +75,20 @@ def _facts_rows(insp) -> list[tuple[str, str]]:
 def _target_grid(insp) -> list[str]:
     tg = insp.target
     n = tg.num_hidden_layers or 0
-    tapped = set(insp.drafter.target_layer_ids or ()) if insp.drafter.layer_ids_source != "eagle_aux_hidden_state_layer_ids" \
-        else {i - 1 for i in insp.drafter.hf_hidden_state_indices or ()}
+    d = insp.drafter
+    if d.layer_ids_source == "eagle_aux_hidden_state_layer_ids":
+        tapped = {i - 1 for i in d.hf_hidden_state_indices or ()}
+    elif d.target_layer_ids is not None:
+        tapped = set(d.target_layer_ids) if d.is_dflash else {i - 1 for i in d.target_layer_ids}
+    else:
+        tapped = {i - 1 for i in insp.eagle3_default_aux_ids() or ()}
     short = {"linear_attention": "lin", "full_attention": "full", "sliding_attention": "swa"}
     cells = []
     for i in range(min(n, 4096)):
-        kind = short.get(tg.layer_types[i], tg.layer_types[i][:4]) if tg.layer_types and i < len(tg.layer_types) else "·"
+        if tg.layer_types and i < len(tg.layer_types):
+            kind = short.get(tg.layer_types[i], tg.layer_types[i][:4])
+        else:
+            kind = "swa?" if tg.sliding_window else "full"  # no layer_types: dense attention
         mark = "◆" if i in tapped else " "
         cells.append(f"{i:>3}{mark}{kind:<4}")
     return [" ".join(cells[j:j + 8]) for j in range(0, len(cells), 8)]
@@ -115,7 +127,7 @@ def _terminal(insp, color: bool, width: int) -> str:
                     + (f", partial rotary {tg.rope.partial_rotary_factor:g}" if tg.rope.partial_rotary_factor else "")))
         if tg.hybrid_linear:
             con.print(t("GatedDeltaNet hybrid: 'lin' layers are linear attention, not sliding windows", "dim"))
-        con.print(t("◆ = tapped by the drafter (layer output, +1 convention)", "dim"))
+        con.print(t("◆ = layer whose output the drafter reads", "dim"))
         for line in _target_grid(insp):
             con.print(t(line))
         con.print()

@@ -103,3 +103,14 @@ def test_engine_outside_the_table_leaves_engine_checks_could_not_check(fixtures_
     assert not ev2.has(Kind.ENGINE_SUPPORT)
     assert checks2["engine-layer-map"][0].status == Status.COULD_NOT_CHECK
     assert "not in the engine-support table" in checks2["engine-layer-map"][0].message
+
+
+def test_rotated_target_quantisation_is_flagged(fixtures_dir, tmp_path):
+    cfg = json.loads((fixtures_dir / "models" / "Qwen3-8B" / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "compressed-tensors", "transform_config": {"type": "hadamard"}}
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "config.json").write_text(json.dumps(cfg))
+    _, _, obs, _ = run(fixtures_dir, "Qwen3-8B-DFlash-b16", str(tmp_path / "t"))
+    assert "quant:rotation" in obs
+    _, _, obs, checks = run(fixtures_dir, "Qwen3-8B-DFlash-b16", "Qwen3-8B")
+    assert "quant:rotation" not in obs and checks["target-quant-rotation"][0].status == Status.OK

@@ -57,3 +57,9 @@ def test_ranges_do_not_overlap():
 ])
 def test_swa_outcome(version, mix, v2, outcome):
     assert lookup("vllm", version).swa_outcome(mix, v2)[0] == outcome
+
+
+def test_sglang_0_5_23_maps_plus_one_and_honours_sliding_layers():
+    row = lookup("sglang", "0.5.23")
+    assert (row.dflash, row.layer_map, row.drafter_swa, row.verified) == (True, "plus-one", "honoured", "0.5.23")
+    assert row.swa_outcome("mixed")[0] == "honoured"

@@ -180,3 +180,11 @@ def test_json_round_trip_of_facts(fixtures_dir):
     js = json.loads(json.dumps(d.to_dict()))
     assert js["swa_layers"] == [0, 1, 2, 3] and js["layers"][0] == {"index": 0, "attention": "sliding",
                                                                       "window": 2048, "causal": True}
+
+
+def test_is_causal_overrides_every_layer_both_ways(tmp_path):
+    types = ["sliding_attention"] * 4 + ["full_attention"]
+    d = facts(tmp_path, layer_types=types, sliding_window=2048, is_causal=True)
+    assert all(la.causal for la in d.layers)
+    d = facts(tmp_path, layer_types=types, sliding_window=2048, is_causal=False)
+    assert not any(la.causal for la in d.layers)
