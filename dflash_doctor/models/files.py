@@ -109,3 +109,10 @@ class HostFiles:
             return False
         except OSError:
             return True
+
+
+def files_for(host: Host | None) -> FileAccess:
+    """Direct os access on this machine (no subprocess per stat); the Host interface anywhere else."""
+    if host is None or host.name == "local":
+        return LocalFiles()
+    return HostFiles(host)

@@ -183,3 +183,13 @@ def test_unreadable_files_are_reported_not_raised_as_tracebacks():
     host.files["/m/config.json"] = json.dumps(TINY).encode()
     d = drafter_facts("/m", HostFiles(host))
     assert any("permission denied" in p for p in d.weights.problems)
+
+
+def test_host_files_over_the_real_local_host_agree_with_local_files(fixtures_dir):
+    from dflash_doctor.hosts.local import LocalHost
+    from dflash_doctor.models.files import files_for
+    path = str(fixtures_dir / "models" / "tiny-dflash-truncated")
+    via_host = drafter_facts(path, HostFiles(LocalHost()))
+    direct = drafter_facts(path, files_for(None))
+    assert via_host.weights.truncated == direct.weights.truncated == ("model-00002-of-00002.safetensors",)
+    assert via_host.layers == direct.layers
