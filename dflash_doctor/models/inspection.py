@@ -92,7 +92,7 @@ class Inspection:
             "target": self.target.to_dict() if self.target else None,
             "engine": ({"spec": self.engine_spec, "support": self.engine.to_dict() if self.engine else None,
                         "silently_ignored": self.silently_ignored()} if self.engine_spec else None),
-            "k": self.num_speculative_tokens,  # not "num_speculative_tokens": redact_text would mask its value
+            "num_speculative_tokens": self.num_speculative_tokens,
             "warnings": self.warnings(),
             "findings": [f.to_dict() for f in self.report.findings],
             "causes": [c.to_dict() for c in self.report.causes if c.evidence_for],

@@ -43,7 +43,7 @@ def test_seed_pair_json_has_the_documented_keys(cli, fixtures_dir):
     swa = [f for f in js["findings"] if f["check"] == "engine-drafter-swa"][0]
     assert swa["status"] == "fail" and {o["name"] for o in swa["observations"]} == {"engine-swa:ignored"}
     k = [f for f in js["findings"] if f["check"] == "spec-tokens-vs-block"][0]
-    assert k["status"] == "ok"
+    assert k["status"] == "ok" and js["num_speculative_tokens"] == 15
     assert js["target"]["text_config_nested"] and js["target"]["rope"]["partial_rotary_factor"] == 0.25
 
 
