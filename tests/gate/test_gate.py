@@ -166,3 +166,9 @@ def test_bad_baseline_file_is_a_usage_error(cli, tmp_path):
     bad.write_text("{not json")
     r = cli("gate", "--log", str(SEED), "--max-regression", "5", "--baseline", str(bad))
     assert r.returncode == 2 and "not JSON" in r.stderr
+
+
+def test_unreachable_metrics_endpoint_is_no_data(cli):
+    r = cli("gate", "--metrics", "http://127.0.0.1:9/metrics", "--window", "1s", "--min-acceptance-length", "2")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "no data" in r.stdout

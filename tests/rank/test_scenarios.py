@@ -129,3 +129,18 @@ def test_insufficient_data_never_advises_k():
     assert report.advice["num_speculative_tokens"]["advised"] is False
     k = next(f for f in report.findings if f.check_id == "k-choice")
     assert k.status.value == "could-not-check"
+
+
+@pytest.mark.parametrize("name", names())
+def test_scenario_through_the_diagnose_command(cli, name):
+    """The same expectation, through `dflash-doctor diagnose … --format json` as a user runs it."""
+    s = load(name)
+    _, ev = diagnose(s)
+    if uncollected(s, ev):
+        pytest.skip("needs evidence this build does not collect yet")
+    r = cli("diagnose", *s.cli_args(), "--format", "json")
+    data = json.loads(r.stdout)
+    assert data["verdict"] == s.expect["verdict"]
+    assert r.returncode == {"problem": 1, "healthy": 0, "insufficient-data": 0}[s.expect["verdict"]]
+    if "top" in s.expect:
+        assert data["causes"][0]["id"] == s.expect["top"]
