@@ -19,7 +19,7 @@ class KChoice(Check):
         if a is None or not a.get("advised"):
             reason = a["reason"] if a else "no acceptance figures"
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
-        details = tuple(a["notes"]) + (f"cost model: {a['cost_model']}",)
+        details = tuple(a["notes"]) + (a["formula"], f"cost model: {a['cost_model']}")
         if a["recommended_k"] == a["current_k"]:
             return [self.finding(Status.OK, a["summary"], refs=(ref,), details=details)]
         # k never lowers τ; it is throughput advice, not a cause (root-causes.md, item 12).
