@@ -176,9 +176,11 @@ def evaluate(acceptance, thresholds: Thresholds, source: str, report: Report | N
             continue
         pp = acceptance.per_position
         if pr.position > len(pp):
-            results.append(ThresholdResult(name, Outcome.FAIL,
+            # A position beyond k is never drafted: its rate is 0, which meets only a 0 threshold.
+            ok = pr.rate <= 0.0
+            results.append(ThresholdResult(name, Outcome.PASS if ok else Outcome.FAIL,
                                            f"position {pr.position} was never drafted (k = {acceptance.k}): "
-                                           f"its rate is 0 < {pr.rate:g}", 0.0, pr.rate,
+                                           f"its rate is 0 {'≥' if ok else '<'} {pr.rate:g}", 0.0, pr.rate,
                                            {**common, "position": pr.position, "k": acceptance.k}))
             continue
         rate = pp[pr.position - 1]

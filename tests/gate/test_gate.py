@@ -172,3 +172,29 @@ def test_unreachable_metrics_endpoint_is_no_data(cli):
     r = cli("gate", "--metrics", "http://127.0.0.1:9/metrics", "--window", "1s", "--min-acceptance-length", "2")
     assert r.returncode == 3, r.stdout + r.stderr
     assert "no data" in r.stdout
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dflash_doctor.gate import PositionRate, Thresholds, evaluate
+from dflash_doctor.parse.records import AcceptanceSummary
+
+
+@settings(max_examples=200, deadline=None)
+@given(rates=st.lists(st.floats(0, 1), min_size=1, max_size=16).map(lambda r: sorted(r, reverse=True)),
+       drafts=st.floats(0, 1e6), x=st.floats(1, 17), pos=st.integers(1, 16), rate=st.floats(0, 1),
+       min_drafts=st.integers(1, 1000))
+def test_gate_outcome_is_exactly_the_thresholds(rates, drafts, x, pos, rate, min_drafts):
+    tau = 1 + sum(rates)
+    acc = AcceptanceSummary(mean_acceptance_length=tau, per_position=tuple(rates), drafts=drafts, drafted=0,
+                            accepted=0, k=len(rates), draft_acceptance_rate=None, intervals=1, formats=("t",))
+    res = evaluate(acc, Thresholds(min_acceptance_length=x, min_position_rates=(PositionRate(pos, rate),),
+                                   min_drafts=min_drafts), "t")
+    if drafts < min_drafts:
+        assert res.outcome == Outcome.NO_DATA and int(res.exit_code) == 3
+    else:
+        measured = rates[pos - 1] if pos <= len(rates) else 0.0
+        should_pass = tau >= x and measured >= rate
+        assert (res.outcome == Outcome.PASS) == should_pass
+        assert int(res.exit_code) == (0 if should_pass else 1)
