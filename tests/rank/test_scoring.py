@@ -165,3 +165,33 @@ def test_no_k_advice_under_the_minimum_sample():
 def test_unknown_method_is_stated_as_an_assumption():
     a = advise_k(evidence(pp=[0.6, 0.4, 0.2]))
     assert any("assumed chained" in n for n in a["notes"])
+
+
+# --- the packaged knowledge on the seed's observations ------------------------------------------
+
+SEED_OBS = ("signature:cliff-after-first", "tau:far-below-baseline", "drafter-swa:present", "engine-swa:ignored",
+            "engine-layer-map:raw", "card:under-training")
+
+
+def _rank_seed(*extra: str):
+    from dflash_doctor.rank.knowledge import default_knowledge
+
+    ev = evidence(pp=(0.166, 0.017) + (0.0,) * 13, with_drafter=True)
+    ev.add(Kind.ENGINE_SUPPORT, "vllm 0.20.1 row", Source("derived", "support table"), {})
+    if extra:
+        ev.add(Kind.PROBE, "probe", Source("command", "dflash-doctor probe"), {})
+    r = rank([finding(*SEED_OBS, *extra)], ev, default_knowledge())
+    return [c.id for c in r.causes], {c.id: c for c in r.causes}
+
+
+def test_engine_causes_outrank_the_weak_drafter_until_a_probe_says_otherwise():
+    order, _ = _rank_seed()
+    assert order.index("swa-ignored") < order.index("layer-offset") < order.index("undertrained-drafter")
+    # A clean-room probe that reproduces the served τ moves the blame to the weights.
+    order, causes = _rank_seed("probe:reproduces-served")
+    assert order[0] == "undertrained-drafter"
+    assert causes["swa-ignored"].confidence < 0.5
+    # A probe whose SWA-ignored ablation reproduces the served curve settles it the other way.
+    order, causes = _rank_seed("probe:exceeds-served", "probe:ablation-swa-matches")
+    assert order[0] == "swa-ignored" and causes["swa-ignored"].confidence > 0.99
+    assert causes["undertrained-drafter"].confidence < 0.05
