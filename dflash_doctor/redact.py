@@ -15,13 +15,14 @@ _SECRET_KEY = re.compile(
 )
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    # key=value / key: value / 'key': 'value' / --key value / --key=value
+    # key=value / key: value / 'key': 'value' / 'key': ['value'] / --key value / --key=value.
+    # "token" must be singular and end the key: max_num_batched_tokens=8192 or num_spec_tokens=15 are counts.
     (re.compile(
         r"""(?ix)
-        (?P<pre>(?:--)?[\w.-]*(?:api[_-]?key|hf[_-]?token|access[_-]?token|auth[_-]?token|_token|token|secret|password|passwd|credential)s?
-           (?:['"]?\s*[:=]\s*|\s+)['"]?)
-        (?P<val>(?!(?:[\d.,]+|null|None|true|false|True|False)(?:[\s'",}\])]|$))[^\s'",}\])]{3,})"""),
-     # a bare number or null/bool is a count or an unset value, not a secret
+        (?P<pre>(?:--[\w.-]*(?:api[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])(?:\s*=\s*|\s+)
+                 |[\w.-]*(?:api[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])['"]?\s*[:=]\s*)
+           (?:\[\s*)?['"]?)
+        (?P<val>[^\s'",}\])]{3,})"""),
      r"\g<pre>" + REDACTED),
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), REDACTED),
