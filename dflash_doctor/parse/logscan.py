@@ -30,6 +30,7 @@ COUNT_LINES_BELOW = 64 << 20  # regular files larger than this are addressed by 
 # Every metrics format contains "ccept" (acceptance / accept len / Accepted). Startup lines are
 # searched for only in a source's first chunk and where a new process tag appears (a restart).
 _METRIC_LIT = b"ccept"
+_V1_LIT = b"SpecDecoding metrics"
 _STARTUP_EXTRA = (b"version", b"SpeculativeConfig", b"Resolved architecture", b"LLM engine (v", b"serving model")
 
 def pp_tuple(pp) -> tuple[float, ...]:
@@ -428,6 +429,17 @@ class _Scanner:
             if tag is not _NO_TAG and tag not in self.tags:
                 self._new_tag(tag, buf, end)
             p = find(_METRIC_LIT, le, end)
+        # a `SpecDecoding metrics` line without "ccept" cannot parse, but the user must see it
+        p = find(_V1_LIT, 0, stop)
+        while p >= 0:
+            le = find(b"\n", p, stop)
+            if le < 0:
+                le = stop
+            if find(_METRIC_LIT, p, le) < 0:
+                ls = rfind(b"\n", 0, p) + 1
+                no = (self.line_base + buf.count(b"\n", 0, ls) + 1) if count else None
+                _handle_line(self.scan, self.startup, self._decode(buf[ls:le]), source, no, base + ls)
+            p = find(_V1_LIT, le, stop)
         if n_fast:
             self.scan.formats["vllm-v1-0.10.2"] = self.scan.formats.get("vllm-v1-0.10.2", 0) + n_fast
             self.scan.candidate_lines += n_fast
