@@ -94,6 +94,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--path", default="/tmp/dflash-doctor-bench/vllm-1g.log")
     ap.add_argument("--regen", action="store_true")
+    ap.add_argument("--serial", action="store_true", help="one scanning process (DFLASH_DOCTOR_WORKERS=1)")
     a = ap.parse_args()
     path = Path(a.path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,6 +107,10 @@ def main() -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["LC_ALL"] = env.get("LC_ALL", "C.UTF-8")
+    if a.serial:
+        env["DFLASH_DOCTOR_WORKERS"] = "1"
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+          + ("; serial scan" if a.serial else ""))
     doctor = [sys.executable, "-m", "dflash_doctor", "logs", str(path), "--format", "json"]
     grep = ["grep", "-F", "-c", "SpecDecoding metrics", str(path)]
     # warm both (page cache, imports)
@@ -128,7 +133,9 @@ def main() -> int:
     print(f"grep -F -c      median {gm:.3f} s  runs {', '.join(f'{x:.3f}' for x in g_times)}")
     print(f"dflash-doctor   median {dm:.3f} s  runs {', '.join(f'{x:.3f}' for x in d_times)}")
     print(f"ratio (doctor / grep, medians): {dm / gm:.2f}   target <= 2.0")
-    print(f"peak RSS dflash-doctor: {max(rss) / 1024:.0f} MiB   target <= 300 MiB")
+    print(f"peak RSS dflash-doctor: {max(rss) / 1024:.0f} MiB   target <= 300 MiB "
+          "(largest single process of the run, scan workers included)")
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -17,6 +17,7 @@ FIELDS = ("fmt", "source", "line_no", "timestamp", "engine", "drafts", "drafted"
 _NUMERIC = ("drafts", "drafted", "accepted", "printed_mean", "accepted_throughput", "drafted_throughput", "emitted",
             "offset", "k", "line_no")
 SERIES_POINTS = 200
+BLOCK_ROWS = 16384
 
 
 def _obj(values) -> Any:
@@ -111,11 +112,12 @@ def pp_matrices(pp, npos):
         width = 7 * n - 2
         lens = np.fromiter(map(len, sel), dtype=np.int64, count=len(sel))
         std = np.flatnonzero(lens == width)  # tuples of length == width are caught by the checks below
-        if len(std):
-            fw = _fixed_width(sel[std].tolist(), n)
+        for lo in range(0, len(std), BLOCK_ROWS):  # in blocks: the byte matrices stay small
+            part = std[lo:lo + BLOCK_ROWS]
+            fw = _fixed_width(sel[part].tolist(), n)
             if fw is not None:
-                mat[std] = fw
-                done[std] = True
+                mat[part] = fw
+                done[part] = True
         for i in np.flatnonzero(~done):
             mat[i] = pp_tuple(sel[i])[:n]
         yield idx, n, mat

@@ -753,6 +753,7 @@ def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int) -> None:
             failed += 1
             continue
         (rows, fast, bad, bad_count, notes, formats, cand, norm, repl, v0, sgl, st, nbytes) = marshal.loads(data)
+        del data
         scan.rows.extend(rows)
         for c in FAST_COLS:
             scan.fast[c].extend(fast[c])
