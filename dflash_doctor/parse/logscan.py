@@ -358,6 +358,7 @@ class _Scanner:
             F[c].append for c in FAST_COLS)
         source, count = self.source, self.count_lines
         prefixes = self.prefixes
+        shape_len, shape_head, shape_tail, ts_a, ts_b, tag = -1, b"", b"", 0, 0, None
         stop = end
         line_pos, line_no = 0, self.line_base
         n_fast = 0
@@ -369,20 +370,28 @@ class _Scanner:
                 ls = rfind(b"\n", 0, s) + 1
                 le = m.end()
                 prefix = buf[ls:s]
-                tm = _TS_B.search(prefix)
-                key = prefix[:tm.start()] + prefix[tm.end():] if tm else prefix
-                try:
-                    tag = prefixes[key]
-                except KeyError:
-                    tag = prefixes[key] = L.prefix_facts(_message(self._decode(prefix))[0])[1]
-                    if tag not in self.tags:
-                        self._new_tag(tag, buf, end)
-                if tm is None:
-                    ts = None
-                elif tm.group(1):
-                    ts = (tm.group(1) + b"T" + tm.group(2)).decode()
+                # consecutive lines of one process share the prefix's shape: only the time differs
+                if len(prefix) == shape_len and prefix.startswith(shape_head) and prefix.endswith(shape_tail):
+                    ts = prefix[ts_a:ts_b].decode() if ts_b else None
                 else:
-                    ts = (tm.group(3) + b"T" + tm.group(4)).decode()
+                    tms = _TS_B.findall(prefix)
+                    if not tms:
+                        key, ts_a, ts_b, shape_head, shape_tail = prefix, 0, 0, prefix, b""
+                        shape_len = len(prefix)
+                    else:
+                        # the engine's own time is the last one (a wrapper's comes first)
+                        *_, last = _TS_B.finditer(prefix)
+                        ts_a, ts_b = last.span()
+                        key = _TS_B.sub(b"", prefix)
+                        shape_head, shape_tail = prefix[:ts_a], prefix[ts_b:]
+                        shape_len = len(prefix) if len(tms) == 1 else -1
+                    try:
+                        tag = prefixes[key]
+                    except KeyError:
+                        tag = prefixes[key] = L.prefix_facts(_message(self._decode(prefix))[0])[1]
+                        if tag not in self.tags:
+                            self._new_tag(tag, buf, end)
+                    ts = prefix[ts_a:ts_b].decode() if ts_b else None
                 mean, athr, dthr, acc, dft, pp, _rate = m.groups()
                 acc, dft = int(acc), int(dft)
                 if acc <= dft:
@@ -487,6 +496,7 @@ def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = T
     what was read before them is kept. `part`: one byte range of a file scanned in parallel (the
     caller finishes the whole file)."""
     sc = _Scanner(scan, source, count_lines)
+    sc.fast_from = len(scan.fast["ts"])
     n_before = len(scan.rows)
     if not part:
         scan.sources.append(source)
@@ -552,6 +562,12 @@ def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = T
     elif not count_lines:
         scan.lines = None
     scan.replacements = getattr(scan, "replacements", 0) + sc.replacements
+    # the fast path keeps the time as printed; the sortable form has a 'T' between date and time
+    tsl = scan.fast["ts"]
+    for i in range(sc.fast_from, len(tsl)):
+        t = tsl[i]
+        if t is not None and " " in t:
+            tsl[i] = t.replace(" ", "T", 1)
     scan.startup = sc.startup.build()
     if not part:
         _input_notes(scan, source, total, first_bytes or b"", scan.replacements)
