@@ -77,15 +77,16 @@ def write_log(path: Path, size: int, seed: int = 1) -> int:
     return metrics
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS in KiB (of this child alone, via wait4), and stdout."""
+def timed(argv: list[str], env: dict) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS in KiB (via wait4: the child and the workers it waited for), stdout,
+    and CPU seconds (user + system) — the CPU figure does not depend on what else the machine runs."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     dt = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return dt, usage.ru_maxrss, out.decode("utf-8", "replace")
+    return dt, usage.ru_maxrss, out.decode("utf-8", "replace"), usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -114,25 +115,30 @@ def main() -> int:
     doctor = [sys.executable, "-m", "dflash_doctor", "logs", str(path), "--format", "json"]
     grep = ["grep", "-F", "-c", "SpecDecoding metrics", str(path)]
     # warm both (page cache, imports)
-    _, _, gout = timed(grep, env)
-    _, _, dout = timed(doctor, env)
+    _, _, gout, _ = timed(grep, env)
+    _, _, dout, _ = timed(doctor, env)
     import json
 
     rep = json.loads(dout)
     intervals = rep["acceptance"]["intervals"] if rep.get("acceptance") else 0
     print(f"grep counts {gout.strip()} metrics lines; dflash-doctor parsed {intervals} intervals, "
           f"τ {rep['acceptance']['mean_acceptance_length'] if rep.get('acceptance') else None}")
-    g_times, d_times, rss = [], [], []
+    g_times, d_times, rss, g_cpu, d_cpu = [], [], [], [], []
     for _ in range(a.runs):
-        g, _, _ = timed(grep, env)
-        d, r, _ = timed(doctor, env)
+        g, _, _, gc = timed(grep, env)
+        d, r, _, dc = timed(doctor, env)
         g_times.append(g)
         d_times.append(d)
         rss.append(r)
+        g_cpu.append(gc)
+        d_cpu.append(dc)
     gm, dm = statistics.median(g_times), statistics.median(d_times)
     print(f"grep -F -c      median {gm:.3f} s  runs {', '.join(f'{x:.3f}' for x in g_times)}")
     print(f"dflash-doctor   median {dm:.3f} s  runs {', '.join(f'{x:.3f}' for x in d_times)}")
     print(f"ratio (doctor / grep, medians): {dm / gm:.2f}   target <= 2.0")
+    gcm, dcm = statistics.median(g_cpu), statistics.median(d_cpu)
+    print(f"CPU seconds (user+sys, medians): grep {gcm:.3f}, dflash-doctor {dcm:.3f} (all processes), "
+          f"ratio {dcm / gcm:.2f}")
     print(f"peak RSS dflash-doctor: {max(rss) / 1024:.0f} MiB   target <= 300 MiB "
           "(largest single process of the run, scan workers included)")
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
