@@ -195,10 +195,17 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
         verdict = Verdict.HEALTHY
     elif not failing and not strong and acceptance is not None and not causes:
         verdict = Verdict.HEALTHY
+    elif not failing and not strong and acceptance is not None and ctx.baseline is None:
+        # A plausible curve with nothing to compare it against: calling it a problem would be a false
+        # alarm, calling it healthy would be a pass without evidence. Keep the weak candidates visible.
+        verdict = Verdict.INSUFFICIENT_DATA
+        notes.append("Verdict insufficient-data: no check failed and no cause is likely, but without a baseline "
+                     "for this drafter the level of τ cannot be judged (give --drafter, or run `dflash-doctor probe`).")
     else:
         verdict = Verdict.PROBLEM
-    if verdict != Verdict.PROBLEM:
-        causes_out: tuple[Cause, ...] = tuple(c for c in causes if c.confidence >= 0.5)
+    if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None
+                                      and acceptance.sufficient):
+        causes_out: tuple[Cause, ...] = tuple(causes)
     else:
-        causes_out = tuple(causes)
+        causes_out = tuple(c for c in causes if c.confidence >= 0.5)
     return Ranking(causes=causes_out, verdict=verdict, notes=tuple(notes))
