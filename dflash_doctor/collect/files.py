@@ -101,7 +101,21 @@ def gather_target(ev: EvidenceSet, path: str) -> None:
 
 
 def gather_launch(ev: EvidenceSet, text: str) -> None:
-    ev.could_not_collect("launch command", "not supported yet", Kind.LAUNCH)
+    from ..parse.launch import LaunchParseError, parse_launch_text
+
+    try:
+        launch = parse_launch_text(text)
+    except LaunchParseError as exc:
+        ev.could_not_collect("launch command", str(exc), Kind.LAUNCH)
+        return
+    if launch.spec_error:
+        summary = "invalid --speculative-config"
+    elif launch.speculative:
+        summary = (f"{launch.engine or 'engine?'} {launch.model}, method {launch.method}, drafter {launch.drafter}, "
+                   f"k {launch.num_speculative_tokens}")
+    else:
+        summary = f"{launch.engine or 'engine?'} {launch.model} without a speculative config"
+    ev.add(Kind.LAUNCH, summary, Source("flag", "--launch"), launch)
 
 
 def gather_engine_support(ev: EvidenceSet) -> None:
@@ -153,4 +167,5 @@ def gather_files(inputs: FileInputs) -> EvidenceSet:
     gather_engine_support(ev)
     ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
     ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (use `check host`)")
+    ev.missing(Kind.HOST, "evidence came from files, not from a host (`check host` collects host facts)")
     return ev

@@ -1,0 +1,105 @@
+"""What the installed engine's source does with a DFlash drafter: layer-id mapping and sliding windows.
+
+Answered from the engine's files on the host (collected by `check host`), never from log silence.
+"""
+
+from __future__ import annotations
+
+from dflash_doctor.check import Check
+from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+
+from .launch_config import _get
+
+
+def drafter_has_swa(drafter) -> bool | None:
+    """True/False from the drafter config (raw dict or DrafterFacts), None when unknown."""
+    if drafter is None:
+        return None
+    flag = _get(drafter, "has_swa")
+    if isinstance(flag, bool):
+        return flag
+    config = _get(drafter, "config")
+    if not isinstance(config, dict):
+        return None
+    types = config.get("layer_types") or []
+    if any("sliding" in str(t) for t in types):
+        return True
+    dcfg = config.get("dflash_config") if isinstance(config.get("dflash_config"), dict) else {}
+    if dcfg.get("use_swa"):
+        return True
+    if types:
+        return False
+    return bool(config.get("use_sliding_window") and config.get("sliding_window"))
+
+
+class EngineLayerMap(Check):
+    id = "engine-layer-map"
+    area = "engine"
+    title = "Engine maps DFlash target_layer_ids with +1"
+    needs = (Kind.ENGINE_SOURCE,)
+
+    def run(self, evidence: EvidenceSet):
+        ev = evidence.get(Kind.ENGINE_SOURCE)
+        p = ev.value
+        lines = tuple(p.get("layer_map_lines", ()))
+        if not p.get("dflash_present"):
+            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {p.get('engine')} {p.get('version')} "
+                                 "has no DFlash code", refs=(ev.ref,))]
+        if p.get("layer_map") == "plus-one":
+            return [self.finding(Status.OK, f"{p['engine']} {p.get('version')} reads hidden states at target_layer_ids + 1",
+                                 refs=(ev.ref,), details=lines,
+                                 observations=(Observation("engine-layer-map:plus-one", "the installed source adds 1", (ev.ref,)),))]
+        if p.get("layer_map") == "raw":
+            return [self.finding(
+                Status.FAIL, f"{p['engine']} {p.get('version')} passes target_layer_ids raw: every tap is one layer early",
+                refs=(ev.ref,), details=lines, remedy="upgrade vLLM to a release with PR #40727 (0.22 or later)",
+                observations=(Observation("engine-layer-map:raw", "the installed source reads the ids without +1", (ev.ref,)),))]
+        return [self.finding(Status.COULD_NOT_CHECK, "could not check: no code reading target_layer_ids was found in "
+                             "the installed source", refs=(ev.ref,))]
+
+
+class EngineSlidingWindow(Check):
+    id = "engine-swa"
+    area = "engine"
+    title = "Engine honours the drafter's sliding-window layers"
+    needs = (Kind.ENGINE_SOURCE,)
+    wants = (Kind.DRAFTER,)
+
+    def run(self, evidence: EvidenceSet):
+        ev = evidence.get(Kind.ENGINE_SOURCE)
+        p = ev.value
+        dev = evidence.get(Kind.DRAFTER)
+        has_swa = drafter_has_swa(dev.value if dev else None)
+        refs = (ev.ref,) + ((dev.ref,) if dev else ())
+        swa = p.get("swa")
+        lines = tuple(p.get("swa_lines", ()))
+        if swa == "no-dflash":
+            return [self.finding(Status.COULD_NOT_CHECK, "could not check: the installed engine has no DFlash code",
+                                 refs=refs)]
+        if has_swa is False:
+            return [self.finding(Status.OK, f"the drafter has no sliding-window layers (engine: {swa})", refs=refs)]
+        unknown = " (whether the drafter has sliding-window layers is unknown)" if has_swa is None else ""
+        if swa == "ignored":
+            obs = (Observation("engine-swa:ignored", "the installed drafter code never reads layer_types/sliding_window",
+                               refs),) if has_swa else ()
+            return [self.finding(Status.FAIL if has_swa else Status.WARN,
+                                 f"{p['engine']} {p.get('version')} runs every drafter layer as full attention{unknown}",
+                                 refs=refs, details=lines, observations=obs,
+                                 remedy="use an engine release that honours drafter sliding windows (vLLM ≥ 0.26 with "
+                                        "VLLM_USE_V2_MODEL_RUNNER=1)")]
+        if swa and swa.startswith("refused-mixed"):
+            v2 = str(p.get("v2_runner_env") or "").strip() in ("1", "true", "True")
+            if v2:
+                return [self.finding(Status.OK, "sliding windows are honoured on the V2 runner (VLLM_USE_V2_MODEL_RUNNER=1)",
+                                     refs=refs, details=lines,
+                                     observations=(Observation("engine-swa:honoured", "V2 runner enabled", refs),))]
+            return [self.finding(Status.WARN, f"{p['engine']} {p.get('version')} refuses mixed sliding/full drafters "
+                                 "unless VLLM_USE_V2_MODEL_RUNNER=1" + unknown, refs=refs, details=lines,
+                                 observations=(Observation("engine-swa:refused", "mixed layer types refused", refs),)
+                                 if has_swa else ())]
+        if swa == "honoured":
+            return [self.finding(Status.OK, f"{p['engine']} {p.get('version')} reads the drafter's layer_types/sliding_window",
+                                 refs=refs, details=lines,
+                                 observations=(Observation("engine-swa:honoured", "the drafter code reads layer_types", refs),)
+                                 if has_swa else ())]
+        return [self.finding(Status.COULD_NOT_CHECK, f"could not check: sliding-window handling unclear ({swa})", refs=refs)]
