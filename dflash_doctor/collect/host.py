@@ -46,17 +46,39 @@ RELEVANT_ENV = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_LOG_STATS_INTERVAL", "VLLM_ATT
 _AWK = ("'/SpecDecoding metrics|Speculative metrics|Decode batch|accept len/ {t++; buf[t%n]=$0; next} "
         "h<head {h++; print} END{s=t-n+1; if(s<1)s=1; for(i=s;i<=t;i++)print buf[i%n]; "
         "print t \" \" NR > \"/dev/stderr\"}'")
-FILTER_LOG = 'grep -a -F -f - -- "$1" | awk -v n="$2" -v head="$3" ' + _AWK
+FILTER_LOG = ('stat -L -c "size %s" -- "$1" >&2; grep -a -F -f - -- "$1" | awk -v n="$2" -v head="$3" ' + _AWK)
 FILTER_DOCKER = 'docker logs "$1" 2>&1 | grep -a -F -f - | awk -v n="$2" -v head="$3" ' + _AWK
 FILTER_JOURNAL = 'journalctl --no-pager -o cat -u "$1" | grep -a -F -f - | awk -v n="$2" -v head="$3" ' + _AWK
-FIND_SERVERS = "grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null; exit 0"
+# Batched reads, one round trip for many files: arguments are "F:path" (read up to $1 bytes),
+# "L:path" (readlink) or "D:path" (list names). One line per item: KIND b64(path) b64(data), KIND in
+# F (file), L (link), D (listing), M (missing), P (permission denied), I (is a directory).
+_READ_BODY = r"""max=$1; shift
+for a; do
+  k=${a%%:*}; f=${a#*:}; p=$(printf '%s' "$f" | base64 -w0)
+  if [ "$k" = L ]; then
+    if t=$(readlink -- "$f" 2>/dev/null); then printf 'L %s %s\n' "$p" "$(printf '%s' "$t" | base64 -w0)"; else printf 'M %s -\n' "$p"; fi
+  elif [ ! -e "$f" ]; then printf 'M %s -\n' "$p"
+  elif [ "$k" = D ]; then
+    if [ -d "$f" ] && [ -r "$f" ]; then printf 'D %s ' "$p"; find "$f" -mindepth 1 -maxdepth 1 -printf '%f\0' 2>/dev/null | base64 -w0; printf '\n'; else printf 'P %s -\n' "$p"; fi
+  elif [ -d "$f" ]; then printf 'I %s -\n' "$p"
+  elif [ ! -r "$f" ]; then printf 'P %s -\n' "$p"
+  else printf 'F %s ' "$p"; head -c "$max" -- "$f" 2>/dev/null | base64 -w0; printf '\n'; fi
+done
+exit 0"""
+READ_MANY = _READ_BODY
+# Every process whose argv mentions vllm/sglang: its argv, environment, cgroup and stdout/stderr targets.
+SURVEY = ("set -- 1048576 F:/proc/sys/kernel/hostname\n"
+          "for c in $(grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null); do d=${c%/cmdline}; "
+          'set -- "$@" "F:$d/cmdline" "F:$d/environ" "F:$d/cgroup" "L:$d/fd/1" "L:$d/fd/2"; done\n' + _READ_BODY)
 EXISTING = 'for f; do [ -e "$f" ] && printf "%s\\n" "$f"; done; exit 0'
-READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, FIND_SERVERS, EXISTING)
+READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, READ_MANY, SURVEY, EXISTING)
 
-# Run by the serving interpreter: finds the engine without importing it (find_spec does not run
-# the package's __init__), reads its installed version.
+# Run by the serving interpreter with one JSON argument (data, not code): finds the engine without
+# importing it (find_spec does not run the package's __init__), reads its installed version, and
+# returns the lines of the listed source files that contain the listed literals.
 ENGINE_SCRIPT = r"""
-import importlib.metadata as md, importlib.util as iu, json, sys
+import importlib.metadata as md, importlib.util as iu, json, os, sys
+req = json.loads(sys.argv[1])
 out = {"python": sys.version.split()[0]}
 for name in ("vllm", "sglang"):
     try:
@@ -68,8 +90,23 @@ for name in ("vllm", "sglang"):
         loc = list(s.submodule_search_locations or []) if s else []
     except Exception:
         loc = []
-    if v or loc:
-        out[name] = {"version": v, "location": loc[0] if loc else None}
+    if not (v or loc):
+        continue
+    e = out[name] = {"version": v, "location": loc[0] if loc else None, "present": [], "lines": []}
+    for rel in req.get(name, []) if loc else []:
+        path = os.path.join(loc[0], rel)
+        if not os.path.isfile(path):
+            continue
+        e["present"].append(rel)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    if any(lit in line for lit in req["literals"]):
+                        e["lines"].append([rel, no, line.strip()[:240]])
+                        if len(e["lines"]) > 2000:
+                            break
+        except OSError:
+            pass
 print(json.dumps(out))
 """
 # Run by the serving interpreter: GET the URL given as argv[1], keep only spec-decode samples.
@@ -120,11 +157,93 @@ class ServingProcess:
     cgroup: str | None = None
     interpreter: str | None = None
     notes: list[str] = field(default_factory=list)
+    raw_argv: tuple[str, ...] = field(default=(), repr=False)  # unredacted, never stored or rendered
 
     def to_dict(self) -> dict[str, Any]:
         return {"pid": self.pid, "argv": list(self.argv), "engine": self.launch.engine, "model": self.launch.model,
                 "env": self.env, "secret_env": list(self.secret_env), "stdout": self.stdout, "stderr": self.stderr,
                 "interpreter": self.interpreter, "notes": list(self.notes)}
+
+
+# --- batched reads ---------------------------------------------------------------------------
+
+@dataclass
+class Batch:
+    files: dict[str, bytes | OSError] = field(default_factory=dict)
+    links: dict[str, str | OSError] = field(default_factory=dict)
+    dirs: dict[str, list[str] | OSError] = field(default_factory=dict)
+    error: str | None = None
+
+
+_KIND_ERR = {"M": lambda p: FileNotFoundError(2, "No such file or directory", p),
+             "P": lambda p: PermissionError(13, "Permission denied", p),
+             "I": lambda p: IsADirectoryError(21, "Is a directory", p)}
+
+
+def _b64(text: str) -> bytes:
+    import base64
+    import binascii
+
+    if text == "-":
+        return b""
+    try:
+        return base64.b64decode(text, validate=False)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def parse_batch(out: bytes, requested: list[str] | None = None) -> Batch:
+    """Decode READ_MANY/SURVEY output into files, links and listings (by kind of the request)."""
+    b = Batch()
+    kinds = {}
+    for r in requested or []:
+        k, _, path = r.partition(":")
+        kinds[path] = k
+    for line in out.decode("ascii", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) < 2 or parts[0] not in "FLDMPI" or len(parts[0]) != 1:
+            continue
+        path = _b64(parts[1]).decode("utf-8", "surrogateescape")
+        data = _b64(parts[2]) if len(parts) > 2 else b""
+        k = parts[0]
+        req = kinds.get(path, "L" if "/fd/" in path else "F")
+        if k == "F":
+            b.files[path] = data
+        elif k == "L":
+            b.links[path] = data.decode("utf-8", "surrogateescape")
+        elif k == "D":
+            b.dirs[path] = sorted(n.decode("utf-8", "surrogateescape") for n in data.split(b"\0") if n)
+        else:
+            err = _KIND_ERR[k](path)
+            {"F": b.files, "L": b.links, "D": b.dirs}[req][path] = err
+    return b
+
+
+def encode_batch(b: Batch) -> bytes:
+    import base64
+
+    def e(x: bytes) -> str:
+        return base64.b64encode(x).decode("ascii") or ""
+
+    lines = []
+    for path, v in b.files.items():
+        lines.append(f"F {e(path.encode('utf-8', 'surrogateescape'))} {e(v)}" if isinstance(v, bytes)
+                     else f"{_err_kind(v)} {e(path.encode('utf-8', 'surrogateescape'))} -")
+    for path, v in b.links.items():
+        lines.append(f"L {e(path.encode('utf-8', 'surrogateescape'))} {e(v.encode('utf-8', 'surrogateescape'))}"
+                     if isinstance(v, str) else f"M {e(path.encode('utf-8', 'surrogateescape'))} -")
+    for path, v in b.dirs.items():
+        lines.append(f"D {e(path.encode('utf-8', 'surrogateescape'))} {e(chr(0).join(v).encode('utf-8', 'surrogateescape'))}"
+                     if isinstance(v, list) else f"{_err_kind(v)} {e(path.encode('utf-8', 'surrogateescape'))} -")
+    return ("\n".join(lines) + "\n").encode("ascii") if lines else b""
+
+
+def _err_kind(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "P"
+    if isinstance(exc, IsADirectoryError):
+        return "I"
+    return "M"
 
 
 # --- privacy filter shared by live collection and bundles ------------------------------------
@@ -145,9 +264,8 @@ def filter_environ(raw: bytes) -> tuple[dict[str, str], tuple[str, ...]]:
     return env, tuple(sorted(secrets))
 
 
-def sanitize(op: str, key: str, data: bytes) -> bytes:
-    """What a bundle may keep: relevant environment only, argv and text with secrets redacted."""
-    m = _PROC_FILE.match(key) if op == "read_file" else None
+def _sanitize_file(path: str, data: bytes) -> bytes:
+    m = _PROC_FILE.match(path)
     if m and m.group(1) == "environ":
         env, secrets = filter_environ(data)
         items = [f"{k}={v}" for k, v in env.items()] + [f"{k}={REDACTED}" for k in secrets]
@@ -155,8 +273,24 @@ def sanitize(op: str, key: str, data: bytes) -> bytes:
     if m and m.group(1) == "cmdline":
         words = data.decode("utf-8", "replace").rstrip("\0").split("\0")
         return "\0".join(redact_argv(words)).encode() + b"\0"
-    if key.endswith(".safetensors") or b"\0" in data[:4096] and not data[:8].isascii():
-        return data  # weight headers: binary, and hold no secrets
+    if path.endswith(".safetensors"):
+        return data  # weight headers: binary, and they hold no secrets
+    return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+def sanitize(op: str, key: str, data: bytes) -> bytes:
+    """What a bundle may keep: relevant environment only, argv and text with secrets redacted."""
+    if op == "read_file":
+        return _sanitize_file(key, data)
+    if op == "run":
+        try:
+            argv = json.loads(key)
+        except ValueError:
+            argv = []
+        if len(argv) > 2 and argv[0] == "sh" and argv[2] in (READ_MANY, SURVEY):
+            b = parse_batch(data, argv[5:] if argv[2] == READ_MANY else None)
+            b.files = {p: (_sanitize_file(p, v) if isinstance(v, bytes) else v) for p, v in b.files.items()}
+            return encode_batch(b)
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
@@ -175,6 +309,25 @@ class HostCollector:
 
     def src(self, kind: str, location: str) -> Source:
         return Source(kind, location, host=self.label)
+
+    def batch(self, files: list[str] = (), links: list[str] = (), dirs: list[str] = (),
+              max_bytes: int = 4 << 20) -> Batch:
+        """Read many files / links / listings in ONE command (round trips dominate over SSH)."""
+        req = [f"F:{p}" for p in files] + [f"L:{p}" for p in links] + [f"D:{p}" for p in dirs]
+        if not req:
+            return Batch()
+        res = self.host.run(["sh", "-c", READ_MANY, "sh", str(max_bytes), *req], timeout=self.opt.timeout,
+                            max_bytes=64 << 20)
+        b = parse_batch(res.stdout, req)
+        if not res.ok:
+            b.error = res.error or res.stderr.decode("utf-8", "replace").strip()[:200] or f"exit status {res.rc}"
+        for p in files:
+            b.files.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
+        for p in links:
+            b.links.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
+        for p in dirs:
+            b.dirs.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
+        return b
 
     def collect(self) -> EvidenceSet:
         t0 = time.monotonic()
@@ -196,17 +349,13 @@ class HostCollector:
     def _collect(self) -> None:
         ev = self.ev
         gpu_f = self._pool.submit(self._gpus)
-        host_f = self._pool.submit(self._identity)
         procs = self._processes()
         main = procs[0] if procs else None
-        futures = {
-            "log": self._pool.submit(self._log, main),
-            "engine": self._pool.submit(self._engine, main),
-            "models": self._pool.submit(self._models, main),
-        }
+        futures = [self._pool.submit(self._log, main), self._pool.submit(self._engine, main),
+                   self._pool.submit(self._models, main)]
         if self.opt.metrics and main is not None:
-            futures["metrics"] = self._pool.submit(self._metrics, main)
-        for f in (gpu_f, host_f, *futures.values()):
+            futures.append(self._pool.submit(self._metrics, main))
+        for f in (gpu_f, *futures):
             f.result()
         if not ev.has(Kind.ENGINE):
             st = ev.value(Kind.STARTUP)
@@ -218,13 +367,7 @@ class HostCollector:
         file_inputs.gather_engine_support(ev)
         ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
 
-    # -- identity and GPUs --
-    def _identity(self) -> None:
-        try:
-            self.facts["hostname"] = self.host.read_file("/proc/sys/kernel/hostname", 256).decode("utf-8", "replace").strip()
-        except OSError:
-            pass
-
+    # -- GPUs --
     def _gpus(self) -> None:
         res = self.host.run(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version",
                              "--format=csv,noheader"], timeout=self.opt.timeout, max_bytes=1 << 16)
@@ -237,7 +380,7 @@ class HostCollector:
                     gpus.append({"index": parts[0], "name": parts[1], "memory": parts[2], "driver": parts[3]})
             self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g['name'] for g in gpus})) if gpus
                         else "nvidia-smi lists no GPU", src, {"present": bool(gpus), "gpus": gpus})
-        elif res.error and "not found" in res.error or res.rc == 127:
+        elif (res.error and "not found" in res.error) or res.rc == 127:
             self.ev.add(Kind.GPU, "no NVIDIA GPU visible: nvidia-smi is not installed", src,
                         {"present": False, "gpus": [], "reason": "nvidia-smi not found"})
         else:
@@ -248,16 +391,21 @@ class HostCollector:
     # -- processes --
     def _processes(self) -> list[ServingProcess]:
         self.progress("looking for vLLM/SGLang processes")
-        res = self.host.run(["sh", "-c", FIND_SERVERS], timeout=self.opt.timeout, max_bytes=1 << 20)
-        pids = sorted({int(m) for m in re.findall(r"/proc/(\d+)/cmdline", res.text())})
+        res = self.host.run(["sh", "-c", SURVEY], timeout=self.opt.timeout, max_bytes=64 << 20)
+        b = parse_batch(res.stdout)
+        hn = b.files.get("/proc/sys/kernel/hostname")
+        if isinstance(hn, bytes):
+            self.facts["hostname"] = hn.decode("utf-8", "replace").strip()[:200]
+        if not res.ok:
+            self.ev.could_not_collect("process list", res.error or f"exit status {res.rc}", Kind.PROCESS)
+        pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
         if self.opt.pid is not None:
             pids = [p for p in pids if p == self.opt.pid]
             if not pids:
                 self.ev.could_not_collect(f"pid {self.opt.pid}", "no vLLM/SGLang process with that pid", Kind.PROCESS)
-        found = list(self._pool.map(self._process, pids))
-        procs = [p for p in found if p is not None]
+        procs = [p for p in (self._process(pid, b) for pid in pids) if p is not None]
         # The API server first (it owns the log and the port), engine-core children after it.
-        procs.sort(key=lambda p: (p.launch.engine is None, p.launch.speculative is None and p.launch.spec_error is None, p.pid))
+        procs.sort(key=lambda p: (p.launch.speculative is None and p.launch.spec_error is None, p.pid))
         src = self.src("file", "/proc/*/cmdline")
         if not procs:
             self.ev.missing(Kind.PROCESS, f"no vLLM or SGLang serving process is running on {self.label}")
@@ -266,6 +414,7 @@ class HostCollector:
         self.ev.add(Kind.PROCESS, f"{len(procs)} serving process(es): "
                     + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, procs)
         main = procs[0]
+        main.interpreter = self._interpreter(list(main.raw_argv), main.env)
         l = main.launch
         if l.spec_error:
             summary = f"pid {main.pid}: invalid --speculative-config"
@@ -279,37 +428,32 @@ class HostCollector:
                     or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"), env_view)
         return procs
 
-    def _process(self, pid: int) -> ServingProcess | None:
-        try:
-            raw = self.host.read_file(f"/proc/{pid}/cmdline", 1 << 20, timeout=self.opt.timeout)
-        except OSError:
-            return None  # exited meanwhile
+    def _process(self, pid: int, b: Batch) -> ServingProcess | None:
+        raw = b.files.get(f"/proc/{pid}/cmdline")
+        if not isinstance(raw, bytes) or not raw:
+            return None  # exited meanwhile, or a kernel thread
         argv = [w.decode("utf-8", "replace") for w in raw.rstrip(b"\0").split(b"\0")]
         launch = parse_argv(argv)
         if launch.engine is None:
-            return None  # the grep itself, an editor with "vllm" in a file name, …
+            return None  # the survey itself, an editor with "vllm" in a file name, …
         env: dict[str, str] = {}
         secrets: tuple[str, ...] = ()
         notes = []
-        try:
-            env, secrets = filter_environ(self.host.read_file(f"/proc/{pid}/environ", 1 << 20, timeout=self.opt.timeout))
-        except PermissionError:
+        raw_env = b.files.get(f"/proc/{pid}/environ")
+        if isinstance(raw_env, bytes):
+            env, secrets = filter_environ(raw_env)
+        elif isinstance(raw_env, PermissionError):
             notes.append("environment not readable (another user's process: run as that user or root)")
-        except OSError as exc:
-            notes.append(f"environment not readable ({exc})")
-        outs = []
-        for fd in (1, 2):
-            try:
-                outs.append(self.host.readlink(f"/proc/{pid}/fd/{fd}", timeout=self.opt.timeout))
-            except OSError:
-                outs.append(None)
-        cgroup = None
-        try:
-            cgroup = self.host.read_file(f"/proc/{pid}/cgroup", 1 << 16, timeout=self.opt.timeout).decode("utf-8", "replace")
-        except OSError:
-            pass
-        return ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
-                              stderr=outs[1], cgroup=cgroup, interpreter=self._interpreter(argv, env), notes=notes)
+        else:
+            notes.append(f"environment not readable ({raw_env})")
+        outs = [b.links.get(f"/proc/{pid}/fd/{fd}") for fd in (1, 2)]
+        outs = [o if isinstance(o, str) else None for o in outs]
+        cg = b.files.get(f"/proc/{pid}/cgroup")
+        proc = ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
+                              stderr=outs[1], cgroup=cg.decode("utf-8", "replace") if isinstance(cg, bytes) else None,
+                              notes=notes)
+        proc.raw_argv = tuple(argv)
+        return proc
 
     def _interpreter(self, argv: list[str], env: dict[str, str]) -> str | None:
         first = argv[0] if argv else ""
@@ -318,11 +462,10 @@ class HostCollector:
         script = first if first.startswith("/") else self._which(first, env)
         if not script:
             return None
-        try:
-            head = self.host.read_file(script, 512, timeout=self.opt.timeout).split(b"\n", 1)[0].decode("utf-8", "replace")
-        except OSError:
+        head = self.batch(files=[script], max_bytes=512).files.get(script)
+        if not isinstance(head, bytes):
             return None
-        m = re.match(r"#!\s*(\S+)(?:\s+(\S+))?", head)
+        m = re.match(r"#!\s*(\S+)(?:\s+(\S+))?", head.split(b"\n", 1)[0].decode("utf-8", "replace"))
         if not m:
             return None
         if os.path.basename(m.group(1)) == "env" and m.group(2):
@@ -332,7 +475,8 @@ class HostCollector:
     def _which(self, name: str, env: dict[str, str]) -> str | None:
         if "/" in name:
             return None
-        res = self.host.run(["sh", "-c", EXISTING, "sh", *[f"{d}/{name}" for d in env.get("PATH", "/usr/bin:/bin").split(":") if d.startswith("/")]],
+        dirs = [d for d in env.get("PATH", "/usr/bin:/bin").split(":") if d.startswith("/")]
+        res = self.host.run(["sh", "-c", EXISTING, "sh", *[f"{d}/{name}" for d in dirs]],
                             timeout=self.opt.timeout, max_bytes=1 << 16)
         lines = res.text().splitlines()
         return lines[0] if lines else None
@@ -346,18 +490,17 @@ class HostCollector:
         args = [str(LOG_TAIL_LINES), str(LOG_HEAD_LINES)]
         if self.opt.log:
             where, argv = f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
-            size_of = self.opt.log
         elif main is not None:
             target = next((t for t in (main.stdout, main.stderr) if t and t.startswith("/") and not t.startswith("/dev/")
                            and not t.endswith(" (deleted)")), None)
             docker = _docker_id(main.cgroup)
             unit = _systemd_unit(main.cgroup)
             if target:
-                where, argv, size_of = f"{target} (stdout of pid {main.pid})", ["sh", "-c", FILTER_LOG, "sh", target, *args], target
+                where, argv = f"{target} (stdout of pid {main.pid})", ["sh", "-c", FILTER_LOG, "sh", target, *args]
             elif docker:
-                where, argv, size_of = f"docker logs {docker[:12]}", ["sh", "-c", FILTER_DOCKER, "sh", docker, *args], None
+                where, argv = f"docker logs {docker[:12]}", ["sh", "-c", FILTER_DOCKER, "sh", docker, *args]
             elif unit:
-                where, argv, size_of = f"journal of {unit}", ["sh", "-c", FILTER_JOURNAL, "sh", unit, *args], None
+                where, argv = f"journal of {unit}", ["sh", "-c", FILTER_JOURNAL, "sh", unit, *args]
             else:
                 ev.missing(Kind.ACCEPTANCE, f"pid {main.pid} writes to {main.stdout or 'an unknown target'}, not a file, "
                                             "and runs in no docker container or systemd unit: give --log PATH")
@@ -366,27 +509,25 @@ class HostCollector:
             ev.missing(Kind.ACCEPTANCE, "no serving process and no --log PATH: no log to read")
             return
         self.progress(f"filtering {where} on the host")
-        size_f = self._pool.submit(self.host.run, ["stat", "-L", "-c", "%s", "--", size_of],
-                                   self.opt.timeout, 1 << 10) if size_of else None
         res = self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20, stdin=patterns)
-        complaints = [ln for ln in res.stderr.decode("utf-8", "replace").splitlines()
-                      if ln.strip() and not re.fullmatch(r"\d+ \d+", ln.strip())]
+        err_lines = res.stderr.decode("utf-8", "replace").splitlines()
+        counts = [m for m in (re.fullmatch(r"(\d+) (\d+)", x.strip()) for x in err_lines) if m]
+        size = [m for m in (re.fullmatch(r"size (\d+)", x.strip()) for x in err_lines) if m]
+        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"(\d+ \d+|size \d+)", x.strip())]
         if not res.ok or (complaints and not res.stdout):
             why = res.error or (complaints[0] if complaints else f"exit status {res.rc}")
             ev.could_not_collect(f"log {where}", redact_text(why[:300]), Kind.ACCEPTANCE)
             return
-        counts = re.findall(rb"^(\d+) (\d+)$", res.stderr, re.M)
         self.facts["log"] = where
         self.facts["log_filtered_bytes"] = len(res.stdout)
-        self.facts["log_matching_lines"] = int(counts[-1][1]) if counts else None
-        self.facts["log_spec_lines"] = int(counts[-1][0]) if counts else None
-        if counts and int(counts[-1][0]) > LOG_TAIL_LINES:
-            self.ev.notes.append(f"the log holds {int(counts[-1][0])} spec-decode lines; the last {LOG_TAIL_LINES} "
-                                 "were transferred and scanned (the recent picture)")
-        if size_f is not None:
-            s = size_f.result()
-            if s.ok and s.text().strip().isdigit():
-                self.facts["log_bytes"] = int(s.text().strip())
+        if size:
+            self.facts["log_bytes"] = int(size[-1].group(1))
+        if counts:
+            self.facts["log_spec_lines"] = int(counts[-1].group(1))
+            self.facts["log_matching_lines"] = int(counts[-1].group(2))
+            if int(counts[-1].group(1)) > LOG_TAIL_LINES:
+                ev.notes.append(f"the log holds {counts[-1].group(1)} spec-decode lines; the last {LOG_TAIL_LINES} "
+                                "were transferred and scanned (the recent picture)")
         lines = res.stdout.decode("utf-8", "replace").splitlines()
         scan = scan_lines(iter(lines), f"{self.label}:{where}")
         self._add_scan(scan, where, len(lines))
@@ -414,17 +555,19 @@ class HostCollector:
                    + (f", method {st.method}" if st.method else "") + (f", drafter {st.drafter}" if st.drafter else ""),
                    src, st)
 
-    # -- the installed engine and its source --
+    # -- the installed engine and its source (one command, run by the serving interpreter) --
     def _engine(self, main: ServingProcess | None) -> None:
         ev = self.ev
         if main is None or not main.interpreter:
             reason = "no serving process" if main is None else f"the interpreter of pid {main.pid} could not be found"
             ev.missing(Kind.ENGINE_SOURCE, f"the engine's installed source was not read: {reason}")
             return
-        argv = [main.interpreter, "-c", ENGINE_SCRIPT]
+        request = json.dumps({"vllm": list(VLLM_SOURCES), "sglang": list(SGLANG_SOURCES),
+                              "literals": list(SOURCE_LITERALS)}, sort_keys=True)
+        argv = [main.interpreter, "-c", ENGINE_SCRIPT, request]
         if main.env.get("PYTHONPATH"):
             argv = ["env", f"PYTHONPATH={main.env['PYTHONPATH']}", *argv]
-        res = self.host.run(argv, timeout=self.opt.timeout, max_bytes=1 << 16)
+        res = self.host.run(argv, timeout=self.opt.timeout, max_bytes=4 << 20)
         try:
             info = json.loads(res.stdout.decode("utf-8", "replace").strip().splitlines()[-1]) if res.ok else None
         except (ValueError, IndexError):
@@ -439,29 +582,18 @@ class HostCollector:
         ev.add(Kind.ENGINE, f"{name} {version or '(no metadata)'} at {location}",
                self.src("command", f"{main.interpreter} importlib.metadata"),
                {"name": name, "version": version, "location": location, "python": info.get("python")})
-        if location:
-            self._source_probes(name, version, location, main)
-
-    def _source_probes(self, name: str, version: str | None, location: str, main: ServingProcess) -> None:
-        rel = VLLM_SOURCES if name == "vllm" else SGLANG_SOURCES
-        paths = [f"{location.rstrip('/')}/{r}" for r in rel]
-        exist = self.host.run(["sh", "-c", EXISTING, "sh", *paths], timeout=self.opt.timeout, max_bytes=1 << 16)
-        present = [p for p in exist.text().splitlines() if p in paths]
-        lines: list[tuple[str, int, str]] = []
-        if present:
-            res = self.host.run(["grep", "-n", "-H", "-s", "-F", "-f", "-", "--", *present], timeout=self.opt.timeout,
-                                max_bytes=4 << 20, stdin=("\n".join(SOURCE_LITERALS) + "\n").encode())
-            for line in res.text().splitlines():
-                path, _, rest = line.partition(":")
-                no, _, text = rest.partition(":")
-                if no.isdigit():
-                    lines.append((path[len(location.rstrip('/')) + 1:], int(no), text.strip()[:240]))
-        probes = probe_source(name, [p[len(location.rstrip('/')) + 1:] for p in present], lines)
+        if not location:
+            ev.missing(Kind.ENGINE_SOURCE, f"{name} has metadata but no package directory")
+            return
+        present = [str(p) for p in eng.get("present", [])]
+        lines = [(str(x[0]), int(x[1]), str(x[2])) for x in eng.get("lines", [])
+                 if isinstance(x, list) and len(x) == 3 and str(x[1]).isdigit()]
+        probes = probe_source(name, present, lines)
         probes.update({"engine": name, "version": version, "location": location,
                        "v2_runner_env": main.env.get("VLLM_USE_V2_MODEL_RUNNER")})
         summary = (f"{name} {version} source: target_layer_ids {probes['layer_map'] or 'mapping not found'}, "
                    f"drafter sliding windows {probes['swa']}")
-        self.ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), probes)
+        ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), probes)
 
     # -- models from the host's HF cache --
     def _models(self, main: ServingProcess | None) -> None:
@@ -472,82 +604,100 @@ class HostCollector:
             return
         l = main.launch
         hub = _hub_dir(main.env)
+        wanted = []
         for kind, ref in ((Kind.DRAFTER, l.drafter), (Kind.TARGET, l.model)):
             if not ref:
                 ev.missing(kind, f"the launch command of pid {main.pid} names no {kind.value}")
+            else:
+                wanted.append((kind, ref))
+        # Round trip 1: where each snapshot is (refs/main, or the snapshot listing).
+        repos = {ref: f"{hub}/models--{ref.replace('/', '--')}" for _, ref in wanted if not ref.startswith("/")}
+        b1 = self.batch(files=[f"{r}/refs/main" for r in repos.values()], dirs=[f"{r}/snapshots" for r in repos.values()],
+                        max_bytes=256)
+        snaps: dict[str, str | None] = {}
+        for _, ref in wanted:
+            if ref.startswith("/"):
+                snaps[ref] = ref.rstrip("/")
                 continue
-            self._model(kind, ref, hub)
+            repo = repos[ref]
+            rev = b1.files.get(f"{repo}/refs/main")
+            rev = rev.decode("ascii", "replace").strip() if isinstance(rev, bytes) else ""
+            listing = b1.dirs.get(f"{repo}/snapshots")
+            if re.fullmatch(r"[0-9a-f]{6,64}", rev) and (not isinstance(listing, list) or rev in listing):
+                snaps[ref] = f"{repo}/snapshots/{rev}"
+            elif isinstance(listing, list) and listing:
+                snaps[ref] = f"{repo}/snapshots/{listing[-1]}"
+            else:
+                snaps[ref] = None
+        # Round trip 2: configs, model cards, listings, and the first safetensors header bytes.
+        files, dirs = [], []
+        for kind, ref in wanted:
+            snap = snaps[ref]
+            if snap:
+                files += [f"{snap}/config.json", f"{snap}/README.md"]
+                dirs.append(snap)
+                if kind == Kind.DRAFTER:
+                    files.append(f"{snap}/model.safetensors")
+        b2 = self.batch(files=files, dirs=dirs, max_bytes=1 << 20)
+        for kind, ref in wanted:
+            snap = snaps[ref]
+            if snap is None:
+                ev.missing(kind, f"{ref} is not in the host's HF cache ({hub})")
+                continue
+            self._model(kind, ref, snap, b2)
 
-    def _model(self, kind: Kind, ref: str, hub: str) -> None:
-        if ref.startswith("/"):
-            snap = ref.rstrip("/")
-        else:
-            repo = f"{hub}/models--{ref.replace('/', '--')}"
-            snap = None
-            try:
-                rev = self.host.read_file(f"{repo}/refs/main", 256, timeout=self.opt.timeout).decode().strip()
-                if re.fullmatch(r"[0-9a-f]{6,64}", rev):
-                    snap = f"{repo}/snapshots/{rev}"
-            except OSError:
-                pass
-            if snap is None:
-                try:
-                    snaps = self.host.list_dir(f"{repo}/snapshots", timeout=self.opt.timeout)
-                    snap = f"{repo}/snapshots/{snaps[-1]}" if snaps else None
-                except OSError:
-                    snap = None
-            if snap is None:
-                self.ev.missing(kind, f"{ref} is not in the host's HF cache ({hub})")
-                return
+    def _model(self, kind: Kind, ref: str, snap: str, b: Batch) -> None:
+        raw = b.files.get(f"{snap}/config.json")
+        if not isinstance(raw, bytes):
+            self.ev.could_not_collect(f"{kind.value} config {snap}/config.json", str(raw), kind)
+            return
         try:
-            raw = self.host.read_file(f"{snap}/config.json", 4 << 20, timeout=self.opt.timeout)
             config = json.loads(raw)
             if not isinstance(config, dict):
                 raise ValueError("not a JSON object")
-        except OSError as exc:
-            self.ev.could_not_collect(f"{kind.value} config {snap}/config.json", str(exc), kind)
-            return
         except (ValueError, RecursionError) as exc:
             self.ev.could_not_collect(f"{kind.value} config {snap}/config.json", f"not valid JSON ({exc})", kind)
             return
-        value: dict[str, Any] = {"model": ref, "path": snap, "config": config, "source": "host HF cache"}
-        try:
-            names = self.host.list_dir(snap, timeout=self.opt.timeout)
-        except OSError:
-            names = []
-        value["files"] = names
-        if "README.md" in names:
-            try:
-                value["model_card"] = self.host.read_file(f"{snap}/README.md", 64 << 10).decode("utf-8", "replace")
-            except OSError:
-                pass
+        names = b.dirs.get(snap)
+        names = names if isinstance(names, list) else []
+        value: dict[str, Any] = {"model": ref, "path": snap, "config": config, "source": "host HF cache", "files": names}
+        card = b.files.get(f"{snap}/README.md")
+        if isinstance(card, bytes):
+            value["model_card"] = card[: 64 << 10].decode("utf-8", "replace")
         if kind == Kind.DRAFTER:
-            value["weights"] = self._weight_headers(snap, [n for n in names if n.endswith(".safetensors")][:4])
+            value["weights"] = self._weight_headers(snap, names, b)
         arch = ", ".join(config.get("architectures") or []) or config.get("model_type", "?")
         self.ev.add(kind, f"{ref}: {arch} (config from the host's HF cache)", self.src("file", f"{snap}/config.json"),
                     _model_value(kind, value))
 
-    def _weight_headers(self, snap: str, files: list[str]) -> dict[str, Any]:
+    def _weight_headers(self, snap: str, names: list[str], b: Batch) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name in files:
-            path = f"{snap}/{name}"
+        shards = [n for n in names if n.endswith(".safetensors")][:8]
+        prefixes = {n: b.files.get(f"{snap}/{n}") for n in shards}
+        need = [f"{snap}/{n}" for n, v in prefixes.items() if not isinstance(v, bytes) or _header_len(v) > len(v) - 8]
+        if need:  # sharded weights, or a header longer than the first read: one more round trip
+            more = self.batch(files=need, max_bytes=32 << 20)
+            for p in need:
+                prefixes[p[len(snap) + 1:]] = more.files.get(p)
+        for n, data in prefixes.items():
+            if not isinstance(data, bytes):
+                out[n] = {"error": str(data)[:200]}
+                continue
             try:
-                head = self.host.read_file(path, 8, timeout=self.opt.timeout)
-                (n,) = struct.unpack("<Q", head)
-                if n > 32 << 20:
-                    out[name] = {"error": f"header of {n} bytes is implausible"}
-                    continue
-                header = json.loads(self.host.read_file(path, 8 + n, timeout=self.opt.timeout)[8:])
-                out[name] = {k: {"dtype": v.get("dtype"), "shape": v.get("shape")}
-                             for k, v in header.items() if isinstance(v, dict) and k != "__metadata__"}
-            except (OSError, ValueError, struct.error, RecursionError) as exc:
-                out[name] = {"error": str(exc)[:200]}
+                hl = _header_len(data)
+                if hl > 32 << 20:
+                    raise ValueError(f"header of {hl} bytes is implausible")
+                header = json.loads(data[8:8 + hl])
+                out[n] = {k: {"dtype": v.get("dtype"), "shape": v.get("shape")}
+                          for k, v in header.items() if isinstance(v, dict) and k != "__metadata__"}
+            except (ValueError, RecursionError, struct.error) as exc:
+                out[n] = {"error": str(exc)[:200]}
         return out
 
     # -- /metrics, scraped on the host --
     def _metrics(self, main: ServingProcess) -> None:
         if not main.interpreter:
-            self.ev.could_not_collect("metrics scrape", "the serving interpreter is unknown", None)
+            self.ev.notes.append("/metrics was not scraped: the serving interpreter is unknown")
             return
         l = main.launch
         port = l.port or (30000 if l.engine == "sglang" else 8000)
@@ -561,9 +711,13 @@ class HostCollector:
             self.ev.notes.append(redact_text(f"/metrics was not scraped: {url}: {why}"))
             return
         text = res.text()
-        self.ev.add(Kind.METRICS, f"{url} scraped on the host: {sum(1 for x in text.splitlines() if x and not x.startswith('#'))} "
-                                  "spec-decode samples", self.src("url", url), {"url": url, "text": text,
-                                                                               "scraped_on_host": True})
+        n = sum(1 for x in text.splitlines() if x and not x.startswith("#"))
+        self.ev.add(Kind.METRICS, f"{url} scraped on the host: {n} spec-decode samples", self.src("url", url),
+                    {"url": url, "text": text, "scraped_on_host": True})
+
+
+def _header_len(data: bytes) -> int:
+    return struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else 1 << 62
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_every_command_the_collector_runs_is_read_only(sshd, seed_deployment):
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as host:
         collect_host(host, HostOptions(pid=seed_deployment.proc.pid))
         commands = list(host.commands)
-    assert len(commands) >= 8
+    assert len(commands) >= 6  # processes, GPUs, log, engine, models, metrics
     interpreter = str(seed_deployment.python)
     for argv in commands:
         prog = argv[0]
@@ -99,8 +99,11 @@ def test_every_command_the_collector_runs_is_read_only(sshd, seed_deployment):
             assert prog in ("head", "find", "readlink", "stat", "grep", "nvidia-smi"), argv
             assert not any(w in ("-delete", "-exec", "-fprint", "-i", "--in-place") for w in argv), argv
     for script in READONLY_SCRIPTS:
-        # the only redirections are to /dev/null and /dev/stderr; no writing tool appears
-        assert ">" not in script.replace("2>/dev/null", "").replace('> "/dev/stderr"', "").replace("2>&1", ""), script
+        # the only redirections are to /dev/null and stderr; no writing tool appears
+        stripped = script
+        for allowed in ("2>/dev/null", '> "/dev/stderr"', "2>&1", ">&2"):
+            stripped = stripped.replace(allowed, "")
+        assert ">" not in stripped, script
         for word in ("rm ", "kill", "touch", "tee", "mv ", "cp ", "dd ", "chmod", "systemctl"):
             assert word not in script, (word, script)
 
