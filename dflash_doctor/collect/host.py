@@ -40,15 +40,21 @@ RELEVANT_ENV = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_LOG_STATS_INTERVAL", "VLLM_ATT
                 "TRANSFORMERS_CACHE", "HF_HUB_OFFLINE", "CUDA_VISIBLE_DEVICES", "SGLANG_ENABLE_SPEC_V2")
 
 # The only shell scripts the collector ever runs. Values arrive as "$1", "$2"…, never inside the text.
-# Spec-decode lines go to a ring buffer (the last n are kept); other matching lines (startup facts)
-# are kept up to `head`. stderr gets "<spec lines> <all matching lines>". The ring bounds the transfer
-# whatever the log size.
-_AWK = ("'/SpecDecoding metrics|Speculative metrics|Decode batch|accept len/ {t++; buf[t%n]=$0; next} "
-        "h<head {h++; print} END{s=t-n+1; if(s<1)s=1; for(i=s;i<=t;i++)print buf[i%n]; "
-        "print t \" \" NR > \"/dev/stderr\"}'")
-FILTER_LOG = ('stat -L -c "size %s" -- "$1" >&2; grep -a -F -f - -- "$1" | awk -v n="$2" -v head="$3" ' + _AWK)
-FILTER_DOCKER = 'docker logs "$1" 2>&1 | grep -a -F -f - | awk -v n="$2" -v head="$3" ' + _AWK
-FILTER_JOURNAL = 'journalctl --no-pager -o cat -u "$1" | grep -a -F -f - | awk -v n="$2" -v head="$3" ' + _AWK
+# The log filter. $4: spec-decode literals, $5: startup literals (each newline-separated, which grep
+# -e reads as several patterns). Spec lines come from one fast pass over the whole log with only the
+# few spec literals; startup lines from the first and last $6 bytes (where each server start writes
+# them). awk keeps startup lines (deduplicated, up to $3) and the last $2 spec lines in a ring, so
+# the transfer is bounded whatever the log size; stderr gets "size B" and "<spec lines> <all lines>".
+_AWK = ('awk -v n="$2" -v head="$3" -v spec="$4" \'BEGIN{k=split(spec, S, "\\n")} '
+        '{for(i=1;i<=k;i++) if(S[i]!="" && index($0,S[i])){t++; buf[t%n]=$0; next}} '
+        '!seen[$0]++ && h<head {h++; print} '
+        'END{s=t-n+1; if(s<1)s=1; for(i=s;i<=t;i++)print buf[i%n]; print t " " NR > "/dev/stderr"}\'')
+FILTER_LOG = ('stat -L -c "size %s" -- "$1" >&2; '
+              '{ head -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
+              'tail -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
+              'grep -a -F -e "$4" -- "$1"; } | ' + _AWK)
+FILTER_DOCKER = 'docker logs "$1" 2>&1 | grep -a -F -e "$4" -e "$5" | ' + _AWK
+FILTER_JOURNAL = 'journalctl --no-pager -o cat -u "$1" | grep -a -F -e "$4" -e "$5" | ' + _AWK
 # Batched reads, one round trip for many files: arguments are "F:path" (read up to $1 bytes),
 # "L:path" (readlink) or "D:path" (list names). One line per item: KIND b64(path) b64(data), KIND in
 # F (file), L (link), D (listing), M (missing), P (permission denied), I (is a directory).
@@ -131,7 +137,9 @@ SGLANG_SOURCES = ("srt/models/qwen3_dflash.py", "srt/models/dflash.py", "srt/spe
 SOURCE_LITERALS = ("target_layer_ids", "aux_hidden_state_layer_ids", "layer_types", "sliding_window",
                    "NotImplementedError", "VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner", "issues/40898")
 
-LOG_HEAD_LINES = 400  # startup lines kept (they come first)
+LOG_HEAD_LINES = 400  # startup lines kept
+LOG_STARTUP_BYTES = 16 << 20  # startup lines are looked for in the log's first and last 16 MiB
+SPEC_LITERALS = ("SpecDecoding metrics", "Speculative metrics", "Decode batch")  # plus the parsers' own
 LOG_TAIL_LINES = 2500  # last spec-decode lines kept: ~7 h at vLLM's 10 s interval, ~1 MiB at most
 
 
@@ -349,9 +357,11 @@ class HostCollector:
     def _collect(self) -> None:
         ev = self.ev
         gpu_f = self._pool.submit(self._gpus)
+        # A known log path does not depend on the process survey: filter it meanwhile.
+        log_f = self._pool.submit(self._log, None) if self.opt.log else None
         procs = self._processes()
         main = procs[0] if procs else None
-        futures = [self._pool.submit(self._log, main), self._pool.submit(self._engine, main),
+        futures = [log_f or self._pool.submit(self._log, main), self._pool.submit(self._engine, main),
                    self._pool.submit(self._models, main)]
         if self.opt.metrics and main is not None:
             futures.append(self._pool.submit(self._metrics, main))
@@ -484,10 +494,11 @@ class HostCollector:
     # -- the log, filtered on the host --
     def _log(self, main: ServingProcess | None) -> None:
         ev = self.ev
-        literals = [lit for lit, _ in LINE_PARSERS] + list(STARTUP_LITERALS) + [
-            "Speculative metrics", "Decode batch", "accept len", "speculative", "Initializing a V1 LLM engine"]
-        patterns = ("\n".join(dict.fromkeys(literals)) + "\n").encode()
-        args = [str(LOG_TAIL_LINES), str(LOG_HEAD_LINES)]
+        spec = [lit for lit, _ in LINE_PARSERS] + list(SPEC_LITERALS)
+        startup = list(STARTUP_LITERALS) + ["Initializing a V1 LLM engine", "server_args="]
+        spec_arg = "\n".join(x for x in dict.fromkeys(spec) if x)
+        startup_arg = "\n".join(x for x in dict.fromkeys(startup) if x and x not in spec)
+        args = [str(LOG_TAIL_LINES), str(LOG_HEAD_LINES), spec_arg, startup_arg, str(LOG_STARTUP_BYTES)]
         if self.opt.log:
             where, argv = f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
         elif main is not None:
@@ -509,7 +520,7 @@ class HostCollector:
             ev.missing(Kind.ACCEPTANCE, "no serving process and no --log PATH: no log to read")
             return
         self.progress(f"filtering {where} on the host")
-        res = self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20, stdin=patterns)
+        res = self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20)
         err_lines = res.stderr.decode("utf-8", "replace").splitlines()
         counts = [m for m in (re.fullmatch(r"(\d+) (\d+)", x.strip()) for x in err_lines) if m]
         size = [m for m in (re.fullmatch(r"size (\d+)", x.strip()) for x in err_lines) if m]
