@@ -55,33 +55,49 @@ FILTER_LOG = ('stat -L -c "size %s" -- "$1" >&2; '
               'grep -a -F -e "$4" -- "$1"; } | ' + _AWK)
 FILTER_DOCKER = 'docker logs "$1" 2>&1 | grep -a -F -e "$4" -e "$5" | ' + _AWK
 FILTER_JOURNAL = 'journalctl --no-pager -o cat -u "$1" | grep -a -F -e "$4" -e "$5" | ' + _AWK
-# Batched reads, one round trip for many files: arguments are "F:path" (read up to $1 bytes),
-# "L:path" (readlink) or "D:path" (list names). One line per item: KIND b64(path) b64(data), KIND in
-# F (file), L (link), D (listing), M (missing), P (permission denied), I (is a directory).
-_READ_BODY = r"""max=$1; shift
-for a; do
-  k=${a%%:*}; f=${a#*:}; p=$(printf '%s' "$f" | base64 -w0)
+# Batched reads, one round trip for many items. `emit K PATH` prints one line per item:
+#   F|L|D b64(path) b64(data)   file content (up to $max bytes), link target, or NUL-separated names
+#   EF|EL|ED b64(path) M|P|I    missing, permission denied, or is a directory
+_EMIT = r"""emit() {
+  k=$1; f=$2; p=$(printf '%s' "$f" | base64 -w0)
   if [ "$k" = L ]; then
-    if t=$(readlink -- "$f" 2>/dev/null); then printf 'L %s %s\n' "$p" "$(printf '%s' "$t" | base64 -w0)"; else printf 'M %s -\n' "$p"; fi
-  elif [ ! -e "$f" ]; then printf 'M %s -\n' "$p"
+    if t=$(readlink -- "$f" 2>/dev/null); then printf 'L %s %s\n' "$p" "$(printf '%s' "$t" | base64 -w0)"; else printf 'EL %s M\n' "$p"; fi
+  elif [ ! -e "$f" ]; then printf 'E%s %s M\n' "$k" "$p"
   elif [ "$k" = D ]; then
-    if [ -d "$f" ] && [ -r "$f" ]; then printf 'D %s ' "$p"; find "$f" -mindepth 1 -maxdepth 1 -printf '%f\0' 2>/dev/null | base64 -w0; printf '\n'; else printf 'P %s -\n' "$p"; fi
-  elif [ -d "$f" ]; then printf 'I %s -\n' "$p"
-  elif [ ! -r "$f" ]; then printf 'P %s -\n' "$p"
+    if [ -d "$f" ] && [ -r "$f" ]; then printf 'D %s ' "$p"; find "$f" -mindepth 1 -maxdepth 1 -printf '%f\0' 2>/dev/null | base64 -w0; printf '\n'; else printf 'ED %s P\n' "$p"; fi
+  elif [ -d "$f" ]; then printf 'EF %s I\n' "$p"
+  elif [ ! -r "$f" ]; then printf 'EF %s P\n' "$p"
   else printf 'F %s ' "$p"; head -c "$max" -- "$f" 2>/dev/null | base64 -w0; printf '\n'; fi
-done
-exit 0"""
-READ_MANY = _READ_BODY
-# Every process whose argv mentions vllm/sglang: its argv, environment, cgroup and stdout/stderr targets.
-SURVEY = ("set -- 1048576 F:/proc/sys/kernel/hostname\n"
+}
+"""
+# Arguments: MAX then K:PATH items.
+READ_MANY = _EMIT + 'max=$1; shift\nfor a; do emit "${a%%:*}" "${a#*:}"; done\nexit 0'
+# Every process whose argv mentions vllm/sglang (argv, environment, cgroup, stdout/stderr targets),
+# the hostname, and the GPU query (G rc b64(output); nvidia-smi can hang on a broken driver: 20 s cap).
+SURVEY = (_EMIT + "max=1048576\n"
+          "g=$(timeout 20 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>&1)\n"
+          "printf 'G %s %s\\n' \"$?\" \"$(printf '%s' \"$g\" | base64 -w0)\"\n"
+          "emit F /proc/sys/kernel/hostname\n"
           "for c in $(grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null); do d=${c%/cmdline}; "
-          'set -- "$@" "F:$d/cmdline" "F:$d/environ" "F:$d/cgroup" "L:$d/fd/1" "L:$d/fd/2"; done\n' + _READ_BODY)
+          'for x in cmdline environ cgroup; do emit F "$d/$x"; done; emit L "$d/fd/1"; emit L "$d/fd/2"; done\n'
+          "exit 0")
+# Model files from an HF cache repo dir (R:DIR, RW: with the first weights header) or a local
+# checkpoint dir (P:DIR, PW:DIR): the snapshot refs/main names (else the last one), its listing,
+# config.json, README.md and model.safetensors. A refs/main that is not a hex revision is ignored.
+MODELS = (_EMIT + 'max=$1; shift\nfor a; do\n  role=${a%%:*}; r=${a#*:}\n  case $role in\n    R*)\n'
+          '      emit F "$r/refs/main"\n      rev=$(head -c 100 -- "$r/refs/main" 2>/dev/null)\n'
+          "      case $rev in ''|*[!0-9a-f]*) rev=$(ls -1 -- \"$r/snapshots\" 2>/dev/null | tail -n 1) ;; esac\n"
+          "      case $rev in ''|*/*|.|..) continue ;; esac\n"
+          '      s="$r/snapshots/$rev" ;;\n    *) s=$r ;;\n  esac\n'
+          '  emit D "$s"; emit F "$s/config.json"; emit F "$s/README.md"\n'
+          '  case $role in *W) emit F "$s/model.safetensors" ;; esac\ndone\nexit 0')
 EXISTING = 'for f; do [ -e "$f" ] && printf "%s\\n" "$f"; done; exit 0'
-READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, READ_MANY, SURVEY, EXISTING)
+READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, READ_MANY, SURVEY, MODELS, EXISTING)
 
 # Run by the serving interpreter with one JSON argument (data, not code): finds the engine without
-# importing it (find_spec does not run the package's __init__), reads its installed version, and
-# returns the lines of the listed source files that contain the listed literals.
+# importing it (find_spec does not run the package's __init__), reads its installed version,
+# returns the lines of the listed source files that contain the listed literals, and GETs the
+# server's /metrics on the host (only spec-decode samples are returned).
 ENGINE_SCRIPT = r"""
 import importlib.metadata as md, importlib.util as iu, json, os, sys
 req = json.loads(sys.argv[1])
@@ -113,19 +129,18 @@ for name in ("vllm", "sglang"):
                             break
         except OSError:
             pass
+url = req.get("metrics_url")
+if url:
+    import urllib.request
+    keep = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
+    try:
+        body = urllib.request.urlopen(url, timeout=5).read(64 << 20).decode("utf-8", "replace")
+        out["metrics"] = {"text": "".join(l + "\n" for l in body.splitlines() if any(k in l for k in keep))}
+    except Exception as exc:
+        out["metrics"] = {"error": str(exc)[:200]}
 print(json.dumps(out))
 """
-# Run by the serving interpreter: GET the URL given as argv[1], keep only spec-decode samples.
-SCRAPE_SCRIPT = r"""
-import sys, urllib.request
-try:
-    body = urllib.request.urlopen(sys.argv[1], timeout=float(sys.argv[2])).read(64 << 20).decode("utf-8", "replace")
-except Exception as exc:
-    sys.stderr.write("scrape failed: %s\n" % (exc,)); sys.exit(3)
-keep = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
-sys.stdout.write("".join(l + "\n" for l in body.splitlines() if any(k in l for k in keep)))
-"""
-INTERPRETER_SCRIPTS = (ENGINE_SCRIPT, SCRAPE_SCRIPT)
+INTERPRETER_SCRIPTS = (ENGINE_SCRIPT,)
 
 # Engine source files the probes read (relative to the package directory).
 VLLM_SOURCES = ("v1/worker/gpu_model_runner.py", "v1/spec_decode/dflash.py", "v1/spec_decode/eagle.py",
@@ -180,78 +195,71 @@ class Batch:
     files: dict[str, bytes | OSError] = field(default_factory=dict)
     links: dict[str, str | OSError] = field(default_factory=dict)
     dirs: dict[str, list[str] | OSError] = field(default_factory=dict)
+    gpu: tuple[int, bytes] | None = None  # (exit status, output) of the survey's nvidia-smi query
     error: str | None = None
 
+    def table(self, kind: str) -> dict:
+        return {"F": self.files, "L": self.links, "D": self.dirs}[kind]
 
-_KIND_ERR = {"M": lambda p: FileNotFoundError(2, "No such file or directory", p),
-             "P": lambda p: PermissionError(13, "Permission denied", p),
-             "I": lambda p: IsADirectoryError(21, "Is a directory", p)}
+
+_ERR = {"M": lambda p: FileNotFoundError(2, "No such file or directory", p),
+        "P": lambda p: PermissionError(13, "Permission denied", p),
+        "I": lambda p: IsADirectoryError(21, "Is a directory", p)}
 
 
 def _b64(text: str) -> bytes:
     import base64
     import binascii
 
-    if text == "-":
-        return b""
     try:
         return base64.b64decode(text, validate=False)
     except (binascii.Error, ValueError):
         return b""
 
 
-def parse_batch(out: bytes, requested: list[str] | None = None) -> Batch:
-    """Decode READ_MANY/SURVEY output into files, links and listings (by kind of the request)."""
+def parse_batch(out: bytes) -> Batch:
+    """Decode the output of READ_MANY / SURVEY / MODELS (see `emit`)."""
     b = Batch()
-    kinds = {}
-    for r in requested or []:
-        k, _, path = r.partition(":")
-        kinds[path] = k
     for line in out.decode("ascii", "replace").splitlines():
         parts = line.split(" ")
-        if len(parts) < 2 or parts[0] not in "FLDMPI" or len(parts[0]) != 1:
+        if len(parts) < 2:
+            continue
+        k = parts[0]
+        if k == "G" and parts[1].lstrip("-").isdigit():
+            b.gpu = (int(parts[1]), _b64(parts[2]) if len(parts) > 2 else b"")
             continue
         path = _b64(parts[1]).decode("utf-8", "surrogateescape")
         data = _b64(parts[2]) if len(parts) > 2 else b""
-        k = parts[0]
-        req = kinds.get(path, "L" if "/fd/" in path else "F")
         if k == "F":
             b.files[path] = data
         elif k == "L":
             b.links[path] = data.decode("utf-8", "surrogateescape")
         elif k == "D":
             b.dirs[path] = sorted(n.decode("utf-8", "surrogateescape") for n in data.split(b"\0") if n)
-        else:
-            err = _KIND_ERR[k](path)
-            {"F": b.files, "L": b.links, "D": b.dirs}[req][path] = err
+        elif len(k) == 2 and k[0] == "E" and k[1] in "FLD" and len(parts) > 2 and parts[2] in _ERR:
+            b.table(k[1])[path] = _ERR[parts[2]](path)
     return b
 
 
 def encode_batch(b: Batch) -> bytes:
     import base64
 
-    def e(x: bytes) -> str:
-        return base64.b64encode(x).decode("ascii") or ""
+    def e(x: bytes | str) -> str:
+        return base64.b64encode(x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x).decode("ascii")
 
     lines = []
-    for path, v in b.files.items():
-        lines.append(f"F {e(path.encode('utf-8', 'surrogateescape'))} {e(v)}" if isinstance(v, bytes)
-                     else f"{_err_kind(v)} {e(path.encode('utf-8', 'surrogateescape'))} -")
-    for path, v in b.links.items():
-        lines.append(f"L {e(path.encode('utf-8', 'surrogateescape'))} {e(v.encode('utf-8', 'surrogateescape'))}"
-                     if isinstance(v, str) else f"M {e(path.encode('utf-8', 'surrogateescape'))} -")
-    for path, v in b.dirs.items():
-        lines.append(f"D {e(path.encode('utf-8', 'surrogateescape'))} {e(chr(0).join(v).encode('utf-8', 'surrogateescape'))}"
-                     if isinstance(v, list) else f"{_err_kind(v)} {e(path.encode('utf-8', 'surrogateescape'))} -")
+    if b.gpu is not None:
+        lines.append(f"G {b.gpu[0]} {e(b.gpu[1])}")
+    for kind, table in (("F", b.files), ("L", b.links), ("D", b.dirs)):
+        for path, v in table.items():
+            if isinstance(v, OSError):
+                code = "P" if isinstance(v, PermissionError) else "I" if isinstance(v, IsADirectoryError) else "M"
+                lines.append(f"E{kind} {e(path)} {code}")
+            elif kind == "D":
+                lines.append(f"D {e(path)} {e(chr(0).join(v))}")
+            else:
+                lines.append(f"{kind} {e(path)} {e(v)}")
     return ("\n".join(lines) + "\n").encode("ascii") if lines else b""
-
-
-def _err_kind(exc: OSError) -> str:
-    if isinstance(exc, PermissionError):
-        return "P"
-    if isinstance(exc, IsADirectoryError):
-        return "I"
-    return "M"
 
 
 # --- privacy filter shared by live collection and bundles ------------------------------------
@@ -295,8 +303,8 @@ def sanitize(op: str, key: str, data: bytes) -> bytes:
             argv = json.loads(key)
         except ValueError:
             argv = []
-        if len(argv) > 2 and argv[0] == "sh" and argv[2] in (READ_MANY, SURVEY):
-            b = parse_batch(data, argv[5:] if argv[2] == READ_MANY else None)
+        if len(argv) > 2 and argv[0] == "sh" and argv[2] in (READ_MANY, SURVEY, MODELS):
+            b = parse_batch(data)
             b.files = {p: (_sanitize_file(p, v) if isinstance(v, bytes) else v) for p, v in b.files.items()}
             return encode_batch(b)
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
@@ -326,7 +334,7 @@ class HostCollector:
             return Batch()
         res = self.host.run(["sh", "-c", READ_MANY, "sh", str(max_bytes), *req], timeout=self.opt.timeout,
                             max_bytes=64 << 20)
-        b = parse_batch(res.stdout, req)
+        b = parse_batch(res.stdout)
         if not res.ok:
             b.error = res.error or res.stderr.decode("utf-8", "replace").strip()[:200] or f"exit status {res.rc}"
         for p in files:
@@ -356,16 +364,13 @@ class HostCollector:
 
     def _collect(self) -> None:
         ev = self.ev
-        gpu_f = self._pool.submit(self._gpus)
         # A known log path does not depend on the process survey: filter it meanwhile.
         log_f = self._pool.submit(self._log, None) if self.opt.log else None
         procs = self._processes()
         main = procs[0] if procs else None
         futures = [log_f or self._pool.submit(self._log, main), self._pool.submit(self._engine, main),
                    self._pool.submit(self._models, main)]
-        if self.opt.metrics and main is not None:
-            futures.append(self._pool.submit(self._metrics, main))
-        for f in (gpu_f, *futures):
+        for f in futures:
             f.result()
         if not ev.has(Kind.ENGINE):
             st = ev.value(Kind.STARTUP)
@@ -377,24 +382,27 @@ class HostCollector:
         file_inputs.gather_engine_support(ev)
         ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
 
-    # -- GPUs --
-    def _gpus(self) -> None:
-        res = self.host.run(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version",
-                             "--format=csv,noheader"], timeout=self.opt.timeout, max_bytes=1 << 16)
+    # -- GPUs (queried by the survey) --
+    def _gpus(self, gpu: tuple[int, bytes] | None) -> None:
         src = self.src("command", "nvidia-smi --query-gpu")
-        if res.ok:
+        if gpu is None:
+            self.ev.could_not_collect("GPU query", "the host survey did not run", Kind.GPU)
+            return
+        rc, out = gpu
+        text = out.decode("utf-8", "replace")
+        if rc == 0:
             gpus = []
-            for line in res.text().splitlines():
+            for line in text.splitlines():
                 parts = [p.strip() for p in line.split(",")]
                 if len(parts) >= 4:
                     gpus.append({"index": parts[0], "name": parts[1], "memory": parts[2], "driver": parts[3]})
             self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g['name'] for g in gpus})) if gpus
                         else "nvidia-smi lists no GPU", src, {"present": bool(gpus), "gpus": gpus})
-        elif (res.error and "not found" in res.error) or res.rc == 127:
+        elif rc == 127 or "not found" in text:
             self.ev.add(Kind.GPU, "no NVIDIA GPU visible: nvidia-smi is not installed", src,
                         {"present": False, "gpus": [], "reason": "nvidia-smi not found"})
         else:
-            why = (res.stderr.decode("utf-8", "replace").strip() or res.error or f"exit {res.rc}")[:200]
+            why = ("timed out after 20 s" if rc == 124 else text.strip() or f"exit status {rc}")[:200]
             self.ev.add(Kind.GPU, f"no GPU visible: nvidia-smi failed ({why})", src,
                         {"present": False, "gpus": [], "reason": why})
 
@@ -403,6 +411,7 @@ class HostCollector:
         self.progress("looking for vLLM/SGLang processes")
         res = self.host.run(["sh", "-c", SURVEY], timeout=self.opt.timeout, max_bytes=64 << 20)
         b = parse_batch(res.stdout)
+        self._gpus(b.gpu)
         hn = b.files.get("/proc/sys/kernel/hostname")
         if isinstance(hn, bytes):
             self.facts["hostname"] = hn.decode("utf-8", "replace").strip()[:200]
@@ -573,8 +582,12 @@ class HostCollector:
             reason = "no serving process" if main is None else f"the interpreter of pid {main.pid} could not be found"
             ev.missing(Kind.ENGINE_SOURCE, f"the engine's installed source was not read: {reason}")
             return
+        l = main.launch
+        port = l.port or (30000 if l.engine == "sglang" else 8000)
+        bind = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        url = f"http://{bind}:{port}/metrics" if self.opt.metrics else None
         request = json.dumps({"vllm": list(VLLM_SOURCES), "sglang": list(SGLANG_SOURCES),
-                              "literals": list(SOURCE_LITERALS)}, sort_keys=True)
+                              "literals": list(SOURCE_LITERALS), "metrics_url": url}, sort_keys=True)
         argv = [main.interpreter, "-c", ENGINE_SCRIPT, request]
         if main.env.get("PYTHONPATH"):
             argv = ["env", f"PYTHONPATH={main.env['PYTHONPATH']}", *argv]
@@ -584,6 +597,8 @@ class HostCollector:
         except (ValueError, IndexError):
             info = None
         name = main.launch.engine
+        if isinstance(info, dict) and url:
+            self._metrics(url, info.get("metrics"))
         if not isinstance(info, dict) or not isinstance(info.get(name), dict):
             why = res.error or res.stderr.decode("utf-8", "replace").strip()[-200:] or f"{name} is not importable there"
             ev.could_not_collect(f"engine version via {main.interpreter}", redact_text(why), Kind.ENGINE_SOURCE)
@@ -621,41 +636,28 @@ class HostCollector:
                 ev.missing(kind, f"the launch command of pid {main.pid} names no {kind.value}")
             else:
                 wanted.append((kind, ref))
-        # Round trip 1: where each snapshot is (refs/main, or the snapshot listing).
-        repos = {ref: f"{hub}/models--{ref.replace('/', '--')}" for _, ref in wanted if not ref.startswith("/")}
-        b1 = self.batch(files=[f"{r}/refs/main" for r in repos.values()], dirs=[f"{r}/snapshots" for r in repos.values()],
-                        max_bytes=256)
-        snaps: dict[str, str | None] = {}
-        for _, ref in wanted:
+        # One round trip: each snapshot (refs/main, else the last one), its listing, config, card, weights header.
+        items, dirs = [], {}
+        for kind, ref in wanted:
+            w = "W" if kind == Kind.DRAFTER else ""
             if ref.startswith("/"):
-                snaps[ref] = ref.rstrip("/")
-                continue
-            repo = repos[ref]
-            rev = b1.files.get(f"{repo}/refs/main")
-            rev = rev.decode("ascii", "replace").strip() if isinstance(rev, bytes) else ""
-            listing = b1.dirs.get(f"{repo}/snapshots")
-            if re.fullmatch(r"[0-9a-f]{6,64}", rev) and (not isinstance(listing, list) or rev in listing):
-                snaps[ref] = f"{repo}/snapshots/{rev}"
-            elif isinstance(listing, list) and listing:
-                snaps[ref] = f"{repo}/snapshots/{listing[-1]}"
+                dirs[ref] = ref.rstrip("/")
+                items.append(f"P{w}:{dirs[ref]}")
             else:
-                snaps[ref] = None
-        # Round trip 2: configs, model cards, listings, and the first safetensors header bytes.
-        files, dirs = [], []
+                dirs[ref] = f"{hub}/models--{ref.replace('/', '--')}"
+                items.append(f"R{w}:{dirs[ref]}")
+        res = self.host.run(["sh", "-c", MODELS, "sh", str(1 << 20), *items], timeout=self.opt.timeout,
+                            max_bytes=64 << 20)
+        b = parse_batch(res.stdout)
         for kind, ref in wanted:
-            snap = snaps[ref]
-            if snap:
-                files += [f"{snap}/config.json", f"{snap}/README.md"]
-                dirs.append(snap)
-                if kind == Kind.DRAFTER:
-                    files.append(f"{snap}/model.safetensors")
-        b2 = self.batch(files=files, dirs=dirs, max_bytes=1 << 20)
-        for kind, ref in wanted:
-            snap = snaps[ref]
+            d = dirs[ref]
+            snap = d if ref.startswith("/") else next(
+                (p for p in b.dirs if p.startswith(f"{d}/snapshots/") and "/" not in p[len(d) + 11:]), None)
             if snap is None:
-                ev.missing(kind, f"{ref} is not in the host's HF cache ({hub})")
+                why = res.error or ("not in the host's HF cache" if not ref.startswith("/") else "not readable")
+                ev.missing(kind, f"{ref}: {why} ({hub})")
                 continue
-            self._model(kind, ref, snap, b2)
+            self._model(kind, ref, snap, b)
 
     def _model(self, kind: Kind, ref: str, snap: str, b: Batch) -> None:
         raw = b.files.get(f"{snap}/config.json")
@@ -705,23 +707,14 @@ class HostCollector:
                 out[n] = {"error": str(exc)[:200]}
         return out
 
-    # -- /metrics, scraped on the host --
-    def _metrics(self, main: ServingProcess) -> None:
-        if not main.interpreter:
-            self.ev.notes.append("/metrics was not scraped: the serving interpreter is unknown")
-            return
-        l = main.launch
-        port = l.port or (30000 if l.engine == "sglang" else 8000)
-        host = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
-        url = f"http://{host}:{port}/metrics"
-        res = self.host.run([main.interpreter, "-I", "-c", SCRAPE_SCRIPT, url, "5"], timeout=self.opt.timeout,
-                            max_bytes=8 << 20)
-        if not res.ok:
-            why = res.error or res.stderr.decode("utf-8", "replace").strip()[-200:]
+    # -- /metrics, scraped on the host (by the engine call) --
+    def _metrics(self, url: str, got: Any) -> None:
+        if not isinstance(got, dict) or "text" not in got:
+            why = got.get("error") if isinstance(got, dict) else "no answer"
             self.facts["metrics"] = f"{url}: {why}"
             self.ev.notes.append(redact_text(f"/metrics was not scraped: {url}: {why}"))
             return
-        text = res.text()
+        text = str(got["text"])
         n = sum(1 for x in text.splitlines() if x and not x.startswith("#"))
         self.ev.add(Kind.METRICS, f"{url} scraped on the host: {n} spec-decode samples", self.src("url", url),
                     {"url": url, "text": text, "scraped_on_host": True})

@@ -86,7 +86,7 @@ def test_every_command_the_collector_runs_is_read_only(sshd, seed_deployment):
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as host:
         collect_host(host, HostOptions(pid=seed_deployment.proc.pid))
         commands = list(host.commands)
-    assert len(commands) >= 6  # processes, GPUs, log, engine, models, metrics
+    assert len(commands) >= 4  # survey (processes + GPUs), log, engine (+ source + metrics), models
     interpreter = str(seed_deployment.python)
     for argv in commands:
         prog = argv[0]

@@ -68,11 +68,11 @@ def test_batch_roundtrip_and_sanitizer_filters_environment():
                      "/a": FileNotFoundError(2, "x", "/a")},
               links={"/proc/7/fd/1": "/var/log/vllm.log"}, dirs={"/d": ["a", "b c"]})
     raw = encode_batch(b)
-    back = parse_batch(raw, ["F:/proc/7/environ", "F:/proc/7/cmdline", "F:/a", "L:/proc/7/fd/1", "D:/d"])
+    back = parse_batch(raw)
     assert back.files["/proc/7/cmdline"] == b.files["/proc/7/cmdline"] and back.dirs["/d"] == ["a", "b c"]
     assert isinstance(back.files["/a"], FileNotFoundError) and back.links["/proc/7/fd/1"] == "/var/log/vllm.log"
     argv = ["sh", "-c", READ_MANY, "sh", "100", "F:/proc/7/environ", "F:/proc/7/cmdline", "F:/a", "L:/proc/7/fd/1", "D:/d"]
-    kept = parse_batch(sanitize("run", json.dumps(argv), raw), argv[5:])
+    kept = parse_batch(sanitize("run", json.dumps(argv), raw))
     env = kept.files["/proc/7/environ"]
     assert b"hf_secret" not in env and b"LS_COLORS" not in env and b"VLLM_USE_V2_MODEL_RUNNER=1" in env
     assert b"sk-abcdef" not in kept.files["/proc/7/cmdline"]
