@@ -1,6 +1,8 @@
-"""What the installed engine's source does with a DFlash drafter: layer-id mapping and sliding windows.
+"""What the INSTALLED engine's source does with a DFlash drafter: layer-id mapping and sliding windows.
 
 Answered from the engine's files on the host (collected by `check host`), never from log silence.
+The support-table checks (engine-layer-map, engine-drafter-swa) say what a release does; these say
+what the code on that host does (a patched or source install can differ from its version number).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ def drafter_has_swa(drafter) -> bool | None:
     """True/False from the drafter config (raw dict or DrafterFacts), None when unknown."""
     if drafter is None:
         return None
+    layers = getattr(drafter, "swa_layers", None)
+    if layers is not None and getattr(drafter, "layers", None):
+        return bool(layers)
     flag = _get(drafter, "has_swa")
     if isinstance(flag, bool):
         return flag
@@ -33,9 +38,9 @@ def drafter_has_swa(drafter) -> bool | None:
 
 
 class EngineLayerMap(Check):
-    id = "engine-layer-map"
+    id = "engine-source-layer-map"
     area = "engine"
-    title = "Engine maps DFlash target_layer_ids with +1"
+    title = "Installed engine source maps DFlash target_layer_ids with +1"
     needs = (Kind.ENGINE_SOURCE,)
 
     def run(self, evidence: EvidenceSet):
@@ -59,9 +64,9 @@ class EngineLayerMap(Check):
 
 
 class EngineSlidingWindow(Check):
-    id = "engine-swa"
+    id = "engine-source-swa"
     area = "engine"
-    title = "Engine honours the drafter's sliding-window layers"
+    title = "Installed engine source honours the drafter's sliding-window layers"
     needs = (Kind.ENGINE_SOURCE,)
     wants = (Kind.DRAFTER,)
 

@@ -218,5 +218,4 @@ def gather_files(inputs: FileInputs) -> EvidenceSet:
     gather_engine_support(ev)
     ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
     ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (use `check host`)")
-    ev.missing(Kind.HOST, "evidence came from files, not from a host (`check host` collects host facts)")
     return ev

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import struct
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -56,18 +55,19 @@ FILTER_LOG = ('stat -L -c "size %s" -- "$1" >&2; '
 FILTER_DOCKER = 'docker logs "$1" 2>&1 | grep -a -F -e "$4" -e "$5" | ' + _AWK
 FILTER_JOURNAL = 'journalctl --no-pager -o cat -u "$1" | grep -a -F -e "$4" -e "$5" | ' + _AWK
 # Batched reads, one round trip for many items. `emit K PATH` prints one line per item:
-#   F|L|D b64(path) b64(data)   file content (up to $max bytes), link target, or NUL-separated names
-#   EF|EL|ED b64(path) M|P|I    missing, permission denied, or is a directory
+#   F|L|D|S b64(path) b64(data)   file content (up to $max bytes), link target, NUL-separated names, size
+#   EF|EL|ED|ES b64(path) M|P|I   missing, permission denied, or is a directory
 _EMIT = r"""emit() {
-  k=$1; f=$2; p=$(printf '%s' "$f" | base64 -w0)
+  k=$1; f=$2; m=${3:-$max}; p=$(printf '%s' "$f" | base64 -w0)
   if [ "$k" = L ]; then
     if t=$(readlink -- "$f" 2>/dev/null); then printf 'L %s %s\n' "$p" "$(printf '%s' "$t" | base64 -w0)"; else printf 'EL %s M\n' "$p"; fi
   elif [ ! -e "$f" ]; then printf 'E%s %s M\n' "$k" "$p"
+  elif [ "$k" = S ]; then printf 'S %s %s\n' "$p" "$(stat -L -c %s -- "$f" 2>/dev/null | base64 -w0)"
   elif [ "$k" = D ]; then
     if [ -d "$f" ] && [ -r "$f" ]; then printf 'D %s ' "$p"; find "$f" -mindepth 1 -maxdepth 1 -printf '%f\0' 2>/dev/null | base64 -w0; printf '\n'; else printf 'ED %s P\n' "$p"; fi
   elif [ -d "$f" ]; then printf 'EF %s I\n' "$p"
   elif [ ! -r "$f" ]; then printf 'EF %s P\n' "$p"
-  else printf 'F %s ' "$p"; head -c "$max" -- "$f" 2>/dev/null | base64 -w0; printf '\n'; fi
+  else printf 'F %s ' "$p"; head -c "$m" -- "$f" 2>/dev/null | base64 -w0; printf '\n'; fi
 }
 """
 # Arguments: MAX then K:PATH items.
@@ -81,16 +81,18 @@ SURVEY = (_EMIT + "max=1048576\n"
           "for c in $(grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null); do d=${c%/cmdline}; "
           'for x in cmdline environ cgroup; do emit F "$d/$x"; done; emit L "$d/fd/1"; emit L "$d/fd/2"; done\n'
           "exit 0")
-# Model files from an HF cache repo dir (R:DIR, RW: with the first weights header) or a local
+# Model files from an HF cache repo dir (R:DIR; RW: a drafter, with its weights header) or a local
 # checkpoint dir (P:DIR, PW:DIR): the snapshot refs/main names (else the last one), its listing,
-# config.json, README.md and model.safetensors. A refs/main that is not a hex revision is ignored.
+# config.json, README.md, and model.safetensors (first 16 KiB: the header, + size) for a drafter or
+# tokenizer_config.json for a target. A refs/main that is not a hex revision is ignored.
 MODELS = (_EMIT + 'max=$1; shift\nfor a; do\n  role=${a%%:*}; r=${a#*:}\n  case $role in\n    R*)\n'
           '      emit F "$r/refs/main"\n      rev=$(head -c 100 -- "$r/refs/main" 2>/dev/null)\n'
           "      case $rev in ''|*[!0-9a-f]*) rev=$(ls -1 -- \"$r/snapshots\" 2>/dev/null | tail -n 1) ;; esac\n"
           "      case $rev in ''|*/*|.|..) continue ;; esac\n"
           '      s="$r/snapshots/$rev" ;;\n    *) s=$r ;;\n  esac\n'
           '  emit D "$s"; emit F "$s/config.json"; emit F "$s/README.md"\n'
-          '  case $role in *W) emit F "$s/model.safetensors" ;; esac\ndone\nexit 0')
+          '  case $role in *W) emit F "$s/model.safetensors" 16384; emit S "$s/model.safetensors" ;;'
+          ' *) emit F "$s/tokenizer_config.json" ;; esac\ndone\nexit 0')
 EXISTING = 'for f; do [ -e "$f" ] && printf "%s\\n" "$f"; done; exit 0'
 READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, READ_MANY, SURVEY, MODELS, EXISTING)
 
@@ -152,6 +154,7 @@ SGLANG_SOURCES = ("srt/models/qwen3_dflash.py", "srt/models/dflash.py", "srt/spe
 SOURCE_LITERALS = ("target_layer_ids", "aux_hidden_state_layer_ids", "layer_types", "sliding_window",
                    "NotImplementedError", "VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner", "issues/40898")
 
+SAFETENSORS_PREFIX = 16384  # bytes of a drafter's weights file read with its config (the header)
 LOG_HEAD_LINES = 400  # startup lines kept
 LOG_STARTUP_BYTES = 16 << 20  # startup lines are looked for in the log's first and last 16 MiB
 SPEC_LITERALS = ("SpecDecoding metrics", "Speculative metrics", "Decode batch")  # plus the parsers' own
@@ -195,11 +198,12 @@ class Batch:
     files: dict[str, bytes | OSError] = field(default_factory=dict)
     links: dict[str, str | OSError] = field(default_factory=dict)
     dirs: dict[str, list[str] | OSError] = field(default_factory=dict)
+    sizes: dict[str, int | OSError] = field(default_factory=dict)
     gpu: tuple[int, bytes] | None = None  # (exit status, output) of the survey's nvidia-smi query
     error: str | None = None
 
     def table(self, kind: str) -> dict:
-        return {"F": self.files, "L": self.links, "D": self.dirs}[kind]
+        return {"F": self.files, "L": self.links, "D": self.dirs, "S": self.sizes}[kind]
 
 
 _ERR = {"M": lambda p: FileNotFoundError(2, "No such file or directory", p),
@@ -236,7 +240,10 @@ def parse_batch(out: bytes) -> Batch:
             b.links[path] = data.decode("utf-8", "surrogateescape")
         elif k == "D":
             b.dirs[path] = sorted(n.decode("utf-8", "surrogateescape") for n in data.split(b"\0") if n)
-        elif len(k) == 2 and k[0] == "E" and k[1] in "FLD" and len(parts) > 2 and parts[2] in _ERR:
+        elif k == "S":
+            txt = data.decode("ascii", "replace").strip()
+            b.sizes[path] = int(txt) if txt.isdigit() else OSError(f"{path}: no size")
+        elif len(k) == 2 and k[0] == "E" and k[1] in "FLDS" and len(parts) > 2 and parts[2] in _ERR:
             b.table(k[1])[path] = _ERR[parts[2]](path)
     return b
 
@@ -250,13 +257,15 @@ def encode_batch(b: Batch) -> bytes:
     lines = []
     if b.gpu is not None:
         lines.append(f"G {b.gpu[0]} {e(b.gpu[1])}")
-    for kind, table in (("F", b.files), ("L", b.links), ("D", b.dirs)):
+    for kind, table in (("F", b.files), ("L", b.links), ("D", b.dirs), ("S", b.sizes)):
         for path, v in table.items():
             if isinstance(v, OSError):
                 code = "P" if isinstance(v, PermissionError) else "I" if isinstance(v, IsADirectoryError) else "M"
                 lines.append(f"E{kind} {e(path)} {code}")
             elif kind == "D":
                 lines.append(f"D {e(path)} {e(chr(0).join(v))}")
+            elif kind == "S":
+                lines.append(f"S {e(path)} {e(str(v))}")
             else:
                 lines.append(f"{kind} {e(path)} {e(v)}")
     return ("\n".join(lines) + "\n").encode("ascii") if lines else b""
@@ -308,6 +317,61 @@ def sanitize(op: str, key: str, data: bytes) -> bytes:
             b.files = {p: (_sanitize_file(p, v) if isinstance(v, bytes) else v) for p, v in b.files.items()}
             return encode_batch(b)
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+class BatchFiles:
+    """inspect-model's FileAccess, answered from a batch; whatever the batch lacks goes to `fallback`.
+
+    tokenizer.json (often > 10 MiB) is not fetched from a host: the target's special-token ids come
+    from tokenizer_config.json, which the batch carries.
+    """
+
+    SKIP = ("tokenizer.json",)
+
+    def __init__(self, batch: Batch, fallback, name: str, batch_max: int = 1 << 20):
+        self.b, self.fallback, self.name, self.batch_max = batch, fallback, name, batch_max
+
+    def _cap(self, path: str) -> int:
+        return SAFETENSORS_PREFIX if path.endswith(".safetensors") else self.batch_max
+
+    def read(self, path: str, max_bytes: int) -> bytes:
+        v = self.b.files.get(path)
+        if isinstance(v, OSError):
+            raise v
+        if isinstance(v, bytes):
+            size = self.b.sizes.get(path)
+            whole = len(v) < self._cap(path) or (isinstance(size, int) and len(v) >= size)
+            if whole or max_bytes <= len(v):
+                return v[:max_bytes]
+        if v is None and os.path.basename(path) in self.SKIP:
+            raise OSError(27, "not transferred from the host (large file)", path)
+        return self.fallback.read(path, max_bytes)
+
+    def size(self, path: str) -> int:
+        v = self.b.sizes.get(path)
+        if isinstance(v, OSError):
+            raise v
+        return v if isinstance(v, int) else self.fallback.size(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        v = self.b.dirs.get(path)
+        if isinstance(v, OSError):
+            raise v
+        return list(v) if isinstance(v, list) else self.fallback.list_dir(path)
+
+    def is_dir(self, path: str) -> bool:
+        if isinstance(self.b.dirs.get(path), list):
+            return True
+        if isinstance(self.b.files.get(path), (bytes, IsADirectoryError)):
+            return isinstance(self.b.files.get(path), IsADirectoryError)
+        return self.fallback.is_dir(path)
+
+    def exists(self, path: str) -> bool:
+        for table in (self.b.dirs, self.b.files, self.b.sizes):
+            v = table.get(path)
+            if v is not None:
+                return not isinstance(v, FileNotFoundError)
+        return self.fallback.exists(path)
 
 
 # --- collection --------------------------------------------------------------------------------
@@ -442,7 +506,8 @@ class HostCollector:
         else:
             summary = f"pid {main.pid}: {l.engine} {l.model} without a speculative config"
         self.ev.add(Kind.LAUNCH, summary, self.src("file", f"/proc/{main.pid}/cmdline"), l)
-        env_view = {"pid": main.pid, "env": main.env, "secret_variables_set": list(main.secret_env)}
+        # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
+        env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
         self.ev.add(Kind.ENVIRONMENT, ", ".join(f"{k}={v}" for k, v in main.env.items() if k.startswith("VLLM_"))
                     or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"), env_view)
         return procs
@@ -660,52 +725,23 @@ class HostCollector:
             self._model(kind, ref, snap, b)
 
     def _model(self, kind: Kind, ref: str, snap: str, b: Batch) -> None:
-        raw = b.files.get(f"{snap}/config.json")
-        if not isinstance(raw, bytes):
-            self.ev.could_not_collect(f"{kind.value} config {snap}/config.json", str(raw), kind)
-            return
-        try:
-            config = json.loads(raw)
-            if not isinstance(config, dict):
-                raise ValueError("not a JSON object")
-        except (ValueError, RecursionError) as exc:
-            self.ev.could_not_collect(f"{kind.value} config {snap}/config.json", f"not valid JSON ({exc})", kind)
-            return
-        names = b.dirs.get(snap)
-        names = names if isinstance(names, list) else []
-        value: dict[str, Any] = {"model": ref, "path": snap, "config": config, "source": "host HF cache", "files": names}
-        card = b.files.get(f"{snap}/README.md")
-        if isinstance(card, bytes):
-            value["model_card"] = card[: 64 << 10].decode("utf-8", "replace")
-        if kind == Kind.DRAFTER:
-            value["weights"] = self._weight_headers(snap, names, b)
-        arch = ", ".join(config.get("architectures") or []) or config.get("model_type", "?")
-        self.ev.add(kind, f"{ref}: {arch} (config from the host's HF cache)", self.src("file", f"{snap}/config.json"),
-                    _model_value(kind, value))
+        """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more call)."""
+        from ..errors import DoctorError
+        from ..models.facts import drafter_facts, target_facts
+        from ..models.files import HostFiles
 
-    def _weight_headers(self, snap: str, names: list[str], b: Batch) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        shards = [n for n in names if n.endswith(".safetensors")][:8]
-        prefixes = {n: b.files.get(f"{snap}/{n}") for n in shards}
-        need = [f"{snap}/{n}" for n, v in prefixes.items() if not isinstance(v, bytes) or _header_len(v) > len(v) - 8]
-        if need:  # sharded weights, or a header longer than the first read: one more round trip
-            more = self.batch(files=need, max_bytes=32 << 20)
-            for p in need:
-                prefixes[p[len(snap) + 1:]] = more.files.get(p)
-        for n, data in prefixes.items():
-            if not isinstance(data, bytes):
-                out[n] = {"error": str(data)[:200]}
-                continue
-            try:
-                hl = _header_len(data)
-                if hl > 32 << 20:
-                    raise ValueError(f"header of {hl} bytes is implausible")
-                header = json.loads(data[8:8 + hl])
-                out[n] = {k: {"dtype": v.get("dtype"), "shape": v.get("shape")}
-                          for k, v in header.items() if isinstance(v, dict) and k != "__metadata__"}
-            except (ValueError, RecursionError, struct.error) as exc:
-                out[n] = {"error": str(exc)[:200]}
-        return out
+        files = BatchFiles(b, HostFiles(self.host, timeout=self.opt.timeout), name=self.label)
+        try:
+            facts = drafter_facts(snap, files) if kind == Kind.DRAFTER else target_facts(snap, files)
+        except DoctorError as exc:
+            self.ev.could_not_collect(f"{kind.value} {ref} at {snap}", exc.message, kind)
+            return
+        except (OSError, ValueError) as exc:
+            self.ev.could_not_collect(f"{kind.value} {ref} at {snap}", str(exc)[:200], kind)
+            return
+        arch = ", ".join(getattr(facts, "architectures", ()) or ()) or getattr(facts, "model_type", None) or "?"
+        self.ev.add(kind, f"{ref}: {arch} (from the host's HF cache, {snap})", self.src("file", f"{snap}/config.json"),
+                    facts)
 
     # -- /metrics, scraped on the host (by the engine call) --
     def _metrics(self, url: str, got: Any) -> None:
@@ -720,23 +756,7 @@ class HostCollector:
                     {"url": url, "text": text, "scraped_on_host": True})
 
 
-def _header_len(data: bytes) -> int:
-    return struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else 1 << 62
-
-
 # --- helpers -----------------------------------------------------------------------------------
-
-def _model_value(kind: Kind, value: dict[str, Any]) -> Any:
-    """Use the model readers (inspect-model) when they exist; otherwise keep the raw config as evidence."""
-    try:
-        from ..models import host_facts  # type: ignore[attr-defined]
-    except ImportError:
-        return value
-    try:
-        return host_facts(kind.value, value)
-    except Exception:
-        return value
-
 
 def _hub_dir(env: dict[str, str]) -> str:
     if env.get("HF_HUB_CACHE"):

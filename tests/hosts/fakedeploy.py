@@ -66,23 +66,41 @@ class Scenario:
     drafter_tensors: dict = field(default_factory=dict)
 
 
+def dflash_tensors(hidden: int, layers: int, heads: int, kv: int, head_dim: int, inter: int, taps: int) -> dict:
+    """The tensor names and shapes of a DFlash drafter checkpoint (header only; data is never read)."""
+    t = {"fc.weight": ["BF16", [hidden, taps * hidden]], "hidden_norm.weight": ["BF16", [hidden]],
+         "norm.weight": ["BF16", [hidden]]}
+    for i in range(layers):
+        p = f"layers.{i}."
+        t.update({p + "self_attn.q_proj.weight": ["BF16", [heads * head_dim, hidden]],
+                  p + "self_attn.k_proj.weight": ["BF16", [kv * head_dim, hidden]],
+                  p + "self_attn.v_proj.weight": ["BF16", [kv * head_dim, hidden]],
+                  p + "self_attn.o_proj.weight": ["BF16", [hidden, heads * head_dim]],
+                  p + "mlp.gate_proj.weight": ["BF16", [inter, hidden]],
+                  p + "mlp.up_proj.weight": ["BF16", [inter, hidden]],
+                  p + "mlp.down_proj.weight": ["BF16", [hidden, inter]],
+                  p + "input_layernorm.weight": ["BF16", [hidden]],
+                  p + "post_attention_layernorm.weight": ["BF16", [hidden]]})
+    return t
+
+
 def scenarios() -> dict[str, Scenario]:
     seed_card = (MODELS / "Qwen3.6-27B-DFlash" / "README.md").read_text()
     seed = Scenario(
         "seed", "0.20.1", "Qwen/Qwen3.6-27B", json.loads((MODELS / "Qwen3.6-27B" / "config.json").read_text()),
         "z-lab/Qwen3.6-27B-DFlash", json.loads((MODELS / "Qwen3.6-27B-DFlash" / "config.json").read_text()),
         "dflash", 15, (0.166, 0.017) + (0.0,) * 13, drafter_card=seed_card,
-        drafter_tensors={"fc.weight": ["BF16", [5120, 25600]], "layers.0.self_attn.q_proj.weight": ["BF16", [4096, 5120]]})
+        drafter_tensors=dflash_tensors(5120, 5, 32, 8, 128, 17408, 5))
     healthy = Scenario(
         "healthy-qwen3-8b", "0.26.0", "Qwen/Qwen3-8B", _qwen3_8b(), "z-lab/Qwen3-8B-DFlash-b16", _qwen3_8b_dflash(),
         "dflash", 15, tuple(round(0.93 * 0.86 ** i, 3) for i in range(15)), env={"VLLM_USE_V2_MODEL_RUNNER": "1"},
         drafter_card="# Qwen3-8B-DFlash-b16\n\nA DFlash drafter for Qwen3-8B, block size 16.\n",
-        drafter_tensors={"fc.weight": ["BF16", [4096, 20480]]})
+        drafter_tensors=dflash_tensors(4096, 5, 32, 8, 128, 12288, 5))
     offset = Scenario(
         "layer-offset-pre-40727", "0.20.1", "Qwen/Qwen3-8B", _qwen3_8b(), "z-lab/Qwen3-8B-DFlash-b16",
         _qwen3_8b_dflash(), "dflash", 15, tuple(round(0.62 * 0.58 ** i, 3) for i in range(15)),
         drafter_card="# Qwen3-8B-DFlash-b16\n\nA DFlash drafter for Qwen3-8B, block size 16.\n",
-        drafter_tensors={"fc.weight": ["BF16", [4096, 20480]]})
+        drafter_tensors=dflash_tensors(4096, 5, 32, 8, 128, 12288, 5))
     eagle = Scenario(
         "eagle3-as-eagle", "0.26.0", "Qwen/Qwen3-8B", _qwen3_8b(), "RedHatAI/Qwen3-8B-speculator.eagle3", _eagle3(),
         "eagle", 3, (0.004, 0.0, 0.0),
@@ -265,7 +283,7 @@ def _safetensors_header(tensors: dict) -> bytes:
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
     raw = json.dumps(header).encode()
-    return struct.pack("<Q", len(raw)) + raw  # the header only: the tests never read tensor data
+    return struct.pack("<Q", len(raw)) + raw, offset
 
 
 def build(root: Path, scenario: Scenario, log_size: int = 400_000, big_log: bool = False) -> Deployment:
@@ -296,7 +314,10 @@ def build(root: Path, scenario: Scenario, log_size: int = 400_000, big_log: bool
         if card:
             _write(snap / "README.md", card)
         if tensors:
-            _write(snap / "model.safetensors", _safetensors_header(tensors))
+            head, data_bytes = _safetensors_header(tensors)
+            _write(snap / "model.safetensors", head)
+            with open(snap / "model.safetensors", "r+b") as fh:
+                fh.truncate(len(head) + data_bytes)  # sparse: the right size, no disk used, data never read
     metrics = _metrics_text(scenario)
     _write(root / "metrics.prom", metrics)
     entry = venv / "bin" / "vllm"

@@ -128,8 +128,3 @@ def test_checks_on_hand_made_evidence():
     ev.add(Kind.DRAFTER, "d", Source("file", "y"), {"config": {"layer_types": ["sliding_attention", "full_attention"]}})
     [f] = EngineSlidingWindow().run(ev)
     assert f.status == Status.FAIL and f.observations[0].name == "engine-swa:ignored"
-    ev.add(Kind.LAUNCH, "l", Source("flag", "--launch"), parse_launch_text(
-        "vllm serve Q --speculative-config '{\"method\": \"eagle\", \"model\": \"D\"}'"))
-    ev.add(Kind.DRAFTER, "d", Source("file", "y"), {"config": {"architectures": ["LlamaForCausalLMEagle3"]}})
-    out = LaunchConfig().run(ev)
-    assert out[-1].status == Status.FAIL and out[-1].observations[0].name == "method:mismatch"

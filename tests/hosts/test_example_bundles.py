@@ -21,25 +21,27 @@ def test_seed_bundle_ranks_swa_above_layer_offset():
     ids = [c["id"] for c in doc["causes"]]
     assert ids[0] == "swa-ignored" and ids[1] == "layer-offset"
     status = {f["check"]: f["status"] for f in doc["findings"]}
-    assert status["engine-swa"] == "fail" and status["engine-layer-map"] == "fail"
+    assert status["engine-source-swa"] == "fail" and status["engine-source-layer-map"] == "fail"
+    assert status["engine-drafter-swa"] == "fail" and status["drafter-card"] == "warn"
 
 
 def test_layer_offset_bundle_blames_the_raw_layer_ids():
     res, doc = _check("layer-offset-pre-40727")
     assert doc["causes"][0]["id"] == "layer-offset"
     status = {f["check"]: f["status"] for f in doc["findings"]}
-    assert status["engine-layer-map"] == "fail" and status["engine-swa"] == "ok"  # an all-full drafter
+    assert status["engine-source-layer-map"] == "fail" and status["engine-source-swa"] == "ok"  # an all-full drafter
 
 
 def test_eagle3_launched_as_eagle_is_a_method_mismatch():
     res, doc = _check("eagle3-as-eagle")
     assert doc["causes"][0]["id"] == "method-mismatch" and doc["causes"][0]["confidence"] > 0.9
-    assert any(f["check"] == "launch-config" and f["status"] == "fail" and "eagle3" in f["message"]
+    assert any(f["check"] == "launch-method" and f["status"] == "fail" and "eagle3" in f["message"]
                for f in doc["findings"])
 
 
-def test_healthy_bundle_has_no_failing_check_and_no_strong_cause():
+def test_healthy_bundle_is_healthy():
     res, doc = _check("healthy-qwen3-8b")
+    assert res.returncode == 0 and doc["verdict"] == "healthy"
     assert doc["acceptance"]["mean_acceptance_length"] > 6
     assert not [f for f in doc["findings"] if f["status"] == "fail"]
     assert all(c["confidence"] < 0.5 for c in doc["causes"])
