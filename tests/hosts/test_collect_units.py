@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -128,3 +129,29 @@ def test_checks_on_hand_made_evidence():
     ev.add(Kind.DRAFTER, "d", Source("file", "y"), {"config": {"layer_types": ["sliding_attention", "full_attention"]}})
     [f] = EngineSlidingWindow().run(ev)
     assert f.status == Status.FAIL and f.observations[0].name == "engine-swa:ignored"
+
+
+def test_docker_and_journal_log_sources_are_filtered_the_same_way(tmp_path, monkeypatch):
+    """A process in a container (or a systemd unit) writes to a pipe: its log comes from docker/journald."""
+    from dflash_doctor.collect.host import FILTER_DOCKER, FILTER_JOURNAL, _docker_id, _systemd_unit
+    from dflash_doctor.hosts.local import LocalHost
+    from tests.hosts.fakedeploy import scenarios, write_log
+
+    cid = "ab" * 32
+    assert _docker_id(f"0::/system.slice/docker-{cid}.scope\n") == cid
+    assert _systemd_unit("0::/system.slice/vllm-qwen.service\n") == "vllm-qwen.service"
+    log = tmp_path / "vllm.log"
+    write_log(log, scenarios()["seed"], size=200_000)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("docker", "journalctl"):  # stand-ins that print the log, as the real tools would
+        (bindir / tool).write_text(f"#!/bin/sh\necho \"$@\" > /dev/null\ncat {log}\n")
+        (bindir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    for script, who in ((FILTER_DOCKER, cid), (FILTER_JOURNAL, "vllm-qwen.service")):
+        res = LocalHost().run(["sh", "-c", script, "sh", who, "2500", "400", "SpecDecoding metrics",
+                               "version\nnon-default args", "16777216"])
+        lines = res.text().splitlines()
+        assert sum("SpecDecoding metrics" in x for x in lines) == 60
+        assert any("non-default args" in x for x in lines)
+        assert res.stderr.decode().split()[0] == "60"
