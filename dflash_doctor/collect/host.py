@@ -48,10 +48,25 @@ _AWK = ('awk -v n="$2" -v head="$3" -v spec="$4" \'BEGIN{k=split(spec, S, "\\n")
         '{for(i=1;i<=k;i++) if(S[i]!="" && index($0,S[i])){t++; buf[t%n]=$0; next}} '
         '!seen[$0]++ && h<head {h++; print} '
         'END{s=t-n+1; if(s<1)s=1; for(i=s;i<=t;i++)print buf[i%n]; print t " " NR > "/dev/stderr"}\'')
-FILTER_LOG = ('stat -L -c "size %s" -- "$1" >&2; '
-              '{ head -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
-              'tail -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
-              'grep -a -F -e "$4" -- "$1"; } | ' + _AWK)
+# Only a regular file is read: never a FIFO, socket or device (reading someone's pipe would steal data).
+_FILTER_FILE = ('[ -e "$1" ] || { printf "%s: No such file or directory\\n" "$1" >&2; exit 0; }; '
+                '[ -f "$1" ] || { printf "%s: not a regular file (never read: it could be a pipe)\\n" "$1" >&2; exit 0; }; '
+                'stat -L -c "size %s" -- "$1" >&2; '
+                '{ head -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
+                'tail -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
+                'grep -a -F -e "$4" -- "$1"; } | ' + _AWK)
+FILTER_LOG = _FILTER_FILE
+# Started together with the survey when no --log is given, to save a round trip: picks the serving
+# process the collector will pick (the lowest pid whose argv carries a speculative flag; $7 = --pid)
+# if its stdout is a regular file, says which on stderr ("pid N PATH"), and filters that file.
+# The collector uses the result only when the survey confirms the same process and file.
+AUTOLOG = ("pick=; for c in $(grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null | sort -t/ -k3 -n); do "
+           'd=${c%/cmdline}; p=${d#/proc/}; [ "$p" = "$$" ] && continue; [ -n "$7" ] && [ "$p" != "$7" ] && continue; '
+           "grep -q -a -F -e '--speculative' \"$c\" 2>/dev/null || continue; "
+           '[ -f "$d/fd/1" ] || continue; pick=$p; break; done; '
+           '[ -n "$pick" ] || { echo "no candidate" >&2; exit 0; }; '
+           't=$(readlink "/proc/$pick/fd/1"); printf "pid %s %s\\n" "$pick" "$t" >&2; '
+           'set -- "/proc/$pick/fd/1" "$2" "$3" "$4" "$5" "$6"; ' + _FILTER_FILE)
 FILTER_DOCKER = 'docker logs "$1" 2>&1 | grep -a -F -e "$4" -e "$5" | ' + _AWK
 FILTER_JOURNAL = 'journalctl --no-pager -o cat -u "$1" | grep -a -F -e "$4" -e "$5" | ' + _AWK
 # Batched reads, one round trip for many items. `emit K PATH` prints one line per item:
@@ -94,7 +109,7 @@ MODELS = (_EMIT + 'max=$1; shift\nfor a; do\n  role=${a%%:*}; r=${a#*:}\n  case 
           '  case $role in *W) emit F "$s/model.safetensors" 16384; emit S "$s/model.safetensors" ;;'
           ' *) emit F "$s/tokenizer_config.json" ;; esac\ndone\nexit 0')
 EXISTING = 'for f; do [ -e "$f" ] && printf "%s\\n" "$f"; done; exit 0'
-READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, READ_MANY, SURVEY, MODELS, EXISTING)
+READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, AUTOLOG, READ_MANY, SURVEY, MODELS, EXISTING)
 
 # Run by the serving interpreter with one JSON argument (data, not code): finds the engine without
 # importing it (find_spec does not run the package's __init__), reads its installed version,
@@ -428,12 +443,28 @@ class HostCollector:
 
     def _collect(self) -> None:
         ev = self.ev
-        # A known log path does not depend on the process survey: filter it meanwhile.
-        log_f = self._pool.submit(self._log, None) if self.opt.log else None
+        # The log needs no survey when its path is known (--log); otherwise AUTOLOG guesses the process
+        # the survey will pick and filters its stdout file meanwhile. Either saves a round trip.
+        if self.opt.log:
+            log_f = self._pool.submit(self._run_log, *self._log_command(None))
+        else:
+            log_f = self._pool.submit(self.host.run, ["sh", "-c", AUTOLOG, "sh", "", *self._log_args(),
+                                                      str(self.opt.pid or "")], self.opt.log_timeout, 64 << 20)
         procs = self._processes()
         main = procs[0] if procs else None
-        futures = [log_f or self._pool.submit(self._log, main), self._pool.submit(self._engine, main),
-                   self._pool.submit(self._models, main)]
+        futures = [self._pool.submit(self._engine, main), self._pool.submit(self._models, main)]
+        if self.opt.log:
+            log_f.result()
+        else:
+            auto = log_f.result()
+            picked = re.search(r"^pid (\d+) (.*)$", auto.stderr.decode("utf-8", "replace"), re.M)
+            if (main is not None and picked and int(picked.group(1)) == main.pid and picked.group(2) == main.stdout
+                    and main.stdout and main.stdout.startswith("/")):
+                self._ingest_log(f"{main.stdout} (stdout of pid {main.pid})", auto)
+            else:
+                cmd = self._log_command(main)
+                if cmd is not None:
+                    self._run_log(*cmd)
         for f in futures:
             f.result()
         if not ev.has(Kind.ENGINE):
@@ -566,39 +597,46 @@ class HostCollector:
         return lines[0] if lines else None
 
     # -- the log, filtered on the host --
-    def _log(self, main: ServingProcess | None) -> None:
-        ev = self.ev
+    def _log_args(self) -> list[str]:
         spec = [lit for lit, _ in LINE_PARSERS] + list(SPEC_LITERALS)
         startup = list(STARTUP_LITERALS) + ["Initializing a V1 LLM engine", "server_args="]
         spec_arg = "\n".join(x for x in dict.fromkeys(spec) if x)
         startup_arg = "\n".join(x for x in dict.fromkeys(startup) if x and x not in spec)
-        args = [str(LOG_TAIL_LINES), str(LOG_HEAD_LINES), spec_arg, startup_arg, str(LOG_STARTUP_BYTES)]
+        return [str(LOG_TAIL_LINES), str(LOG_HEAD_LINES), spec_arg, startup_arg, str(LOG_STARTUP_BYTES)]
+
+    def _log_command(self, main: ServingProcess | None) -> tuple[str, list[str]] | None:
+        """(where, argv) of the filter for this log source, or None (recorded as missing)."""
+        ev = self.ev
+        args = self._log_args()
         if self.opt.log:
-            where, argv = f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
-        elif main is not None:
-            target = next((t for t in (main.stdout, main.stderr) if t and t.startswith("/") and not t.startswith("/dev/")
-                           and not t.endswith(" (deleted)")), None)
-            docker = _docker_id(main.cgroup)
-            unit = _systemd_unit(main.cgroup)
-            if target:
-                where, argv = f"{target} (stdout of pid {main.pid})", ["sh", "-c", FILTER_LOG, "sh", target, *args]
-            elif docker:
-                where, argv = f"docker logs {docker[:12]}", ["sh", "-c", FILTER_DOCKER, "sh", docker, *args]
-            elif unit:
-                where, argv = f"journal of {unit}", ["sh", "-c", FILTER_JOURNAL, "sh", unit, *args]
-            else:
-                ev.missing(Kind.ACCEPTANCE, f"pid {main.pid} writes to {main.stdout or 'an unknown target'}, not a file, "
-                                            "and runs in no docker container or systemd unit: give --log PATH")
-                return
-        else:
+            return f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
+        if main is None:
             ev.missing(Kind.ACCEPTANCE, "no serving process and no --log PATH: no log to read")
-            return
+            return None
+        target = next((t for t in (main.stdout, main.stderr) if t and t.startswith("/") and not t.startswith("/dev/")
+                       and not t.endswith(" (deleted)")), None)
+        docker = _docker_id(main.cgroup)
+        unit = _systemd_unit(main.cgroup)
+        if target:
+            return f"{target} (stdout of pid {main.pid})", ["sh", "-c", FILTER_LOG, "sh", target, *args]
+        if docker:
+            return f"docker logs {docker[:12]}", ["sh", "-c", FILTER_DOCKER, "sh", docker, *args]
+        if unit:
+            return f"journal of {unit}", ["sh", "-c", FILTER_JOURNAL, "sh", unit, *args]
+        ev.missing(Kind.ACCEPTANCE, f"pid {main.pid} writes to {main.stdout or 'an unknown target'}, not a file, "
+                                    "and runs in no docker container or systemd unit: give --log PATH")
+        return None
+
+    def _run_log(self, where: str, argv: list[str]) -> None:
         self.progress(f"filtering {where} on the host")
-        res = self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20)
+        self._ingest_log(where, self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20))
+
+    def _ingest_log(self, where: str, res) -> None:
+        ev = self.ev
         err_lines = res.stderr.decode("utf-8", "replace").splitlines()
         counts = [m for m in (re.fullmatch(r"(\d+) (\d+)", x.strip()) for x in err_lines) if m]
         size = [m for m in (re.fullmatch(r"size (\d+)", x.strip()) for x in err_lines) if m]
-        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"(\d+ \d+|size \d+)", x.strip())]
+        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"(\d+ \d+|size \d+|pid \d+ .*)", x.strip())]
         if not res.ok or (complaints and not res.stdout):
             why = res.error or (complaints[0] if complaints else f"exit status {res.rc}")
             ev.could_not_collect(f"log {where}", redact_text(why[:300]), Kind.ACCEPTANCE)

@@ -155,3 +155,24 @@ def test_unknown_host_key_refused_from_the_cli(sshd, seed_deployment, tmp_path):
     res = run_cli("check", "host", sshd.url, "--known-hosts", str(kh), "--ssh-config", str(sshd.ssh_config))
     assert res.returncode == 3
     assert "unknown host key" in res.stderr and "SHA256:" in res.stderr and "ssh-keyscan" in res.stderr
+
+
+def test_a_fifo_given_as_log_is_never_read(seed_deployment, tmp_path):
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    res = run_cli("check", "host", "local", "--pid", str(seed_deployment.proc.pid), "--log", str(fifo),
+                  "--format", "json", timeout=60)
+    doc = json.loads(res.stdout)
+    assert any("not a regular file" in f["message"] for f in doc["findings"]), res.stdout[:2000]
+
+
+def test_the_log_found_through_proc_costs_no_extra_round_trip(sshd, seed_deployment):
+    with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as host:
+        ev = collect_host(host, HostOptions(pid=seed_deployment.proc.pid))
+        runs = [c for c in host.commands]
+    from dflash_doctor.collect.host import AUTOLOG, FILTER_LOG
+    from dflash_doctor.evidence import Kind
+    assert any(c[2] == AUTOLOG for c in runs if c[0] == "sh")
+    assert not any(c[2] == FILTER_LOG for c in runs if c[0] == "sh")  # AUTOLOG's guess was confirmed
+    assert ev.value(Kind.ACCEPTANCE).mean_acceptance_length == pytest.approx(1.18, abs=0.01)
+    assert len(runs) == 4
