@@ -475,6 +475,9 @@ class HostCollector:
             else:
                 ev.missing(Kind.ENGINE, "no serving engine was found on the host and the log names none")
         file_inputs.gather_engine_support(ev)
+        if not ev.has(Kind.ENGINE_SUPPORT) and not ev.has(Kind.ENGINE):
+            ev.missing(Kind.ENGINE_SUPPORT, "the engine and its version are unknown: no serving process was found "
+                                            "and no log names one")
         ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
 
     # -- GPUs (queried by the survey) --
