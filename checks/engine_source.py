@@ -42,11 +42,17 @@ class EngineLayerMap(Check):
     area = "engine"
     title = "Installed engine source maps DFlash target_layer_ids with +1"
     needs = (Kind.ENGINE_SOURCE,)
+    wants = (Kind.DRAFTER,)
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ENGINE_SOURCE)
         p = ev.value
         lines = tuple(p.get("layer_map_lines", ()))
+        dev = evidence.get(Kind.DRAFTER)
+        method = getattr(dev.value, "method", None) if dev is not None else None
+        if isinstance(method, str) and method not in ("dflash", "dflash2", "unknown"):
+            return [self.finding(Status.OK, f"the drafter is {method}: the DFlash target_layer_ids mapping does not "
+                                 "apply", refs=(ev.ref, dev.ref))]
         if not p.get("dflash_present"):
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {p.get('engine')} {p.get('version')} "
                                  "has no DFlash code", refs=(ev.ref,))]
@@ -68,7 +74,7 @@ class EngineSlidingWindow(Check):
     area = "engine"
     title = "Installed engine source honours the drafter's sliding-window layers"
     needs = (Kind.ENGINE_SOURCE,)
-    wants = (Kind.DRAFTER,)
+    wants = (Kind.DRAFTER, Kind.PROCESS)
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ENGINE_SOURCE)
@@ -93,11 +99,15 @@ class EngineSlidingWindow(Check):
                                  remedy="use an engine release that honours drafter sliding windows (vLLM ≥ 0.26 with "
                                         "VLLM_USE_V2_MODEL_RUNNER=1)")]
         if swa and swa.startswith("refused-mixed"):
-            v2 = str(p.get("v2_runner_env") or "").strip() in ("1", "true", "True")
-            if v2:
-                return [self.finding(Status.OK, "sliding windows are honoured on the V2 runner (VLLM_USE_V2_MODEL_RUNNER=1)",
-                                     refs=refs, details=lines,
-                                     observations=(Observation("engine-swa:honoured", "V2 runner enabled", refs),))]
+            v2 = str(p.get("v2_runner_env") or "").strip().lower() in ("1", "true", "yes")
+            running = evidence.has(Kind.PROCESS)
+            if v2 or (running and has_swa):
+                why = ("VLLM_USE_V2_MODEL_RUNNER=1" if v2 else
+                       "the server is running with this drafter, which this code allows for mixed layers only on "
+                       "the V2 runner")
+                return [self.finding(Status.OK, f"{p['engine']} {p.get('version')} honours the sliding windows on the "
+                                     f"V2 runner ({why})", refs=refs, details=lines,
+                                     observations=(Observation("engine-swa:honoured", why, refs),) if has_swa else ())]
             return [self.finding(Status.WARN, f"{p['engine']} {p.get('version')} refuses mixed sliding/full drafters "
                                  "unless VLLM_USE_V2_MODEL_RUNNER=1" + unknown, refs=refs, details=lines,
                                  observations=(Observation("engine-swa:refused", "mixed layer types refused", refs),)

@@ -132,20 +132,27 @@ for name in ("vllm", "sglang"):
     if not (v or loc):
         continue
     e = out[name] = {"version": v, "location": loc[0] if loc else None, "present": [], "lines": []}
-    for rel in req.get(name, []) if loc else []:
-        path = os.path.join(loc[0], rel)
-        if not os.path.isfile(path):
-            continue
+    if not loc:
+        continue
+    # the spec-decode code wherever a release keeps it: files whose path names one of the words
+    picked = []
+    for root, dirs, files in os.walk(loc[0]):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for fn in sorted(files):
+            rel = os.path.relpath(os.path.join(root, fn), loc[0])
+            if fn.endswith(".py") and any(w in rel for w in req["path_words"]):
+                picked.append(rel)
+    for rel in picked[:400]:
         e["present"].append(rel)
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
+            with open(os.path.join(loc[0], rel), encoding="utf-8", errors="replace") as fh:
                 for no, line in enumerate(fh, 1):
                     if any(lit in line for lit in req["literals"]):
                         e["lines"].append([rel, no, line.strip()[:240]])
-                        if len(e["lines"]) > 2000:
-                            break
         except OSError:
             pass
+        if len(e["lines"]) > 3000:
+            break
 url = req.get("metrics_url")
 if url:
     import urllib.request
@@ -159,13 +166,10 @@ print(json.dumps(out))
 """
 INTERPRETER_SCRIPTS = (ENGINE_SCRIPT,)
 
-# Engine source files the probes read (relative to the package directory).
-VLLM_SOURCES = ("v1/worker/gpu_model_runner.py", "v1/spec_decode/dflash.py", "v1/spec_decode/eagle.py",
-                "v1/spec_decode/utils.py", "model_executor/models/qwen3_dflash.py",
-                "model_executor/models/eagle3_utils.py", "v1/worker/gpu/spec_decode/dflash.py",
-                "v1/worker/gpu/model_runner.py")
-SGLANG_SOURCES = ("srt/models/qwen3_dflash.py", "srt/models/dflash.py", "srt/speculative/dflash_worker.py",
-                  "srt/speculative/dflash_utils.py", "srt/server_args.py")
+# The installed engine's files the probes read: every .py whose path (relative to the package) names
+# one of these words. Releases move this code (v1/worker/gpu_model_runner.py in 0.20-0.23,
+# v1/worker/gpu/spec_decode/eagle/eagle3_utils.py and models/qwen3_dflash.py later).
+SOURCE_PATH_WORDS = ("dflash", "eagle", "spec_decode", "speculative", "model_runner")
 SOURCE_LITERALS = ("target_layer_ids", "aux_hidden_state_layer_ids", "layer_types", "sliding_window",
                    "NotImplementedError", "VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner", "issues/40898")
 
@@ -692,8 +696,8 @@ class HostCollector:
         port = l.port or (30000 if l.engine == "sglang" else 8000)
         bind = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
         url = f"http://{bind}:{port}/metrics" if self.opt.metrics else None
-        request = json.dumps({"vllm": list(VLLM_SOURCES), "sglang": list(SGLANG_SOURCES),
-                              "literals": list(SOURCE_LITERALS), "metrics_url": url}, sort_keys=True)
+        request = json.dumps({"path_words": list(SOURCE_PATH_WORDS), "literals": list(SOURCE_LITERALS),
+                              "metrics_url": url}, sort_keys=True)
         argv = [main.interpreter, "-c", ENGINE_SCRIPT, request]
         if main.env.get("PYTHONPATH"):
             argv = ["env", f"PYTHONPATH={main.env['PYTHONPATH']}", *argv]
@@ -835,17 +839,22 @@ def probe_source(engine: str, present: list[str], lines: list[tuple[str, int, st
     layer_types/sliding_window, "ignored" when DFlash is present but its code never reads them,
     "refused-mixed" when it raises NotImplementedError for mixed layer types (V2 runner required).
     """
-    dflash_files = [p for p in present if "dflash" in p]
+    dflash_files = [p for p in present if "dflash" in p.lower()]
     has_dflash = bool(dflash_files)
     ids = [l for l in lines if "target_layer_ids" in l[2] or "aux_hidden_state_layer_ids" in l[2]]
-    mapping = [l for l in ids if re.search(r"(?:\+\s*1\b|\b1\s*\+)", l[2])]
-    reading = [l for l in ids if re.search(r"\bfor\b|\[|getattr|\.get\(|=", l[2])]
+    # the mapping adds one to each id (`[i + 1 for i in ...target_layer_ids]`, `layer_id + 1`), not to a length
+    mapping = [l for l in ids if re.search(r"\w\s*\+\s*1\b", l[2]) and "len(" not in l[2]
+               and "target_layer_ids" in l[2]]
+    reading = [l for l in ids if "target_layer_ids" in l[2] and re.search(r"\bfor\b|\[|getattr|\.get\(|=", l[2])
+               and not l[2].lstrip().startswith("#")]
     layer_map = "plus-one" if mapping else ("raw" if reading and has_dflash else None)
     model_files = [p for p in dflash_files if "models/" in p]
     swa_lines = [l for l in lines if l[0] in model_files and ("layer_types" in l[2] or "sliding_window" in l[2])]
-    refuse = [l for l in lines if "dflash" in l[0] and ("issues/40898" in l[2] or
-                                                        ("NotImplementedError" in l[2] and "layer" in l[2].lower()))]
-    needs_v2 = [l for l in lines if "dflash" in l[0] and ("VLLM_USE_V2_MODEL_RUNNER" in l[2] or "use_v2_model_runner" in l[2])]
+    needs_v2 = [l for l in lines if "dflash" in l[0].lower()
+                and ("VLLM_USE_V2_MODEL_RUNNER" in l[2] or "use_v2_model_runner" in l[2])]
+    v2_files = {l[0] for l in needs_v2}
+    refuse = [l for l in lines if "dflash" in l[0].lower() and ("issues/40898" in l[2]
+              or ("NotImplementedError" in l[2] and (l[0] in v2_files or "layer" in l[2].lower())))]
     if not has_dflash:
         swa = "no-dflash"
     elif refuse:

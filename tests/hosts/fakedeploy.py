@@ -128,29 +128,21 @@ def engine_sources(version: str) -> dict[str, str]:
             "        self.is_causal = False\n")
         proposer = "# DFlash proposer (fake)\nclass DFlashProposer:\n    block_size = 16\n"
     else:
-        runner = (
-            "# vLLM GPU model runner (fake, for dflash-doctor tests)\n"
-            "class GPUModelRunner:\n"
-            "    def _dflash_aux_layers(self, draft_config):\n"
-            "        dflash_config = draft_config.hf_config.dflash_config\n"
-            "        # hidden_states[0] is the embedding output: layer i's output is at i + 1\n"
-            "        return tuple(i + 1 for i in dflash_config[\"target_layer_ids\"])\n")
+        # later layout: the +1 lives in the V2 runner's eagle3 helpers, the window logic in the model file
+        runner = "# vLLM GPU model runner (fake, for dflash-doctor tests)\nclass GPUModelRunner:\n    pass\n"
         model = (
             "# DFlash draft model (fake)\n"
-            "class DFlashAttention:\n"
-            "    def __init__(self, config, layer_idx, prefix=''):\n"
-            "        layer_types = getattr(config, \"layer_types\", None) or []\n"
-            "        kind = layer_types[layer_idx] if layer_idx < len(layer_types) else 'full_attention'\n"
-            "        self.sliding_window = config.sliding_window if kind == 'sliding_attention' else None\n"
-            "        self.is_causal = kind == 'sliding_attention'\n")
-        proposer = (
-            "# DFlash proposer (fake)\nimport vllm.envs as envs\n\nclass DFlashProposer:\n"
-            "    def check(self, config):\n"
-            "        if len(set(config.layer_types)) > 1 and not envs.VLLM_USE_V2_MODEL_RUNNER:\n"
-            "            raise NotImplementedError(\n"
-            "                'DFlash drafters mixing sliding and full attention layers need VLLM_USE_V2_MODEL_RUNNER=1, '\n"
-            "                'see https://github.com/vllm-project/vllm/issues/40898')\n")
-    return {
+            "def layer_mode(config, idx, v2_runner):\n"
+            "    kinds = getattr(config, \"layer_types\", None) or []\n"
+            "    n_sliding = sum(k == 'sliding_attention' for k in kinds)\n"
+            "    if 0 < n_sliding < len(kinds) and not v2_runner.use_v2_model_runner:\n"
+            "        raise NotImplementedError(\n"
+            "            'mixed sliding/full DFlash drafters run only on the V2 model runner '\n"
+            "            '(VLLM_USE_V2_MODEL_RUNNER=1)')\n"
+            "    sliding = bool(kinds) and kinds[idx] == 'sliding_attention'\n"
+            "    return (config.sliding_window if sliding else None), sliding\n")
+        proposer = "# DFlash proposer (fake)\nclass DFlashProposer:\n    block_size = 16\n"
+    files = {
         "__init__.py": f"__version__ = {version!r}\n",
         "v1/__init__.py": "", "v1/worker/__init__.py": "", "v1/spec_decode/__init__.py": "",
         "model_executor/__init__.py": "", "model_executor/models/__init__.py": "",
@@ -159,6 +151,14 @@ def engine_sources(version: str) -> dict[str, str]:
         "v1/spec_decode/eagle.py": "# EAGLE proposer (fake)\nclass EagleProposer:\n    pass\n",
         "model_executor/models/qwen3_dflash.py": model,
     }
+    if version != "0.20.1":
+        files["v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"] = (
+            "# aux layer ids for EAGLE-3 style drafters (fake)\n"
+            "def aux_layers(hf_config):\n"
+            "    dcfg = getattr(hf_config, 'dflash_config', None) or {}\n"
+            "    # DFlash ids name layer outputs; the target captures layer inputs\n"
+            "    return tuple(n + 1 for n in dcfg.get(\"target_layer_ids\") or [])\n")
+    return files
 
 
 # --- logs ----------------------------------------------------------------------------------------

@@ -91,6 +91,17 @@ def test_source_probes():
                           ("v1/spec_decode/dflash.py", 6, "if mixed and not envs.VLLM_USE_V2_MODEL_RUNNER:")])
     assert fixed["layer_map"] == "plus-one" and fixed["swa"] == "refused-mixed-without-v2"
     assert probe_source("vllm", ["v1/worker/gpu_model_runner.py"], [])["swa"] == "no-dflash"
+    # the later layout: +1 in the V2 runner's helpers, the V2 requirement raised in the model file
+    later = probe_source("vllm", ["v1/worker/gpu/spec_decode/eagle/eagle3_utils.py", "model_executor/models/qwen3_dflash.py"],
+                         [("v1/worker/gpu/spec_decode/eagle/eagle3_utils.py", 40,
+                           "ids = [x + 1 for x in (dcfg.get(\"target_layer_ids\") or [])]"),
+                          ("model_executor/models/qwen3_dflash.py", 80, "kinds = getattr(config, \"layer_types\", None)"),
+                          ("model_executor/models/qwen3_dflash.py", 84, "and not cfg.use_v2_model_runner"),
+                          ("model_executor/models/qwen3_dflash.py", 86, "raise NotImplementedError(")])
+    assert later["layer_map"] == "plus-one" and later["swa"] == "refused-mixed-without-v2"
+    # a length plus one is not the mapping
+    assert probe_source("vllm", ["v1/spec_decode/dflash.py"],
+                        [("v1/spec_decode/dflash.py", 3, "n = len(cfg.target_layer_ids) + 1")])["layer_map"] == "raw"
 
 
 def test_hosts_file_plain_and_ansible(tmp_path):
