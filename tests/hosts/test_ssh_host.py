@@ -134,6 +134,12 @@ def test_proxyjump_from_ssh_config(sshd):
     with open(sshd.ssh_config, "a") as fh:
         fh.write(f"Host via-jump\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n  IdentityFile {sshd.key}\n"
                  f"  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n  ProxyJump testhost\n\n")
+        fh.write(f"Host via-two-jumps\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+                 f"  IdentityFile {sshd.key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n"
+                 f"  ProxyJump testhost,testhost\n\n")
     with SSHHost("via-jump", ssh_config=str(sshd.ssh_config)) as h:
         assert h._jump is not None
         assert h.run(["echo", "through"]).text() == "through\n"
+    with SSHHost("via-two-jumps", ssh_config=str(sshd.ssh_config)) as h:
+        assert h._jump is not None and h._jump._jump is not None
+        assert h.run(["echo", "twice"]).text() == "twice\n"
