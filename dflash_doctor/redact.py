@@ -35,9 +35,23 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_KEY_NAME = re.compile(r"[\w.-]+")
+_PLAIN_LITERALS = {"null", "none", "true", "false"}
+
+
+def _key_value(m: re.Match) -> str:
+    # `"num_speculative_tokens": null` or `max_tokens=1024` are not secrets, and replacing a JSON
+    # null or number with an unquoted marker would break the JSON document being rendered.
+    names = _KEY_NAME.findall(m.group("pre"))
+    name = names[0].lstrip("-") if names else ""
+    if not is_secret_key(name.replace("-", "_")) or m.group("val").lower() in _PLAIN_LITERALS:
+        return m.group(0)
+    return m.group("pre") + REDACTED
+
+
 def redact_text(text: str) -> str:
-    for pattern, repl in _PATTERNS:
-        text = pattern.sub(repl, text)
+    for i, (pattern, repl) in enumerate(_PATTERNS):
+        text = pattern.sub(_key_value if i == 0 else repl, text)
     return text
 
 
