@@ -29,7 +29,7 @@ from typing import Any, Callable
 from ..evidence import EvidenceSet, Kind, Source
 from ..hosts.base import Host
 from ..parse.launch import LaunchConfig, parse_argv, redact_argv
-from ..parse.logscan import LINE_PARSERS, STARTUP_LITERALS, LogScan, scan_lines
+from ..parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, LogScan, scan_lines
 from ..redact import REDACTED, is_secret_key, redact_text
 from . import files as file_inputs
 
@@ -605,7 +605,7 @@ class HostCollector:
 
     # -- the log, filtered on the host --
     def _log_args(self) -> list[str]:
-        spec = [lit for lit, _ in LINE_PARSERS] + list(SPEC_LITERALS)
+        spec = list(SPEC_LINE_LITERALS) + list(SPEC_LITERALS)
         startup = list(STARTUP_LITERALS) + ["Initializing a V1 LLM engine", "server_args="]
         spec_arg = "\n".join(x for x in dict.fromkeys(spec) if x)
         startup_arg = "\n".join(x for x in dict.fromkeys(startup) if x and x not in spec)
