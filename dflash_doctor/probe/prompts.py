@@ -76,6 +76,13 @@ def _encode(row: dict, tokenizer, where: str) -> list[int]:
         messages = row["messages"]
     else:
         messages = [{"role": "user", "content": str(row["prompt"])}]
+    ids = _apply_template(tokenizer, messages, where)
+    if not ids:
+        raise UsageError(f"{where}: the tokenizer produced no token ids")
+    return ids
+
+
+def _apply_template(tokenizer, messages, where: str) -> list[int]:
     if getattr(tokenizer, "chat_template", None):
         try:
             # drafters are trained without thinking traces: ask templates that know the switch to stay off

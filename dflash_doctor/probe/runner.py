@@ -135,6 +135,11 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
     if needs_tokenizer(prompts):
         from transformers import AutoTokenizer
 
+        tok_files = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+        if Path(target).is_dir() and not any((Path(target) / f).is_file() for f in tok_files):
+            # transformers 5 builds an empty tokenizer from nothing; refuse instead of encoding to []
+            raise UsageError(f"{prompts} holds text prompts but {target} has no tokenizer files",
+                             hint="use --prompts FILE.jsonl with raw input_ids")
         try:
             tokenizer = AutoTokenizer.from_pretrained(target, trust_remote_code=False,
                                                       local_files_only=not Path(target).exists())
