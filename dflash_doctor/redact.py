@@ -15,11 +15,13 @@ _SECRET_KEY = re.compile(
 )
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    # key=value / key: value / 'key': 'value' / --key value / --key=value
+    # key=value / key: value / 'key': 'value' / 'key': ['value'] / --key value / --key=value.
+    # "token" must be singular and end the key: max_num_batched_tokens=8192 or num_spec_tokens=15 are counts.
     (re.compile(
         r"""(?ix)
-        (?P<pre>(?:--)?[\w.-]*(?:api[_-]?key|hf[_-]?token|access[_-]?token|auth[_-]?token|_token|token|secret|password|passwd|credential)s?
-           (?:['"]?\s*[:=]\s*|\s+)['"]?)
+        (?P<pre>(?:--[\w.-]*(?:api[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])(?:\s*=\s*|\s+)
+                 |[\w.-]*(?:api[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])['"]?\s*[:=]\s*)
+           (?:\[\s*)?['"]?)
         (?P<val>[^\s'",}\])]{3,})"""),
      r"\g<pre>" + REDACTED),
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),

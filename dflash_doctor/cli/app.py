@@ -70,16 +70,16 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as exc:  # click usage errors and the unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(int(ExitCode.USAGE))
-        if isinstance(exc, click.exceptions.Abort):
+        # Typer vendors its own click, so match click's exception types by name, not by import.
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        if "Exit" in names:
+            sys.exit(getattr(exc, "exit_code", 0))
+        if "Abort" in names:
             print("aborted", file=sys.stderr)
             sys.exit(int(ExitCode.INTERRUPTED))
+        if "ClickException" in names:
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(int(ExitCode.USAGE))
         if debug:
             raise
         print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback",

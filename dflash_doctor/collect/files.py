@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
+from ..errors import DoctorError, UsageError
 from ..evidence import EvidenceSet, Kind, Source
 from ..parse.logscan import LogScan, aggregate, iter_file_lines, scan_lines
 
@@ -92,12 +92,46 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
         ev.could_not_collect(f"metrics {s}", "not supported yet", Kind.METRICS)
 
 
-def gather_drafter(ev: EvidenceSet, path: str) -> None:
-    ev.could_not_collect(f"drafter {path}", "not supported yet", Kind.DRAFTER)
+def gather_drafter(ev: EvidenceSet, path: str, files=None) -> None:
+    """Drafter config, model card and weight headers (models.DrafterFacts), never the weights."""
+    from ..models.facts import drafter_facts
+    try:
+        facts = drafter_facts(path, files)
+    except DoctorError as exc:
+        ev.could_not_collect(f"drafter {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.DRAFTER)
+        return
+    add_drafter(ev, facts, path, files)
 
 
-def gather_target(ev: EvidenceSet, path: str) -> None:
-    ev.could_not_collect(f"target {path}", "not supported yet", Kind.TARGET)
+def add_drafter(ev: EvidenceSet, facts, path: str, files=None) -> None:
+    swa = (f", sliding layers {list(facts.swa_layers)} (window {facts.sliding_window})" if facts.swa_layers
+           else ", all full attention")
+    ids = list(facts.target_layer_ids) if facts.target_layer_ids else "?"
+    ev.add(Kind.DRAFTER, f"{facts.method} drafter, {len(facts.layers)} layers{swa}, ids {ids}, block {facts.block_size}",
+           _model_source(path, files, facts.config_path), facts)
+
+
+def gather_target(ev: EvidenceSet, path: str, files=None) -> None:
+    """Target config facts (models.TargetFacts), including a nested text_config and tokenizer ids."""
+    from ..models.facts import target_facts
+    try:
+        facts = target_facts(path, files)
+    except DoctorError as exc:
+        ev.could_not_collect(f"target {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.TARGET)
+        return
+    add_target(ev, facts, path, files)
+
+
+def add_target(ev: EvidenceSet, facts, path: str, files=None) -> None:
+    kinds = ", ".join(f"{n} {k}" for k, n in facts.layer_type_counts.items()) or "layer types not stated"
+    ev.add(Kind.TARGET, f"{', '.join(facts.architectures) or 'target'}: {facts.num_hidden_layers} layers ({kinds}), "
+                        f"hidden {facts.hidden_size}, vocab {facts.vocab_size}",
+           _model_source(path, files, facts.config_path), facts)
+
+
+def _model_source(spec: str, files, config_path: str) -> Source:
+    host = getattr(files, "name", None) if files is not None else None
+    return Source("host" if host and host != "local" else "file", config_path, host=host)
 
 
 def gather_launch(ev: EvidenceSet, text: str) -> None:
@@ -106,7 +140,24 @@ def gather_launch(ev: EvidenceSet, text: str) -> None:
 
 def gather_engine_support(ev: EvidenceSet) -> None:
     """Attach the support-table row for the engine named by --engine or found in the log."""
-    return None
+    from ..models.engine_support import lookup
+    eng = ev.get(Kind.ENGINE)
+    if eng is None or not isinstance(eng.value, dict):
+        ev.missing(Kind.ENGINE_SUPPORT, "engine and version unknown (give --engine NAME==VERSION)")
+        return
+    name, version = eng.value.get("name"), eng.value.get("version")
+    if not version:
+        ev.missing(Kind.ENGINE_SUPPORT, f"{name} version unknown (give --engine {name}==VERSION)")
+        return
+    row = lookup(name, version)
+    if row is None:
+        ev.missing(Kind.ENGINE_SUPPORT, f"{name} {version} is not in the engine-support table")
+        return
+    swa = row.drafter_swa or "n/a"
+    ev.add(Kind.ENGINE_SUPPORT, f"{name} {version}: DFlash {'yes' if row.dflash else 'no'}, target_layer_ids "
+                                f"{row.layer_map or 'n/a'}, drafter SWA {swa}"
+                                + (f" (verified in {row.verified} source)" if row.verified else " (from the reference)"),
+           Source("derived", f"engine_support.toml row {row.range} (from {eng.ref})"), row)
 
 
 def read_at_file(value: str) -> str:

@@ -1,1 +1,24 @@
-"""Host access: local, SSH, bundle. run / read / list with timeouts, nothing else."""
+"""Hosts: where evidence is collected — this machine, SSH hosts, or a saved bundle."""
+
+from __future__ import annotations
+
+import os
+
+from .base import CommandResult, Host, HostError
+
+
+def open_host(spec: str, *, accept_new_host_key: bool = False, ssh_config: str | None = None,
+              known_hosts: str | None = None, connect_timeout: float | None = None) -> Host:
+    """`local`, `ssh://[user@]host[:port]` (or `user@host`, or an ssh_config alias), or `bundle:PATH`."""
+    if spec in ("local", "localhost-local"):
+        from .local import LocalHost
+        return LocalHost()
+    if spec.startswith("bundle:"):
+        from .bundle import BundleHost
+        return BundleHost(spec[len("bundle:"):])
+    from .ssh import SSHHost
+    return SSHHost(spec, accept_new_host_key=accept_new_host_key, ssh_config=ssh_config, known_hosts=known_hosts,
+                   connect_timeout=connect_timeout)
+
+
+__all__ = ["CommandResult", "Host", "HostError", "open_host"]

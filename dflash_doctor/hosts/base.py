@@ -39,6 +39,23 @@ class HostError(Exception):
         self.hint = hint
 
 
+def _os_error(res: CommandResult, path: str) -> OSError:
+    """Map a failed remote file command to the OSError a local call would have raised."""
+    msg = (res.stderr.decode("utf-8", "replace").strip() or res.error or f"exit status {res.rc}")[:300]
+    low = msg.lower()
+    if "no such file" in low:
+        return FileNotFoundError(2, "No such file or directory", path)
+    if "permission denied" in low or "operation not permitted" in low:
+        return PermissionError(13, "Permission denied", path)
+    if "is a directory" in low:
+        return IsADirectoryError(21, "Is a directory", path)
+    if "not a directory" in low:
+        return NotADirectoryError(20, "Not a directory", path)
+    if res.timed_out:
+        return TimeoutError(f"{path}: {res.error}")
+    return OSError(f"{path}: {msg}")
+
+
 class Host(ABC):
     name: str  # "local", "ssh://user@host:port", "bundle:/path"
 
@@ -54,6 +71,13 @@ class Host(ABC):
     @abstractmethod
     def list_dir(self, path: str, timeout: float = 30.0) -> list[str]:
         """Names in a directory. Raises FileNotFoundError / NotADirectoryError / PermissionError / OSError."""
+
+    def readlink(self, path: str, timeout: float = 30.0) -> str:
+        """The target of a symbolic link (e.g. /proc/PID/fd/1). Raises OSError when it is not one."""
+        res = self.run(["readlink", "--", path], timeout=timeout, max_bytes=1 << 16)
+        if not res.ok:
+            raise _os_error(res, path)
+        return res.text().rstrip("\n")
 
     def close(self) -> None:
         return None

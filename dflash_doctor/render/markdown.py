@@ -7,7 +7,7 @@ import re
 from ..evidence import Report, Status
 from ..textsafe import plain
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 ICON = {Status.OK: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.COULD_NOT_CHECK: "❔"}
 
 

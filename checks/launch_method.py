@@ -1,0 +1,34 @@
+"""The launch method against the drafter's architecture (e.g. an EAGLE-3 drafter launched as EAGLE
+never receives its three-layer features and drafts garbage, with no warning)."""
+
+from __future__ import annotations
+
+from dflash_doctor.check import Check
+from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.models.launch_view import launch_method
+
+
+class LaunchMethod(Check):
+    id = "launch-method"
+    area = "launch"
+    title = "Launch method matches the drafter"
+    needs = (Kind.DRAFTER,)
+    wants = (Kind.LAUNCH, Kind.STARTUP)
+
+    def run(self, evidence: EvidenceSet):
+        dev = evidence.get(Kind.DRAFTER)
+        d = dev.value
+        method, written, mev = launch_method(evidence)
+        refs = tuple(e.ref for e in (dev, mev) if e is not None)
+        if method is None:
+            return [self.finding(Status.COULD_NOT_CHECK, "could not check: no launch method known (give --launch, "
+                                 "or a log with the engine's startup lines)", refs=refs)]
+        if d.method == "unknown":
+            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: the drafter's architecture "
+                                 f"({', '.join(d.architectures) or 'none'}) names no known method", refs=refs)]
+        if method == d.method:
+            msg = f"launched as {written!r}, matching the {d.method} drafter"
+            return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("method:ok", msg, refs),))]
+        msg = f"launched as {written!r} but the drafter is {d.method} ({', '.join(d.architectures)})"
+        return [self.finding(Status.FAIL, msg, refs=refs, remedy=f"Launch with method {d.method!r}.",
+                             observations=(Observation("method:mismatch", msg, refs),))]

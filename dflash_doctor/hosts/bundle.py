@@ -1,0 +1,258 @@
+"""Bundles: a host's collection saved by `dflash-doctor collect`, replayed by `check bundle`.
+
+A bundle is the transcript of every call the collector made on the host (commands with their
+output, files read, directories listed), so `check bundle` runs the very same collector and
+checks on the very same answers: collect once, diagnose anywhere. A bundle is data, never code:
+it is read as JSON, a .tar.gz is read member by member in memory (nothing is extracted, so no
+path in it can land anywhere), links and special members are ignored, and sizes are capped.
+Secrets are filtered before anything is written (the collector supplies the filter).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import tarfile
+from collections import defaultdict, deque
+from typing import Callable, Sequence
+
+from .base import CommandResult, Host, HostError
+
+BUNDLE_FORMAT = "dflash-doctor/bundle@1"
+MANIFEST = "manifest.json"
+CALLS = "calls.jsonl"
+MAX_BUNDLE_BYTES = 256 << 20
+
+Sanitizer = Callable[[str, str, bytes], bytes]  # (op, key, data) -> data to store
+
+
+def _enc(data: bytes) -> dict:
+    try:
+        return {"text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(data).decode("ascii")}
+
+
+def _dec(obj: dict | None) -> bytes:
+    if not obj:
+        return b""
+    if "text" in obj:
+        return str(obj["text"]).encode("utf-8")
+    return base64.b64decode(str(obj.get("b64", "")), validate=False)
+
+
+_ERRORS = {"FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError,
+           "IsADirectoryError": IsADirectoryError, "NotADirectoryError": NotADirectoryError,
+           "TimeoutError": TimeoutError}
+
+
+class RecordingHost(Host):
+    """Wraps a live host and records every call (after `sanitize`) for a bundle."""
+
+    def __init__(self, inner: Host, sanitize: Sanitizer | None = None):
+        self.inner = inner
+        self.name = inner.name
+        self.sanitize = sanitize or (lambda op, key, data: data)
+        self.calls: list[dict] = []
+
+    def __getattr__(self, item):  # bytes counters and command log of the live host
+        return getattr(self.inner, item)
+
+    def run(self, argv, timeout=30.0, max_bytes=16 << 20, stdin=None) -> CommandResult:
+        res = self.inner.run(argv, timeout=timeout, max_bytes=max_bytes, stdin=stdin)
+        key = json.dumps(list(res.argv))
+        self.calls.append({"op": "run", "argv": list(res.argv), "rc": res.rc, "timed_out": res.timed_out,
+                           "truncated": res.truncated, "error": res.error,
+                           "stdout": _enc(self.sanitize("run", key, res.stdout)),
+                           "stderr": _enc(self.sanitize("run", key, res.stderr))})
+        return res
+
+    def _record_exc(self, op: str, path: str, exc: OSError) -> None:
+        self.calls.append({"op": op, "path": path, "exc": type(exc).__name__, "msg": str(exc)[:300]})
+
+    def read_file(self, path, max_bytes=16 << 20, timeout=30.0) -> bytes:
+        try:
+            data = self.inner.read_file(path, max_bytes=max_bytes, timeout=timeout)
+        except OSError as exc:
+            self._record_exc("read_file", path, exc)
+            raise
+        self.calls.append({"op": "read_file", "path": path, "data": _enc(self.sanitize("read_file", path, data))})
+        return data
+
+    def list_dir(self, path, timeout=30.0) -> list[str]:
+        try:
+            names = self.inner.list_dir(path, timeout=timeout)
+        except OSError as exc:
+            self._record_exc("list_dir", path, exc)
+            raise
+        self.calls.append({"op": "list_dir", "path": path, "names": list(names)})
+        return names
+
+    def readlink(self, path, timeout=30.0) -> str:
+        try:
+            target = self.inner.readlink(path, timeout=timeout)
+        except OSError as exc:
+            self._record_exc("readlink", path, exc)
+            raise
+        self.calls.append({"op": "readlink", "path": path, "target": target})
+        return target
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def write_bundle(self, out: str, manifest: dict) -> None:
+        """Write a directory, or a .tar.gz when `out` ends so. Refuses to overwrite anything."""
+        if os.path.lexists(out):
+            raise FileExistsError(out)
+        manifest = {"format": BUNDLE_FORMAT, **manifest, "calls": len(self.calls)}
+        man = json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n"
+        calls = b"".join(json.dumps(c, sort_keys=True).encode() + b"\n" for c in self.calls)
+        if out.endswith((".tar.gz", ".tgz")):
+            top = os.path.basename(out).rsplit(".t", 1)[0] or "bundle"
+            with tarfile.open(out, "x:gz") as tar:
+                for name, data in ((MANIFEST, man), (CALLS, calls)):
+                    info = tarfile.TarInfo(f"{top}/{name}")
+                    info.size, info.mode, info.mtime = len(data), 0o644, 0
+                    tar.addfile(info, io.BytesIO(data))
+        else:
+            os.makedirs(out)
+            for name, data in ((MANIFEST, man), (CALLS, calls)):
+                with open(os.path.join(out, name), "xb") as fh:
+                    fh.write(data)
+
+
+def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
+    if os.path.isdir(path):
+        found = {}
+        for name in (MANIFEST, CALLS):
+            p = os.path.join(path, name)
+            if os.path.islink(p):
+                raise HostError(f"{path}: {name} is a symbolic link; a bundle holds plain files only")
+            if not os.path.isfile(p):
+                raise HostError(f"{path}: not a bundle ({name} is missing)")
+            if os.path.getsize(p) > MAX_BUNDLE_BYTES:
+                raise HostError(f"{path}: {name} is larger than {MAX_BUNDLE_BYTES >> 20} MiB")
+            with open(p, "rb") as fh:
+                found[name] = fh.read(MAX_BUNDLE_BYTES)
+        return found[MANIFEST], found[CALLS]
+    if not os.path.isfile(path):
+        raise HostError(f"{path}: no such bundle")
+    try:
+        tar = tarfile.open(path, "r:*")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise HostError(f"{path}: not a bundle directory or readable .tar.gz ({exc})")
+    found: dict[str, bytes] = {}
+    total = 0
+    try:
+        with tar:
+            for member in tar:
+                # Only plain files named manifest.json / calls.jsonl at depth <= 1 are read; links,
+                # devices, absolute or ../ names are ignored. Nothing is ever written to disk.
+                if not member.isreg():
+                    continue
+                parts = member.name.split("/")
+                if member.name.startswith("/") or ".." in parts or len(parts) > 2 or parts[-1] not in (MANIFEST, CALLS):
+                    continue
+                total += member.size
+                if member.size > MAX_BUNDLE_BYTES or total > MAX_BUNDLE_BYTES:
+                    raise HostError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB")
+                if parts[-1] in found:
+                    raise HostError(f"{path}: more than one {parts[-1]} in the archive")
+                fh = tar.extractfile(member)
+                found[parts[-1]] = fh.read(MAX_BUNDLE_BYTES) if fh else b""
+    except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:
+        raise HostError(f"{path}: damaged archive ({exc})")
+    if MANIFEST not in found or CALLS not in found:
+        raise HostError(f"{path}: not a bundle (manifest.json and calls.jsonl are required)")
+    return found[MANIFEST], found[CALLS]
+
+
+def zlib_error():
+    import zlib
+    return zlib.error
+
+
+class BundleHost(Host):
+    """Answers the collector's calls from a bundle; a call that was not recorded is 'not in bundle'."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.name = f"bundle:{path}"
+        self.bytes_received = 0
+        self.bytes_sent = 0
+        self.commands: list[tuple[str, ...]] = []
+        man_raw, calls_raw = _read_bundle_files(path)
+        try:
+            self.manifest = json.loads(man_raw)
+        except (ValueError, RecursionError) as exc:
+            raise HostError(f"{path}: manifest.json is not valid JSON ({exc})")
+        if not isinstance(self.manifest, dict) or self.manifest.get("format") != BUNDLE_FORMAT:
+            raise HostError(f"{path}: not a {BUNDLE_FORMAT} bundle")
+        self.origin = str(self.manifest.get("host", "unknown"))
+        self._answers: dict[tuple, deque] = defaultdict(deque)
+        for no, line in enumerate(calls_raw.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                call = json.loads(line)
+                key = self._key_of(call)
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                raise HostError(f"{path}: calls.jsonl line {no} is damaged ({exc})")
+            self._answers[key].append(call)
+
+    @staticmethod
+    def _key_of(call: dict) -> tuple:
+        op = call["op"]
+        if op == "run":
+            return ("run", tuple(str(a) for a in call["argv"]))
+        if op in ("read_file", "list_dir", "readlink"):
+            return (op, str(call["path"]))
+        raise KeyError(f"unknown op {op!r}")
+
+    def _take(self, key: tuple) -> dict | None:
+        q = self._answers.get(key)
+        if not q:
+            return None
+        return q.popleft() if len(q) > 1 else q[0]
+
+    def run(self, argv: Sequence[str], timeout=30.0, max_bytes=16 << 20, stdin=None) -> CommandResult:
+        argv = tuple(str(a) for a in argv)
+        self.commands.append(argv)
+        call = self._take(("run", argv))
+        if call is None:
+            return CommandResult(argv, None, b"", b"", error="not recorded in the bundle")
+        rc = call.get("rc")
+        return CommandResult(argv, rc if isinstance(rc, int) else None, _dec(call.get("stdout"))[:max_bytes],
+                             _dec(call.get("stderr"))[:max_bytes], timed_out=bool(call.get("timed_out")),
+                             truncated=bool(call.get("truncated")),
+                             error=str(call["error"]) if call.get("error") else None)
+
+    def _raise(self, call: dict, path: str) -> None:
+        exc = _ERRORS.get(str(call.get("exc")), OSError)
+        raise exc(f"{path}: {call.get('msg', 'error')}")
+
+    def read_file(self, path: str, max_bytes=16 << 20, timeout=30.0) -> bytes:
+        call = self._take(("read_file", path))
+        if call is None:
+            raise FileNotFoundError(2, "not recorded in the bundle", path)
+        if "exc" in call:
+            self._raise(call, path)
+        return _dec(call.get("data"))[:max_bytes]
+
+    def list_dir(self, path: str, timeout=30.0) -> list[str]:
+        call = self._take(("list_dir", path))
+        if call is None:
+            raise FileNotFoundError(2, "not recorded in the bundle", path)
+        if "exc" in call:
+            self._raise(call, path)
+        return [str(n) for n in call.get("names", [])]
+
+    def readlink(self, path: str, timeout=30.0) -> str:
+        call = self._take(("readlink", path))
+        if call is None:
+            raise FileNotFoundError(2, "not recorded in the bundle", path)
+        if "exc" in call:
+            self._raise(call, path)
+        return str(call.get("target", ""))

@@ -1,0 +1,321 @@
+"""SSH hosts on paramiko, behaving the way OpenSSH users expect.
+
+~/.ssh/config (HostName, User, Port, IdentityFile, IdentitiesOnly, ProxyJump, ConnectTimeout,
+UserKnownHostsFile), the agent and key files, and known_hosts *verified*: an unknown or changed
+host key refuses the connection with its SHA256 fingerprint and the command that trusts it.
+Passwords are never asked for nor accepted. Every remote command is an argv list joined with
+shlex.quote, so no word the user or a remote file supplied is ever interpreted by the remote shell.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import select
+import shlex
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from .base import CommandResult, Host, HostError
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class SSHTarget:
+    alias: str  # what the user typed (an ssh_config Host alias or a hostname)
+    user: str | None = None
+    port: int | None = None
+
+
+_SPEC = re.compile(r"^(?:ssh://)?(?:(?P<user>[^@/:\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^@/:\s\[\]]+)(?::(?P<port>\d{1,5}))?/?$")
+
+
+def parse_target(spec: str) -> SSHTarget:
+    """`ssh://[user@]host[:port]`, `user@host`, or an ssh_config alias. Passwords in the URL are refused."""
+    m = _SPEC.match(spec.strip())
+    if not m:
+        if re.match(r"^(?:ssh://)?[^@/\s]+:[^@/\s]*@", spec):
+            raise HostError(f"{_safe(spec)}: passwords are not accepted on the command line",
+                            hint="use an SSH key or the agent (ssh-add), configured in ~/.ssh/config")
+        raise HostError(f"{_safe(spec)} is not a host (expected ssh://[user@]host[:port])")
+    port = int(m["port"]) if m["port"] else None
+    if port is not None and not 0 < port < 65536:
+        raise HostError(f"{_safe(spec)}: port {port} is out of range")
+    return SSHTarget(alias=m["host"].strip("[]"), user=m["user"], port=port)
+
+
+def _safe(spec: str) -> str:
+    return re.sub(r"(://[^:@/]+:)[^@]*@", r"\1***@", spec)[:200]
+
+
+def fingerprint(key) -> str:
+    """OpenSSH's SHA256 fingerprint of a public key (`ssh-keygen -lf` prints the same)."""
+    return "SHA256:" + base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
+
+
+def _known_name(host: str, port: int) -> str:
+    return host if port == 22 else f"[{host}]:{port}"
+
+
+class SSHHost(Host):
+    """One SSH connection, opened on construction; reused for every command of a collection."""
+
+    def __init__(self, spec: str, *, accept_new_host_key: bool = False, ssh_config: str | None = None,
+                 known_hosts: str | None = None, identity_files: Sequence[str] = (),
+                 connect_timeout: float | None = None, _depth: int = 0):
+        import paramiko  # imported here so the CLI stays fast when SSH is not used
+
+        self._paramiko = paramiko
+        target = parse_target(spec)
+        cfg = self._lookup_config(target.alias, ssh_config)
+        self.hostname = cfg.get("hostname", target.alias)
+        self.user = target.user or cfg.get("user") or _local_user()
+        self.port = target.port or int(cfg.get("port", 22))
+        self.name = f"ssh://{self.user}@{self.hostname}" + (f":{self.port}" if self.port != 22 else "")
+        if target.alias != self.hostname:
+            self.name = f"ssh://{self.user}@{target.alias}"
+        self.bytes_received = 0
+        self.bytes_sent = 0
+        self.commands: list[tuple[str, ...]] = []
+        self._lock = threading.Lock()
+        self._jump: SSHHost | None = None
+        timeout = connect_timeout or _float(cfg.get("connecttimeout")) or DEFAULT_CONNECT_TIMEOUT
+        kh_files = [os.path.expanduser(p) for p in
+                    ([known_hosts] if known_hosts else (cfg.get("userknownhostsfile", "~/.ssh/known_hosts").split()))]
+        self.known_hosts = kh_files[0]
+        keys = [os.path.expanduser(k) for k in (list(identity_files) or cfg.get("identityfile", []))]
+        keys = [k for k in keys if os.path.exists(k)]
+        identities_only = str(cfg.get("identitiesonly", "no")).lower() == "yes"
+
+        sock = None
+        jump = cfg.get("proxyjump")
+        if jump and jump.lower() != "none":
+            if _depth > 4:
+                raise HostError(f"{self.name}: ProxyJump chain too long")
+            first = jump.split(",")[0].strip()
+            self._jump = SSHHost(first, accept_new_host_key=accept_new_host_key, ssh_config=ssh_config,
+                                 known_hosts=known_hosts, connect_timeout=timeout, _depth=_depth + 1)
+            try:
+                sock = self._jump._client.get_transport().open_channel(
+                    "direct-tcpip", (self.hostname, self.port), ("127.0.0.1", 0), timeout=timeout)
+            except Exception as exc:
+                self._jump.close()
+                raise HostError(f"{self.name}: the jump host {first} could not reach {self.hostname}:{self.port} ({exc})")
+
+        client = paramiko.SSHClient()
+        for path in ("/etc/ssh/ssh_known_hosts", *kh_files[1:]):
+            if os.path.isfile(path):
+                try:
+                    client.load_system_host_keys(path)
+                except (OSError, paramiko.SSHException):
+                    pass
+        if os.path.isfile(self.known_hosts):
+            try:
+                client.load_host_keys(self.known_hosts)
+            except (OSError, paramiko.SSHException) as exc:
+                raise HostError(f"cannot read {self.known_hosts}: {exc}")
+        client.set_missing_host_key_policy(_Policy(self, accept_new_host_key))
+        try:
+            client.connect(self.hostname, port=self.port, username=self.user, password=None,
+                           key_filename=keys or None, allow_agent=not identities_only,
+                           look_for_keys=not identities_only and not keys, timeout=timeout,
+                           banner_timeout=timeout, auth_timeout=timeout, sock=sock)
+        except HostError:
+            self._close_partial(client)
+            raise
+        except paramiko.BadHostKeyException as exc:
+            self._close_partial(client)
+            known = _known_name(self.hostname, self.port)
+            raise HostError(
+                f"{self.name}: the host key CHANGED — refusing to connect. It now presents {exc.key.get_name()} "
+                f"{fingerprint(exc.key)}; {self.known_hosts} expects {fingerprint(exc.expected_key)}",
+                hint=f"this can be an attack. If the host was really reinstalled, verify the new fingerprint with its "
+                     f"administrator, then run: ssh-keygen -R {shlex.quote(known)} -f {shlex.quote(self.known_hosts)}")
+        except paramiko.AuthenticationException:
+            self._close_partial(client)
+            raise HostError(f"{self.name}: authentication failed for user {self.user}",
+                            hint="dflash-doctor uses SSH keys only: load one into the agent (ssh-add) or set "
+                                 "IdentityFile for this host in ~/.ssh/config")
+        except paramiko.SSHException as exc:
+            self._close_partial(client)
+            raise HostError(f"{self.name}: SSH failed: {exc}")
+        except socket.timeout:
+            self._close_partial(client)
+            raise HostError(f"{self.name}: timed out connecting after {timeout:g}s",
+                            hint="check the address and port, or raise ConnectTimeout in ~/.ssh/config")
+        except paramiko.ssh_exception.NoValidConnectionsError as exc:
+            self._close_partial(client)
+            errs = list(exc.errors.values())
+            if errs and all(isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == 111 for e in errs):
+                raise HostError(f"{self.name}: connection refused on port {self.port}",
+                                hint="is sshd running there, and is the port right?")
+            raise HostError(f"{self.name}: cannot connect ({'; '.join(str(e) for e in errs) or exc})")
+        except ConnectionRefusedError:
+            self._close_partial(client)
+            raise HostError(f"{self.name}: connection refused on port {self.port}",
+                            hint="is sshd running there, and is the port right?")
+        except socket.gaierror as exc:
+            self._close_partial(client)
+            raise HostError(f"{self.name}: cannot resolve {self.hostname} ({exc.strerror or exc})")
+        except OSError as exc:
+            self._close_partial(client)
+            raise HostError(f"{self.name}: cannot connect ({exc.strerror or exc})")
+        self._client = client
+
+    # -- connection ---------------------------------------------------------------------------
+    @staticmethod
+    def _lookup_config(alias: str, path: str | None) -> dict:
+        import paramiko
+
+        path = os.path.expanduser(path or "~/.ssh/config")
+        if not os.path.isfile(path):
+            return {}
+        try:
+            return dict(paramiko.SSHConfig.from_path(path).lookup(alias))
+        except Exception as exc:  # a broken config is the user's to fix: say where
+            raise HostError(f"cannot read {path}: {exc}")
+
+    def _close_partial(self, client) -> None:
+        try:
+            client.close()
+        finally:
+            if self._jump:
+                self._jump.close()
+
+    def close(self) -> None:
+        client = getattr(self, "_client", None)
+        if client is not None:
+            client.close()
+        if self._jump is not None:
+            self._jump.close()
+
+    # -- commands -----------------------------------------------------------------------------
+    def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
+            stdin: bytes | None = None) -> CommandResult:
+        argv = tuple(str(a) for a in argv)
+        command = " ".join(shlex.quote(a) for a in argv)
+        self.commands.append(argv)
+        transport = self._client.get_transport()
+        if transport is None or not transport.is_active():
+            return CommandResult(argv, None, b"", b"", error="the SSH connection was lost")
+        try:
+            chan = transport.open_session(timeout=min(timeout, 30.0))
+            chan.settimeout(None)
+            chan.exec_command(command)
+            self.bytes_sent += len(command)
+            if stdin:
+                chan.sendall(stdin)
+                self.bytes_sent += len(stdin)
+            chan.shutdown_write()
+        except (self._paramiko.SSHException, EOFError, OSError) as exc:
+            return CommandResult(argv, None, b"", b"", error=f"could not start the command: {exc}")
+        out, err = bytearray(), bytearray()
+        truncated = timed_out = False
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                got = False
+                while chan.recv_ready():
+                    data = chan.recv(1 << 16)
+                    if not data:
+                        break
+                    got = True
+                    self.bytes_received += len(data)
+                    room = max_bytes - len(out)
+                    out += data[:room] if room > 0 else b""
+                    truncated |= len(data) > room
+                while chan.recv_stderr_ready():
+                    data = chan.recv_stderr(1 << 16)
+                    if not data:
+                        break
+                    got = True
+                    self.bytes_received += len(data)
+                    room = max_bytes - len(err)
+                    err += data[:room] if room > 0 else b""
+                    truncated |= len(data) > room
+                if chan.exit_status_ready() and (chan.eof_received or chan.closed) \
+                        and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    break
+                if not got:
+                    # stdout wakes select(); stderr is polled on the same short tick.
+                    select.select([chan], [], [], 0.02)
+        except (self._paramiko.SSHException, EOFError, OSError) as exc:
+            chan.close()
+            return CommandResult(argv, None, bytes(out), bytes(err), error=f"the connection dropped: {exc}")
+        rc = None if timed_out else chan.recv_exit_status()
+        chan.close()
+        return CommandResult(argv, rc, bytes(out), bytes(err), timed_out=timed_out, truncated=truncated,
+                             error=f"timed out after {timeout:g}s" if timed_out else None)
+
+    def read_file(self, path: str, max_bytes: int = 16 << 20, timeout: float = 30.0) -> bytes:
+        _absolute(path)
+        res = self.run(["head", "-c", str(max_bytes), "--", path], timeout=timeout, max_bytes=max_bytes)
+        if not res.ok:
+            from .base import _os_error
+            raise _os_error(res, path)
+        return res.stdout
+
+    def list_dir(self, path: str, timeout: float = 30.0) -> list[str]:
+        _absolute(path)
+        res = self.run(["find", path, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"], timeout=timeout)
+        if not res.ok:
+            from .base import _os_error
+            raise _os_error(res, path)
+        return sorted(n.decode("utf-8", "surrogateescape") for n in res.stdout.split(b"\0") if n)
+
+
+def _absolute(path: str) -> None:
+    # An absolute path can never be mistaken for an option by head/find.
+    if not path.startswith("/"):
+        raise ValueError(f"remote paths must be absolute: {path!r}")
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _local_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "root"
+
+
+class _Policy:
+    """Unknown host keys: refuse with the fingerprint (default), or record them when the user opted in."""
+
+    def __init__(self, host: SSHHost, accept_new: bool):
+        self.host, self.accept_new = host, accept_new
+
+    def missing_host_key(self, client, hostname, key) -> None:
+        fp = fingerprint(key)
+        if not self.accept_new:
+            port_opt = f"-p {self.host.port} " if self.host.port != 22 else ""
+            raise HostError(
+                f"{self.host.name}: unknown host key {key.get_name()} {fp} — refusing to connect "
+                f"({hostname} is not in {self.host.known_hosts})",
+                hint=f"verify the fingerprint with the host's administrator, then trust it: "
+                     f"ssh-keyscan {port_opt}{shlex.quote(self.host.hostname)} >> {shlex.quote(self.host.known_hosts)}"
+                     f"  (or rerun with --accept-new-host-key)")
+        # Opt-in, like OpenSSH's StrictHostKeyChecking=accept-new: new keys are recorded, changed keys still refuse.
+        client.get_host_keys().add(hostname, key.get_name(), key)
+        try:
+            os.makedirs(os.path.dirname(self.host.known_hosts) or ".", mode=0o700, exist_ok=True)
+            with open(self.host.known_hosts, "a", encoding="ascii") as fh:
+                fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        except OSError as exc:
+            raise HostError(f"cannot record the new host key in {self.host.known_hosts}: {exc.strerror or exc}")
