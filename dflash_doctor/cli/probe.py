@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import ExitCode, MissingExtra, UsageError
+from ..errors import DoctorError, ExitCode, MissingExtra, UsageError
 from ..render import Format
 from .common import FormatOpt, OutputOpt
 
@@ -103,6 +103,11 @@ def register(app: typer.Typer) -> None:
         limit: Optional[int] = typer.Option(None, "--limit", help="Use only the first N prompts."),
         seed: int = typer.Option(0, "--seed", help="Sampling seed (temperature > 0)."),
         log: List[str] = typer.Option([], "--log", "-l", help="Served log to compare the probe with (repeatable)."),
+        host: Optional[str] = typer.Option(None, "--host", help="Run on this host (ssh://user@host[:port] or an ssh_config alias) with its own Python and GPUs."),
+        remote_python: str = typer.Option("python3", "--remote-python", help="The host's Python that has torch + transformers."),
+        ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh_config file for --host."),
+        accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key", help="Trust an unknown SSH host key on first use."),
+        timeout: float = typer.Option(3600.0, "--timeout", help="Seconds the remote probe may run."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
@@ -111,12 +116,27 @@ def register(app: typer.Typer) -> None:
 
         out = Output(fmt=fmt, path=output)
         names = _parse_ablate(ablate)
-        _need_torch()
-        from ..probe.runner import run_probe
+        job = dict(target=target, drafter=drafter, prompts=prompts, max_new_tokens=max_new_tokens,
+                   block_size=block_size, device=device, dtype=dtype, temperature=temperature,
+                   ablate=names, end_rule=end_rule, limit=limit, seed=seed)
+        if host:
+            from ..hosts import HostError, open_host
+            from ..probe.prompts import portable_rows
+            from ..probe.remote import run_remote_probe
 
-        result = run_probe(target=target, drafter=drafter, prompts=prompts, max_new_tokens=max_new_tokens,
-                           block_size=block_size, device=device, dtype=dtype, temperature=temperature,
-                           ablate=names, end_rule=end_rule, limit=limit, seed=seed, progress=out.info)
+            rows = portable_rows(prompts, limit)
+            try:
+                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key) as h:
+                    out.info(f"running the probe on {h.name} with {remote_python} (progress arrives at the end)")
+                    result = run_remote_probe(h, {**job, "ablate": list(names), "prompt_rows": rows},
+                                              python=remote_python, timeout=timeout)
+            except HostError as exc:
+                raise DoctorError(exc.message, hint=exc.hint) from None
+        else:
+            _need_torch()
+            from ..probe.runner import run_probe
+
+            result = run_probe(progress=out.info, **job)
         if log:
             result["served_comparison"] = _served_comparison(result, log)
         out.write(json.dumps(result, indent=2) + "\n" if fmt == Format.JSON else render_probe_text(result))

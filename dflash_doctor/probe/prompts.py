@@ -97,9 +97,10 @@ def _apply_template(tokenizer, messages, where: str) -> list[int]:
     return [int(i) for i in tokenizer(text)["input_ids"]]
 
 
-def load_prompts(spec: str, tokenizer=None, limit: int | None = None) -> list[Prompt]:
+def load_prompts(spec: str, tokenizer=None, limit: int | None = None, rows: list[dict] | None = None) -> list[Prompt]:
     path = DATA / "prompts.jsonl" if spec == "builtin" else Path(spec)
-    rows = read_jsonl(path)
+    if rows is None:
+        rows = read_jsonl(path)
     if limit is not None:
         rows = rows[:limit]
     out = []
@@ -113,3 +114,21 @@ def load_prompts(spec: str, tokenizer=None, limit: int | None = None) -> list[Pr
 def needs_tokenizer(spec: str) -> bool:
     path = DATA / "prompts.jsonl" if spec == "builtin" else Path(spec)
     return any("input_ids" not in r for r in read_jsonl(path))
+
+
+def rows_need_tokenizer(rows: list[dict]) -> bool:
+    return any("input_ids" not in r for r in rows)
+
+
+def portable_rows(spec: str, limit: int | None = None) -> list[dict]:
+    """The prompt rows with long-context bodies expanded here, so a remote host needs no package files."""
+    path = DATA / "prompts.jsonl" if spec == "builtin" else Path(spec)
+    rows = read_jsonl(path)[:limit] if limit is not None else read_jsonl(path)
+    out = []
+    for r in rows:
+        if "long_context" in r:
+            lc = r["long_context"]
+            r = {k: v for k, v in r.items() if k != "long_context"}
+            r["prompt"] = f"{lc['task']}\n\n{shipped_text(int(lc.get('min_chars', 24000)))}"
+        out.append(r)
+    return out

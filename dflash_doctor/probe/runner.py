@@ -109,13 +109,15 @@ def _ablation(name: str, summary: dict | None, note: str | None = None) -> dict:
 def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_tokens: int = 128,
               block_size: int | None = None, device: str = "auto", dtype: str | None = None,
               temperature: float = 0.0, ablate: tuple[str, ...] = (), end_rule: str = "reference",
-              limit: int | None = None, seed: int = 0, progress: Callable[[str], None] | None = None) -> dict:
+              limit: int | None = None, seed: int = 0, progress: Callable[[str], None] | None = None,
+              prompt_rows: list[dict] | None = None) -> dict:
+    """prompt_rows (already-read JSONL rows) replace `prompts` when the probe runs on a remote host."""
     import torch
 
     from .config import load_drafter_config
     from .drafter import load_drafter
     from .engine import END_RULES, SAMPLING_RULE, summarise
-    from .prompts import load_prompts, needs_tokenizer
+    from .prompts import load_prompts, needs_tokenizer, rows_need_tokenizer
     from .target import load_target, resolve_device, resolve_dtype
 
     say = progress or (lambda msg: None)
@@ -132,7 +134,7 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
     say(f"loading target {target}")
     tgt = load_target(target, dev, dt)
     tokenizer = None
-    if needs_tokenizer(prompts):
+    if (rows_need_tokenizer(prompt_rows) if prompt_rows is not None else needs_tokenizer(prompts)):
         from transformers import AutoTokenizer
 
         tok_files = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
@@ -146,7 +148,7 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
         except Exception as exc:
             raise UsageError(f"cannot load the target's tokenizer: {exc}",
                              hint="use --prompts FILE.jsonl with raw input_ids") from None
-    plist = load_prompts(prompts, tokenizer, limit)
+    plist = load_prompts(prompts, tokenizer, limit, rows=prompt_rows)
     if cfg.hidden_size != tgt.config.hidden_size:
         raise UsageError(f"drafter hidden_size {cfg.hidden_size} != target hidden_size {tgt.config.hidden_size}",
                          hint="is this the drafter for this target?")
