@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
         target: Optional[str] = typer.Option(None, "--target", help="Target checkpoint dir, config.json or cached repo id."),
         engine: Optional[str] = typer.Option(None, "--engine", help="Engine and version, e.g. vllm==0.20.1."),
         launch: Optional[str] = typer.Option(None, "--launch", help="The serve command line, as TEXT or @FILE."),
+        probe_result: Optional[str] = typer.Option(None, "--probe-result", help="JSON from `dflash-doctor probe --format json -o FILE`."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
@@ -31,6 +32,10 @@ def register(app: typer.Typer) -> None:
         out = Output(fmt=fmt, path=output)
         evidence = gather_files(FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target,
                                            engine=engine, launch=launch, window=window))
+        if probe_result:
+            from ..probe.evidence import gather_probe_result
+
+            gather_probe_result(evidence, probe_result)
         report, warnings = build_report(evidence)
         for w in warnings:
             out.warn(w)

@@ -1,7 +1,9 @@
 """Which target layer did an engine really feed the drafter? Match a captured hidden-state dump to HF indices.
 
 Dump format (safetensors): `input_ids` (integer, [tokens]) and `hidden_states.0`, `hidden_states.1`, ...
-(one per tap in capture order, [tokens, hidden], any float dtype). Each captured tensor is compared
+(one per tap in capture order, [tokens, hidden], any float dtype). The per-request file vLLM's
+`extract_hidden_states` method writes (`token_ids` [tokens], `hidden_states` [tokens, layers, hidden])
+is read as well, its layers becoming taps 0, 1, ... in the order of the configured ids. Each captured tensor is compared
 with every entry of the target's `output_hidden_states` (index 0 = embeddings, i = output of decoder
 layer i-1) by cosine similarity, relative error and max error; the best index and its margin over
 the runner-up are reported, and, given the drafter, the shift from the +1 convention's expectation.
@@ -32,6 +34,8 @@ def read_dump(path: str | Path):
             tensors = {n: fh.get_tensor(n) for n in names if n == "input_ids" or _TAP.match(n)}
     except Exception as exc:  # corrupt/hostile headers surface as several exception types
         raise UsageError(f"cannot read the dump {p}: {exc}", hint="expected a .safetensors file") from None
+    if "input_ids" not in tensors and {"token_ids", "hidden_states"} <= set(names):
+        return _read_vllm_extract(p, fh_path=str(p))
     ids = tensors.pop("input_ids", None)
     if ids is None:
         raise UsageError(f"{p.name} has no input_ids tensor")
@@ -51,6 +55,19 @@ def read_dump(path: str | Path):
                              f"got {tuple(t.shape)} {t.dtype}")
         out.append((name, t))
     return ids.long(), out
+
+
+def _read_vllm_extract(p: Path, fh_path: str):
+    """vLLM's `extract_hidden_states` file: token_ids [T] and hidden_states [T, layers, hidden] in id order."""
+    from safetensors import safe_open
+
+    with safe_open(fh_path, framework="pt") as fh:
+        ids, hs = fh.get_tensor("token_ids"), fh.get_tensor("hidden_states")
+    if ids.dim() != 1 or ids.dtype.is_floating_point or ids.numel() == 0:
+        raise UsageError(f"{p.name}: token_ids must be a non-empty 1-D integer tensor")
+    if hs.dim() != 3 or hs.shape[0] != ids.shape[0] or not hs.dtype.is_floating_point:
+        raise UsageError(f"{p.name}: hidden_states must be float [tokens, layers, hidden], got {tuple(hs.shape)}")
+    return ids.long(), [(f"hidden_states.{j}", hs[:, j, :]) for j in range(hs.shape[1])]
 
 
 def compare(captured, candidates) -> list[dict]:

@@ -61,6 +61,15 @@ def test_bf16_rounded_dump_is_still_identified(tmp_path, target, prompt):
     assert "the output of layer 0" in r["explanation"][0] and "trained on layer 1" in r["explanation"][0]
 
 
+def test_vllm_extract_hidden_states_file_is_read(tmp_path, target, prompt):
+    ids = torch.tensor(prompt)
+    _, hs = target.forward(ids[None], None)
+    stacked = torch.stack([hs[2][0], hs[3][0]], dim=1).to(torch.bfloat16)  # [T, layers, hidden]
+    save_file({"token_ids": ids, "hidden_states": stacked.contiguous()}, str(tmp_path / "req.safetensors"))
+    r = match_dump(target, *read_dump(tmp_path / "req.safetensors"), IDS)
+    assert r["offset"] == 0 and [t["hf_index"] for t in r["taps"]] == [2, 3]
+
+
 def test_taps_that_disagree_give_no_offset(tmp_path, target, prompt):
     ids = torch.tensor(prompt)
     _, hs = target.forward(ids[None], None)
