@@ -50,8 +50,9 @@ def _finish(tokens: list[int], max_new: int, stop_ids: frozenset[int]) -> list[i
     return out
 
 
-def _features(hidden_states, taps: tuple[int, ...], start: int, stop: int) -> torch.Tensor:
-    return torch.cat([hidden_states[i][:, start:stop] for i in taps], dim=-1)
+def _features(hidden_states, taps: tuple[int, ...], start: int, stop: int, device) -> torch.Tensor:
+    # with device_map="auto" the taps live on different GPUs: gather them where the drafter is
+    return torch.cat([hidden_states[i][:, start:stop].to(device) for i in taps], dim=-1)
 
 
 @torch.no_grad()
@@ -80,7 +81,7 @@ def speculative_generate(target: Target, drafter: DFlashDrafter, prompt: list[in
     ids = torch.tensor([prompt], device=dev)
     logits, hs = target.forward(ids, tcache)
     out = [int(_choose(logits[-1], temperature, generator))]
-    pending = _features(hs, taps, 0, len(prompt))  # context states not yet in the drafter cache
+    pending = _features(hs, taps, 0, len(prompt), dev)  # context states not yet in the drafter cache
     dcache = ContextCache()
     gen = Generation(tokens=[])
     mask_embed = target.embed(torch.tensor([mask_token_id], device=dev))
@@ -92,7 +93,7 @@ def speculative_generate(target: Target, drafter: DFlashDrafter, prompt: list[in
         first = target.embed(torch.tensor([out[-1]], device=dev))
         emb = torch.cat([first, mask_embed.expand(size - 1, -1)], dim=0)[None].to(drafter.fc.weight.dtype)
         h = drafter(emb, pending.to(emb.device), start=start, cache=dcache, swa=swa)
-        draft_logits = target.head(h[0, 1:].to(target.head.weight.dtype))
+        draft_logits = target.head(h[0, 1:].to(device=target.head.weight.device, dtype=target.head.weight.dtype))
         drafts = _choose(draft_logits, temperature, generator).tolist() if size > 1 else []
         verify = torch.tensor([[out[-1], *drafts]], device=dev)
         logits, hs = target.forward(verify, tcache)
@@ -101,7 +102,7 @@ def speculative_generate(target: Target, drafter: DFlashDrafter, prompt: list[in
         while accepted < len(drafts) and drafts[accepted] == chosen[accepted]:
             accepted += 1
         target.crop(tcache, start + accepted + 1)  # keep the last verified token and the accepted drafts
-        pending = _features(hs, taps, 0, accepted + 1)
+        pending = _features(hs, taps, 0, accepted + 1, dev)
         gen.step_lengths.append(accepted + 1)
         gen.step_contexts.append(start)
         new = [*drafts[:accepted], chosen[accepted]]

@@ -142,3 +142,15 @@ def test_cli_probe_text_prompts_without_tokenizer_is_one_line_error(cli):
               "--limit", "1", timeout=300)
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and "tokenizer" in res.stderr
+
+
+def test_sampling_is_labelled_and_reproducible(pair):
+    target, prompts, runners = pair
+    runner, cfg = runners["drafter"]
+    taps = hf_taps(cfg.target_layer_ids, 0, target.num_layers)
+    hot = [PairRunner(target, runner.drafter, cfg, block=8, max_new=32, temperature=1.0, seed=7) for _ in range(2)]
+    a, b = (h.run(prompts[:2], taps) for h in hot)
+    assert a["lossless"] is None  # token equality is not defined when sampling
+    assert a["per_position"] == b["per_position"] and a["steps"] == b["steps"]  # same seed, same run
+    greedy = runner.run(prompts[:2], taps)
+    assert a["mean_acceptance_length"] < greedy["mean_acceptance_length"]
