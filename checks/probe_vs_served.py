@@ -73,8 +73,9 @@ class ProbeVsServed(Check):
             return findings
         if s_tau >= p_tau - tol:
             return findings
-        # Which ablation reproduces the served τ? The closest one within tolerance names the bug.
-        best = None
+        # Which ablation reproduces the served τ? Every one within tolerance is named: when several do,
+        # the probe cannot tell them apart and other evidence (the engine's support table) decides.
+        matches = []
         for ab in probe.get("ablations") or []:
             name = ab.get("name", "")
             if name not in ("swa-ignored", "offset-1", "offset+1"):
@@ -82,25 +83,37 @@ class ProbeVsServed(Check):
             if name == "swa-ignored" and ab.get("note"):
                 continue  # no sliding layers: the ablation is the unablated model
             a_tau = tau_at(ab.get("per_position") or [], k)
-            if a_tau is None or abs(a_tau - s_tau) > tol:
-                continue
-            if best is None or abs(a_tau - s_tau) < abs(best[1] - s_tau):
-                best = (name, a_tau)
-        if best is None:
+            if a_tau is not None and abs(a_tau - s_tau) <= tol:
+                matches.append((abs(a_tau - s_tau), name, a_tau))
+        if not matches:
             findings.append(self.finding(
                 Status.WARN, "no probe ablation (sliding windows ignored, taps shifted by ±1) reproduces the served τ"
                              + ("" if probe.get("ablations") else " — the probe ran without ablations (--ablate offset,swa)"),
                 refs=refs))
             return findings
-        name, a_tau = best
-        if name == "swa-ignored":
-            obs = Observation("probe:ablation-swa-matches", f"probe with windows ignored τ {a_tau:.2f} vs served {s_tau:.2f}", refs)
-            msg = "with the drafter's sliding windows ignored"
+        matches.sort()
+        observations, parts = [], []
+        for _, name, a_tau in matches:
+            if name == "swa-ignored":
+                parts.append(f"with the drafter's sliding windows ignored (τ {a_tau:.2f})")
+                observations.append(Observation("probe:ablation-swa-matches",
+                                                f"probe with windows ignored τ {a_tau:.2f} vs served {s_tau:.2f}", refs))
+            else:
+                parts.append(f"with the layer taps shifted ({name}, τ {a_tau:.2f})")
+                observations.append(Observation("probe:ablation-offset-matches",
+                                                f"probe with taps {name} τ {a_tau:.2f} vs served {s_tau:.2f}", refs))
+        if len(parts) == 1:
+            msg = f"the probe {parts[0]} reproduces the served τ ({s_tau:.2f})"
         else:
-            obs = Observation("probe:ablation-offset-matches", f"probe with taps {name} τ {a_tau:.2f} vs served {s_tau:.2f}", refs)
-            msg = f"with the layer taps shifted ({name})"
-        findings.append(self.finding(Status.FAIL, f"the probe {msg} reproduces the served τ ({a_tau:.2f} vs {s_tau:.2f})",
-                                     refs=refs, observations=(obs,)))
+            msg = (f"several probe ablations reproduce the served τ ({s_tau:.2f}): " + "; ".join(parts)
+                   + " — the probe alone cannot tell them apart")
+        # one observation per kind: two offset ablations are one piece of evidence, not two
+        seen, unique = set(), []
+        for o in observations:
+            if o.name not in seen:
+                seen.add(o.name)
+                unique.append(o)
+        findings.append(self.finding(Status.FAIL, msg, refs=refs, observations=tuple(unique)))
         return findings
 
 

@@ -63,7 +63,8 @@ def render_offset_text(r: dict) -> str:
     lines = [f"layer-offset: {r['num_input_ids']} input ids, {r['num_hidden_states']} HF hidden states (0 = embeddings)"]
     for t in r["taps"]:
         lines.append(f"  {t['tensor']}: HF index {t['hf_index']} cosine {t['cosine']:.6f} margin {_fmt(t['margin'], 6)} "
-                     f"rel.err {t['relative_error']:.2e} (runner-up {t['runner_up']}, {_fmt(t['error_ratio'], 1)}x worse)"
+                     + (f"rel.err {t['relative_error']:.2e} (runner-up {t['runner_up']}, {_fmt(t['error_ratio'], 1)}x worse)"
+                        if t["relative_error"] > 0 else f"exact match (runner-up {t['runner_up']})")
                      + ("" if t["matched"] else "  NO CLOSE MATCH"))
     if "expected_hf_indices" in r:
         lines.append(f"  drafter target_layer_ids {r['target_layer_ids']} -> expected HF indices {r['expected_hf_indices']}")

@@ -110,7 +110,8 @@ def match_dump(target, ids, taps, target_layer_ids=None) -> dict:
             "relative_error": best["relative_error"],
             "max_error": best["max_error"],
             "runner_up": second["hf_index"] if second else None,
-            "error_ratio": (second["relative_error"] / max(best["relative_error"], 1e-12)) if second else None,
+            # None when the match is exact (the ratio would be infinite)
+            "error_ratio": (second["relative_error"] / best["relative_error"]) if second and best["relative_error"] > 0 else None,
             "matched": best["cosine"] >= MATCH_COSINE,
             "scores": rows,
         })
@@ -133,7 +134,10 @@ def match_dump(target, ids, taps, target_layer_ids=None) -> dict:
                 result["offset_note"] = "the taps disagree on the shift"
         lines = []
         for j, (t, e) in enumerate(zip(out_taps, expected)):
-            fed = "the embeddings" if t["hf_index"] == 0 else f"the output of layer {t['hf_index'] - 1}"
+            last = len(candidates) - 1
+            fed = ("the embeddings" if t["hf_index"] == 0 else
+                   f"the final-normed output (after layer {last - 1})" if t["hf_index"] == last else
+                   f"the output of layer {t['hf_index'] - 1}")
             lines.append(f"tap {j}: your engine feeds {fed} (HF index {t['hf_index']}); "
                          f"the drafter was trained on layer {e - 1} (HF index {e})")
         result["explanation"] = lines

@@ -110,3 +110,13 @@ def test_cli_layer_offset_json(cli, tmp_path, target, prompt):
     assert r["offset"] == -1
     assert [t["hf_index"] for t in r["taps"]] == [1, 2]
     assert all(set(t) >= {"tensor", "hf_index", "cosine", "margin"} for t in r["taps"])
+
+
+def test_cli_layer_offset_text_names_the_layers(cli, tmp_path, target, prompt):
+    dump = make_dump(tmp_path / "d.safetensors", target, prompt, +1)
+    res = cli("layer-offset", "--target", str(TINY / "target"), "--dump", str(dump), "--drafter", str(TINY / "drafter"),
+              "--device", "cpu", timeout=300)
+    assert res.returncode == 1, res.stderr
+    assert "offset: 1" in res.stdout
+    assert "final-normed output" in res.stdout  # index 4 of a 4-layer target is after the model norm
+    assert "trained on layer 2 (HF index 3)" in res.stdout

@@ -63,6 +63,12 @@ def test_offset_ablation_that_matches_names_the_layer_map_bug():
     assert names == {"probe:exceeds-served", "probe:ablation-offset-matches"}
 
 
+def test_several_matching_ablations_are_all_named():
+    names, findings = observations(probe(6.5, {"swa-ignored": 1.35, "offset-1": 1.5, "offset+1": 1.1}), served(1.2))
+    assert names == {"probe:exceeds-served", "probe:ablation-swa-matches", "probe:ablation-offset-matches"}
+    assert "cannot tell them apart" in findings[-1].message
+
+
 def test_swa_ablation_of_a_drafter_without_windows_is_not_evidence():
     names, _ = observations(probe(6.5, {"swa-honoured": 6.5, "swa-ignored": 6.5}, sliding=False), served(6.4 - 5))
     assert "probe:ablation-swa-matches" not in names

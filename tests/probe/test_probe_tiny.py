@@ -122,7 +122,8 @@ def test_budget_end_rule_never_counts_more_steps(pair):
 def test_cli_probe_json(cli):
     res = cli("probe", "--target", str(TINY / "target"), "--drafter", str(TINY / "drafter-swa"),
               "--prompts", str(TINY / "prompts.jsonl"), "--limit", "2", "--max-new-tokens", "24",
-              "--device", "cpu", "--ablate", "offset,swa,context", "--format", "json", timeout=300)
+              "--device", "cpu", "--ablate", "offset,swa,context", "--format", "json",
+              "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), timeout=300)
     assert res.returncode == 0, res.stderr
     r = json.loads(res.stdout)
     assert r["lossless"] is True
@@ -135,6 +136,10 @@ def test_cli_probe_json(cli):
     assert r["decoding"] == "greedy"
     for a in r["ablations"][:5]:
         assert a["lossless"] is True
+    # the seed log's served τ (1.18) against the probe's: the probe beats it, and the window ablation matches it
+    statuses = {f["status"] for f in r["served_comparison"]}
+    assert "fail" in statuses
+    assert any("sliding windows ignored" in f["message"] for f in r["served_comparison"])
 
 
 def test_cli_probe_text_prompts_without_tokenizer_is_one_line_error(cli):
