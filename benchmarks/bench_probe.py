@@ -5,6 +5,9 @@ the probe's per-step time (decode time without prefill, divided by steps) should
 
     PYTHONPATH=$PWD python benchmarks/bench_probe.py                       # the committed tiny pair, CPU
     PYTHONPATH=$PWD python benchmarks/bench_probe.py --random-1b --device cuda   # random ~1B target + drafter (no downloads)
+    PYTHONPATH=$PWD python benchmarks/bench_probe.py --random-small --max-new 32  # the same code path, CPU-sized
+
+Random weights accept almost nothing (τ ≈ 1), so those runs measure step cost, not τ.
 """
 
 from __future__ import annotations
@@ -93,11 +96,13 @@ def main() -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--random-1b", action="store_true", help="random ~1B target + 3-layer drafter, bf16")
+    ap.add_argument("--random-small", action="store_true", help="random ~60M target + drafter, float32 (CPU check)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    if args.random_1b:
-        dtype = torch.bfloat16
-        target, drafter, cfg = random_pair(args.device, dtype)
+    if args.random_1b or args.random_small:
+        dtype = torch.bfloat16 if args.random_1b else torch.float32
+        size = {} if args.random_1b else {"hidden": 512, "layers": 8, "vocab": 32000, "draft_layers": 2}
+        target, drafter, cfg = random_pair(args.device, dtype, **size)
         g = torch.Generator().manual_seed(1)
         prompts = [torch.randint(0, 30000, (n,), generator=g).tolist() for n in (256, 512, 1024, 2048)]
         block = 16
