@@ -17,7 +17,6 @@ import json
 import resource
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 

@@ -93,10 +93,6 @@ class PairRunner:
         return out
 
 
-def _public(summary: dict) -> dict:
-    return {k: v for k, v in summary.items() if not k.startswith("_")}
-
-
 def _ablation(name: str, summary: dict | None, note: str | None = None) -> dict:
     if summary is None:
         return {"name": name, "mean_acceptance_length": None, "per_position": [], "steps": 0, "lossless": None,
