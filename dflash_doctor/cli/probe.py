@@ -34,7 +34,7 @@ def render_probe_text(r: dict) -> str:
     lines = [
         f"DFlash probe: {r['drafter']} on {r['target']}",
         f"  device {r['device']} {r['dtype']}, block {r['block_size']}, {r['prompts']['count']} prompts "
-        f"(lengths {r['prompts']['min_length']}–{r['prompts']['max_length']}), up to {r['new_token_budget']} new per prompt",
+        f"(lengths {r['prompts']['min_length']}–{r['prompts']['max_length']}), up to {r['max_new_tokens']} new per prompt",
         f"  decoding: {r['decoding']}",
         f"  end of generation: {r['end_rule']['description']}",
         f"  taps: target_layer_ids {r['taps']['target_layer_ids']} -> HF hidden_states {r['taps']['hf_hidden_state_indices']}",

@@ -194,7 +194,7 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
         "device": str(tgt.device),
         "dtype": str(tgt.dtype).replace("torch.", ""),
         "block_size": block,
-        "new_token_budget": max_new_tokens,  # (key avoids the redactor's "tokens: N" rule)
+        "max_new_tokens": max_new_tokens,
         "temperature": temperature,
         "decoding": "greedy" if temperature <= 0 else SAMPLING_RULE,
         "end_rule": {"name": end_rule, "description": END_RULES[end_rule]},
