@@ -10,7 +10,7 @@ PIP := $(BIN)/python -m pip
 venv: $(BIN)/python
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
+	$(PIP) install -q --upgrade pip "setuptools>=77"
 
 # Install the light core and diagnose the bundled example deployment (the seed scenario).
 demo: venv
