@@ -14,16 +14,27 @@ _SECRET_KEY = re.compile(
     r"token|secret|password|passwd|credential|private[_-]?key|aws_secret_access_key|authorization)"
 )
 
+# A key whose value is a secret. Matches start only where a key can start ((?<![\w.-])), so a long
+# run of word characters costs linear time, not quadratic (a 16 KB base64 line took 13 s before).
+_KEY = r"(?<![\w.-])[\w.-]*(?:(?:api|access|private|secret|auth)[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    # key=value / key: value / 'key': 'value' / 'key': ['value'] / --key value / --key=value.
+    # 'api_key': ['k1', 'k2'] -> every element, not only the first.
+    (re.compile(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)\[[^\]\n]{0,4000}\]"""), r"\g<pre>['" + REDACTED + "']"),
+    # password: "several words" -> the whole quoted value.
+    (re.compile(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)(?P<q>['"])[^'"\n]{1,4000}(?P=q)"""),
+     r"\g<pre>\g<q>" + REDACTED + r"\g<q>"),
+    # key=value / key: value / 'key': 'value' / --key value / --key=value.
     # "token" must be singular and end the key: max_num_batched_tokens=8192 or num_spec_tokens=15 are counts.
     (re.compile(
         r"""(?ix)
-        (?P<pre>(?:--[\w.-]*(?:api[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])(?:\s*=\s*|\s+)
-                 |[\w.-]*(?:api[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])['"]?\s*[:=]\s*)
+        (?P<pre>(?:(?<![\w.-])--[\w.-]*(?:(?:api|access|private|secret|auth)[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])(?:\s*=\s*|\s+)
+                 |""" + _KEY + r"""['"]?\s*[:=]\s*)
            (?:\[\s*)?['"]?)
         (?P<val>[^\s'",}\])]{3,})"""),
      r"\g<pre>" + REDACTED),
+    # Authorization: Basic/Digest <credentials> (Bearer is handled below, wherever it appears).
+    (re.compile(r"""(?i)(authorization['"]?\s*[:=]\s*['"]?(?:basic|digest|token)\s+)[A-Za-z0-9._~+/=-]{6,}"""),
+     r"\1" + REDACTED),
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b"), REDACTED),
@@ -31,7 +42,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), REDACTED),
     (re.compile(r"\bxox[abpr]-[A-Za-z0-9-]{10,}\b"), REDACTED),
     # user:password@ in URLs
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@"), r"\1" + REDACTED + "@"),
+    (re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,30}://[^/\s:@]{1,256}:)[^@\s/]{1,256}@"), r"\1" + REDACTED + "@"),
 ]
 
 

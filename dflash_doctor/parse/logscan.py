@@ -15,6 +15,8 @@ from ..redact import redact_any, redact_text
 from ..textsafe import strip_ansi
 from .records import MIN_DRAFTS, AcceptanceSummary, Malformed, SpecInterval, StartupFacts
 
+# No engine drafts 10^15 tokens in one stats interval; a bigger count is corruption (and would overflow floats).
+MAX_TOKENS_PER_INTERVAL = 10 ** 15
 _NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _TS = re.compile(r"(\d{2}-\d{2} \d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 
@@ -42,6 +44,8 @@ def parse_vllm_v1_0102(line: str, source: str, line_no: int) -> SpecInterval | s
     k = len(pp) or None
     if mean < 1.0 or any(r < 0 or r > 1 for r in pp):
         return "values out of range (mean < 1 or a rate outside 0..1)"
+    if accepted > drafted or drafted > MAX_TOKENS_PER_INTERVAL:
+        return "values out of range (more tokens accepted than drafted, or an impossible count)"
     # drafts is not printed: Drafted/k when every draft carries k tokens, else Accepted/(mean-1).
     if k and drafted % k == 0:
         drafts = drafted / k
@@ -92,7 +96,10 @@ def scan_lines(lines: Iterable[str], source: str, into: LogScan | None = None) -
         for literal, parser in LINE_PARSERS:
             if literal in line:
                 scan.candidate_lines += 1
-                res = parser(line, source, no)
+                try:
+                    res = parser(line, source, no)
+                except Exception as exc:  # one bad line (e.g. a 5000-digit count) never ends the scan
+                    res = f"unparseable ({type(exc).__name__}: {str(exc)[:80]})"
                 if isinstance(res, SpecInterval):
                     scan.intervals.append(res)
                 elif isinstance(res, str):
@@ -124,7 +131,7 @@ class _StartupBuilder:
         if m:
             try:
                 args = ast.literal_eval(m.group(1))
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # {[1]: 2} is TypeError
                 args = None
             if isinstance(args, dict):
                 args = redact_any(args)
