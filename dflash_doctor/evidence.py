@@ -287,7 +287,7 @@ def to_jsonable(value: Any) -> Any:
         return value.value
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
-        return to_dict()
+        return to_jsonable(to_dict())  # again: a to_dict may hold inf/NaN or tuples (RopeFacts did)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
