@@ -38,6 +38,8 @@ _SPEC = re.compile(r"^(?:ssh://)?(?:(?P<user>[^@/:\s]+)@)?(?P<host>\[[0-9A-Fa-f:
 
 def parse_target(spec: str) -> SSHTarget:
     """`ssh://[user@]host[:port]`, `user@host`, or an ssh_config alias. Passwords in the URL are refused."""
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in spec.strip()):  # would forge known_hosts lines or escapes
+        raise HostError(f"{_safe(spec)!r} is not a host: it holds control characters")
     m = _SPEC.match(spec.strip())
     if not m:
         if re.match(r"^(?:ssh://)?[^@/\s]+:[^@/\s]*@", spec):
