@@ -18,10 +18,10 @@ _SECRET_KEY = re.compile(
 # run of word characters costs linear time, not quadratic (a 16 KB base64 line took 13 s before).
 _KEY = r"(?<![\w.-])[\w.-]*(?:(?:api|access|private|secret|auth)[_-]?key|token|secret|password|passwd|credentials?)(?![\w-])"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    # 'api_key': ['k1', 'k2'] -> every element, not only the first.
-    (re.compile(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)\[[^\]\n]{0,4000}\]"""), r"\g<pre>['" + REDACTED + "']"),
-    # password: "several words" -> the whole quoted value.
-    (re.compile(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)(?P<q>['"])[^'"\n]{1,4000}(?P=q)"""),
+    # 'api_key': ['k1', 'k2'] -> every element, not only the first (also a JSON list over several lines).
+    (re.compile(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)\[[^\]]{0,4000}\]"""), r"\g<pre>['" + REDACTED + "']"),
+    # password: "several words" -> the whole quoted value (also with JSON-escaped quotes: \"…\").
+    (re.compile(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)(?P<q>\\?['"])(?:\\.|[^'"\\\n]){1,4000}?(?P=q)"""),
      r"\g<pre>\g<q>" + REDACTED + r"\g<q>"),
     # key=value / key: value / 'key': 'value' / --key value / --key=value.
     # "token" must be singular and end the key: max_num_batched_tokens=8192 or num_spec_tokens=15 are counts.
