@@ -9,15 +9,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-
-
-def layer_span(indices) -> str:
-    idx = list(indices)
-    if not idx:
-        return "none"
-    if idx == list(range(idx[0], idx[-1] + 1)) and len(idx) > 1:
-        return f"{idx[0]}–{idx[-1]}"
-    return ", ".join(str(i) for i in idx)
+from dflash_doctor.models.facts import layer_span
 
 
 class DrafterSwa(Check):
@@ -34,7 +26,8 @@ class DrafterSwa(Check):
                                  "num_hidden_layers, so its layers are unknown", refs=(ev.ref,))]
         swa = d.swa_layers
         if not swa:
-            return [self.finding(Status.OK, f"all {len(d.layers)} drafter layers are full attention", refs=(ev.ref,),
+            what = "the drafter's single layer is" if len(d.layers) == 1 else f"all {len(d.layers)} drafter layers are"
+            return [self.finding(Status.OK, f"{what} full attention", refs=(ev.ref,),
                                  observations=(Observation("drafter-swa:absent",
                                                            f"{len(d.layers)} layers, none sliding", (ev.ref,)),))]
         causal = "causal" if all(d.layers[i].causal for i in swa) else "non-causal"
@@ -73,12 +66,13 @@ class EngineDrafterSwa(Check):
             return [self.finding(
                 Status.FAIL, f"{span}, but {row.engine} {row.version} runs them as full attention "
                              "(non-causal, no window): acceptance drops, increasingly past the window",
-                refs=refs, observations=obs, details=(f"engine source: {row.source}",) if row.verified else (),
-                remedy="Upgrade to an engine that honours drafter layer_types (vLLM >= 0.26 with "
-                       "VLLM_USE_V2_MODEL_RUNNER=1, or >= 0.29), or use a drafter without sliding layers.")]
+                refs=refs, observations=obs, details=tuple(f"{row.engine} {row.verified} source: {x}" for x in row.source_about("sliding", "causal")) if row.verified else (),
+                remedy="Upgrade to an engine that honours drafter layer_types (vLLM >= 0.26, which runs a mixed "
+                       "sliding/full drafter on the V2 model runner — do not set VLLM_USE_V2_MODEL_RUNNER=0), "
+                       "or use a drafter without sliding layers.")]
         if outcome == "refused":
             return [self.finding(Status.FAIL, f"{span}; {sentence}", refs=refs, observations=obs,
-                                 remedy="Relaunch with VLLM_USE_V2_MODEL_RUNNER=1 on vLLM >= 0.26, or use >= 0.29.")]
+                                 remedy="On vLLM >= 0.26 unset VLLM_USE_V2_MODEL_RUNNER (or set it to 1); on 0.25 upgrade to >= 0.26.")]
         return [self.finding(Status.OK, f"{span}; {sentence}", refs=refs, observations=obs)]
 
 

@@ -48,7 +48,7 @@ class EngineLayerMap(Check):
             msg = (f"{who} passes target_layer_ids raw: every tap is one layer early"
                    + (f" (the drafter gets the outputs of layers {[i - 1 for i in ids]} instead of {ids})" if ids else ""))
             return [self.finding(Status.FAIL, msg, refs=refs,
-                                 details=(f"engine source: {row.source}",) if row.verified else (),
+                                 details=tuple(f"{row.engine} {row.verified} source: {x}" for x in row.source_about("target_layer_ids", "aux")) if row.verified else (),
                                  remedy="Upgrade to vLLM >= 0.22 (PR #40727 adds the +1); do not shift the ids in "
                                         "the config by hand on a fixed release.",
                                  observations=(Observation("engine-layer-map:raw", msg, refs),))]

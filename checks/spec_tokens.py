@@ -30,11 +30,11 @@ class SpecTokensVsBlock(Check):
                                  "(give --launch or --num-speculative-tokens)", refs=refs)]
         want = d.block_size - 1
         if k == want:
-            return [self.finding(Status.OK, f"k = {k} speculative tokens = block size {d.block_size} − 1", refs=refs)]
+            return [self.finding(Status.OK, f"k = {k}, the drafter's block size {d.block_size} − 1", refs=refs)]
         if k > want:
-            return [self.finding(Status.FAIL, f"k = {k} speculative tokens exceeds block size {d.block_size} − 1 = "
+            return [self.finding(Status.FAIL, f"k = {k} exceeds the block size {d.block_size} − 1 = "
                                  f"{want}: positions past the trained block draft noise", refs=refs,
                                  remedy=f"Launch with k = {want} (num_speculative_tokens in --speculative-config).")]
-        return [self.finding(Status.WARN, f"k = {k} speculative tokens < block size {d.block_size} − 1 = {want}: "
+        return [self.finding(Status.WARN, f"k = {k} is below the block size {d.block_size} − 1 = {want}: "
                              "fine, but the drafter can propose more per step", refs=refs,
                              remedy=f"k = {want} matches training.")]

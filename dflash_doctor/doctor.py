@@ -7,6 +7,7 @@ from typing import Sequence
 from . import __version__
 from .check import Check, run_checks
 from .evidence import EvidenceSet, Finding, Kind, Report, Status
+from .rank.advice import advise_k
 from .rank.knowledge import Knowledge, default_knowledge
 from .rank.scoring import rank
 from .registry import load_checks
@@ -31,5 +32,6 @@ def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, k
         target=evidence.label, verdict=ranking.verdict, acceptance=evidence.value(Kind.ACCEPTANCE),
         findings=tuple(findings), causes=ranking.causes, evidence=tuple(evidence), missing=tuple(evidence.missing_items),
         notes=tuple(evidence.notes) + ranking.notes, tool_version=__version__,
+        advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,
     )
     return report, warnings

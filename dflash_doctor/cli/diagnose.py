@@ -20,19 +20,31 @@ def register(app: typer.Typer) -> None:
         target: Optional[str] = typer.Option(None, "--target", help="Target checkpoint dir, config.json or cached repo id."),
         engine: Optional[str] = typer.Option(None, "--engine", help="Engine and version, e.g. vllm==0.20.1."),
         launch: Optional[str] = typer.Option(None, "--launch", help="The serve command line, as TEXT or @FILE."),
+        dataset: Optional[str] = typer.Option(None, "--dataset", help="Workload the log covers (gsm8k, mt-bench, random …): "
+                                              "picks the published τ to compare with."),
+        temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature of the requests."),
+        thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="Whether requests ran with thinking mode."),
+        knowledge: List[str] = typer.Option([], "--knowledge", help="Extra causes/rules TOML (repeatable; also DFLASH_DOCTOR_KNOWLEDGE)."),
+        plot: Optional[str] = typer.Option(None, "--plot", help="Draw the curve vs the pair's reference and τ over time: FILE.png|.svg|.html."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
         """Rank root causes of low acceptance from logs, metrics, configs and the launch command."""
         from ..collect.files import FileInputs, gather_files
+        from ..collect.workload import gather_workload
         from ..doctor import build_report
         from .output import Output
+        from .ranking_opts import load_knowledge, write_plot
 
         out = Output(fmt=fmt, path=output)
+        know = load_knowledge(knowledge)
         evidence = gather_files(FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target,
                                            engine=engine, launch=launch, window=window))
-        report, warnings = build_report(evidence)
+        gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
+        report, warnings = build_report(evidence, knowledge=know)
         for w in warnings:
             out.warn(w)
         out.report(report)
+        if plot:
+            write_plot(plot, report, evidence, log, out)
         return int(exit_code_for(report))

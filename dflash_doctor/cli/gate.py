@@ -1,9 +1,158 @@
-"""Placeholder: filled by its issue. Registers nothing yet."""
+"""`dflash-doctor gate`: fail a CI pipeline when acceptance falls below thresholds.
+
+Exit 0 pass, 1 a threshold failed, 3 no data (nothing measured, or fewer drafts than --min-drafts),
+2 usage errors. Outputs: the result (--format terminal|json|markdown, stdout or --output), a JUnit
+file (--junit), GitHub Actions annotations and step summary when running in GitHub Actions.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import List, Optional
+
 import typer
+
+from ..render import Format
+from .common import FormatOpt, OutputOpt
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    @app.command("gate")
+    def gate(
+        log: List[str] = typer.Option([], "--log", "-l", help="Server log(s) to measure (repeatable; .gz or - for stdin)."),
+        metrics: Optional[str] = typer.Option(None, "--metrics", help="A /metrics URL (or a saved scrape) to measure."),
+        window: Optional[str] = typer.Option(None, "--window", help="With --metrics URL: scrape twice, this far apart (e.g. 60s)."),
+        probe: Optional[str] = typer.Option(None, "--probe", help="A saved probe result (dflash-doctor report JSON with an acceptance block)."),
+        min_acceptance_length: Optional[float] = typer.Option(None, "--min-acceptance-length", help="Fail when τ (mean acceptance length) is below X."),
+        min_position_rate: List[str] = typer.Option([], "--min-position-rate", help="POS:RATE — fail when the rate at draft position POS (1-based) is below RATE (repeatable)."),
+        max_regression: Optional[float] = typer.Option(None, "--max-regression", help="Fail when τ is more than PCT % below the --baseline report's τ."),
+        baseline: Optional[str] = typer.Option(None, "--baseline", help="A saved earlier report (JSON) to compare with."),
+        min_drafts: int = typer.Option(200, "--min-drafts", help="Below this many drafts the gate reports no data (exit 3)."),
+        junit: Optional[str] = typer.Option(None, "--junit", help="Write a JUnit XML file: one testcase per threshold."),
+        plot: Optional[str] = typer.Option(None, "--plot", help="Draw the curve vs the pair's reference and τ over time: FILE.png|.svg|.html."),
+        fmt: Format = FormatOpt,
+        output: Optional[str] = OutputOpt,
+    ) -> int:
+        """Gate CI on acceptance length: exit 0 pass, 1 fail, 3 no data."""
+        from ..errors import UsageError
+        from ..gate import PositionRate, Thresholds, evaluate, load_baseline_tau
+        from .output import Output
+
+        sources = sum(bool(x) for x in (log, metrics, probe))
+        if sources != 1:
+            raise UsageError("give exactly one source: --log FILE…, --metrics URL [--window 60s], or --probe RESULT.json")
+        if min_drafts < 1:
+            raise UsageError("--min-drafts must be at least 1")
+        if max_regression is not None and not baseline:
+            raise UsageError("--max-regression needs --baseline REPORT.json",
+                             hint="save one with `dflash-doctor diagnose --log … --format json -o REPORT.json`")
+        if max_regression is not None and max_regression < 0:
+            raise UsageError("--max-regression is a percentage ≥ 0")
+        base_tau = base_label = None
+        if baseline:
+            base_tau, base_label = load_baseline_tau(baseline)
+        th = Thresholds(min_acceptance_length=min_acceptance_length,
+                        min_position_rates=tuple(PositionRate.parse(p) for p in min_position_rate),
+                        max_regression_pct=max_regression, baseline_tau=base_tau, baseline_label=base_label,
+                        min_drafts=min_drafts)
+        if not th.any():
+            raise UsageError("give at least one threshold",
+                             hint="--min-acceptance-length X, --min-position-rate POS:RATE, or --max-regression PCT --baseline REPORT.json")
+        out = Output(fmt=fmt, path=output)
+
+        report = evidence = None
+        reason = None
+        if probe:
+            acceptance, source = _acceptance_from_saved(probe)
+        else:
+            from ..collect.files import FileInputs, gather_files
+            from ..doctor import build_report
+            from ..evidence import Kind
+
+            evidence = gather_files(FileInputs(logs=log, metrics=[metrics] if metrics else [], window=window))
+            acceptance = evidence.value(Kind.ACCEPTANCE)
+            source = ", ".join(log) if log else f"{metrics}" + (f" over {window}" if window else "")
+            if acceptance is None:
+                errs = "; ".join(f"{w}: {r}" for w, r in evidence.collection_errors)
+                reason = errs or evidence.why_missing(Kind.ACCEPTANCE)
+            else:
+                report, warnings = build_report(evidence)
+                for w in warnings:
+                    out.warn(w)
+        result = evaluate(acceptance, th, source, report=report, no_data_reason=reason)
+        _emit(result, fmt, out, output, junit)
+        if plot and report is not None:
+            from .ranking_opts import write_plot
+            write_plot(plot, report, evidence, log, out)
+        elif plot:
+            out.warn("no plot: nothing was measured from logs or metrics")
+        return int(result.exit_code)
+
+
+def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> None:
+    import json
+
+    from ..errors import UsageError
+    from ..render.gate_text import render_gate_markdown, render_gate_text
+
+    if fmt == Format.JSON:
+        text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    elif fmt == Format.MARKDOWN:
+        text = render_gate_markdown(result)
+    else:
+        text = render_gate_text(result)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        from ..render.github import annotations, step_summary
+
+        # Workflow commands are read from the job's output; keep them off stdout when stdout is JSON.
+        stream = sys.stderr if (fmt == Format.JSON and not output) else sys.stdout
+        stream.write(annotations(result))
+        stream.flush()
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            try:
+                with open(summary, "a", encoding="utf-8") as fh:
+                    fh.write(step_summary(result) + "\n")
+            except OSError as exc:
+                out.warn(f"cannot append to GITHUB_STEP_SUMMARY {summary}: {exc.strerror or exc}")
+    out.write(text)
+    if junit:
+        from ..render.junit import render_junit
+
+        try:
+            with open(junit, "w", encoding="utf-8") as fh:
+                fh.write(render_junit(result))
+        except OSError as exc:
+            raise UsageError(f"cannot write --junit {junit}: {exc.strerror or exc}") from None
+        out.info(f"JUnit written to {junit}")
+
+
+def _acceptance_from_saved(path: str):
+    """An AcceptanceSummary from a saved report's acceptance block (e.g. `probe --format json`)."""
+    import json
+
+    from ..errors import UsageError
+    from ..parse.records import MIN_DRAFTS, AcceptanceSummary
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise UsageError(f"cannot read --probe {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--probe {path} is not JSON: {exc}") from None
+    acc = data.get("acceptance") if isinstance(data, dict) else None
+    if not isinstance(acc, dict):
+        return None, f"{path} (no acceptance block)"
+    try:
+        pp = tuple(float(x) for x in acc.get("per_position") or ())
+        summary = AcceptanceSummary(
+            mean_acceptance_length=float(acc["mean_acceptance_length"]), per_position=pp,
+            drafts=float(acc["drafts"]), drafted=int(acc.get("drafted") or 0), accepted=int(acc.get("accepted") or 0),
+            k=acc.get("k") if isinstance(acc.get("k"), int) else (len(pp) or None),
+            draft_acceptance_rate=acc.get("draft_acceptance_rate"), intervals=int(acc.get("intervals") or 1),
+            formats=tuple(acc.get("formats") or ("saved-report",)), min_drafts=int(acc.get("min_drafts") or MIN_DRAFTS))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"--probe {path}: the acceptance block is incomplete ({type(exc).__name__}: {exc})") from None
+    return summary, path

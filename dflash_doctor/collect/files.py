@@ -100,9 +100,14 @@ def gather_drafter(ev: EvidenceSet, path: str, files=None) -> None:
     except DoctorError as exc:
         ev.could_not_collect(f"drafter {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.DRAFTER)
         return
-    swa = f", sliding layers {list(facts.swa_layers)} (window {facts.sliding_window})" if facts.swa_layers else ", all full attention"
-    ev.add(Kind.DRAFTER, f"{facts.method} drafter, {len(facts.layers)} layers{swa}, "
-                         f"ids {list(facts.target_layer_ids) if facts.target_layer_ids else '?'}, block {facts.block_size}",
+    add_drafter(ev, facts, path, files)
+
+
+def add_drafter(ev: EvidenceSet, facts, path: str, files=None) -> None:
+    swa = (f", sliding layers {list(facts.swa_layers)} (window {facts.sliding_window})" if facts.swa_layers
+           else ", all full attention")
+    ids = list(facts.target_layer_ids) if facts.target_layer_ids else "?"
+    ev.add(Kind.DRAFTER, f"{facts.method} drafter, {len(facts.layers)} layers{swa}, ids {ids}, block {facts.block_size}",
            _model_source(path, files, facts.config_path), facts)
 
 
@@ -114,6 +119,10 @@ def gather_target(ev: EvidenceSet, path: str, files=None) -> None:
     except DoctorError as exc:
         ev.could_not_collect(f"target {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.TARGET)
         return
+    add_target(ev, facts, path, files)
+
+
+def add_target(ev: EvidenceSet, facts, path: str, files=None) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in facts.layer_type_counts.items()) or "layer types not stated"
     ev.add(Kind.TARGET, f"{', '.join(facts.architectures) or 'target'}: {facts.num_hidden_layers} layers ({kinds}), "
                         f"hidden {facts.hidden_size}, vocab {facts.vocab_size}",

@@ -29,6 +29,11 @@ class EngineSupport:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def source_about(self, *words: str) -> tuple[str, ...]:
+        """The parts of `source` that mention any of `words` (for citing the right line of the source)."""
+        parts = [p.strip() for p in self.source.split(";") if p.strip()]
+        return tuple(p for p in parts if any(w in p for w in words))
+
     def swa_outcome(self, swa_mix: str, v2_runner: bool | None = None) -> tuple[str | None, str]:
         """(observation suffix or None, sentence) for a drafter whose sliding layers are `swa_mix`."""
         who = f"{self.engine} {self.version}"
@@ -46,14 +51,13 @@ class EngineSupport:
                 return "honoured", f"{who} honours sliding windows when every drafter layer slides"
             return "refused", f"{who} refuses drafters that mix sliding and full layers (NotImplementedError at load)"
         if mode == "v2-runner":
+            if v2_runner is False and swa_mix == "mixed":
+                return "refused", (f"{who} with VLLM_USE_V2_MODEL_RUNNER=0 (V1 runner) refuses mixed sliding/full "
+                                   "drafters at load")
             if v2_runner is True:
-                return "honoured", f"{who} honours the sliding windows on the V2 model runner (in use)"
-            if v2_runner is False:
-                if swa_mix == "mixed":
-                    return "refused", f"{who}'s V1 runner refuses mixed sliding/full drafters; set VLLM_USE_V2_MODEL_RUNNER=1"
-                return "honoured", f"{who} honours sliding windows when every drafter layer slides"
-            return None, (f"{who} honours the sliding windows only on the V2 model runner (VLLM_USE_V2_MODEL_RUNNER=1); "
-                          "the V1 runner refuses mixed drafters — which runner is in use is not known")
+                return "honoured", f"{who} honours the sliding windows per layer on the V2 model runner (in use)"
+            return "honoured", (f"{who} honours the sliding windows per layer: it picks the V2 model runner for a "
+                                "mixed drafter unless VLLM_USE_V2_MODEL_RUNNER=0")
         return None, f"whether {who} honours drafter sliding windows is not established"
 
 

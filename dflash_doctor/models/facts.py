@@ -155,6 +155,16 @@ class TargetFacts:
         return d
 
 
+def layer_span(indices) -> str:
+    """"0–3" for a run of consecutive layers, "0, 2, 5" otherwise."""
+    idx = list(indices)
+    if not idx:
+        return "none"
+    if len(idx) > 1 and idx == list(range(idx[0], idx[-1] + 1)):
+        return f"{idx[0]}–{idx[-1]}"
+    return ", ".join(str(i) for i in idx)
+
+
 # --- reading ------------------------------------------------------------------------------------
 
 def load_config(files: FileAccess, path: str, role: str) -> dict[str, Any]:
@@ -335,9 +345,10 @@ def _layers(f: _Fields, cfg: dict, dcfg: dict, n_layers: int | None, is_dflash: 
     use_sw = f.bool("use_sliding_window")
     sw = f.int("sliding_window")
     is_causal = f.bool("is_causal")
+    # dflash_config.causal (vLLM) or is_causal (reference, SGLang) set every layer's causality
     causal_override = f.bool("causal", dcfg) if dcfg else None
     if causal_override is None:
-        causal_override = is_causal if is_causal else None
+        causal_override = is_causal
     layer_types = f.str_list("layer_types")
     if layer_types is not None and len(layer_types) != n_layers:
         f.w.append(f"layer_types has {len(layer_types)} entries but num_hidden_layers is {n_layers}; ignored")

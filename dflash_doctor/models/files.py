@@ -100,6 +100,8 @@ class HostFiles:
             return False
 
     def exists(self, path: str) -> bool:
+        if self.is_dir(path):
+            return True
         try:
             self.size(path)
             return True
@@ -107,3 +109,10 @@ class HostFiles:
             return False
         except OSError:
             return True
+
+
+def files_for(host: Host | None) -> FileAccess:
+    """Direct os access on this machine (no subprocess per stat); the Host interface anywhere else."""
+    if host is None or host.name == "local":
+        return LocalFiles()
+    return HostFiles(host)

@@ -71,7 +71,34 @@ def _from_hf_cache(repo_id: str, role: str) -> Checkpoint:
     except Exception as exc:  # invalid repo id by the hub's rules, corrupt refs
         raise UsageError(f"{role} {repo_id!r} cannot be looked up in the cache: {type(exc).__name__}: {exc}") from None
     if not isinstance(found, str):
+        broken = _broken_snapshot_link(cache, repo_id)
+        if broken:
+            raise DoctorError(f"{role} {repo_id}: config.json in the Hugging Face cache is unusable ({broken})",
+                              hint=f"repair the cache entry: {fetch}", exit_code=ExitCode.NOT_CHECKED)
         raise DoctorError(f"{role} {repo_id} is not in the local Hugging Face cache ({cache})", hint=fetch,
                           exit_code=ExitCode.NOT_CHECKED)
     snapshot = os.path.dirname(found)
     return Checkpoint(repo_id, snapshot, found, repo_id=repo_id, revision_dir=snapshot)
+
+
+def _broken_snapshot_link(cache: str, repo_id: str) -> str | None:
+    """Why a cached config.json exists as a link but cannot be opened (loop, dangling), if it does.
+
+    try_to_load_from_cache reports such a file as simply absent; saying "not in the cache" would send
+    the user to download again when the cache itself is damaged.
+    """
+    from huggingface_hub.constants import REPO_ID_SEPARATOR
+    snaps = os.path.join(cache, "models" + REPO_ID_SEPARATOR + repo_id.replace("/", REPO_ID_SEPARATOR), "snapshots")
+    try:
+        revisions = sorted(os.listdir(snaps))[:64]
+    except OSError:
+        return None
+    for rev in revisions:
+        path = os.path.join(snaps, rev, "config.json")
+        if os.path.lexists(path) and not os.path.isfile(path):
+            try:
+                os.stat(path)
+            except OSError as exc:
+                return f"{path}: {describe_os_error(exc)}"
+            return f"{path}: not a regular file"
+    return None

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import os
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+
+from ..evidence import Kind
 
 CAUSE_IDS = (
     "undertrained-drafter", "layer-offset", "swa-ignored", "wrong-pairing", "method-mismatch", "draft-vocab-map",
@@ -27,6 +32,9 @@ class CauseSpec:
     next_step: str
     decided_by: tuple[str, ...]
     silence_note: str | None = None
+    # How τ would look with this cause fixed: "baseline" (the pair's reference τ), "effect:NAME"
+    # (τ × baselines.toml [effect] NAME, capped by the baseline) or "unknown".
+    expected_tau: str = "unknown"
 
 
 @dataclass(frozen=True)
@@ -38,13 +46,39 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Separator:
+    """The one step that tells two causes apart when the evidence leaves them close."""
+
+    causes: frozenset[str]
+    step: str
+
+
+@dataclass(frozen=True)
 class Knowledge:
     schema: int
     causes: dict[str, CauseSpec]
     rules: tuple[Rule, ...]
+    separators: tuple[Separator, ...] = ()
+    # Observation families read from the acceptance numbers (curve shape, τ level, trend): the
+    # evidence that coverage discounts when nothing corroborates it. Facts (configs, engine source,
+    # probes, launch) always count in full.
+    circumstantial: frozenset[str] = frozenset()
+
+    def is_circumstantial(self, observation: str) -> bool:
+        return observation.split(":", 1)[0] in self.circumstantial
 
     def rules_for(self, observation: str) -> list[Rule]:
         return [r for r in self.rules if r.observation == observation]
+
+    def separator(self, a: str, b: str) -> str | None:
+        for s in self.separators:
+            if s.causes == frozenset((a, b)):
+                return s.step
+        return None
+
+    @property
+    def observations(self) -> set[str]:
+        return {r.observation for r in self.rules}
 
 
 def _req(d: dict, key: str, typ, where: str):
@@ -58,34 +92,92 @@ def _req(d: dict, key: str, typ, where: str):
     return val
 
 
+_CAUSE_KEYS = {"id", "title", "prior", "fix", "next_step", "decided_by", "silence_note", "expected_tau"}
+_RULE_KEYS = {"observation", "cause", "weight", "text"}
+_OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_EXPECTED = re.compile(r"^(baseline|unknown|effect:[a-z0-9_]+)$")
+# A single rule may move a cause by at most this much (e^6 ≈ 400×): beyond that one observation
+# would decide alone, which is the job of a test, not a weight.
+MAX_WEIGHT = 6.0
+
+
+def _check_keys(d: dict, allowed: set[str], where: str) -> None:
+    unknown = set(d) - allowed
+    if unknown:
+        raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
+
+
 def parse_knowledge(data: dict, extra_sources: list[dict] | None = None) -> Knowledge:
     schema = data.get("schema")
     if schema != 1:
         raise KnowledgeError(f"unsupported causes schema {schema!r} (expected 1)")
+    kinds = {k.value for k in Kind}
     causes: dict[str, CauseSpec] = {}
     rules: list[Rule] = []
-    for doc in [data, *(extra_sources or [])]:
+    separators: list[Separator] = []
+    for doc_no, doc in enumerate([data, *(extra_sources or [])]):
+        if doc_no and doc.get("schema", 1) != 1:
+            raise KnowledgeError(f"extra knowledge file #{doc_no}: unsupported schema {doc.get('schema')!r}")
         for i, c in enumerate(doc.get("cause", [])):
-            where = f"cause #{i + 1}"
+            where = f"cause #{i + 1}" + (f" of extra file #{doc_no}" if doc_no else "")
+            _check_keys(c, _CAUSE_KEYS, where)
             cid = _req(c, "id", str, where)
+            if not _ID.match(cid):
+                raise KnowledgeError(f"{where}: id '{cid}' must be lower-case words joined by '-'")
             if cid in causes:
                 raise KnowledgeError(f"{where}: duplicate cause id '{cid}'")
             decided = c.get("decided_by", [])
             if not isinstance(decided, list) or not all(isinstance(x, str) for x in decided):
                 raise KnowledgeError(f"{where}: decided_by must be a list of evidence kinds")
+            bad = [x for x in decided if x not in kinds]
+            if bad:
+                raise KnowledgeError(f"{where}: decided_by names unknown evidence kind(s) {', '.join(bad)}")
+            prior = _req(c, "prior", float, where)
+            if not -8.0 <= prior <= 2.0:
+                raise KnowledgeError(f"{where}: prior {prior} is outside -8..2 (log-odds)")
+            expected = c.get("expected_tau", "unknown")
+            if not isinstance(expected, str) or not _EXPECTED.match(expected):
+                raise KnowledgeError(f"{where}: expected_tau must be 'baseline', 'unknown' or 'effect:NAME'")
             causes[cid] = CauseSpec(
-                id=cid, title=_req(c, "title", str, where), prior=_req(c, "prior", float, where),
+                id=cid, title=_req(c, "title", str, where), prior=prior,
                 fix=_req(c, "fix", str, where), next_step=_req(c, "next_step", str, where),
-                decided_by=tuple(decided), silence_note=c.get("silence_note"),
+                decided_by=tuple(decided), silence_note=c.get("silence_note"), expected_tau=expected,
             )
         for i, r in enumerate(doc.get("rule", [])):
             where = f"rule #{i + 1} ({r.get('observation')!r} -> {r.get('cause')!r})"
-            rules.append(Rule(observation=_req(r, "observation", str, where), cause=_req(r, "cause", str, where),
-                              weight=_req(r, "weight", float, where), text=_req(r, "text", str, where)))
+            _check_keys(r, _RULE_KEYS, where)
+            rule = Rule(observation=_req(r, "observation", str, where), cause=_req(r, "cause", str, where),
+                        weight=_req(r, "weight", float, where), text=_req(r, "text", str, where))
+            if not _OBS_NAME.match(rule.observation):
+                raise KnowledgeError(f"{where}: observation must look like 'family:value'")
+            if math.isnan(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
+                raise KnowledgeError(f"{where}: weight must be non-zero and within ±{MAX_WEIGHT}")
+            if any(x.observation == rule.observation and x.cause == rule.cause for x in rules):
+                raise KnowledgeError(f"{where}: a rule for this observation and cause already exists")
+            rules.append(rule)
+        for i, s in enumerate(doc.get("separator", [])):
+            where = f"separator #{i + 1}"
+            _check_keys(s, {"causes", "step"}, where)
+            pair = s.get("causes")
+            if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+                raise KnowledgeError(f"{where}: causes must be a list of two cause ids")
+            separators.append(Separator(frozenset(pair), _req(s, "step", str, where)))
     for r in rules:
         if r.cause not in causes:
             raise KnowledgeError(f"rule for observation '{r.observation}' names unknown cause '{r.cause}'")
-    return Knowledge(schema=schema, causes=causes, rules=tuple(rules))
+    for s in separators:
+        for cid in s.causes:
+            if cid not in causes:
+                raise KnowledgeError(f"separator names unknown cause '{cid}'")
+    for cid in causes:
+        if not any(r.cause == cid and r.weight > 0 for r in rules):
+            raise KnowledgeError(f"cause '{cid}' has no rule that can point at it: it could never be ranked")
+    circ = data.get("circumstantial", [])
+    if not isinstance(circ, list) or not all(isinstance(x, str) and _ID.match(x) for x in circ):
+        raise KnowledgeError("'circumstantial' must be a list of observation families (e.g. \"signature\")")
+    return Knowledge(schema=schema, causes=causes, rules=tuple(rules), separators=tuple(separators),
+                     circumstantial=frozenset(circ))
 
 
 def load_toml(path: Path | str) -> dict:
@@ -98,4 +190,18 @@ def default_knowledge(extra: tuple[str, ...] = ()) -> Knowledge:
     """The packaged causes, plus any extra TOML files (``--knowledge FILE`` or DFLASH_DOCTOR_KNOWLEDGE)."""
     text = resources.files("dflash_doctor.rank").joinpath("causes.toml").read_bytes()
     data = tomllib.loads(text.decode("utf-8"))
-    return parse_knowledge(data, [load_toml(p) for p in extra])
+    docs = []
+    for p in extra:
+        try:
+            docs.append(load_toml(p))
+        except OSError as exc:
+            raise KnowledgeError(f"cannot read knowledge file {p}: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise KnowledgeError(f"knowledge file {p} is not valid TOML: {exc}") from None
+    return parse_knowledge(data, docs)
+
+
+def knowledge_for(files: list[str] | tuple[str, ...] = ()) -> Knowledge:
+    """Packaged knowledge + `--knowledge FILE`s + DFLASH_DOCTOR_KNOWLEDGE (os.pathsep-separated files)."""
+    env = [p for p in os.environ.get("DFLASH_DOCTOR_KNOWLEDGE", "").split(os.pathsep) if p]
+    return default_knowledge(tuple(files) + tuple(env))

@@ -1,7 +1,21 @@
-"""Score causes from the observations checks made, using the knowledge data.
+"""Score causes from the observations checks made, using the knowledge data (causes.toml).
 
-confidence(cause) = sigmoid(prior + Σ weight of every rule whose observation was made).
-Every contribution is kept and shown (for: weight > 0, against: weight < 0).
+    logit(cause) = prior + Σ fact weights + coverage × Σ curve weights
+    confidence   = sigmoid(logit)
+    coverage     = 0.6 + 0.4 × (share of the cause's `decided_by` evidence kinds that were collected)
+
+"curve weights" are the rules whose observation family is listed as `circumstantial` in causes.toml
+(curve shape, τ against the baseline, trend); facts (configs, engine source, launch, workload,
+probes) count in full.
+
+Weights are natural-log likelihood ratios (documented in causes.toml). Every contribution is kept
+and shown: for (weight > 0) and against (weight < 0). Coverage shrinks the evidence of a cause whose
+deciding evidence is missing, so a diagnosis from a log alone ranks with lower confidence, and the
+report says which evidence is missing.
+
+For each cause: τ if fixed (causes.toml `expected_tau`, baselines.toml) and the speed-up
+τ_fixed / τ_now at the same k — the draft+verify step costs the same before and after the fix, so
+tokens per unit time scale with tokens per step.
 """
 
 from __future__ import annotations
@@ -10,10 +24,18 @@ import math
 from dataclasses import dataclass
 
 from ..evidence import Cause, Contribution, EvidenceSet, Finding, Kind, Observation, Status, Verdict
+from .baselines import Baselines, PairContext, default_baselines, pair_context
 from .knowledge import Knowledge
 
 # Two causes whose confidences differ by less than this cannot be told apart by the evidence at hand.
 CLOSE = 0.12
+# Evidence weight kept when none of a cause's deciding evidence was collected (see module doc).
+MIN_COVERAGE = 0.6
+# Evidence kinds whose absence the report names when a diagnosis rests on a log alone.
+CORROBORATING = (Kind.DRAFTER, Kind.TARGET, Kind.ENGINE, Kind.LAUNCH, Kind.PROBE)
+
+SPEEDUP_FORMULA = ("speed-up if fixed = τ_fixed / τ_now at the same k: the draft+verify step costs the same "
+                   "before and after the fix, so tokens/s scale with tokens/step")
 
 
 def sigmoid(x: float) -> float:
@@ -35,9 +57,70 @@ def observations_of(findings: list[Finding]) -> list[Observation]:
     return list(seen.values())
 
 
-def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge) -> Ranking:
+def coverage_of(decided_by: tuple[str, ...], evidence: EvidenceSet) -> tuple[float, list[Kind]]:
+    kinds = []
+    for name in decided_by:
+        try:
+            kinds.append(Kind(name))
+        except ValueError:
+            continue
+    if not kinds:
+        return 1.0, []
+    missing = [k for k in kinds if not evidence.has(k)]
+    return MIN_COVERAGE + (1.0 - MIN_COVERAGE) * (1 - len(missing) / len(kinds)), missing
+
+
+def expected_tau(rule: str, tau_now: float | None, ctx: PairContext, baselines: Baselines) -> float | None:
+    if tau_now is None:
+        return None
+    ref = None
+    if ctx.baseline is not None:
+        ref = ctx.baseline.tau_at_k(ctx.dataset, ctx.k)
+    if rule == "baseline":
+        return ref if ref is not None and ref > tau_now else None
+    if rule.startswith("effect:"):
+        factor = baselines.effect.get(rule.split(":", 1)[1])
+        if factor is None:
+            return None
+        fixed = tau_now * factor
+        return min(fixed, ref) if ref is not None and ref > tau_now else fixed
+    return None
+
+
+def _other_faults_remain(causes: list[Cause], knowledge: Knowledge, baselines: Baselines,
+                         tau_now: float | None) -> list[Cause]:
+    """Fixing one cause leaves the others: a "baseline" estimate is divided by the effect factor of
+    every other likely (≥ 0.5) cause with a known effect size (e.g. the seed's layer offset, ×1.19)."""
+    import dataclasses
+
+    likely = {c.id: c for c in causes if c.confidence >= 0.5}
+    out = []
+    for c in causes:
+        spec = knowledge.causes[c.id]
+        if spec.expected_tau == "baseline" and c.expected_tau_if_fixed is not None and tau_now:
+            factor, names = 1.0, []
+            for oid in likely:
+                rule = knowledge.causes[oid].expected_tau
+                if oid != c.id and rule.startswith("effect:") and rule[7:] in baselines.effect:
+                    factor *= baselines.effect[rule[7:]]
+                    names.append(oid)
+            if names:
+                fixed = max(tau_now, c.expected_tau_if_fixed / factor)
+                c = dataclasses.replace(c, expected_tau_if_fixed=fixed, speedup_if_fixed=fixed / tau_now,
+                                        notes=c.notes + (f"τ if fixed allows for {', '.join(names)} remaining "
+                                                         f"(÷{factor:.2f})",))
+        out.append(c)
+    return out
+
+
+def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
+         baselines: Baselines | None = None) -> Ranking:
+    baselines = baselines or default_baselines()
     observations = observations_of(findings)
     names = {o.name for o in observations}
+    acceptance = evidence.value(Kind.ACCEPTANCE)
+    tau_now = acceptance.mean_acceptance_length if acceptance is not None else None
+    ctx = pair_context(evidence, baselines)
     causes: list[Cause] = []
     for spec in knowledge.causes.values():
         pro: list[Contribution] = []
@@ -51,34 +134,57 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge) -
                 (pro if rule.weight > 0 else con).append(c)
         if not pro:
             continue  # nothing points at it: not a candidate
-        logit = spec.prior + sum(c.weight for c in pro) + sum(c.weight for c in con)
-        missing = []
-        for kind_name in spec.decided_by:
-            try:
-                kind = Kind(kind_name)
-            except ValueError:
-                continue
-            if not evidence.has(kind):
-                missing.append(f"{kind_name}: {evidence.why_missing(kind)}")
+        coverage, missing_kinds = coverage_of(spec.decided_by, evidence)
+        both = pro + con
+        curve = sum(c.weight for c in both if knowledge.is_circumstantial(c.observation))
+        facts = sum(c.weight for c in both if not knowledge.is_circumstantial(c.observation))
+        logit = spec.prior + facts + coverage * curve
+        missing = [f"{k.value}: {evidence.why_missing(k)}" for k in missing_kinds]
         notes = []
+        if coverage < 1.0:
+            notes.append(f"curve evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} "
+                         f"kinds of deciding evidence are missing")
         if spec.silence_note and not evidence.has(Kind.DRAFTER):
             notes.append(spec.silence_note)
+        fixed = expected_tau(spec.expected_tau, tau_now, ctx, baselines)
+        speedup = fixed / tau_now if fixed is not None and tau_now else None
+        if fixed is not None:
+            base = (f"{ctx.baseline.id} reference τ at k={ctx.k or ctx.baseline.k}" if ctx.baseline else "no pair baseline")
+            notes.append(f"τ if fixed from {spec.expected_tau} ({base})")
         causes.append(Cause(
             id=spec.id, title=spec.title, confidence=sigmoid(logit),
             evidence_for=tuple(sorted(pro, key=lambda c: -c.weight)),
             evidence_against=tuple(sorted(con, key=lambda c: c.weight)),
-            fix=spec.fix, next_step=spec.next_step, missing_evidence=tuple(missing), notes=tuple(notes),
+            fix=spec.fix, next_step=spec.next_step, missing_evidence=tuple(missing),
+            expected_tau_if_fixed=fixed, speedup_if_fixed=speedup, notes=tuple(notes),
         ))
     causes.sort(key=lambda c: (-c.confidence, c.id))
+    causes = _other_faults_remain(causes, knowledge, baselines, tau_now)
 
     notes: list[str] = []
     if len(causes) >= 2 and causes[0].confidence - causes[1].confidence < CLOSE:
         a, b = causes[0], causes[1]
-        undecided = a if len(a.missing_evidence) >= len(b.missing_evidence) else b
+        step = knowledge.separator(a.id, b.id)
+        if step is None:
+            undecided = a if len(a.missing_evidence) >= len(b.missing_evidence) else b
+            step = undecided.next_step
         notes.append(f"The evidence does not separate '{a.id}' ({a.confidence:.2f}) from '{b.id}' "
-                     f"({b.confidence:.2f}). To separate them: {undecided.next_step}.")
+                     f"({b.confidence:.2f}). To separate them: {step}.")
 
-    acceptance = evidence.value(Kind.ACCEPTANCE)
+    if any(c.expected_tau_if_fixed is not None for c in causes):
+        notes.append(f"Expected τ if fixed: {SPEEDUP_FORMULA}.")
+    absent = [k for k in CORROBORATING if not evidence.has(k)]
+    if acceptance is not None and len(absent) >= 3:
+        notes.append("Ranked mostly from the acceptance figures, with lower confidence: missing "
+                     + "; ".join(f"{k.value} ({evidence.why_missing(k)})" for k in absent) + ".")
+    if acceptance is not None and not evidence.has(Kind.DRAFTER) and "signature:cliff-after-first" in names:
+        notes.append("Silence is not evidence: the log says nothing about sliding windows, layer taps or RoPE "
+                     "because engines do not log them. Give --drafter and --engine to decide those causes.")
+    if acceptance is not None and ctx.baseline is None and not (names & {"tau:at-baseline", "tau:below-baseline",
+                                                                         "tau:far-below-baseline"}):
+        notes.append(f"No published baseline for the drafter ({ctx.drafter_name or 'not named in the evidence'}): "
+                     "whether τ is low for this pair cannot be judged from the numbers alone.")
+
     failing = [f for f in findings if f.status == Status.FAIL]
     strong = [c for c in causes if c.confidence >= 0.5]
     if acceptance is not None and not acceptance.sufficient and not failing:
@@ -89,10 +195,17 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge) -
         verdict = Verdict.HEALTHY
     elif not failing and not strong and acceptance is not None and not causes:
         verdict = Verdict.HEALTHY
+    elif not failing and not strong and acceptance is not None and ctx.baseline is None:
+        # A plausible curve with nothing to compare it against: calling it a problem would be a false
+        # alarm, calling it healthy would be a pass without evidence. Keep the weak candidates visible.
+        verdict = Verdict.INSUFFICIENT_DATA
+        notes.append("Verdict insufficient-data: no check failed and no cause is likely, but without a baseline "
+                     "for this drafter the level of τ cannot be judged (give --drafter, or run `dflash-doctor probe`).")
     else:
         verdict = Verdict.PROBLEM
-    if verdict != Verdict.PROBLEM:
-        causes_out: tuple[Cause, ...] = tuple(c for c in causes if c.confidence >= 0.5)
+    if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None
+                                      and acceptance.sufficient):
+        causes_out: tuple[Cause, ...] = tuple(causes)
     else:
-        causes_out = tuple(causes)
+        causes_out = tuple(c for c in causes if c.confidence >= 0.5)
     return Ranking(causes=causes_out, verdict=verdict, notes=tuple(notes))

@@ -46,7 +46,7 @@ def render_markdown(report: Report) -> str:
             out.append(f"   - against ({con.weight:+.1f}): {md(con.text)}")
         if c.expected_tau_if_fixed is not None:
             out.append(f"   - expected τ if fixed: {c.expected_tau_if_fixed:.2f}"
-                       + (f" (≈ {c.speedup_if_fixed:.2f}× tokens per step)" if c.speedup_if_fixed else ""))
+                       + (f" (≈ {c.speedup_if_fixed:.2f}× tokens/step at the same k)" if c.speedup_if_fixed else ""))
         for m in c.missing_evidence:
             out.append(f"   - missing: {md(m)}")
         for n in c.notes:

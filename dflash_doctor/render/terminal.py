@@ -85,7 +85,7 @@ def render_terminal(report: Report, color: bool = False, width: int = 100) -> st
                         + (Text(f" [{', '.join(con.refs)}]", style="dim") if con.refs else Text("")))
         if c.expected_tau_if_fixed is not None:
             body.append(Text(f"  expected τ if fixed: {c.expected_tau_if_fixed:.2f}"
-                             + (f" (≈ {c.speedup_if_fixed:.2f}× tokens per step)" if c.speedup_if_fixed else "")))
+                             + (f" (≈ {c.speedup_if_fixed:.2f}× tokens/step at the same k)" if c.speedup_if_fixed else "")))
         for m in c.missing_evidence:
             body.append(Text("  missing: ", style="yellow") + t(m))
         for n in c.notes:

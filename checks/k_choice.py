@@ -1,0 +1,28 @@
+"""Is num_speculative_tokens a good choice for this curve? (the cost model is in rank/advice.py)"""
+
+from __future__ import annotations
+
+from dflash_doctor.check import Check
+from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.rank.advice import advise_k
+
+
+class KChoice(Check):
+    id = "k-choice"
+    area = "acceptance"
+    title = "num_speculative_tokens against the measured curve"
+    needs = (Kind.ACCEPTANCE,)
+
+    def run(self, evidence: EvidenceSet):
+        ref = evidence.get(Kind.ACCEPTANCE).ref
+        a = advise_k(evidence)
+        if a is None or not a.get("advised"):
+            reason = a["reason"] if a else "no acceptance figures"
+            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
+        details = tuple(a["notes"]) + (a["formula"], f"cost model: {a['cost_model']}")
+        if a["recommended_k"] == a["current_k"]:
+            return [self.finding(Status.OK, a["summary"], refs=(ref,), details=details)]
+        # k never lowers τ; it is throughput advice, not a cause (root-causes.md, item 12).
+        return [self.finding(Status.WARN, a["summary"], refs=(ref,), details=details,
+                             remedy=f"set num_speculative_tokens to {a['recommended_k']} in --speculative-config"
+                             if a["recommended_k"] else "fix the top cause before paying for speculative decoding")]

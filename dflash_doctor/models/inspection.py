@@ -1,0 +1,129 @@
+"""`inspect-model` as a service: read the drafter (and target, and engine row), run the drafter,
+pairing and engine checks through `doctor.build_report`, and shape the result for rendering.
+
+No check logic lives here: the findings are exactly what `diagnose --drafter/--target/--engine`
+would produce for the same inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..evidence import EvidenceSet, Kind, Report, Source, Status
+from .engine_support import EngineSupport
+from .facts import DrafterFacts, TargetFacts
+
+AREAS = ("drafter", "pairing", "engine")
+SCHEMA = "dflash-doctor/inspect-model@1"
+
+
+@dataclass(frozen=True)
+class Inspection:
+    drafter: DrafterFacts
+    target: TargetFacts | None
+    engine: EngineSupport | None
+    engine_spec: str | None
+    num_speculative_tokens: int | None
+    report: Report
+    loader_warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def failed(self) -> bool:
+        return any(f.status == Status.FAIL for f in self.report.findings)
+
+    def silently_ignored(self) -> list[str]:
+        """Drafter features the named engine release drops without a word."""
+        d, e = self.drafter, self.engine
+        out: list[str] = []
+        if e is None or not d.is_dflash or not e.dflash:
+            return out
+        from .facts import layer_span
+        if d.swa_layers and e.drafter_swa == "ignored":
+            out.append(f"sliding windows on layers {layer_span(d.swa_layers)} (window {d.sliding_window}): "
+                       "run as full attention")
+            if any(la.causal for la in d.layers):
+                out.append("the causal mask of the sliding layers: every layer runs non-causal")
+        if e.layer_map == "raw" and d.layer_ids_source != "eagle_aux_hidden_state_layer_ids":
+            out.append("the +1 on target_layer_ids: each tap reads the layer before the trained one")
+        return out
+
+    def eagle3_default_aux_ids(self) -> list[int] | None:
+        """The aux ids an engine taps for an EAGLE-3 drafter that states none: (2, n//2, n−3), capture-before."""
+        d, t = self.drafter, self.target
+        if d.method != "eagle3" or d.target_layer_ids is not None or t is None or not t.num_hidden_layers:
+            return None
+        n = t.num_hidden_layers
+        return [2, n // 2, n - 3]
+
+    def warnings(self) -> list[str]:
+        w = [f"drafter config: {x}" for x in self.drafter.warnings]
+        if self.target is not None:
+            w += [f"target config: {x}" for x in self.target.warnings]
+        w += [f"model card: {c.line}" for c in self.drafter.card]
+        if self.drafter.weights is not None:
+            w += [f"weights: {p}" for p in self.drafter.weights.problems]
+        w += list(self.loader_warnings)
+        return w
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..evidence import to_jsonable
+        d = self.drafter
+        return {
+            "schema": SCHEMA,
+            "drafter_source": d.source,
+            "method": d.method,
+            "architectures": list(d.architectures),
+            "block_size": d.block_size,
+            "mask_token_id": d.mask_token_id,
+            "target_layer_ids": list(d.target_layer_ids) if d.target_layer_ids is not None else None,
+            "layer_ids_source": d.layer_ids_source,
+            "hf_hidden_state_indices": list(d.hf_hidden_state_indices) if d.hf_hidden_state_indices is not None else None,
+            "raw_capture_indices": list(d.raw_capture_indices) if d.raw_capture_indices is not None else None,
+            "num_target_layers": d.num_target_layers,
+            "eagle3_default_aux_ids": self.eagle3_default_aux_ids(),
+            "layers": [la.to_dict() for la in d.layers],
+            "swa_layers": list(d.swa_layers),
+            "sliding_window": d.sliding_window,
+            "rope": d.rope.to_dict(),
+            "dtype": d.dtype,
+            "drafter": d.to_dict(),
+            "target": self.target.to_dict() if self.target else None,
+            "engine": ({"spec": self.engine_spec, "support": self.engine.to_dict() if self.engine else None,
+                        "silently_ignored": self.silently_ignored()} if self.engine_spec else None),
+            "num_speculative_tokens": self.num_speculative_tokens,
+            "warnings": self.warnings(),
+            "findings": [f.to_dict() for f in self.report.findings],
+            "causes": [c.to_dict() for c in self.report.causes if c.evidence_for],
+            "notes": [*self.notes, *self.report.notes],
+        }
+
+
+def inspect(drafter: str, target: str | None = None, engine: str | None = None, k: int | None = None,
+            files=None) -> Inspection:
+    """Raises DoctorError when the drafter or target cannot be read at all (the user named them)."""
+    from ..collect.files import add_drafter, add_target, gather_engine, gather_engine_support
+    from ..doctor import build_report
+    from .facts import drafter_facts, target_facts
+
+    ev = EvidenceSet(label=f"inspect-model {drafter}")
+    dfacts = drafter_facts(drafter, files)
+    tfacts = target_facts(target, files) if target else None
+    add_drafter(ev, dfacts, drafter, files)
+    if tfacts is not None:
+        add_target(ev, tfacts, target, files)
+    else:
+        ev.missing(Kind.TARGET, "no target given (--target PATH)")
+    row = None
+    if engine:
+        gather_engine(ev, engine)
+        gather_engine_support(ev)
+        row = ev.value(Kind.ENGINE_SUPPORT)
+    else:
+        ev.missing(Kind.ENGINE_SUPPORT, "no engine given (--engine NAME==VERSION)")
+    if k is not None:
+        ev.add(Kind.LAUNCH, f"num_speculative_tokens {k} (flag)", Source("flag", "--num-speculative-tokens"),
+               {"num_speculative_tokens": k})
+    report, warnings = build_report(ev, areas=AREAS)
+    return Inspection(dfacts, tfacts, row, engine, k, report, tuple(warnings))

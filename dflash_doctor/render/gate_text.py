@@ -1,0 +1,53 @@
+"""Gate results as plain text (terminal) and Markdown (step summaries, MR comments)."""
+
+from __future__ import annotations
+
+from ..gate import GateResult, Outcome
+from ..textsafe import plain
+from .markdown import md
+
+MARK = {Outcome.PASS: "✓", Outcome.FAIL: "✗", Outcome.NO_DATA: "?"}
+ICON = {Outcome.PASS: "✅", Outcome.FAIL: "❌", Outcome.NO_DATA: "❔"}
+HEADLINE = {Outcome.PASS: "passed", Outcome.FAIL: "FAILED", Outcome.NO_DATA: "no data"}
+
+
+def render_gate_text(result: GateResult) -> str:
+    out = [f"dflash-doctor gate: {HEADLINE[result.outcome]}  ({plain(result.source)})"]
+    m = result.measured
+    if m:
+        out.append(f"τ {m['mean_acceptance_length']:.2f} over {m['drafts']:.0f} drafts"
+                   + (f", k = {m['k']}" if m.get("k") else ""))
+    for r in result.results:
+        out.append(f"  [{MARK[r.outcome]}] {r.name}: {plain(r.message)}")
+    if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
+        out.append("most likely causes (run `dflash-doctor diagnose` for the evidence):")
+        for c in result.report.causes[:3]:
+            out.append(f"  - {c.id} ({c.confidence:.2f}): {plain(c.title)}")
+    for n in result.notes:
+        out.append(f"note: {plain(n)}")
+    return "\n".join(out) + "\n"
+
+
+def render_gate_markdown(result: GateResult) -> str:
+    out = [f"### dflash-doctor gate: {ICON[result.outcome]} {HEADLINE[result.outcome]}", ""]
+    m = result.measured
+    if m:
+        out.append(f"Mean acceptance length **{m['mean_acceptance_length']:.2f}** over {m['drafts']:.0f} drafts"
+                   + (f" (k = {m['k']})" if m.get("k") else "") + f" — source: {md(result.source)}")
+        out.append("")
+    out.append("| | threshold | measured | limit | result |")
+    out.append("|---|---|---|---|---|")
+    for r in result.results:
+        meas = "—" if r.measured is None else (f"{r.measured:.0f}" if abs(r.measured) >= 100 else f"{r.measured:.3g}")
+        lim = "—" if r.threshold is None else f"{r.threshold:g}"
+        out.append(f"| {ICON[r.outcome]} | `{r.name}` | {meas} | {lim} | {md(r.message)} |")
+    if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
+        out.append("")
+        out.append("Most likely causes (`dflash-doctor diagnose` shows the evidence):")
+        out.append("")
+        for c in result.report.causes[:3]:
+            out.append(f"- `{c.id}` ({c.confidence:.2f}): {md(c.title)}")
+    for n in result.notes:
+        out.append("")
+        out.append(f"_note: {md(n)}_")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,65 @@
+"""The engine-support table: the rows the seed scenario and later releases depend on."""
+
+from __future__ import annotations
+
+import pytest
+
+from dflash_doctor.models.engine_support import load_table, lookup
+
+
+@pytest.mark.parametrize("version, dflash, layer_map, swa", [
+    ("0.19.1", False, None, None),
+    ("0.20.0", True, "raw", "ignored"),
+    ("0.20.1", True, "raw", "ignored"),
+    ("0.20.1+cu129", True, "raw", "ignored"),
+    ("0.21.0", True, "raw", "ignored"),
+    ("0.22.0", True, "plus-one", "ignored"),
+    ("0.24.2", True, "plus-one", "ignored"),
+    ("0.25.0", True, "plus-one", "uniform-only"),
+    ("0.26.0", True, "plus-one", "v2-runner"),
+    ("0.28.1", True, "plus-one", "v2-runner"),
+    ("0.31.0", True, "plus-one", "v2-runner"),
+])
+def test_vllm_rows(version, dflash, layer_map, swa):
+    row = lookup("vllm", version)
+    assert (row.dflash, row.layer_map, row.drafter_swa) == (dflash, layer_map, swa)
+
+
+def test_rows_verified_from_wheels_say_so():
+    assert lookup("vllm", "0.20.1").verified == "0.20.1"
+    assert "_get_eagle3_aux_layers_from_config" in lookup("vllm", "0.20.1").source
+
+
+def test_unknown_engine_or_version_is_not_guessed():
+    assert lookup("vllm", None) is None
+    assert lookup("tgi", "2.0.0") is None
+    assert lookup("vllm", "nightly") is None
+
+
+def test_ranges_do_not_overlap():
+    from dflash_doctor.models.engine_support import _vtuple
+    for engine in {r["engine"] for r in load_table()}:
+        rows = sorted((_vtuple(r["min"]), _vtuple(r["max"])) for r in load_table() if r["engine"] == engine)
+        for (lo1, hi1), (lo2, _) in zip(rows, rows[1:]):
+            assert hi1 < lo2
+
+
+@pytest.mark.parametrize("version, mix, v2, outcome", [
+    ("0.20.1", "mixed", None, "ignored"),
+    ("0.25.0", "mixed", None, "refused"),
+    ("0.25.0", "all", None, "honoured"),
+    ("0.26.0", "mixed", True, "honoured"),
+    ("0.26.0", "mixed", False, "refused"),
+    ("0.26.0", "mixed", None, "honoured"),  # 0.26 forces V2 for mixed drafters when the variable is unset
+    ("0.29.0", "mixed", None, "honoured"),
+    ("0.29.0", "mixed", False, "refused"),
+    ("0.20.1", "none", None, None),
+])
+def test_swa_outcome(version, mix, v2, outcome):
+    assert lookup("vllm", version).swa_outcome(mix, v2)[0] == outcome
+
+
+def test_sglang_0_5_23_maps_plus_one_and_honours_sliding_layers():
+    row = lookup("sglang", "0.5.23")
+    assert (row.dflash, row.layer_map, row.drafter_swa, row.verified) == (True, "plus-one", "honoured", "0.5.23")
+    assert row.swa_outcome("mixed")[0] == "honoured"
