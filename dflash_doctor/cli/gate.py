@@ -140,8 +140,8 @@ def _acceptance_from_saved(path: str):
             data = json.load(fh)
     except OSError as exc:
         raise UsageError(f"cannot read --probe {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--probe {path} is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # not JSON / not UTF-8 / 5000-digit numbers / absurd nesting
+        raise UsageError(f"--probe {path} is not JSON: {str(exc)[:120]}") from None
     acc = data.get("acceptance") if isinstance(data, dict) else None
     if not isinstance(acc, dict):
         return None, f"{path} (no acceptance block)"
