@@ -255,6 +255,9 @@ class SSHHost(Host):
             return CommandResult(argv, None, bytes(out), bytes(err), error=f"the connection dropped: {exc}")
         rc = None if timed_out else chan.recv_exit_status()
         chan.close()
+        if rc == -1:  # paramiko's answer when the channel closed without an exit status: the connection dropped
+            return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
+                                 error="the connection dropped before the command finished")
         return CommandResult(argv, rc, bytes(out), bytes(err), timed_out=timed_out, truncated=truncated,
                              error=f"timed out after {timeout:g}s" if timed_out else None)
 
