@@ -22,12 +22,12 @@ def example(parser: str) -> None:
     examples[parser] += 1
 
 
-def fault(name: str) -> None:
-    faults[name] += 1
+def fault(name: str, n: int = 1) -> None:
+    faults[name] += n
 
 
-def survived(name: str) -> None:
-    faults_survived[name] += 1
+def survived(name: str, n: int = 1) -> None:
+    faults_survived[name] += n
 
 
 def hostile_input(kind: str, n: int = 1) -> None:
