@@ -165,7 +165,7 @@ def _scenarios(tmp: str) -> dict[str, list[str]]:
         "truncated gzip log": ["--log", w("cut.log.gz", gz[: len(gz) // 2])],
         "gzip header only": ["--log", w("hdr.log.gz", gz[:10])],
         "only malformed metrics lines": ["--log", w("bad.log", b"SpecDecoding metrics: garbage\n" * 50)],
-        "one enormous line": ["--log", w("long.log", b"non-default args: {'model': '" + b"a" * (4 << 20) + b"'}\n")],
+        "one enormous line": ["--log", w("long.log", b"non-default args: {'model': '" + b"a" * (2 << 20) + b"'}\n")],
         "drafter missing": ["--log", str(SEED_LOG), "--drafter", os.path.join(tmp, "nodrafter")],
         "drafter without config": ["--drafter", nocfg],
         "drafter config invalid": ["--drafter", bad_cfg],
