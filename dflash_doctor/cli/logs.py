@@ -1,9 +1,70 @@
-"""Placeholder: filled by its issue. Registers nothing yet."""
+"""`dflash-doctor logs`: the acceptance picture of one or more server logs, and nothing else."""
 
 from __future__ import annotations
 
+from typing import List, Optional
+
 import typer
+
+from ..render import Format
+from .common import FormatOpt, OutputOpt, exit_code_for
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    @app.command("logs")
+    def logs(
+        files: List[str] = typer.Argument(..., help="Log files (plain, .gz, rotated; - for stdin)."),
+        since: Optional[str] = typer.Option(None, "--since", help="Only intervals at or after T (e.g. '05-14 09:15', '2026-05-14T09:15:00')."),
+        until: Optional[str] = typer.Option(None, "--until", help="Only intervals at or before T."),
+        engine: Optional[str] = typer.Option(None, "--engine", help="Engine and version when the log does not say, e.g. sglang==0.5.8."),
+        csv: Optional[str] = typer.Option(None, "--csv", help="Also write the per-interval table as CSV to OUT."),
+        parquet: Optional[str] = typer.Option(None, "--parquet", help="Also write the per-interval table as Parquet to OUT."),
+        fmt: Format = FormatOpt,
+        output: Optional[str] = OutputOpt,
+    ) -> int:
+        """Parse vLLM / SGLang spec-decode lines: τ, per-position curve, signature, trend, startup facts."""
+        from ..collect.files import gather_engine, gather_logs, parse_time_bound
+        from ..doctor import build_report
+        from ..errors import UsageError
+        from ..evidence import EvidenceSet, Kind
+        from ..registry import load_checks
+        from .output import Output
+
+        if csv and parquet:
+            raise UsageError("give --csv or --parquet, not both")
+        lo = parse_time_bound(since, "--since") if since else None
+        hi = parse_time_bound(until, "--until") if until else None
+        out = Output(fmt=fmt, path=output)
+        ev = EvidenceSet(label="logs")
+        if engine:
+            gather_engine(ev, engine)
+        scan = gather_logs(ev, list(files), engine, since=lo, until=hi)
+        if scan is not None and (csv or parquet):
+            _export(scan, csv, parquet, out)
+        reg = load_checks()
+        kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP}
+        checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
+        report, warnings = build_report(ev, checks=checks)
+        for w in warnings:
+            out.warn(w)
+        out.report(report)
+        return int(exit_code_for(report))
+
+
+def _export(scan, csv: str | None, parquet: str | None, out) -> None:
+    from ..errors import DoctorError, ExitCode, MissingExtra
+    from ..parse.frame import export_frame
+
+    df = export_frame(scan)
+    try:
+        if csv:
+            df.to_csv(csv, index=False)
+            out.info(f"{len(df)} intervals written to {csv}")
+        else:
+            try:
+                df.to_parquet(parquet, index=False)
+            except ImportError:
+                raise MissingExtra("parquet", "pyarrow") from None
+            out.info(f"{len(df)} intervals written to {parquet}")
+    except OSError as exc:
+        raise DoctorError(f"cannot write {csv or parquet}: {exc.strerror or exc}", exit_code=ExitCode.USAGE) from None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DoctorError, UsageError
 from ..evidence import EvidenceSet, Kind, Source
-from ..parse.logscan import LogScan, aggregate, iter_file_lines, scan_lines
+from ..parse.logscan import LogScan, aggregate, scan_file
 
 
 @dataclass
@@ -36,45 +36,119 @@ def parse_engine_spec(spec: str) -> tuple[str, str | None]:
     return m.group("name").lower(), m.group("version")
 
 
-def gather_logs(ev: EvidenceSet, paths: list[str]) -> LogScan | None:
+_BOUND = re.compile(r"^\s*(?:(?:(?P<y>\d{4})-)?(?P<mo>\d{2})-(?P<d>\d{2})[ T])?(?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?"
+                    r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\s*$")
+
+
+def parse_time_bound(text: str, flag: str) -> str:
+    """--since/--until as the scanner's sortable form: [YYYY-]MM-DDTHH:MM:SS, or THH:MM:SS (time only)."""
+    m = _BOUND.match(text)
+    if not m:
+        raise UsageError(f"{flag} {text!r} is not a time", hint="e.g. '05-14 09:15', '2026-05-14T09:15:00' or '09:15'")
+    t = f"T{m['h']}:{m['mi']}:{m['s'] or '00'}"
+    if m["mo"]:
+        return (f"{m['y']}-" if m["y"] else "") + f"{m['mo']}-{m['d']}" + t
+    return t
+
+
+def _in_window(ts: str | None, lo: str | None, hi: str | None) -> bool:
+    if ts is None:
+        return False
+
+    def cmp_key(a: str, b: str) -> tuple[str, str]:
+        # compare only the parts both have: a log without years, a bound without a date
+        if b.startswith("T"):
+            return a[a.index("T"):], b
+        if len(b) != len(a):
+            return a[-len("MM-DDTHH:MM:SS"):], b[-len("MM-DDTHH:MM:SS"):]
+        return a, b
+
+    if lo is not None:
+        a, b = cmp_key(ts, lo)
+        if a < b:
+            return False
+    if hi is not None:
+        a, b = cmp_key(ts, hi)
+        if a > b:
+            return False
+    return True
+
+
+def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, since: str | None = None,
+                until: str | None = None) -> LogScan | None:
+    """Scan server logs (plain, .gz, rotated, '-' for stdin) into LOG_SCAN, ACCEPTANCE and STARTUP."""
+    from ..parse.logscan import order_rotated
+
     scan = LogScan()
+    if engine:
+        scan.engine_hint = parse_engine_spec(engine)
     read_any = False
-    for path in paths:
+    for path in order_rotated(paths):
         if path != "-" and not os.path.isfile(path):
             ev.could_not_collect(f"log {path}", "file not found" if not os.path.exists(path) else "not a regular file")
             continue
         try:
-            scan_lines(iter_file_lines(path), path, into=scan)
+            scan_file(path, scan)
             read_any = True
-        except (OSError, EOFError) as exc:
-            ev.could_not_collect(f"log {path}", f"could not read: {exc}")
+        except OSError as exc:
+            ev.could_not_collect(f"log {path}", f"could not read: {exc.strerror or exc}")
     if not read_any:
         ev.missing(Kind.ACCEPTANCE, "no log could be read")
         return None
+    if since or until:
+        before = scan.n_intervals
+        untimed = sum(1 for r in scan.rows if r[3] is None) + sum(1 for t in scan.fast["ts"] if t is None)
+        scan.keep(lambda ts: _in_window(ts, since, until))
+        scan.note(f"time window {since or '…'} – {until or '…'}: kept {scan.n_intervals} of {before} intervals"
+                  + (f" ({untimed} without a timestamp dropped)" if untimed else ""))
     src = Source("file", ", ".join(scan.sources))
-    ev.add(Kind.LOG_SCAN, f"scanned {scan.lines} lines, {len(scan.intervals)} spec-decode intervals, "
-                          f"{len(scan.malformed)} malformed", src, scan_stats(scan))
-    summary = aggregate(scan.intervals)
+    ev.add(Kind.LOG_SCAN, f"scanned {_size(scan)}, {scan.n_intervals} spec-decode intervals, "
+                          f"{scan.malformed_count} malformed", src, scan_stats(scan))
+    summary = aggregate(scan)
     if summary is None:
         ev.missing(Kind.ACCEPTANCE, "the log holds no spec-decode metrics lines")
-    else:
+    elif summary.drafts > 0:
         ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
                                 f"({summary.intervals} intervals)", src, summary)
+        ev.notes.extend(summary.notes)
+    else:
+        ev.missing(Kind.ACCEPTANCE, "; ".join(summary.notes) or "no drafts count in the log")
     st = scan.startup
     if st.engine or st.args or st.architecture:
         ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
                              + (f", method {st.method}" if st.method else "")
                              + (f", drafter {st.drafter}" if st.drafter else ""), src, st)
+        ev.notes.insert(0, "launched: " + ", ".join(
+            f"{k} {v}" for k, v in (("engine", st.engine), ("version", st.version), ("model", st.model),
+                                    ("method", st.method), ("drafter", st.drafter),
+                                    ("k", st.num_speculative_tokens), ("architectures", ", ".join(st.architectures)))
+            if v))
+    if scan.mean_normalised:
+        ev.notes.append(f"{scan.mean_normalised} vLLM 0.8.5 line(s) print the mean length without the bonus token; "
+                        "normalised to 1 + accepted/drafts")
+    ev.notes.extend(scan.notes)
     return scan
+
+
+def _size(scan: LogScan) -> str:
+    if scan.lines is not None:
+        return f"{scan.lines} lines"
+    return f"{scan.bytes / (1 << 20):.0f} MiB"
 
 
 def scan_stats(scan: LogScan) -> dict:
     return {
         "lines": scan.lines,
+        "bytes": scan.bytes,
         "candidate_lines": scan.candidate_lines,
-        "intervals": len(scan.intervals),
-        "malformed": len(scan.malformed),
-        "malformed_examples": [m.__dict__ for m in scan.malformed[:5]],
+        "intervals": scan.n_intervals,
+        "formats": dict(scan.formats),
+        "malformed": scan.malformed_count,
+        "malformed_examples": [{"source": m.source, "line_no": m.line_no, "offset": m.offset, "where": m.where,
+                                "reason": m.reason, "text": m.text} for m in scan.malformed[:5]],
+        "notes": list(scan.notes),
+        "mean_normalised": scan.mean_normalised,
+        "sglang_rate_meaning": scan.sglang_rate_meaning,
         "sources": list(scan.sources),
     }
 
@@ -88,8 +162,61 @@ def gather_engine(ev: EvidenceSet, spec: str) -> None:
 # --- extension points: later capabilities replace these bodies -------------------------------
 
 def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> None:
+    """Prometheus text from files or URLs. A URL with --window is scraped twice, that far apart;
+    several files are taken as consecutive scrapes of one server, in the order given."""
+    import time
+
+    from ..parse.frame import summarize
+    from ..parse.prometheus import MetricsError, intervals_from_scrapes, parse_text, parse_window, read_source
+
+    wait = None
+    if window:
+        try:
+            wait = parse_window(window)
+        except ValueError:
+            raise UsageError(f"--window {window!r} is not a duration", hint="e.g. --window 30s") from None
+        if wait > 600:
+            raise UsageError("--window is at most 10 minutes")
+    plan: list[str] = []
     for s in sources:
-        ev.could_not_collect(f"metrics {s}", "not supported yet", Kind.METRICS)
+        plan.append(s)
+        if wait is not None and s.startswith(("http://", "https://")):
+            plan.append(s)  # second scrape of the same URL
+    scrapes = []
+    for i, s in enumerate(plan):
+        if i and plan[i - 1] == s and wait is not None:
+            time.sleep(wait)
+        try:
+            scrapes.append(parse_text(read_source(s), s))
+        except MetricsError as exc:
+            ev.could_not_collect(f"metrics {s}", str(exc), Kind.METRICS)
+        except OSError as exc:
+            ev.could_not_collect(f"metrics {s}", f"could not read: {getattr(exc, 'reason', None) or exc.strerror or exc}",
+                                 Kind.METRICS)
+    scrapes = [sc for sc in scrapes if sc.engines] or scrapes
+    if not scrapes:
+        return
+    if not any(sc.engines for sc in scrapes):
+        ev.could_not_collect("metrics " + ", ".join(sources), "no spec-decode series in the scrape "
+                             "(spec decoding off, or metrics disabled)", Kind.METRICS)
+        return
+    st = ev.value(Kind.STARTUP)
+    k_hint = getattr(st, "num_speculative_tokens", None)
+    rows, notes, table = intervals_from_scrapes(scrapes, k_hint)
+    src = Source("url" if sources[0].startswith("http") else "file", ", ".join(sources))
+    summary = summarize(rows) if rows else None
+    ev.add(Kind.METRICS, f"{len(scrapes)} scrape(s), {len(table)} engine series"
+                         + (f", τ {summary.mean_acceptance_length:.2f}" if summary else ""), src,
+           {"scrapes": [sc.to_dict() for sc in scrapes], "engines": table, "notes": notes,
+            "acceptance": summary})
+    ev.notes.extend(notes)
+    if summary is not None and summary.drafts > 0:
+        if ev.has(Kind.ACCEPTANCE):
+            ev.notes.append(f"metrics give τ {summary.mean_acceptance_length:.2f}; the log's acceptance is used "
+                            "for the checks (it has per-interval detail)")
+        else:
+            ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
+                                    "(from /metrics)", src, summary)
 
 
 def gather_drafter(ev: EvidenceSet, path: str, files=None) -> None:
@@ -177,11 +304,13 @@ def gather_files(inputs: FileInputs) -> EvidenceSet:
     if inputs.engine:
         gather_engine(ev, inputs.engine)
     if inputs.logs:
-        gather_logs(ev, inputs.logs)
-    else:
+        gather_logs(ev, inputs.logs, inputs.engine)
+    elif not inputs.metrics:
         ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
         gather_metrics(ev, inputs.metrics, inputs.window)
+        if not inputs.logs and not ev.has(Kind.ACCEPTANCE):
+            ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
     if inputs.launch:
         gather_launch(ev, read_at_file(inputs.launch))
     else:

@@ -11,25 +11,43 @@ MIN_DRAFTS = 200
 
 @dataclass(frozen=True)
 class SpecInterval:
-    """One stats interval of spec-decode counters (per interval, never cumulative)."""
+    """One stats interval of spec-decode counters (per interval, never cumulative).
+
+    `accepted` is what the engine printed. For vLLM V0 it also counts matches after a rejection, so
+    the τ numerator is `emitted - drafts` there; `prefix_accepted` hides that difference.
+    """
 
     fmt: str  # e.g. "vllm-v1-0.10.2"
     source: str
-    line_no: int
+    line_no: int | None  # None when the stream was scanned by byte offset only
     timestamp: str | None
-    engine: str | None  # engine index / DP rank tag when the line carries one
-    drafts: float  # number of drafts (request, step pairs) in the interval
-    drafted: int  # draft tokens proposed
-    accepted: int  # accepted draft tokens (bonus excluded)
+    engine: str | None  # process / DP rank / service tag the line carries
+    drafts: float | None  # (request, step) pairs that carried drafts; None when not derivable
+    drafted: int | None  # draft tokens proposed
+    accepted: int | None  # accepted draft tokens as printed (bonus excluded)
     k: int | None  # speculative tokens per draft
-    per_position: tuple[float, ...] = ()  # unconditional rates as printed
-    printed_mean: float | None = None  # mean acceptance length as printed (normalised to include bonus)
+    per_position: tuple[float, ...] = ()  # unconditional rates
+    printed_mean: float | None = None  # mean acceptance length, normalised to include the bonus token
     accepted_throughput: float | None = None
     drafted_throughput: float | None = None
+    emitted: float | None = None  # V0: tokens emitted (accepted prefix + bonus) in the interval
+    offset: int | None = None  # byte offset of the line in its source
+    estimated: bool = False  # drafts (and so the weight) is an estimate, not a count
+
+    @property
+    def prefix_accepted(self) -> float | None:
+        """Accepted tokens that extend the output (τ - 1 = prefix_accepted / drafts)."""
+        if self.emitted is not None and self.drafts is not None:
+            return self.emitted - self.drafts
+        if self.accepted is not None:
+            return float(self.accepted)
+        if self.printed_mean is not None and self.drafts is not None:
+            return (self.printed_mean - 1.0) * self.drafts
+        return None
 
     @property
     def per_position_counts(self) -> tuple[float, ...]:
-        return tuple(r * self.drafts for r in self.per_position)
+        return tuple(r * (self.drafts or 0.0) for r in self.per_position)
 
 
 @dataclass(frozen=True)
@@ -41,16 +59,29 @@ class StartupFacts:
     drafter: str | None = None
     num_speculative_tokens: int | None = None
     architecture: str | None = None
+    architectures: tuple[str, ...] = ()  # every `Resolved architecture` seen (target, drafter)
     args: dict[str, Any] = field(default_factory=dict)  # redacted
     lines: tuple[str, ...] = ()  # the (redacted) lines these facts came from
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..evidence import to_jsonable
+
+        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
 class Malformed:
     source: str
-    line_no: int
+    line_no: int | None
     reason: str
     text: str  # redacted, truncated
+    offset: int | None = None
+
+    @property
+    def where(self) -> str:
+        if self.line_no is not None:
+            return f"{self.source}:{self.line_no}"
+        return f"{self.source}@byte {self.offset}"
 
 
 @dataclass(frozen=True)
@@ -71,26 +102,35 @@ class AcceptanceSummary:
     tau_last_third: float | None = None
     min_drafts: int = MIN_DRAFTS
     notes: tuple[str, ...] = ()
+    per_engine: tuple[dict, ...] = ()  # one row per engine tag: engine, drafts, tau, intervals
+    series: tuple[dict, ...] = ()  # per-interval τ over time (thinned to at most ~200 points)
+    throughput: dict | None = None  # mean accepted / drafted tokens/s where printed
 
     @property
     def sufficient(self) -> bool:
         return self.drafts >= self.min_drafts
 
     def to_dict(self) -> dict[str, Any]:
+        def r(x, n=4):
+            return None if x is None or x != x else round(x, n)
+
         return {
-            "mean_acceptance_length": round(self.mean_acceptance_length, 4),
-            "per_position": [round(r, 4) for r in self.per_position],
+            "mean_acceptance_length": r(self.mean_acceptance_length),
+            "per_position": [round(x, 4) for x in self.per_position],
             "drafts": round(self.drafts, 1),
             "drafted": self.drafted,
             "accepted": self.accepted,
             "k": self.k,
-            "draft_acceptance_rate": None if self.draft_acceptance_rate is None else round(self.draft_acceptance_rate, 4),
+            "draft_acceptance_rate": r(self.draft_acceptance_rate),
             "intervals": self.intervals,
             "formats": list(self.formats),
             "engines": list(self.engines),
-            "tau_first_third": None if self.tau_first_third is None else round(self.tau_first_third, 4),
-            "tau_last_third": None if self.tau_last_third is None else round(self.tau_last_third, 4),
+            "tau_first_third": r(self.tau_first_third),
+            "tau_last_third": r(self.tau_last_third),
             "sufficient_sample": self.sufficient,
             "min_drafts": self.min_drafts,
             "notes": list(self.notes),
+            "per_engine": [dict(e) for e in self.per_engine],
+            "series": [dict(s) for s in self.series],
+            "throughput": self.throughput,
         }

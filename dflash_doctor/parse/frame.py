@@ -1,0 +1,282 @@
+"""Aggregation of per-interval records in a pandas DataFrame, done the way the engines count:
+sum counts (weight every interval by its drafts), never average printed means or rates.
+
+pandas is imported here only, and this module only when a summary is asked for. Sums run on the
+frame's numpy columns and integer group codes, so a million intervals aggregate in well under a
+second.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .records import MIN_DRAFTS, AcceptanceSummary, SpecInterval
+
+FIELDS = ("fmt", "source", "line_no", "timestamp", "engine", "drafts", "drafted", "accepted", "k", "per_position",
+          "printed_mean", "accepted_throughput", "drafted_throughput", "emitted", "offset", "estimated")
+_NUMERIC = ("drafts", "drafted", "accepted", "printed_mean", "accepted_throughput", "drafted_throughput", "emitted",
+            "offset", "k", "line_no")
+SERIES_POINTS = 200
+BLOCK_ROWS = 16384
+
+
+def _obj(values) -> Any:
+    import numpy as np
+
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    return arr
+
+
+def _columns(data: Any) -> dict[str, Any]:
+    """Numpy columns (plus `npos`, the number of per-position rates) from a LogScan, SpecIntervals
+    or field tuples, in file order."""
+    import numpy as np
+
+    from .logscan import pp_tuple
+
+    fast = getattr(data, "fast", None)
+    rows = getattr(data, "rows", None)
+    if rows is None:
+        rows = [tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(iv) for iv in data]
+    parts = []
+    if rows:
+        cols = list(zip(*rows))
+        d = {}
+        for name, col in zip(FIELDS, cols):
+            if name in _NUMERIC:
+                d[name] = np.array(col, dtype=float)
+            elif name == "estimated":
+                d[name] = np.array(col, dtype=bool)
+            else:
+                d[name] = _obj(col)
+        d["npos"] = np.array([len(pp_tuple(x)) for x in cols[9]], dtype=np.int64)
+        parts.append(d)
+    if fast and fast["ts"]:
+        n = len(fast["ts"])
+        parts.append({
+            "fmt": _obj(["vllm-v1-0.10.2"] * n), "source": _obj(fast["src"]), "line_no": np.array(fast["no"], dtype=float),
+            "timestamp": _obj(fast["ts"]), "engine": _obj(fast["tag"]), "drafts": np.array(fast["drafts"], dtype=float),
+            "drafted": np.array(fast["dft"], dtype=float), "accepted": np.array(fast["acc"], dtype=float),
+            "k": np.array(fast["k"], dtype=float), "per_position": _obj(fast["pp"]),
+            "printed_mean": np.array(fast["mean"], dtype=float),
+            "accepted_throughput": np.array(fast["athr"], dtype=float),
+            "drafted_throughput": np.array(fast["dthr"], dtype=float), "emitted": np.full(n, np.nan),
+            "offset": np.array(fast["off"], dtype=float), "estimated": np.array(fast["est"], dtype=bool),
+            "npos": np.array(fast["k"], dtype=np.int64),
+        })
+    if not parts:
+        return {}
+    if len(parts) == 1:
+        return parts[0]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    order_src = {s: i for i, s in enumerate(getattr(data, "sources", []) or [])}
+    src_idx = np.array([order_src.get(s, 0) for s in out["source"]])
+    off = np.where(np.isnan(out["offset"]), np.inf, out["offset"])
+    order = np.lexsort((off, src_idx))
+    return {k: v[order] for k, v in out.items()}
+
+
+def to_frame(data: Any):
+    """One row per interval; `prefix_accepted` is the τ numerator (V0: emitted - drafts)."""
+    import numpy as np
+    import pandas as pd
+
+    d = _columns(data)
+    if not d:
+        return pd.DataFrame({f: [] for f in FIELDS + ("npos", "prefix_accepted", "tau")})
+    pref = np.where(np.isnan(d["emitted"]), d["accepted"], d["emitted"] - d["drafts"])
+    no_acc = np.isnan(pref) & ~np.isnan(d["printed_mean"])
+    pref[no_acc] = (d["printed_mean"][no_acc] - 1.0) * d["drafts"][no_acc]
+    d["prefix_accepted"] = pref
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d["tau"] = 1.0 + pref / d["drafts"]
+    # object columns stay object: inferring an arrow string dtype costs more than the whole sum
+    return pd.DataFrame({k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()},
+                        copy=False)
+
+
+def pp_matrices(pp, npos):
+    """Group rows by their number of positions: yields (row indices, n, rates matrix)."""
+    import numpy as np
+
+    from .logscan import pp_tuple
+
+    pp = np.asarray(pp, dtype=object)
+    npos = np.asarray(npos)
+    for n in sorted(set(np.unique(npos).tolist()) - {0}):
+        idx = np.flatnonzero(npos == n)
+        sel = pp[idx]
+        mat = np.empty((len(idx), n))
+        done = np.zeros(len(idx), dtype=bool)
+        width = 7 * n - 2
+        lens = np.fromiter(map(len, sel), dtype=np.int64, count=len(sel))
+        std = np.flatnonzero(lens == width)  # tuples of length == width are caught by the checks below
+        for lo in range(0, len(std), BLOCK_ROWS):  # in blocks: the byte matrices stay small
+            part = std[lo:lo + BLOCK_ROWS]
+            fw = _fixed_width(sel[part].tolist(), n)
+            if fw is not None:
+                mat[part] = fw
+                done[part] = True
+        for i in np.flatnonzero(~done):
+            mat[i] = pp_tuple(sel[i])[:n]
+        yield idx, n, mat
+
+
+def _fixed_width(sel: list, n: int):
+    """vLLM prints rates as `%.3f` joined by ', ': every row is the same n·7-2 bytes, so the digits
+    sit at fixed columns and numpy reads them without parsing text (any other layout: None)."""
+    import numpy as np
+
+    width = 7 * n - 2
+    try:
+        blob = b"".join(sel)
+    except TypeError:
+        return None
+    if len(blob) != width * len(sel):
+        return None
+    a = np.frombuffer(blob, dtype=np.uint8).reshape(len(sel), width)
+    starts = np.arange(n) * 7
+    if not ((a[:, starts + 1] == ord(".")).all() and (n == 1 or (a[:, starts[:-1] + 5] == ord(",")).all())):
+        return None
+    digits = a[:, np.concatenate([starts, starts + 2, starts + 3, starts + 4])].astype(np.int32) - ord("0")
+    if digits.min() < 0 or digits.max() > 9:
+        return None
+    v = digits[:, :n] * 1000 + digits[:, n:2 * n] * 100 + digits[:, 2 * n:3 * n] * 10 + digits[:, 3 * n:]
+    return v / 1000.0
+
+
+def export_frame(data: Any):
+    """The per-interval table users export (--csv/--parquet): per-position rates as columns."""
+    import numpy as np
+
+    df = to_frame(data)
+    groups = list(pp_matrices(df["per_position"].to_numpy(), df["npos"].to_numpy()))
+    kmax = max((n for _, n, _ in groups), default=0)
+    cols = np.full((len(df), kmax), np.nan)
+    for idx, n, mat in groups:
+        cols[idx, :n] = mat
+    for i in range(kmax):
+        df[f"pos_{i + 1}"] = cols[:, i]
+    return df.drop(columns=["per_position", "npos"])
+
+
+def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:
+    import numpy as np
+    import pandas as pd
+
+    df = to_frame(data)
+    if df.empty:
+        return None
+    notes: list[str] = []
+    drafts_c = df["drafts"].to_numpy()
+    pref_c = df["prefix_accepted"].to_numpy()
+    fmt_codes, fmt_names = pd.factorize(df["fmt"])
+    unweighted = np.isnan(drafts_c)
+    if unweighted.any():
+        notes.append(f"{int(unweighted.sum())} interval(s) print no drafts count and no k was recovered "
+                     "(vLLM 0.8.3–0.8.4): they count toward the draft acceptance rate only")
+    drafted_c, accepted_c = df["drafted"].to_numpy(), df["accepted"].to_numpy()
+    is_sgl = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if f.startswith("sglang")])
+    rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~is_sgl
+    use_mask = (drafts_c > 0) & ~np.isnan(pref_c)
+    if not use_mask.any():
+        if not rate_mask.any() or drafted_c[rate_mask].sum() <= 0:
+            return None
+        # only 0.8.3-style lines without k: the rate is all there is
+        drafted, accepted = drafted_c[rate_mask].sum(), accepted_c[rate_mask].sum()
+        return AcceptanceSummary(
+            mean_acceptance_length=float("nan"), per_position=(), drafts=0.0, drafted=int(drafted),
+            accepted=int(accepted), k=None, draft_acceptance_rate=accepted / drafted, intervals=len(df),
+            formats=tuple(sorted(fmt_names)), min_drafts=min_drafts,
+            notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]))
+    use = df[use_mask].reset_index(drop=True) if not use_mask.all() else df
+    w = use["drafts"].to_numpy()
+    pref = use["prefix_accepted"].to_numpy()
+    drafts = float(w.sum())
+    tau = 1.0 + float(pref.sum()) / drafts
+
+    # per-position: rates × drafts are counts; sum counts per position over the intervals having it
+    kcol = use["k"].to_numpy()
+    kvals, kcounts = np.unique(kcol[~np.isnan(kcol)], return_counts=True)
+    ks = [int(x) for x in kvals]
+    k = int(kvals[np.argmax(kcounts)]) if len(kvals) else None
+    per_pos: list[float] = []
+    groups = list(pp_matrices(use["per_position"].to_numpy(), use["npos"].to_numpy()))
+    kmax = max((n for _, n, _ in groups), default=0)
+    if kmax:
+        num = np.zeros(kmax)
+        den = np.zeros(kmax)
+        for idx, n, mat in groups:
+            ww = w[idx]
+            num[:n] += ww @ mat
+            den[:n] += ww.sum()
+        per_pos = [float(a / b) if b > 0 else 0.0 for a, b in zip(num, den)]
+    if len(ks) > 1:
+        notes.append(f"k changed between intervals ({', '.join(map(str, ks))}); each position's rate is summed "
+                     "over the intervals that have it")
+    est = use["estimated"].to_numpy().astype(bool)
+    if est.any():
+        notes.append(f"{int(est.sum())} interval(s) have an estimated drafts count (not printed by the engine)")
+
+    # τ over time, in file order: first vs last third of the intervals, and a thinned series
+    n = len(use)
+    first = last = None
+    if n >= 3:
+        t = n // 3
+        first = 1.0 + pref[:t].sum() / w[:t].sum()
+        last = 1.0 + pref[n - t:].sum() / w[n - t:].sum()
+    nb = min(n, SERIES_POINTS)
+    bins = np.arange(n) * nb // n
+    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+    ends = np.r_[starts[1:], n] - 1
+    bw, bp = np.add.reduceat(w, starts), np.add.reduceat(pref, starts)
+    ts_col, src_col = use["timestamp"].to_numpy(), use["source"].to_numpy()
+    series = [{"timestamp": ts_col[e], "source": src_col[e], "tau": round(float(1.0 + p / d), 4),
+               "drafts": round(float(d), 1), "intervals": int(e - s + 1)}
+              for s, e, d, p in zip(starts, ends, bw, bp)]
+
+    eng_codes, eng_names = pd.factorize(use["engine"].to_numpy(), use_na_sentinel=True)
+    per_engine = []
+    ufmt_codes, ufmt_names = pd.factorize(use["fmt"].to_numpy())
+    untagged = eng_codes < 0
+    labels = [str(x) for x in eng_names] + (["(untagged)"] if untagged.any() else [])
+    codes = np.where(untagged, len(eng_names), eng_codes)
+    ew = np.bincount(codes, weights=w, minlength=len(labels))
+    ep = np.bincount(codes, weights=pref, minlength=len(labels))
+    ec = np.bincount(codes, minlength=len(labels))
+    for i, name in enumerate(labels):
+        if ec[i] == 0:
+            continue
+        fm = sorted({str(ufmt_names[c]) for c in np.unique(ufmt_codes[codes == i])})
+        per_engine.append({"engine": name, "intervals": int(ec[i]), "drafts": round(float(ew[i]), 1),
+                           "tau": round(float(1.0 + ep[i] / ew[i]), 4) if ew[i] > 0 else None, "formats": fm})
+    per_engine.sort(key=lambda e: e["engine"])
+    if len(per_engine) > 1:
+        notes.append(f"lines from {len(per_engine)} engines/processes are interleaved "
+                     f"({', '.join(e['engine'] for e in per_engine)}): kept apart in per_engine and summed here")
+    families = {str(f).split("-")[0] for f in ufmt_names}
+    if len(families) > 1:
+        notes.append(f"the log mixes engines ({', '.join(sorted(families))}); the totals sum them, weighted by drafts")
+    if drafts < min_drafts:
+        notes.append(f"only {drafts:.0f} drafts (< {min_drafts}): per-position zeros and small differences are noise")
+
+    drafted = accepted = 0
+    rate = None
+    if rate_mask.any() and drafted_c[rate_mask].sum() > 0:
+        drafted, accepted = int(drafted_c[rate_mask].sum()), int(accepted_c[rate_mask].sum())
+        rate = accepted / drafted
+    thr = None
+    athr = use["accepted_throughput"].to_numpy()
+    if (~np.isnan(athr)).any():
+        dthr = use["drafted_throughput"].to_numpy()
+        thr = {"accepted_tokens_per_s": round(float(np.nanmean(athr)), 2),
+               "drafted_tokens_per_s": round(float(np.nanmean(dthr)), 2)}
+    engines = tuple(sorted(str(x) for x in eng_names))
+    return AcceptanceSummary(
+        mean_acceptance_length=tau, per_position=tuple(per_pos), drafts=drafts, drafted=drafted, accepted=accepted,
+        k=k, draft_acceptance_rate=rate, intervals=n, formats=tuple(sorted(str(f) for f in ufmt_names)),
+        engines=engines, tau_first_third=None if first is None else float(first),
+        tau_last_third=None if last is None else float(last), min_drafts=min_drafts, notes=tuple(notes),
+        per_engine=tuple(per_engine), series=tuple(series), throughput=thr,
+    )

@@ -1,0 +1,210 @@
+"""Spec-decode numbers from Prometheus text (`/metrics`), parsed with prometheus_client's parser.
+
+vLLM V1 exposes counters: one scrape is the picture since the server started, two scrapes give
+the interval between them. V0 exposed gauges (acceptance rate, efficiency), SGLang exposes gauges of
+its last decode-log interval. Series with different `engine` labels (data parallel) are kept apart
+and summed. Meanings: shared/reference/engine-logs.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_BYTES = 32 << 20
+
+_V1 = {
+    "vllm:spec_decode_num_drafts": "drafts",
+    "vllm:spec_decode_num_draft_tokens": "drafted",
+    "vllm:spec_decode_num_accepted_tokens": "accepted",
+}
+_V1_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
+_GAUGES = {
+    "vllm:spec_decode_draft_acceptance_rate": "v0_rate",
+    "vllm:spec_decode_efficiency": "v0_efficiency",
+    "sglang:spec_accept_length": "sgl_len",
+    "sglang:spec_accept_rate": "sgl_rate",
+    "sglang:spec_verify_calls": "sgl_verify",
+}
+
+
+class MetricsError(ValueError):
+    pass
+
+
+@dataclass
+class Scrape:
+    """Spec-decode series of one scrape, per engine label."""
+
+    source: str
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    series: int = 0  # samples read in total
+    taken_at: float | None = None
+
+    def engine(self, label: str) -> dict[str, Any]:
+        return self.engines.setdefault(label, {"pos": {}})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "series": self.series,
+                "engines": {k: {kk: (dict(vv) if isinstance(vv, dict) else vv) for kk, vv in v.items()}
+                            for k, v in self.engines.items()}}
+
+
+def _base(name: str) -> str:
+    for suffix in ("_total",):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def parse_text(text: str, source: str) -> Scrape:
+    """Parse exposition text; raise MetricsError when it is not Prometheus text at all."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    scrape = Scrape(source)
+    try:
+        families = list(text_string_to_metric_families(text))
+    except Exception as exc:  # the parser raises ValueError/TypeError/IndexError on junk
+        raise MetricsError(f"not Prometheus text ({type(exc).__name__}: {str(exc)[:120]})") from None
+    for fam in families:
+        for s in fam.samples:
+            scrape.series += 1
+            name = _base(s.name)
+            if name.endswith("_created"):
+                continue
+            label = s.labels.get("engine", "")
+            if name in _V1:
+                e = scrape.engine(label)
+                e[_V1[name]] = e.get(_V1[name], 0.0) + float(s.value)  # model_name splits add up
+            elif name == _V1_POS:
+                try:
+                    pos = int(s.labels.get("position", ""))
+                except ValueError:
+                    continue
+                e = scrape.engine(label)
+                e["pos"][pos] = e["pos"].get(pos, 0.0) + float(s.value)
+            elif name in _GAUGES:
+                scrape.engine(label)[_GAUGES[name]] = float(s.value)
+    return scrape
+
+
+def _delta(a: dict, b: dict) -> tuple[dict, bool]:
+    """b - a for counters; False when a counter went down (a restart between the scrapes)."""
+    out: dict[str, Any] = {"pos": {}}
+    ok = True
+    for key in ("drafts", "drafted", "accepted", "sgl_verify"):
+        if key in b:
+            d = b[key] - a.get(key, 0.0)
+            ok &= d >= 0
+            out[key] = d
+    for p, v in b["pos"].items():
+        d = v - a["pos"].get(p, 0.0)
+        ok &= d >= 0
+        out["pos"][p] = d
+    for key in ("v0_rate", "v0_efficiency", "sgl_len", "sgl_rate"):
+        if key in b:
+            out[key] = b[key]
+    return out, ok
+
+
+def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> tuple[list[tuple], list[str], dict]:
+    """Rows in the SpecInterval field order (parse.frame.FIELDS), notes, and a per-engine table.
+
+    One scrape: counters since start. Several: consecutive scrapes of one server, differenced.
+    """
+    notes: list[str] = []
+    rows: list[tuple] = []
+    table: dict[str, Any] = {}
+    if not scrapes:
+        return rows, notes, table
+    last = scrapes[-1]
+    if len(scrapes) == 1:
+        notes.append("one scrape: vLLM counters cover everything since the server started "
+                     "(scrape twice with --window for a recent interval)")
+        pairs = {lab: (e, True) for lab, e in last.engines.items()}
+    else:
+        notes.append(f"{len(scrapes)} scrapes: the interval between the first and the last")
+        first = scrapes[0]
+        pairs = {}
+        for lab, e in last.engines.items():
+            prev = first.engines.get(lab, {"pos": {}})
+            d, ok = _delta(prev, e)
+            if not ok:
+                notes.append(f"engine {lab or '0'}: a counter went down between scrapes (restart?); "
+                             "using the last scrape since start")
+                d = e
+            pairs[lab] = (d, True)
+    for lab, (e, _) in sorted(pairs.items()):
+        name = f"engine {lab}" if lab else "engine"
+        src = last.source
+        if "drafts" in e or "drafted" in e:
+            drafts = e.get("drafts")
+            drafted, accepted = e.get("drafted"), e.get("accepted")
+            k = len(e["pos"]) or k_hint
+            est = False
+            if drafts is None and drafted is not None and k:
+                drafts, est = drafted / k, True  # 0.8.3–0.8.4 expose no drafts counter
+                notes.append(f"{name}: no drafts counter (vLLM 0.8.3–0.8.4): drafts estimated as draft tokens / k")
+            pp: tuple[float, ...] = ()
+            if drafts and e["pos"]:
+                pp = tuple(e["pos"].get(i, 0.0) / drafts for i in range(max(e["pos"]) + 1))
+            if drafts is not None and drafts > 0 and accepted is not None:
+                rows.append(("vllm-metrics", src, None, None, f"metrics {name}", drafts,
+                             int(drafted) if drafted is not None else None, int(accepted), k, pp,
+                             1.0 + accepted / drafts, None, None, None, None, est))
+            table[name] = {"drafts": drafts, "draft_tokens": drafted, "accepted": accepted,
+                           "per_position_counts": [e["pos"][i] for i in sorted(e["pos"])]}
+        if "v0_rate" in e or "v0_efficiency" in e:
+            row = {"draft_acceptance_rate": e.get("v0_rate"), "system_efficiency": e.get("v0_efficiency")}
+            if e.get("v0_efficiency") is not None and k_hint:
+                row["tau"] = e["v0_efficiency"] * (k_hint + 1)  # efficiency = emitted / (drafts·(k+1))
+            notes.append(f"{name}: vLLM V0 gauges only (acceptance rate, efficiency)"
+                         + ("; τ = efficiency·(k+1)" if k_hint else "; give k to turn efficiency into τ"))
+            table.setdefault(name, {}).update(row)
+        if "sgl_len" in e:
+            verify = e.get("sgl_verify")
+            weight = verify if verify and verify > 0 else 1.0
+            k = k_hint
+            rows.append(("sglang-metrics", src, None, None, f"metrics {name}", float(weight), None,
+                         (e["sgl_len"] - 1.0) * weight, k, (), e["sgl_len"], None, None, None, None,
+                         True))
+            notes.append(f"{name}: SGLang `spec_accept_length` is a gauge of the last decode-log interval, "
+                         "not a total" + ("" if verify else "; with no verify-call counter it carries no weight"))
+            table.setdefault(name, {}).update({"accept_length": e["sgl_len"], "accept_rate": e.get("sgl_rate"),
+                                               "verify_calls": verify})
+    if len(pairs) > 1:
+        notes.append(f"{len(pairs)} engine labels: kept apart in the table and summed in the totals")
+    return rows, notes, table
+
+
+def read_source(source: str, timeout: float = 10.0) -> str:
+    """The text of a metrics file or URL, capped at MAX_BYTES."""
+    if source.startswith(("http://", "https://")):
+        import urllib.request
+
+        req = urllib.request.Request(source, headers={"Accept": "text/plain"})
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (the user's URL)
+            data = resp.read(MAX_BYTES + 1)
+    else:
+        import gzip
+
+        with open(source, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)[: MAX_BYTES + 1]
+    if len(data) > MAX_BYTES:
+        raise MetricsError(f"larger than {MAX_BYTES >> 20} MiB: not a /metrics page")
+    if b"\x00" in data[:65536]:
+        raise MetricsError("binary data, not Prometheus text")
+    return data.decode("utf-8", "replace")
+
+
+def parse_window(text: str) -> float:
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*", text)
+    if not m:
+        raise ValueError(text)
+    v = float(m.group(1))
+    unit = m.group(2) or "s"
+    return v / 1000 if unit == "ms" else v * 60 if unit in ("m", "min") else v

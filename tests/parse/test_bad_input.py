@@ -1,0 +1,170 @@
+"""Damaged and hostile logs: each gets a clear note, the rest is still parsed, no traceback, and
+the exit code says what happened."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dflash_doctor.parse.logscan import aggregate, scan_file, scan_lines
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = ("(APIServer pid=7) INFO 05-14 09:13:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
+        "1.50, Accepted throughput: 50.00 tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: 500 tokens, "
+        "Drafted: 4000 tokens, Per-position acceptance rate: 0.300, 0.150, 0.050, 0.000, Avg Draft acceptance rate: 12.5%")
+
+
+def good(n: int = 3) -> str:
+    return "".join(GOOD.format(s=i) + "\n" for i in range(n))
+
+
+def run_logs(cli, path, *extra):
+    r = cli("logs", str(path), "--format", "json", *extra)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r, (json.loads(r.stdout) if r.stdout.strip() else None)
+
+
+def notes_of(rep) -> str:
+    return "\n".join(rep["notes"])
+
+
+def test_empty_file(cli, tmp_path):
+    p = tmp_path / "empty.log"
+    p.write_bytes(b"")
+    r, rep = run_logs(cli, p)
+    assert r.returncode == 3
+    assert "empty" in notes_of(rep)
+    assert rep["acceptance"] is None
+
+
+def test_binary_junk_with_metrics_lines_inside(cli, tmp_path):
+    p = tmp_path / "junk.log"
+    junk = bytes(range(256)) * 64
+    p.write_bytes(junk + b"\n" + good(2).encode() + junk + b"\n" + good(1).encode())
+    r, rep = run_logs(cli, p)
+    assert rep["acceptance"]["intervals"] == 3
+    assert "NUL" in notes_of(rep) or "binary" in notes_of(rep)
+
+
+def test_nul_bytes_inside_a_metrics_line(tmp_path):
+    p = tmp_path / "nul.log"
+    p.write_bytes(good(2).encode() + GOOD.format(s=9).replace("Drafted:", "Draf\x00ted:").encode() + b"\n")
+    scan = scan_file(str(p))
+    assert scan.n_intervals == 3  # the NUL is dropped before parsing
+    assert any("NUL" in n for n in scan.notes)
+
+
+def test_invalid_utf8(cli, tmp_path):
+    p = tmp_path / "bad-utf8.log"
+    p.write_bytes(b"\xff\xfe\xfa broken " + GOOD.format(s=1).encode() + b"\n" + good(2).encode())
+    r, rep = run_logs(cli, p)
+    assert rep["acceptance"]["intervals"] == 3
+    assert "UTF-8" in notes_of(rep)
+
+
+def test_100_mb_line_without_newline_keeps_memory_flat(tmp_path):
+    p = tmp_path / "long.log"
+    with open(p, "wb") as fh:
+        fh.write(good(2).encode())
+        block = b"x" * (1 << 20)
+        for _ in range(100):
+            fh.write(block)
+        fh.write(b"\n" + good(1).encode())
+    code = ("import resource, sys; from dflash_doctor.parse.logscan import scan_file; s = scan_file(sys.argv[1]); "
+            "print(s.n_intervals, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, '|'.join(s.notes))")
+    out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    n, rss_mib, notes = out.stdout.strip().split(" ", 2)
+    assert int(n) == 3
+    assert int(rss_mib) < 120, f"peak RSS {rss_mib} MiB reading a 100 MB line"
+    assert "104857600 bytes without a newline was skipped" in notes
+
+
+def test_truncated_gzip(cli, tmp_path):
+    data = gzip.compress(good(400).encode(), mtime=0)
+    p = tmp_path / "cut.log.gz"
+    p.write_bytes(data[: len(data) // 2])
+    r, rep = run_logs(cli, p)
+    n = rep["acceptance"]["intervals"]
+    assert 0 < n < 400
+    assert "truncated" in notes_of(rep)
+
+
+def test_metrics_line_cut_mid_number(cli, tmp_path):
+    cut = GOOD.format(s=5)
+    cut = cut[: cut.index("0.150") + 3]  # "... rate: 0.300, 0.1"
+    p = tmp_path / "cut.log"
+    p.write_text(good(2) + cut + "\n" + good(1))
+    r, rep = run_logs(cli, p)
+    assert rep["acceptance"]["intervals"] == 3
+    parse = next(f for f in rep["findings"] if f["check"] == "log-parse")
+    assert parse["status"] == "warn" and "cut" in " ".join(parse["details"])
+    assert ":3:" in " ".join(parse["details"])  # the line number is shown
+
+
+def test_v0_line_cut_mid_number():
+    line = ("INFO 07-24 04:00:31 metrics.py:316] Speculative metrics: Draft acceptance rate: 0.642, System efficiency: "
+            "0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft tokens: 13311, "
+            "Number of emitted tokens: 106")
+    scan = scan_lines([line], "v0-cut.log")
+    assert scan.malformed_count == 1 and "cut" in scan.malformed[0].reason
+
+
+def test_k_changing_between_lines():
+    k4 = GOOD.format(s=1)
+    k2 = ("(APIServer pid=7) INFO 05-14 09:14:00 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.40, "
+          "Accepted throughput: 40.00 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 400 tokens, Drafted: "
+          "2000 tokens, Per-position acceptance rate: 0.300, 0.100, Avg Draft acceptance rate: 20.0%")
+    scan = scan_lines([k4, k2], "k.log")
+    s = aggregate(scan)
+    assert any("k changed" in n for n in s.notes)
+    # positions 1-2 summed over both lines (1000 drafts each), positions 3-4 over the k=4 line only
+    assert s.per_position == pytest.approx((0.3, 0.125, 0.05, 0.0))
+    assert s.mean_acceptance_length == pytest.approx(1 + 900 / 2000)
+
+
+@pytest.mark.parametrize("mutate,reason", [
+    (lambda l: l.replace("Accepted: 500", "Accepted: -500"), "negative"),
+    (lambda l: l.replace("Accepted: 500", "Accepted: 50000"), "absurd"),
+    (lambda l: l.replace("0.300, 0.150", "7.300, 0.150"), "absurd"),
+])
+def test_negative_or_absurd_numbers_are_rejected_with_a_reason(mutate, reason):
+    scan = scan_lines([GOOD.format(s=1), mutate(GOOD.format(s=2))], "bad.log")
+    assert scan.n_intervals == 1
+    assert scan.malformed_count == 1 and reason in scan.malformed[0].reason
+
+
+def test_two_engines_interleaved(cli, tmp_path):
+    a = GOOD
+    b = GOOD.replace("pid=7", "pid=8").replace("Accepted: 500", "Accepted: 1500").replace(
+        "length: 1.50", "length: 2.50").replace("0.300, 0.150, 0.050, 0.000", "0.700, 0.500, 0.300, 0.000").replace(
+        "rate: 12.5%", "rate: 37.5%").replace("50.00 tokens/s", "150.00 tokens/s")
+    p = tmp_path / "two.log"
+    p.write_text("".join(a.format(s=i) + "\n" + b.format(s=i) + "\n" for i in range(3)))
+    r, rep = run_logs(cli, p)
+    acc = rep["acceptance"]
+    by = {e["engine"]: e for e in acc["per_engine"]}
+    assert by["pid 7"]["tau"] == pytest.approx(1.5) and by["pid 8"]["tau"] == pytest.approx(2.5)
+    assert acc["mean_acceptance_length"] == pytest.approx(2.0)
+    assert "interleaved" in notes_of(rep)
+
+
+def test_missing_file_is_a_could_not_check(cli, tmp_path):
+    r, rep = run_logs(cli, tmp_path / "nope.log")
+    assert r.returncode == 3
+    assert any("file not found" in f["message"] for f in rep["findings"])
+
+
+def test_log_without_metrics_lines(cli, tmp_path):
+    p = tmp_path / "quiet.log"
+    p.write_text("INFO 05-14 09:00:00 [loggers.py:1] hello\n" * 50)
+    r, rep = run_logs(cli, p)
+    assert r.returncode == 1  # spec decoding never showed up: that is a finding, not a pass
+    active = next(f for f in rep["findings"] if f["check"] == "spec-decode-active")
+    assert active["status"] == "fail"

@@ -1,0 +1,180 @@
+"""Every engine format, one fixture per format and version (fixtures/logs, written by
+fixtures/scripts/make_logs.py from the reference).
+
+Two independent checks per fixture: the printed numbers agree with each other (recomputed here
+from the counts on the line, to the printed rounding), and the parser's drafts-weighted totals
+equal the true counts the generator derived the lines from (EXPECTED.json)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dflash_doctor.parse.logscan import aggregate, scan_file
+
+LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
+EXPECTED = json.loads((LOGS / "EXPECTED.json").read_text())
+NUM = r"([-\d.]+)"
+
+
+def summary_of(name: str):
+    scan = scan_file(str(LOGS / name))
+    assert scan.malformed_count == 0, scan.malformed
+    return scan, aggregate(scan)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_parsed_totals_equal_the_true_counts(name):
+    exp = EXPECTED[name]
+    scan, s = summary_of(name)
+    assert s is not None
+    # printed means carry 2 decimals; where the drafts count is printed or derivable the totals are exact
+    assert s.mean_acceptance_length == pytest.approx(exp["tau"], abs=0.006 if "old" in name else 5e-4)
+    assert s.k == exp["k"]
+    if exp.get("per_position"):
+        assert len(s.per_position) == len(exp["per_position"])
+        tol = 0.006 if "offline" in name else 6e-4  # %.2f there, %.3f elsewhere
+        for got, want in zip(s.per_position, exp["per_position"]):
+            assert got == pytest.approx(want, abs=tol)
+    if exp.get("drafts") and not name.startswith(("sglang", "vllm-offline-example-old")):
+        assert s.drafts == pytest.approx(exp["drafts"], rel=1e-9)
+
+
+V1_NEW = re.compile(r"Mean acceptance length: " + NUM + r", Accepted throughput: " + NUM + r" ?tokens/s, "
+                    r"Drafted throughput: " + NUM + r" tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
+                    r"Per-position acceptance rate: ([\d., ]+), Avg Draft acceptance rate: " + NUM + "%")
+V1_OLD = re.compile(r"Draft acceptance rate: " + NUM + r"%, Mean acceptance length: " + NUM +
+                    r", Accepted: (\d+) tokens, Drafted: (\d+) tokens, Per-position acceptance rate: ([\d., ]+)")
+
+
+@pytest.mark.parametrize("name,bonus", [("vllm-0.11.0.log", True), ("vllm-0.17.0-compose.log", True),
+                                        ("vllm-0.20.1-journald.log", True), ("vllm-0.33.0.jsonl", True),
+                                        ("vllm-0.9.2.log", True), ("vllm-0.10.1.log", True),
+                                        ("vllm-0.8.5.log", False)])
+def test_vllm_v1_printed_arithmetic_is_consistent(name, bonus):
+    lines = 0
+    for line in (LOGS / name).read_text().splitlines():
+        m = V1_NEW.search(line)
+        if m:
+            mean, _, _, acc, dft, pp, rate = m.groups()
+        else:
+            m = V1_OLD.search(line)
+            if not m:
+                continue
+            rate, mean, acc, dft, pp = m.groups()
+        lines += 1
+        acc, dft, mean, rate = int(acc), int(dft), float(mean), float(rate)
+        rates = [float(x) for x in pp.split(",")]
+        k = len(rates)
+        drafts = dft / k
+        assert mean == pytest.approx((1.0 if bonus else 0.0) + acc / drafts, abs=0.005 + 1e-9)
+        assert sum(rates) == pytest.approx(acc / drafts, abs=k * 0.0005 + 1e-9)
+        assert rate == pytest.approx(acc / dft * 100, abs=0.05 + 1e-9)
+        assert all(a >= b for a, b in zip(rates, rates[1:]))  # unconditional rates never rise
+    assert lines >= 30
+
+
+def test_vllm_085_mean_is_normalised_and_said_so():
+    scan, s = summary_of("vllm-0.8.5.log")
+    assert scan.mean_normalised == 30
+    assert set(scan.formats) == {"vllm-v1-0.8.5"}
+    assert s.mean_acceptance_length > 2  # the printed means are all < 2 (bonus excluded)
+
+
+def test_vllm_083_needs_k_from_startup_for_tau():
+    scan, s = summary_of("vllm-0.8.3.log")
+    assert scan.startup.num_speculative_tokens == 3  # from args: Namespace(... speculative_config=...)
+    assert any("estimated" in n for n in s.notes)
+
+
+def test_vllm_v0_cumulative_lines_are_differenced():
+    text = (LOGS / "vllm-0.7.3-v0.log").read_text()
+    rx = re.compile(r"Draft acceptance rate: " + NUM + r", System efficiency: " + NUM + r", Number of speculative "
+                    r"tokens: (\d+), Number of accepted tokens: (\d+), Number of draft tokens(?: tokens)?: (\d+), "
+                    r"Number of emitted tokens: (\d+)\.")
+    prev = None
+    typo = 0
+    for line in text.splitlines():
+        m = rx.search(line)
+        if not m:
+            continue
+        typo += "tokens tokens" in line
+        rate, eff, k, acc, dft, emt = float(m[1]), float(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6])
+        assert rate == pytest.approx(acc / dft, abs=0.0005 + 1e-9)
+        assert eff == pytest.approx(emt / (dft / k * (k + 1)), abs=0.0005 + 1e-9)
+        if prev:
+            assert acc >= prev[0] and dft >= prev[1] and emt >= prev[2]  # cumulative
+        prev = (acc, dft, emt)
+    assert typo >= 5
+    scan, s = summary_of("vllm-0.7.3-v0.log")
+    # τ = emitted / drafts over the whole run, which differencing must preserve
+    assert s.mean_acceptance_length == pytest.approx(prev[2] / (prev[1] / 4), abs=1e-9)
+    assert s.intervals == 30
+
+
+@pytest.mark.parametrize("name,meaning", [("sglang-0.5.8.log", "0.5.6–0.5.10"), ("sglang-0.5.23.log", "0.5.23")])
+def test_sglang_accept_rate_meaning_is_detected(name, meaning):
+    ndt = 9 if "0.5.8" in name else 16
+    for line in (LOGS / name).read_text().splitlines():
+        m = re.search(r"accept len: " + NUM + r", accept rate: " + NUM, line)
+        if m:
+            ln, rate = float(m[1]), float(m[2])
+            want = ln / ndt if "0.5.8" in name else (ln - 1) / (ndt - 1)
+            assert rate == pytest.approx(want, abs=0.005 + 1e-9)
+    scan, _ = summary_of(name)
+    assert meaning in scan.sglang_rate_meaning
+
+
+def test_sglang_weighting_is_by_running_requests():
+    """τ = Σ(len-1)·40·running / Σ 40·running + 1, computed here from the lines themselves."""
+    num = den = 0.0
+    for line in (LOGS / "sglang-0.5.2.log").read_text().splitlines():
+        m = re.search(r"Decode batch\. #running-req: (\d+),.*accept len: " + NUM, line)
+        if m:
+            w = int(m[1]) * 40
+            num += (float(m[2]) - 1) * w
+            den += w
+    _, s = summary_of("sglang-0.5.2.log")
+    assert s.mean_acceptance_length == pytest.approx(1 + num / den, abs=1e-9)
+
+
+def test_bench_serve_block_arithmetic():
+    text = (LOGS / "vllm-bench-serve.txt").read_text()
+    val = {k: float(re.search(re.escape(k) + r":\s+" + NUM, text)[1])
+           for k in ("Acceptance rate (%)", "Acceptance length", "Drafts", "Draft tokens", "Accepted tokens")}
+    pos = [float(x) / 100 for x in re.findall(r"Position \d+:\s+" + NUM, text)]
+    assert val["Acceptance length"] == pytest.approx(1 + val["Accepted tokens"] / val["Drafts"], abs=0.005)
+    assert val["Acceptance rate (%)"] == pytest.approx(val["Accepted tokens"] / val["Draft tokens"] * 100, abs=0.005)
+    assert sum(pos) == pytest.approx(val["Accepted tokens"] / val["Drafts"], abs=len(pos) * 0.00005 + 1e-9)
+    _, s = summary_of("vllm-bench-serve.txt")
+    assert s.drafts == val["Drafts"] and s.accepted == val["Accepted tokens"]
+    assert s.per_position == pytest.approx(pos)
+
+
+def test_offline_old_form_drops_the_bonus_slot():
+    _, new = summary_of("vllm-offline-example.txt")
+    scan, old = summary_of("vllm-offline-example-old.txt")
+    assert len(old.per_position) == len(new.per_position) == 7
+    assert old.per_position == pytest.approx(new.per_position, abs=1e-9)
+    assert any("bonus slot" in n for n in scan.notes)
+    assert not old.sufficient  # no counts printed: the sample size is unknown, never assumed
+
+
+def test_real_world_variants_parse():
+    """`394.48tokens/s` (no space) and `0.000,0.000` (no space) lines are in vllm-0.11.0.log."""
+    text = (LOGS / "vllm-0.11.0.log").read_text()
+    assert re.search(r"\dtokens/s", text) and re.search(r"\d\.\d{3},\d\.\d{3}", text)
+    scan, s = summary_of("vllm-0.11.0.log")
+    assert s.intervals == 45
+
+
+def test_rotated_logs_are_read_oldest_first(cli):
+    r = cli("logs", str(LOGS / "rotated" / "vllm.log"), str(LOGS / "rotated" / "vllm.log.1.gz"), "--format", "json")
+    rep = json.loads(r.stdout)
+    assert rep["acceptance"]["intervals"] == 45
+    assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(EXPECTED["vllm-0.11.0.log"]["tau"], abs=5e-4)
+    times = [p["timestamp"] for p in rep["acceptance"]["series"]]
+    assert times == sorted(times)

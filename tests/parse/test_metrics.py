@@ -1,0 +1,108 @@
+"""Prometheus text: vLLM V1 counters (one scrape = since start, two = the interval), V0 and SGLang
+gauges, several engine labels kept apart and summed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dflash_doctor.parse.prometheus import MetricsError, intervals_from_scrapes, parse_text
+
+LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
+
+
+def scrape(name):
+    return parse_text((LOGS / name).read_text(), name)
+
+
+def test_one_scrape_is_since_start_and_engines_are_summed():
+    rows, notes, table = intervals_from_scrapes([scrape("vllm-metrics-1.prom")])
+    assert set(table) == {"engine 0", "engine 1"}
+    # engine 0: 1000 drafts, 700+490+343 accepted; engine 1: 500 drafts, 300+180+108
+    from dflash_doctor.parse.frame import summarize
+
+    s = summarize(rows)
+    assert s.drafts == 1500
+    assert s.mean_acceptance_length == pytest.approx(1 + (1533 + 588) / 1500)
+    assert s.per_position[0] == pytest.approx((700 + 300) / 1500)
+    by = {e["engine"]: e["tau"] for e in s.per_engine}
+    assert by["metrics engine 0"] == pytest.approx(2.533, abs=1e-3)
+    assert any("since the server started" in n for n in notes)
+
+
+def test_two_scrapes_give_the_interval_between_them():
+    rows, notes, _ = intervals_from_scrapes([scrape("vllm-metrics-1.prom"), scrape("vllm-metrics-2.prom")])
+    from dflash_doctor.parse.frame import summarize
+
+    s = summarize(rows)
+    assert s.drafts == 3000  # (3x - 1x) of 1500
+    assert s.mean_acceptance_length == pytest.approx(1 + 2 * (1533 + 588) / 3000)
+
+
+def test_counter_reset_between_scrapes_is_noted():
+    rows, notes, _ = intervals_from_scrapes([scrape("vllm-metrics-2.prom"), scrape("vllm-metrics-1.prom")])
+    assert any("went down" in n for n in notes)
+    assert rows
+
+
+def test_v0_gauges_and_sglang_gauges():
+    rows, notes, table = intervals_from_scrapes([scrape("vllm-v0-metrics.prom")], k_hint=4)
+    assert table["engine"]["tau"] == pytest.approx(0.598 * 5)
+    rows, notes, table = intervals_from_scrapes([scrape("sglang-metrics.prom")])
+    assert table["engine"]["accept_length"] == 3.25 and table["engine"]["verify_calls"] == 5000
+    assert any("gauge" in n for n in notes)
+
+
+def test_junk_is_not_prometheus_text():
+    with pytest.raises(MetricsError):
+        parse_text("this is { not prometheus\n\x01\x02", "junk")
+
+
+def test_diagnose_with_metrics_files(cli):
+    r = cli("diagnose", "--metrics", str(LOGS / "vllm-metrics-1.prom"), "--metrics", str(LOGS / "vllm-metrics-2.prom"),
+            "--format", "json")
+    rep = json.loads(r.stdout)
+    assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(1 + 2 * 2121 / 3000, abs=1e-4)
+    assert any(e["kind"] == "metrics" for e in rep["evidence"])
+
+
+def test_diagnose_with_an_unreadable_metrics_source(cli, tmp_path):
+    p = tmp_path / "m.prom"
+    p.write_bytes(b"\x00\x01binary")
+    r = cli("diagnose", "--metrics", str(p), "--format", "json")
+    assert "Traceback" not in r.stderr
+    rep = json.loads(r.stdout)
+    assert any("binary" in f["message"] for f in rep["findings"])
+    assert r.returncode == 3
+
+
+def test_window_scrapes_a_url_twice(tmp_path):
+    import http.server
+    import threading
+
+    from dflash_doctor.collect.files import gather_metrics
+    from dflash_doctor.evidence import EvidenceSet, Kind
+
+    pages = [(LOGS / "vllm-metrics-1.prom").read_bytes(), (LOGS / "vllm-metrics-2.prom").read_bytes()]
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = pages.pop(0)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        ev = EvidenceSet()
+        gather_metrics(ev, [f"http://127.0.0.1:{srv.server_port}/metrics"], "0.2s")
+    finally:
+        srv.shutdown()
+    assert not pages
+    assert ev.value(Kind.ACCEPTANCE).drafts == 3000
