@@ -251,10 +251,10 @@ class SSHHost(Host):
                     # stdout wakes select(); stderr is polled on the same short tick.
                     select.select([chan], [], [], 0.02)
         except (self._paramiko.SSHException, EOFError, OSError) as exc:
-            chan.close()
+            _close_quietly(chan)
             return CommandResult(argv, None, bytes(out), bytes(err), error=f"the connection dropped: {exc}")
         rc = None if timed_out else chan.recv_exit_status()
-        chan.close()
+        _close_quietly(chan)
         if rc == -1:  # paramiko's answer when the channel closed without an exit status: the connection dropped
             return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
                                  error="the connection dropped before the command finished")
@@ -276,6 +276,14 @@ class SSHHost(Host):
             from .base import _os_error
             raise _os_error(res, path)
         return sorted(n.decode("utf-8", "surrogateescape") for n in res.stdout.split(b"\0") if n)
+
+
+def _close_quietly(chan) -> None:
+    # Closing sends a message; on a dead connection that raises EOFError, which must not escape run().
+    try:
+        chan.close()
+    except Exception:  # EOFError, socket errors, paramiko's SSHException
+        pass
 
 
 def _absolute(path: str) -> None:

@@ -106,9 +106,9 @@ _PP_ITEM = re.compile(r"\d\.\d{3}$")
 def _int(text: str) -> int | None:
     try:
         v = float(text)
-    except ValueError:
+        return int(v) if v == int(v) else None
+    except (ValueError, OverflowError):  # "1e999" is inf, and int(inf) overflows
         return None
-    return int(v) if v == int(v) else None
 
 
 def parse_v1(msg: str) -> dict | str:
