@@ -98,6 +98,8 @@ class EvidenceSet:
         # could-not-check finding, so nothing the user supplied is ever silently ignored.
         self.collection_errors: list[tuple[str, str]] = []
         self.notes: list[str] = []
+        # Set when the user pressed Ctrl-C during collection: the report holds what was gathered before.
+        self.interrupted = False
 
     def add(self, kind: Kind, summary: str, source: Source, value: Any = None) -> Evidence:
         ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)

@@ -81,12 +81,20 @@ def register(app: typer.Typer) -> None:
                 for w in warnings:
                     out.warn(w)
         result = evaluate(acceptance, th, source, report=report, no_data_reason=reason)
+        if evidence is not None and evidence.interrupted:
+            import dataclasses
+            result = dataclasses.replace(result, notes=(*result.notes, "interrupted (Ctrl-C): measured only from the "
+                                                        "part read before; the gate exits 130, whatever the outcome"))
         _emit(result, fmt, out, output, junit)
         if plot and report is not None:
             from .ranking_opts import write_plot
             write_plot(plot, report, evidence, log, out)
         elif plot:
             out.warn("no plot: nothing was measured from logs or metrics")
+        if evidence is not None and evidence.interrupted:  # a partial measurement never passes a gate
+            from ..errors import ExitCode
+            out.warn("interrupted (Ctrl-C): the result above holds only what was read before")
+            return int(ExitCode.INTERRUPTED)
         return int(result.exit_code)
 
 
