@@ -47,16 +47,49 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_KEY_NAME = re.compile(r"[\w.-]+")
+_PLAIN_LITERALS = {"null", "none", "true", "false"}
+
+
+def _secret_name(pre: str) -> bool:
+    names = _KEY_NAME.findall(pre)
+    return is_secret_key(names[0].lstrip("-").replace("-", "_")) if names else False
+
+
+def _list_value(m: re.Match) -> str:
+    # Keep the list's own quote style so a JSON document stays JSON.
+    if not _secret_name(m.group("pre")):
+        return m.group(0)
+    q = '"' if '"' in m.group(0)[len(m.group("pre")):] else "'"
+    return f"{m.group('pre')}[{q}{REDACTED}{q}]"
+
+
+def _quoted_value(m: re.Match) -> str:
+    if not _secret_name(m.group("pre")):
+        return m.group(0)
+    return f"{m.group('pre')}{m.group('q')}{REDACTED}{m.group('q')}"
+
+
+def _key_value(m: re.Match) -> str:
+    # `"num_speculative_tokens": null` or `max_tokens=1024` are not secrets, and replacing a JSON
+    # null or number with an unquoted marker would break the JSON document being rendered.
+    if not _secret_name(m.group("pre")) or m.group("val").lower() in _PLAIN_LITERALS:
+        return m.group(0)
+    return m.group("pre") + REDACTED
+
+
+_CALLBACKS = (_list_value, _quoted_value, _key_value)  # the first three entries of _PATTERNS
+
 # The three key-based patterns cost ~1 s per 4 MB each; none can match unless one of these words is
-# present, and a lower-cased `in` test is ~100x cheaper. (The first three entries of _PATTERNS.)
+# present, and a lower-cased `in` test is ~100x cheaper.
 _KEY_WORDS = ("key", "token", "secret", "passw", "credential")
 
 
 def redact_text(text: str) -> str:
     low = text.lower()
     start = 0 if any(w in low for w in _KEY_WORDS) else 3
-    for pattern, repl in _PATTERNS[start:]:
-        text = pattern.sub(repl, text)
+    for i, (pattern, repl) in enumerate(_PATTERNS[start:], start):
+        text = pattern.sub(_CALLBACKS[i] if i < 3 else repl, text)
     return text
 
 

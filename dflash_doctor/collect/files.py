@@ -272,7 +272,21 @@ def _model_source(spec: str, files, config_path: str) -> Source:
 
 
 def gather_launch(ev: EvidenceSet, text: str) -> None:
-    ev.could_not_collect("launch command", "not supported yet", Kind.LAUNCH)
+    from ..parse.launch import LaunchParseError, parse_launch_text
+
+    try:
+        launch = parse_launch_text(text)
+    except LaunchParseError as exc:
+        ev.could_not_collect("launch command", str(exc), Kind.LAUNCH)
+        return
+    if launch.spec_error:
+        summary = "invalid --speculative-config"
+    elif launch.speculative:
+        summary = (f"{launch.engine or 'engine?'} {launch.model}, method {launch.method}, drafter {launch.drafter}, "
+                   f"k {launch.num_speculative_tokens}")
+    else:
+        summary = f"{launch.engine or 'engine?'} {launch.model} without a speculative config"
+    ev.add(Kind.LAUNCH, summary, Source("flag", "--launch"), launch)
 
 
 def gather_engine_support(ev: EvidenceSet) -> None:

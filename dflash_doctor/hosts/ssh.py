@@ -70,7 +70,7 @@ class SSHHost(Host):
 
     def __init__(self, spec: str, *, accept_new_host_key: bool = False, ssh_config: str | None = None,
                  known_hosts: str | None = None, identity_files: Sequence[str] = (),
-                 connect_timeout: float | None = None, _depth: int = 0):
+                 connect_timeout: float | None = None, _depth: int = 0, _proxy_jump: str | None = None):
         import paramiko  # imported here so the CLI stays fast when SSH is not used
 
         self._paramiko = paramiko
@@ -96,13 +96,16 @@ class SSHHost(Host):
         identities_only = str(cfg.get("identitiesonly", "no")).lower() == "yes"
 
         sock = None
-        jump = cfg.get("proxyjump")
+        jump = _proxy_jump if _proxy_jump is not None else cfg.get("proxyjump")
         if jump and jump.lower() != "none":
             if _depth > 4:
                 raise HostError(f"{self.name}: ProxyJump chain too long")
-            first = jump.split(",")[0].strip()
+            # "a,b,c": c is the hop next to us, reached through a then b (as OpenSSH does)
+            hops = [h.strip() for h in jump.split(",") if h.strip()]
+            first = hops[-1]
             self._jump = SSHHost(first, accept_new_host_key=accept_new_host_key, ssh_config=ssh_config,
-                                 known_hosts=known_hosts, connect_timeout=timeout, _depth=_depth + 1)
+                                 known_hosts=known_hosts, connect_timeout=timeout, _depth=_depth + 1,
+                                 _proxy_jump=",".join(hops[:-1]) if len(hops) > 1 else None)
             try:
                 sock = self._jump._client.get_transport().open_channel(
                     "direct-tcpip", (self.hostname, self.port), ("127.0.0.1", 0), timeout=timeout)

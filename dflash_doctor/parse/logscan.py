@@ -321,6 +321,11 @@ _TS_B = re.compile(rb"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)|(?<![\d-])(\d\d-\d\d
 _STARTUP_LITS = (b"args",) + _STARTUP_EXTRA
 _BLOCK_LITS = (L.BENCH_LITERAL.encode(), L.OFFLINE_LITERAL.encode())
 
+# What a remote pre-filter (grep -F on the host, collect/host.py) keeps: every metrics format's literal
+# and the startup lines' literals. Kept here so the host filter and this scanner cannot drift apart.
+SPEC_LINE_LITERALS = (L.V1_LITERAL, L.V0_LITERAL, L.SGL_LITERAL, L.BENCH_LITERAL, L.OFFLINE_LITERAL)
+STARTUP_LITERALS = tuple(x.decode() for x in _STARTUP_EXTRA) + ("non-default args", "args: Namespace", "server_args")
+
 
 class _Scanner:
     def __init__(self, scan: LogScan, source: str, count_lines: bool):

@@ -127,3 +127,19 @@ def test_target_parsing():
     assert parse_target("ssh://[::1]:22").alias == "::1"
     with pytest.raises(HostError):
         parse_target("ssh://host:99999")
+
+
+def test_proxyjump_from_ssh_config(sshd):
+    # the same loopback server serves as its own jump host: testhost -> direct-tcpip -> 127.0.0.1:port
+    with open(sshd.ssh_config, "a") as fh:
+        fh.write(f"Host via-jump\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n  IdentityFile {sshd.key}\n"
+                 f"  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n  ProxyJump testhost\n\n")
+        fh.write(f"Host via-two-jumps\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+                 f"  IdentityFile {sshd.key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n"
+                 f"  ProxyJump testhost,testhost\n\n")
+    with SSHHost("via-jump", ssh_config=str(sshd.ssh_config)) as h:
+        assert h._jump is not None
+        assert h.run(["echo", "through"]).text() == "through\n"
+    with SSHHost("via-two-jumps", ssh_config=str(sshd.ssh_config)) as h:
+        assert h._jump is not None and h._jump._jump is not None
+        assert h.run(["echo", "twice"]).text() == "twice\n"

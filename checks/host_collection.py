@@ -1,0 +1,33 @@
+"""What `check host` could and could not reach on the host: GPUs, serving processes, bytes moved."""
+
+from __future__ import annotations
+
+from dflash_doctor.check import Check
+from dflash_doctor.evidence import EvidenceSet, Kind, Status
+
+
+class HostCollection(Check):
+    id = "host-collection"
+    area = "host"
+    title = "Host facts collected (processes, GPUs, transfer)"
+    needs = (Kind.HOST,)
+    wants = (Kind.GPU, Kind.PROCESS)
+
+    def run(self, evidence: EvidenceSet):
+        ev = evidence.get(Kind.HOST)
+        h = ev.value
+        details = [f"{h.get('commands', 0)} read-only commands, {h.get('bytes_received', 0)} bytes received, "
+                   f"{h.get('seconds', 0)} s"]
+        if h.get("log_bytes"):
+            details.append(f"log {h.get('log')}: {h['log_bytes']} bytes on the host, {h.get('log_filtered_bytes', 0)} "
+                           "bytes of spec-decode/startup lines transferred")
+        gpu = evidence.get(Kind.GPU)
+        if gpu is not None:
+            details.append(f"GPU: {gpu.summary}")
+        refs = (ev.ref,) + ((gpu.ref,) if gpu else ())
+        if not evidence.has(Kind.PROCESS):
+            return [self.finding(Status.WARN, f"no vLLM or SGLang serving process found on {h.get('host')}", refs=refs,
+                                 details=tuple(details),
+                                 remedy="run where the server runs (as its user or root), or point --log at its log")]
+        proc = evidence.get(Kind.PROCESS)
+        return [self.finding(Status.OK, proc.summary, refs=refs + (proc.ref,), details=tuple(details))]

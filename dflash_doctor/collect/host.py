@@ -1,0 +1,876 @@
+"""Collect evidence from a host (local, SSH or a bundle) — read-only, and without copying gigabytes.
+
+What is gathered, and how, on the host itself:
+  * serving processes (vLLM, SGLang) from /proc: argv, the speculative config, relevant environment;
+  * the log (--log PATH, else the process's stdout/stderr file, docker logs, or the unit's journal),
+    FILTERED ON THE HOST with `grep -F` so only spec-decode and startup lines cross the network;
+  * the engine's version and location from the serving interpreter's importlib.metadata, and
+    source probes of that installed package (grep over its files, answered from the source on disk);
+  * GPUs (nvidia-smi; its absence is a fact), drafter/target configs, model cards and weight headers
+    from the host's HF cache, and a /metrics scrape made on the host.
+
+Read-only guarantee: every command is one of the argv shapes built in this module (grep, head,
+find, readlink, stat, nvidia-smi, the serving interpreter running a fixed read-only script, and the
+fixed `sh -c` scripts in READONLY_SCRIPTS with user values passed as positional parameters, never
+spliced into the script). Nothing is written, killed or restarted. tests/hosts checks this by
+recording every command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..evidence import EvidenceSet, Kind, Source
+from ..hosts.base import Host
+from ..parse.launch import LaunchConfig, parse_argv, redact_argv
+from ..parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, LogScan, scan_lines
+from ..redact import REDACTED, is_secret_key, redact_text
+from . import files as file_inputs
+
+# Environment variables that change spec-decode behaviour or say where models live.
+RELEVANT_ENV = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_LOG_STATS_INTERVAL", "VLLM_ATTENTION_BACKEND", "VLLM_USE_V1",
+                "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
+                "TRANSFORMERS_CACHE", "HF_HUB_OFFLINE", "CUDA_VISIBLE_DEVICES", "SGLANG_ENABLE_SPEC_V2")
+
+# The only shell scripts the collector ever runs. Values arrive as "$1", "$2"…, never inside the text.
+# The log filter. $4: spec-decode literals, $5: startup literals (each newline-separated, which grep
+# -e reads as several patterns). Spec lines come from one fast pass over the whole log with only the
+# few spec literals; startup lines from the first and last $6 bytes (where each server start writes
+# them). awk keeps startup lines (deduplicated, up to $3) and the last $2 spec lines in a ring, so
+# the transfer is bounded whatever the log size; stderr gets "size B" and "<spec lines> <all lines>".
+_AWK = ('awk -v n="$2" -v head="$3" -v spec="$4" \'BEGIN{k=split(spec, S, "\\n")} '
+        '{for(i=1;i<=k;i++) if(S[i]!="" && index($0,S[i])){t++; buf[t%n]=$0; next}} '
+        '!seen[$0]++ && h<head {h++; print} '
+        'END{s=t-n+1; if(s<1)s=1; for(i=s;i<=t;i++)print buf[i%n]; print t " " NR > "/dev/stderr"}\'')
+# Only a regular file is read: never a FIFO, socket or device (reading someone's pipe would steal data).
+_FILTER_FILE = ('[ -e "$1" ] || { printf "%s: No such file or directory\\n" "$1" >&2; exit 0; }; '
+                '[ -f "$1" ] || { printf "%s: not a regular file (never read: it could be a pipe)\\n" "$1" >&2; exit 0; }; '
+                'stat -L -c "size %s" -- "$1" >&2; '
+                '{ head -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
+                'tail -c "$6" -- "$1" | grep -a -F -e "$5" | grep -v -a -F -e "$4"; '
+                'grep -a -F -e "$4" -- "$1"; } | ' + _AWK)
+FILTER_LOG = _FILTER_FILE
+# Started together with the survey when no --log is given, to save a round trip: picks the serving
+# process the collector will pick (the lowest pid whose argv carries a speculative flag; $7 = --pid)
+# if its stdout is a regular file, says which on stderr ("pid N PATH"), and filters that file.
+# The collector uses the result only when the survey confirms the same process and file.
+AUTOLOG = ("pick=; for c in $(grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null | sort -t/ -k3 -n); do "
+           'd=${c%/cmdline}; p=${d#/proc/}; [ "$p" = "$$" ] && continue; [ -n "$7" ] && [ "$p" != "$7" ] && continue; '
+           "grep -q -a -F -e '--speculative' \"$c\" 2>/dev/null || continue; "
+           '[ -f "$d/fd/1" ] || continue; pick=$p; break; done; '
+           '[ -n "$pick" ] || { echo "no candidate" >&2; exit 0; }; '
+           't=$(readlink "/proc/$pick/fd/1"); printf "pid %s %s\\n" "$pick" "$t" >&2; '
+           'set -- "/proc/$pick/fd/1" "$2" "$3" "$4" "$5" "$6"; ' + _FILTER_FILE)
+FILTER_DOCKER = 'docker logs "$1" 2>&1 | grep -a -F -e "$4" -e "$5" | ' + _AWK
+FILTER_JOURNAL = 'journalctl --no-pager -o cat -u "$1" | grep -a -F -e "$4" -e "$5" | ' + _AWK
+# Batched reads, one round trip for many items. `emit K PATH` prints one line per item:
+#   F|L|D|S b64(path) b64(data)   file content (up to $max bytes), link target, NUL-separated names, size
+#   EF|EL|ED|ES b64(path) M|P|I   missing, permission denied, or is a directory
+_EMIT = r"""emit() {
+  k=$1; f=$2; m=${3:-$max}; p=$(printf '%s' "$f" | base64 -w0)
+  if [ "$k" = L ]; then
+    if t=$(readlink -- "$f" 2>/dev/null); then printf 'L %s %s\n' "$p" "$(printf '%s' "$t" | base64 -w0)"; else printf 'EL %s M\n' "$p"; fi
+  elif [ ! -e "$f" ]; then printf 'E%s %s M\n' "$k" "$p"
+  elif [ "$k" = S ]; then printf 'S %s %s\n' "$p" "$(stat -L -c %s -- "$f" 2>/dev/null | base64 -w0)"
+  elif [ "$k" = D ]; then
+    if [ -d "$f" ] && [ -r "$f" ]; then printf 'D %s ' "$p"; find "$f" -mindepth 1 -maxdepth 1 -printf '%f\0' 2>/dev/null | base64 -w0; printf '\n'; else printf 'ED %s P\n' "$p"; fi
+  elif [ -d "$f" ]; then printf 'EF %s I\n' "$p"
+  elif [ ! -r "$f" ]; then printf 'EF %s P\n' "$p"
+  else printf 'F %s ' "$p"; head -c "$m" -- "$f" 2>/dev/null | base64 -w0; printf '\n'; fi
+}
+"""
+# Arguments: MAX then K:PATH items.
+READ_MANY = _EMIT + 'max=$1; shift\nfor a; do emit "${a%%:*}" "${a#*:}"; done\nexit 0'
+# Every process whose argv mentions vllm/sglang (argv, environment, cgroup, stdout/stderr targets),
+# the hostname, and the GPU query (G rc b64(output); nvidia-smi can hang on a broken driver: 20 s cap).
+SURVEY = (_EMIT + "max=1048576\n"
+          "g=$(timeout 20 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>&1)\n"
+          "printf 'G %s %s\\n' \"$?\" \"$(printf '%s' \"$g\" | base64 -w0)\"\n"
+          "emit F /proc/sys/kernel/hostname\n"
+          "for c in $(grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null); do d=${c%/cmdline}; "
+          'for x in cmdline environ cgroup; do emit F "$d/$x"; done; emit L "$d/fd/1"; emit L "$d/fd/2"; done\n'
+          "exit 0")
+# Model files from an HF cache repo dir (R:DIR; RW: a drafter, with its weights header) or a local
+# checkpoint dir (P:DIR, PW:DIR): the snapshot refs/main names (else the last one), its listing,
+# config.json, README.md, and model.safetensors (first 16 KiB: the header, + size) for a drafter or
+# tokenizer_config.json for a target. A refs/main that is not a hex revision is ignored.
+MODELS = (_EMIT + 'max=$1; shift\nfor a; do\n  role=${a%%:*}; r=${a#*:}\n  case $role in\n    R*)\n'
+          '      emit F "$r/refs/main"\n      rev=$(head -c 100 -- "$r/refs/main" 2>/dev/null)\n'
+          "      case $rev in ''|*[!0-9a-f]*) rev=$(ls -1 -- \"$r/snapshots\" 2>/dev/null | tail -n 1) ;; esac\n"
+          "      case $rev in ''|*/*|.|..) continue ;; esac\n"
+          '      s="$r/snapshots/$rev" ;;\n    *) s=$r ;;\n  esac\n'
+          '  emit D "$s"; emit F "$s/config.json"; emit F "$s/README.md"\n'
+          '  case $role in *W) emit F "$s/model.safetensors" 16384; emit S "$s/model.safetensors" ;;'
+          ' *) emit F "$s/tokenizer_config.json" ;; esac\ndone\nexit 0')
+EXISTING = 'for f; do [ -e "$f" ] && printf "%s\\n" "$f"; done; exit 0'
+READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, AUTOLOG, READ_MANY, SURVEY, MODELS, EXISTING)
+
+# Run by the serving interpreter with one JSON argument (data, not code): finds the engine without
+# importing it (find_spec does not run the package's __init__), reads its installed version,
+# returns the lines of the listed source files that contain the listed literals, and GETs the
+# server's /metrics on the host (only spec-decode samples are returned).
+ENGINE_SCRIPT = r"""
+import importlib.metadata as md, importlib.util as iu, json, os, sys
+req = json.loads(sys.argv[1])
+out = {"python": sys.version.split()[0]}
+for name in ("vllm", "sglang"):
+    try:
+        v = md.version(name)
+    except Exception:
+        v = None
+    try:
+        s = iu.find_spec(name)
+        loc = list(s.submodule_search_locations or []) if s else []
+    except Exception:
+        loc = []
+    if not (v or loc):
+        continue
+    e = out[name] = {"version": v, "location": loc[0] if loc else None, "present": [], "lines": []}
+    if not loc:
+        continue
+    # the spec-decode code wherever a release keeps it: files whose path names one of the words
+    picked = []
+    for root, dirs, files in os.walk(loc[0]):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for fn in sorted(files):
+            rel = os.path.relpath(os.path.join(root, fn), loc[0])
+            if fn.endswith(".py") and any(w in rel for w in req["path_words"]):
+                picked.append(rel)
+    for rel in picked[:400]:
+        e["present"].append(rel)
+        try:
+            with open(os.path.join(loc[0], rel), encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    if any(lit in line for lit in req["literals"]):
+                        e["lines"].append([rel, no, line.strip()[:240]])
+        except OSError:
+            pass
+        if len(e["lines"]) > 3000:
+            break
+url = req.get("metrics_url")
+if url:
+    import urllib.request
+    keep = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
+    try:
+        body = urllib.request.urlopen(url, timeout=5).read(64 << 20).decode("utf-8", "replace")
+        out["metrics"] = {"text": "".join(l + "\n" for l in body.splitlines() if any(k in l for k in keep))}
+    except Exception as exc:
+        out["metrics"] = {"error": str(exc)[:200]}
+print(json.dumps(out))
+"""
+INTERPRETER_SCRIPTS = (ENGINE_SCRIPT,)
+
+# The installed engine's files the probes read: every .py whose path (relative to the package) names
+# one of these words. Releases move this code (v1/worker/gpu_model_runner.py in 0.20-0.23,
+# v1/worker/gpu/spec_decode/eagle/eagle3_utils.py and models/qwen3_dflash.py later).
+SOURCE_PATH_WORDS = ("dflash", "eagle", "spec_decode", "speculative", "model_runner")
+SOURCE_LITERALS = ("target_layer_ids", "aux_hidden_state_layer_ids", "layer_types", "sliding_window",
+                   "NotImplementedError", "VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner", "issues/40898")
+
+SAFETENSORS_PREFIX = 16384  # bytes of a drafter's weights file read with its config (the header)
+LOG_HEAD_LINES = 400  # startup lines kept
+LOG_STARTUP_BYTES = 16 << 20  # startup lines are looked for in the log's first and last 16 MiB
+SPEC_LITERALS = ("SpecDecoding metrics", "Speculative metrics", "Decode batch")  # plus the parsers' own
+LOG_TAIL_LINES = 2500  # last spec-decode lines kept: ~7 h at vLLM's 10 s interval, ~1 MiB at most
+
+
+@dataclass
+class HostOptions:
+    log: str | None = None  # a log path on the host
+    timeout: float = 60.0  # per command
+    log_timeout: float = 600.0  # the remote grep over a large log
+    metrics: bool = True
+    pid: int | None = None  # examine this serving process (a host may run several)
+    parallel: int = 6  # concurrent commands on one host (sshd's MaxSessions defaults to 10)
+
+
+@dataclass
+class ServingProcess:
+    pid: int
+    argv: tuple[str, ...]  # redacted
+    launch: LaunchConfig
+    env: dict[str, str]  # relevant variables only, secrets redacted
+    secret_env: tuple[str, ...]  # names of secret variables that are set (values never kept)
+    stdout: str | None = None
+    stderr: str | None = None
+    cgroup: str | None = None
+    interpreter: str | None = None
+    notes: list[str] = field(default_factory=list)
+    raw_argv: tuple[str, ...] = field(default=(), repr=False)  # unredacted, never stored or rendered
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pid": self.pid, "argv": list(self.argv), "engine": self.launch.engine, "model": self.launch.model,
+                "env": self.env, "secret_env": list(self.secret_env), "stdout": self.stdout, "stderr": self.stderr,
+                "interpreter": self.interpreter, "notes": list(self.notes)}
+
+
+# --- batched reads ---------------------------------------------------------------------------
+
+@dataclass
+class Batch:
+    files: dict[str, bytes | OSError] = field(default_factory=dict)
+    links: dict[str, str | OSError] = field(default_factory=dict)
+    dirs: dict[str, list[str] | OSError] = field(default_factory=dict)
+    sizes: dict[str, int | OSError] = field(default_factory=dict)
+    gpu: tuple[int, bytes] | None = None  # (exit status, output) of the survey's nvidia-smi query
+    error: str | None = None
+
+    def table(self, kind: str) -> dict:
+        return {"F": self.files, "L": self.links, "D": self.dirs, "S": self.sizes}[kind]
+
+
+_ERR = {"M": lambda p: FileNotFoundError(2, "No such file or directory", p),
+        "P": lambda p: PermissionError(13, "Permission denied", p),
+        "I": lambda p: IsADirectoryError(21, "Is a directory", p)}
+
+
+def _b64(text: str) -> bytes:
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(text, validate=False)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def parse_batch(out: bytes) -> Batch:
+    """Decode the output of READ_MANY / SURVEY / MODELS (see `emit`)."""
+    b = Batch()
+    for line in out.decode("ascii", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) < 2:
+            continue
+        k = parts[0]
+        if k == "G" and parts[1].lstrip("-").isdigit():
+            b.gpu = (int(parts[1]), _b64(parts[2]) if len(parts) > 2 else b"")
+            continue
+        path = _b64(parts[1]).decode("utf-8", "surrogateescape")
+        data = _b64(parts[2]) if len(parts) > 2 else b""
+        if k == "F":
+            b.files[path] = data
+        elif k == "L":
+            b.links[path] = data.decode("utf-8", "surrogateescape")
+        elif k == "D":
+            b.dirs[path] = sorted(n.decode("utf-8", "surrogateescape") for n in data.split(b"\0") if n)
+        elif k == "S":
+            txt = data.decode("ascii", "replace").strip()
+            b.sizes[path] = int(txt) if txt.isdigit() else OSError(f"{path}: no size")
+        elif len(k) == 2 and k[0] == "E" and k[1] in "FLDS" and len(parts) > 2 and parts[2] in _ERR:
+            b.table(k[1])[path] = _ERR[parts[2]](path)
+    return b
+
+
+def encode_batch(b: Batch) -> bytes:
+    import base64
+
+    def e(x: bytes | str) -> str:
+        return base64.b64encode(x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x).decode("ascii")
+
+    lines = []
+    if b.gpu is not None:
+        lines.append(f"G {b.gpu[0]} {e(b.gpu[1])}")
+    for kind, table in (("F", b.files), ("L", b.links), ("D", b.dirs), ("S", b.sizes)):
+        for path, v in table.items():
+            if isinstance(v, OSError):
+                code = "P" if isinstance(v, PermissionError) else "I" if isinstance(v, IsADirectoryError) else "M"
+                lines.append(f"E{kind} {e(path)} {code}")
+            elif kind == "D":
+                lines.append(f"D {e(path)} {e(chr(0).join(v))}")
+            elif kind == "S":
+                lines.append(f"S {e(path)} {e(str(v))}")
+            else:
+                lines.append(f"{kind} {e(path)} {e(v)}")
+    return ("\n".join(lines) + "\n").encode("ascii") if lines else b""
+
+
+# --- privacy filter shared by live collection and bundles ------------------------------------
+
+_PROC_FILE = re.compile(r"^/proc/\d+/(cmdline|environ)$")
+
+
+def filter_environ(raw: bytes) -> tuple[dict[str, str], tuple[str, ...]]:
+    env, secrets = {}, []
+    for item in raw.split(b"\0"):
+        k, sep, v = item.decode("utf-8", "replace").partition("=")
+        if not sep:
+            continue
+        if is_secret_key(k):
+            secrets.append(k)
+        elif k in RELEVANT_ENV or k in ("HOME", "PYTHONPATH", "PATH"):
+            env[k] = redact_text(v)
+    return env, tuple(sorted(secrets))
+
+
+def _sanitize_file(path: str, data: bytes) -> bytes:
+    m = _PROC_FILE.match(path)
+    if m and m.group(1) == "environ":
+        env, secrets = filter_environ(data)
+        items = [f"{k}={v}" for k, v in env.items()] + [f"{k}={REDACTED}" for k in secrets]
+        return "\0".join(items).encode() + (b"\0" if items else b"")
+    if m and m.group(1) == "cmdline":
+        words = data.decode("utf-8", "replace").rstrip("\0").split("\0")
+        return "\0".join(redact_argv(words)).encode() + b"\0"
+    if path.endswith(".safetensors"):
+        return data  # weight headers: binary, and they hold no secrets
+    return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+def sanitize(op: str, key: str, data: bytes) -> bytes:
+    """What a bundle may keep: relevant environment only, argv and text with secrets redacted."""
+    if op == "read_file":
+        return _sanitize_file(key, data)
+    if op == "run":
+        try:
+            argv = json.loads(key)
+        except ValueError:
+            argv = []
+        if len(argv) > 2 and argv[0] == "sh" and argv[2] in (READ_MANY, SURVEY, MODELS):
+            b = parse_batch(data)
+            b.files = {p: (_sanitize_file(p, v) if isinstance(v, bytes) else v) for p, v in b.files.items()}
+            return encode_batch(b)
+    return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+class BatchFiles:
+    """inspect-model's FileAccess, answered from a batch; whatever the batch lacks goes to `fallback`.
+
+    tokenizer.json (often > 10 MiB) is not fetched from a host: the target's special-token ids come
+    from tokenizer_config.json, which the batch carries.
+    """
+
+    SKIP = ("tokenizer.json",)
+
+    def __init__(self, batch: Batch, fallback, name: str, batch_max: int = 1 << 20):
+        self.b, self.fallback, self.name, self.batch_max = batch, fallback, name, batch_max
+
+    def _cap(self, path: str) -> int:
+        return SAFETENSORS_PREFIX if path.endswith(".safetensors") else self.batch_max
+
+    def read(self, path: str, max_bytes: int) -> bytes:
+        v = self.b.files.get(path)
+        if isinstance(v, OSError):
+            raise v
+        if isinstance(v, bytes):
+            size = self.b.sizes.get(path)
+            whole = len(v) < self._cap(path) or (isinstance(size, int) and len(v) >= size)
+            if whole or max_bytes <= len(v):
+                return v[:max_bytes]
+        if v is None and os.path.basename(path) in self.SKIP:
+            raise OSError(27, "not transferred from the host (large file)", path)
+        return self.fallback.read(path, max_bytes)
+
+    def size(self, path: str) -> int:
+        v = self.b.sizes.get(path)
+        if isinstance(v, OSError):
+            raise v
+        return v if isinstance(v, int) else self.fallback.size(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        v = self.b.dirs.get(path)
+        if isinstance(v, OSError):
+            raise v
+        return list(v) if isinstance(v, list) else self.fallback.list_dir(path)
+
+    def is_dir(self, path: str) -> bool:
+        if isinstance(self.b.dirs.get(path), list):
+            return True
+        if isinstance(self.b.files.get(path), (bytes, IsADirectoryError)):
+            return isinstance(self.b.files.get(path), IsADirectoryError)
+        return self.fallback.is_dir(path)
+
+    def exists(self, path: str) -> bool:
+        for table in (self.b.dirs, self.b.files, self.b.sizes):
+            v = table.get(path)
+            if v is not None:
+                return not isinstance(v, FileNotFoundError)
+        return self.fallback.exists(path)
+
+
+# --- collection --------------------------------------------------------------------------------
+
+class HostCollector:
+    def __init__(self, host: Host, options: HostOptions | None = None,
+                 progress: Callable[[str], None] | None = None):
+        self.host = host
+        self.opt = options or HostOptions()
+        self.progress = progress or (lambda msg: None)
+        self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
+        self.ev = EvidenceSet(label=self.label)
+        self.facts: dict[str, Any] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, self.opt.parallel))
+
+    def src(self, kind: str, location: str) -> Source:
+        return Source(kind, location, host=self.label)
+
+    def batch(self, files: list[str] = (), links: list[str] = (), dirs: list[str] = (),
+              max_bytes: int = 4 << 20) -> Batch:
+        """Read many files / links / listings in ONE command (round trips dominate over SSH)."""
+        req = [f"F:{p}" for p in files] + [f"L:{p}" for p in links] + [f"D:{p}" for p in dirs]
+        if not req:
+            return Batch()
+        res = self.host.run(["sh", "-c", READ_MANY, "sh", str(max_bytes), *req], timeout=self.opt.timeout,
+                            max_bytes=64 << 20)
+        b = parse_batch(res.stdout)
+        if not res.ok:
+            b.error = res.error or res.stderr.decode("utf-8", "replace").strip()[:200] or f"exit status {res.rc}"
+        for p in files:
+            b.files.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
+        for p in links:
+            b.links.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
+        for p in dirs:
+            b.dirs.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
+        return b
+
+    def collect(self) -> EvidenceSet:
+        t0 = time.monotonic()
+        try:
+            self._collect()
+        finally:
+            self._pool.shutdown(wait=True)
+        elapsed = time.monotonic() - t0
+        value = {"host": self.label, "bytes_received": getattr(self.host, "bytes_received", 0),
+                 "bytes_sent": getattr(self.host, "bytes_sent", 0),
+                 "commands": len(getattr(self.host, "commands", []) or []), "seconds": round(elapsed, 2), **self.facts}
+        self.ev.add(Kind.HOST, f"{self.label}: {value['commands']} read-only commands, "
+                               f"{_size(value['bytes_received'])} received in {elapsed:.1f} s"
+                    + (f"; log {_size(self.facts['log_bytes'])} filtered on the host to "
+                       f"{_size(self.facts['log_filtered_bytes'])}" if self.facts.get("log_bytes") else ""),
+                    self.src("host", self.label), value)
+        return self.ev
+
+    def _collect(self) -> None:
+        ev = self.ev
+        # The log needs no survey when its path is known (--log); otherwise AUTOLOG guesses the process
+        # the survey will pick and filters its stdout file meanwhile. Either saves a round trip.
+        if self.opt.log:
+            log_f = self._pool.submit(self._run_log, *self._log_command(None))
+        else:
+            log_f = self._pool.submit(self.host.run, ["sh", "-c", AUTOLOG, "sh", "", *self._log_args(),
+                                                      str(self.opt.pid or "")], self.opt.log_timeout, 64 << 20)
+        procs = self._processes()
+        main = procs[0] if procs else None
+        futures = [self._pool.submit(self._engine, main), self._pool.submit(self._models, main)]
+        if self.opt.log:
+            log_f.result()
+        else:
+            auto = log_f.result()
+            picked = re.search(r"^pid (\d+) (.*)$", auto.stderr.decode("utf-8", "replace"), re.M)
+            if (main is not None and picked and int(picked.group(1)) == main.pid and picked.group(2) == main.stdout
+                    and main.stdout and main.stdout.startswith("/")):
+                self._ingest_log(f"{main.stdout} (stdout of pid {main.pid})", auto)
+            else:
+                cmd = self._log_command(main)
+                if cmd is not None:
+                    self._run_log(*cmd)
+        for f in futures:
+            f.result()
+        if not ev.has(Kind.ENGINE):
+            st = ev.value(Kind.STARTUP)
+            if st is not None and getattr(st, "engine", None):
+                ev.add(Kind.ENGINE, f"{st.engine} {st.version or '(version not logged)'}",
+                       Source("derived", "log startup lines", self.label), {"name": st.engine, "version": st.version})
+            else:
+                ev.missing(Kind.ENGINE, "no serving engine was found on the host and the log names none")
+        file_inputs.gather_engine_support(ev)
+        if not ev.has(Kind.ENGINE_SUPPORT) and not ev.has(Kind.ENGINE):
+            ev.missing(Kind.ENGINE_SUPPORT, "the engine and its version are unknown: no serving process was found "
+                                            "and no log names one")
+        ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
+
+    # -- GPUs (queried by the survey) --
+    def _gpus(self, gpu: tuple[int, bytes] | None) -> None:
+        src = self.src("command", "nvidia-smi --query-gpu")
+        if gpu is None:
+            self.ev.could_not_collect("GPU query", "the host survey did not run", Kind.GPU)
+            return
+        rc, out = gpu
+        text = out.decode("utf-8", "replace")
+        if rc == 0:
+            gpus = []
+            for line in text.splitlines():
+                parts = [p.strip() for p in line.split(",")]
+                if len(parts) >= 4:
+                    gpus.append({"index": parts[0], "name": parts[1], "memory": parts[2], "driver": parts[3]})
+            self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g['name'] for g in gpus})) if gpus
+                        else "nvidia-smi lists no GPU", src, {"present": bool(gpus), "gpus": gpus})
+        elif rc == 127 or "not found" in text:
+            self.ev.add(Kind.GPU, "no NVIDIA GPU visible: nvidia-smi is not installed", src,
+                        {"present": False, "gpus": [], "reason": "nvidia-smi not found"})
+        else:
+            why = ("timed out after 20 s" if rc == 124 else text.strip() or f"exit status {rc}")[:200]
+            self.ev.add(Kind.GPU, f"no GPU visible: nvidia-smi failed ({why})", src,
+                        {"present": False, "gpus": [], "reason": why})
+
+    # -- processes --
+    def _processes(self) -> list[ServingProcess]:
+        self.progress("looking for vLLM/SGLang processes")
+        res = self.host.run(["sh", "-c", SURVEY], timeout=self.opt.timeout, max_bytes=64 << 20)
+        b = parse_batch(res.stdout)
+        self._gpus(b.gpu)
+        hn = b.files.get("/proc/sys/kernel/hostname")
+        if isinstance(hn, bytes):
+            self.facts["hostname"] = hn.decode("utf-8", "replace").strip()[:200]
+        if not res.ok:
+            self.ev.could_not_collect("process list", res.error or f"exit status {res.rc}", Kind.PROCESS)
+        pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
+        if self.opt.pid is not None:
+            pids = [p for p in pids if p == self.opt.pid]
+            if not pids:
+                self.ev.could_not_collect(f"pid {self.opt.pid}", "no vLLM/SGLang process with that pid", Kind.PROCESS)
+        procs = [p for p in (self._process(pid, b) for pid in pids) if p is not None]
+        # The API server first (it owns the log and the port), engine-core children after it.
+        procs.sort(key=lambda p: (p.launch.speculative is None and p.launch.spec_error is None, p.pid))
+        src = self.src("file", "/proc/*/cmdline")
+        if not procs:
+            self.ev.missing(Kind.PROCESS, f"no vLLM or SGLang serving process is running on {self.label}")
+            self.ev.missing(Kind.LAUNCH, f"no serving process on {self.label} to read the launch command from")
+            return []
+        self.ev.add(Kind.PROCESS, f"{len(procs)} serving process(es): "
+                    + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, procs)
+        main = procs[0]
+        main.interpreter = self._interpreter(list(main.raw_argv), main.env)
+        l = main.launch
+        if l.spec_error:
+            summary = f"pid {main.pid}: invalid --speculative-config"
+        elif l.speculative:
+            summary = f"pid {main.pid}: {l.engine} {l.model}, method {l.method}, drafter {l.drafter}, k {l.num_speculative_tokens}"
+        else:
+            summary = f"pid {main.pid}: {l.engine} {l.model} without a speculative config"
+        self.ev.add(Kind.LAUNCH, summary, self.src("file", f"/proc/{main.pid}/cmdline"), l)
+        # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
+        env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
+        self.ev.add(Kind.ENVIRONMENT, ", ".join(f"{k}={v}" for k, v in main.env.items() if k.startswith("VLLM_"))
+                    or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"), env_view)
+        return procs
+
+    def _process(self, pid: int, b: Batch) -> ServingProcess | None:
+        raw = b.files.get(f"/proc/{pid}/cmdline")
+        if not isinstance(raw, bytes) or not raw:
+            return None  # exited meanwhile, or a kernel thread
+        argv = [w.decode("utf-8", "replace") for w in raw.rstrip(b"\0").split(b"\0")]
+        launch = parse_argv(argv)
+        if launch.engine is None:
+            return None  # the survey itself, an editor with "vllm" in a file name, …
+        env: dict[str, str] = {}
+        secrets: tuple[str, ...] = ()
+        notes = []
+        raw_env = b.files.get(f"/proc/{pid}/environ")
+        if isinstance(raw_env, bytes):
+            env, secrets = filter_environ(raw_env)
+        elif isinstance(raw_env, PermissionError):
+            notes.append("environment not readable (another user's process: run as that user or root)")
+        else:
+            notes.append(f"environment not readable ({raw_env})")
+        outs = [b.links.get(f"/proc/{pid}/fd/{fd}") for fd in (1, 2)]
+        outs = [o if isinstance(o, str) else None for o in outs]
+        cg = b.files.get(f"/proc/{pid}/cgroup")
+        proc = ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
+                              stderr=outs[1], cgroup=cg.decode("utf-8", "replace") if isinstance(cg, bytes) else None,
+                              notes=notes)
+        proc.raw_argv = tuple(argv)
+        return proc
+
+    def _interpreter(self, argv: list[str], env: dict[str, str]) -> str | None:
+        first = argv[0] if argv else ""
+        if re.fullmatch(r"python[\d.]*", os.path.basename(first)):
+            return first if first.startswith("/") else self._which(os.path.basename(first), env)
+        script = first if first.startswith("/") else self._which(first, env)
+        if not script:
+            return None
+        head = self.batch(files=[script], max_bytes=512).files.get(script)
+        if not isinstance(head, bytes):
+            return None
+        m = re.match(r"#!\s*(\S+)(?:\s+(\S+))?", head.split(b"\n", 1)[0].decode("utf-8", "replace"))
+        if not m:
+            return None
+        if os.path.basename(m.group(1)) == "env" and m.group(2):
+            return self._which(m.group(2), env)
+        return m.group(1)
+
+    def _which(self, name: str, env: dict[str, str]) -> str | None:
+        if "/" in name:
+            return None
+        dirs = [d for d in env.get("PATH", "/usr/bin:/bin").split(":") if d.startswith("/")]
+        res = self.host.run(["sh", "-c", EXISTING, "sh", *[f"{d}/{name}" for d in dirs]],
+                            timeout=self.opt.timeout, max_bytes=1 << 16)
+        lines = res.text().splitlines()
+        return lines[0] if lines else None
+
+    # -- the log, filtered on the host --
+    def _log_args(self) -> list[str]:
+        spec = list(SPEC_LINE_LITERALS) + list(SPEC_LITERALS)
+        startup = list(STARTUP_LITERALS) + ["Initializing a V1 LLM engine", "server_args="]
+        spec_arg = "\n".join(x for x in dict.fromkeys(spec) if x)
+        startup_arg = "\n".join(x for x in dict.fromkeys(startup) if x and x not in spec)
+        return [str(LOG_TAIL_LINES), str(LOG_HEAD_LINES), spec_arg, startup_arg, str(LOG_STARTUP_BYTES)]
+
+    def _log_command(self, main: ServingProcess | None) -> tuple[str, list[str]] | None:
+        """(where, argv) of the filter for this log source, or None (recorded as missing)."""
+        ev = self.ev
+        args = self._log_args()
+        if self.opt.log:
+            return f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
+        if main is None:
+            ev.missing(Kind.ACCEPTANCE, "no serving process and no --log PATH: no log to read")
+            return None
+        target = next((t for t in (main.stdout, main.stderr) if t and t.startswith("/") and not t.startswith("/dev/")
+                       and not t.endswith(" (deleted)")), None)
+        docker = _docker_id(main.cgroup)
+        unit = _systemd_unit(main.cgroup)
+        if target:
+            return f"{target} (stdout of pid {main.pid})", ["sh", "-c", FILTER_LOG, "sh", target, *args]
+        if docker:
+            return f"docker logs {docker[:12]}", ["sh", "-c", FILTER_DOCKER, "sh", docker, *args]
+        if unit:
+            return f"journal of {unit}", ["sh", "-c", FILTER_JOURNAL, "sh", unit, *args]
+        ev.missing(Kind.ACCEPTANCE, f"pid {main.pid} writes to {main.stdout or 'an unknown target'}, not a file, "
+                                    "and runs in no docker container or systemd unit: give --log PATH")
+        return None
+
+    def _run_log(self, where: str, argv: list[str]) -> None:
+        self.progress(f"filtering {where} on the host")
+        self._ingest_log(where, self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20))
+
+    def _ingest_log(self, where: str, res) -> None:
+        ev = self.ev
+        err_lines = res.stderr.decode("utf-8", "replace").splitlines()
+        counts = [m for m in (re.fullmatch(r"(\d+) (\d+)", x.strip()) for x in err_lines) if m]
+        size = [m for m in (re.fullmatch(r"size (\d+)", x.strip()) for x in err_lines) if m]
+        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"(\d+ \d+|size \d+|pid \d+ .*)", x.strip())]
+        if not res.ok or (complaints and not res.stdout):
+            why = res.error or (complaints[0] if complaints else f"exit status {res.rc}")
+            ev.could_not_collect(f"log {where}", redact_text(why[:300]), Kind.ACCEPTANCE)
+            return
+        self.facts["log"] = where
+        self.facts["log_filtered_bytes"] = len(res.stdout)
+        if size:
+            self.facts["log_bytes"] = int(size[-1].group(1))
+        if counts:
+            self.facts["log_spec_lines"] = int(counts[-1].group(1))
+            self.facts["log_matching_lines"] = int(counts[-1].group(2))
+            if int(counts[-1].group(1)) > LOG_TAIL_LINES:
+                ev.notes.append(f"the log holds {counts[-1].group(1)} spec-decode lines; the last {LOG_TAIL_LINES} "
+                                "were transferred and scanned (the recent picture)")
+        lines = res.stdout.decode("utf-8", "replace").splitlines()
+        scan = scan_lines(iter(lines), f"{self.label}:{where}")
+        self._add_scan(scan, where, len(lines))
+
+    def _add_scan(self, scan: LogScan, where: str, kept: int) -> None:
+        ev = self.ev
+        src = self.src("file", where)
+        stats = file_inputs.scan_stats(scan)
+        stats["filtered_on_host"] = True
+        stats["lines"] = self.facts.get("log_matching_lines") or scan.lines
+        stats["lines_kept"] = kept
+        ev.add(Kind.LOG_SCAN, f"filtered on the host: {stats['lines']} spec-decode/startup lines "
+                              f"({_size(self.facts.get('log_filtered_bytes', 0))}), {len(scan.intervals)} intervals, "
+                              f"{len(scan.malformed)} malformed", src, stats)
+        from ..parse.logscan import aggregate
+        summary = aggregate(scan.intervals)
+        if summary is None:
+            ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
+        else:
+            ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
+                                    f"({summary.intervals} intervals)", src, summary)
+        st = scan.startup
+        if st.engine or st.args or st.architecture:
+            ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
+                   + (f", method {st.method}" if st.method else "") + (f", drafter {st.drafter}" if st.drafter else ""),
+                   src, st)
+
+    # -- the installed engine and its source (one command, run by the serving interpreter) --
+    def _engine(self, main: ServingProcess | None) -> None:
+        ev = self.ev
+        if main is None or not main.interpreter:
+            reason = "no serving process" if main is None else f"the interpreter of pid {main.pid} could not be found"
+            ev.missing(Kind.ENGINE_SOURCE, f"the engine's installed source was not read: {reason}")
+            return
+        l = main.launch
+        port = l.port or (30000 if l.engine == "sglang" else 8000)
+        bind = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        url = f"http://{bind}:{port}/metrics" if self.opt.metrics else None
+        request = json.dumps({"path_words": list(SOURCE_PATH_WORDS), "literals": list(SOURCE_LITERALS),
+                              "metrics_url": url}, sort_keys=True)
+        argv = [main.interpreter, "-c", ENGINE_SCRIPT, request]
+        if main.env.get("PYTHONPATH"):
+            argv = ["env", f"PYTHONPATH={main.env['PYTHONPATH']}", *argv]
+        res = self.host.run(argv, timeout=self.opt.timeout, max_bytes=4 << 20)
+        try:
+            info = json.loads(res.stdout.decode("utf-8", "replace").strip().splitlines()[-1]) if res.ok else None
+        except (ValueError, IndexError):
+            info = None
+        name = main.launch.engine
+        if isinstance(info, dict) and url:
+            self._metrics(url, info.get("metrics"))
+        if not isinstance(info, dict) or not isinstance(info.get(name), dict):
+            why = res.error or res.stderr.decode("utf-8", "replace").strip()[-200:] or f"{name} is not importable there"
+            ev.could_not_collect(f"engine version via {main.interpreter}", redact_text(why), Kind.ENGINE_SOURCE)
+            return
+        eng = info[name]
+        version, location = eng.get("version"), eng.get("location")
+        ev.add(Kind.ENGINE, f"{name} {version or '(no metadata)'} at {location}",
+               self.src("command", f"{main.interpreter} importlib.metadata"),
+               {"name": name, "version": version, "location": location, "python": info.get("python")})
+        if not location:
+            ev.missing(Kind.ENGINE_SOURCE, f"{name} has metadata but no package directory")
+            return
+        present = [str(p) for p in eng.get("present", [])]
+        lines = [(str(x[0]), int(x[1]), str(x[2])) for x in eng.get("lines", [])
+                 if isinstance(x, list) and len(x) == 3 and str(x[1]).isdigit()]
+        probes = probe_source(name, present, lines)
+        probes.update({"engine": name, "version": version, "location": location,
+                       "v2_runner_env": main.env.get("VLLM_USE_V2_MODEL_RUNNER")})
+        summary = (f"{name} {version} source: target_layer_ids {probes['layer_map'] or 'mapping not found'}, "
+                   f"drafter sliding windows {probes['swa']}")
+        ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), probes)
+
+    # -- models from the host's HF cache --
+    def _models(self, main: ServingProcess | None) -> None:
+        ev = self.ev
+        if main is None:
+            ev.missing(Kind.DRAFTER, "no serving process: the drafter is unknown")
+            ev.missing(Kind.TARGET, "no serving process: the target is unknown")
+            return
+        l = main.launch
+        hub = _hub_dir(main.env)
+        wanted = []
+        for kind, ref in ((Kind.DRAFTER, l.drafter), (Kind.TARGET, l.model)):
+            if not ref:
+                ev.missing(kind, f"the launch command of pid {main.pid} names no {kind.value}")
+            else:
+                wanted.append((kind, ref))
+        # One round trip: each snapshot (refs/main, else the last one), its listing, config, card, weights header.
+        items, dirs = [], {}
+        for kind, ref in wanted:
+            w = "W" if kind == Kind.DRAFTER else ""
+            if ref.startswith("/"):
+                dirs[ref] = ref.rstrip("/")
+                items.append(f"P{w}:{dirs[ref]}")
+            else:
+                dirs[ref] = f"{hub}/models--{ref.replace('/', '--')}"
+                items.append(f"R{w}:{dirs[ref]}")
+        res = self.host.run(["sh", "-c", MODELS, "sh", str(1 << 20), *items], timeout=self.opt.timeout,
+                            max_bytes=64 << 20)
+        b = parse_batch(res.stdout)
+        for kind, ref in wanted:
+            d = dirs[ref]
+            snap = d if ref.startswith("/") else next(
+                (p for p in b.dirs if p.startswith(f"{d}/snapshots/") and "/" not in p[len(d) + 11:]), None)
+            if snap is None:
+                why = res.error or ("not in the host's HF cache" if not ref.startswith("/") else "not readable")
+                ev.missing(kind, f"{ref}: {why} ({hub})")
+                continue
+            self._model(kind, ref, snap, b)
+
+    def _model(self, kind: Kind, ref: str, snap: str, b: Batch) -> None:
+        """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more call)."""
+        from ..errors import DoctorError
+        from ..models.facts import drafter_facts, target_facts
+        from ..models.files import HostFiles
+
+        files = BatchFiles(b, HostFiles(self.host, timeout=self.opt.timeout), name=self.label)
+        try:
+            facts = drafter_facts(snap, files) if kind == Kind.DRAFTER else target_facts(snap, files)
+        except DoctorError as exc:
+            self.ev.could_not_collect(f"{kind.value} {ref} at {snap}", exc.message, kind)
+            return
+        except (OSError, ValueError) as exc:
+            self.ev.could_not_collect(f"{kind.value} {ref} at {snap}", str(exc)[:200], kind)
+            return
+        arch = ", ".join(getattr(facts, "architectures", ()) or ()) or getattr(facts, "model_type", None) or "?"
+        self.ev.add(kind, f"{ref}: {arch} (from the host's HF cache, {snap})", self.src("file", f"{snap}/config.json"),
+                    facts)
+
+    # -- /metrics, scraped on the host (by the engine call) --
+    def _metrics(self, url: str, got: Any) -> None:
+        if not isinstance(got, dict) or "text" not in got:
+            why = got.get("error") if isinstance(got, dict) else "no answer"
+            self.facts["metrics"] = f"{url}: {why}"
+            self.ev.notes.append(redact_text(f"/metrics was not scraped: {url}: {why}"))
+            return
+        text = str(got["text"])
+        n = sum(1 for x in text.splitlines() if x and not x.startswith("#"))
+        self.ev.add(Kind.METRICS, f"{url} scraped on the host: {n} spec-decode samples", self.src("url", url),
+                    {"url": url, "text": text, "scraped_on_host": True})
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+def _hub_dir(env: dict[str, str]) -> str:
+    if env.get("HF_HUB_CACHE"):
+        return env["HF_HUB_CACHE"].rstrip("/")
+    if env.get("HUGGINGFACE_HUB_CACHE"):
+        return env["HUGGINGFACE_HUB_CACHE"].rstrip("/")
+    home = env.get("HF_HOME") or f"{env.get('HOME', '/root').rstrip('/')}/.cache/huggingface"
+    return f"{home.rstrip('/')}/hub"
+
+
+def _docker_id(cgroup: str | None) -> str | None:
+    m = re.search(r"(?:docker[-/]|/containers?/)([0-9a-f]{64})", cgroup or "")
+    return m.group(1) if m else None
+
+
+def _systemd_unit(cgroup: str | None) -> str | None:
+    m = re.search(r"/system\.slice/([\w@.:-]+\.service)", cgroup or "")
+    return m.group(1) if m else None
+
+
+def _size(n: int | None) -> str:
+    n = n or 0
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def probe_source(engine: str, present: list[str], lines: list[tuple[str, int, str]]) -> dict[str, Any]:
+    """Answer the source questions from grep hits (path, line, text) of the installed engine.
+
+    layer_map: "plus-one" when the code that reads target_layer_ids adds 1, "raw" when it reads them
+    without, None when no such code was found. swa: "honoured" when the drafter model code reads
+    layer_types/sliding_window, "ignored" when DFlash is present but its code never reads them,
+    "refused-mixed" when it raises NotImplementedError for mixed layer types (V2 runner required).
+    """
+    dflash_files = [p for p in present if "dflash" in p.lower()]
+    has_dflash = bool(dflash_files)
+    ids = [l for l in lines if "target_layer_ids" in l[2] or "aux_hidden_state_layer_ids" in l[2]]
+    # the mapping adds one to each id (`[i + 1 for i in ...target_layer_ids]`, `layer_id + 1`), not to a length
+    mapping = [l for l in ids if re.search(r"\w\s*\+\s*1\b", l[2]) and "len(" not in l[2]
+               and "target_layer_ids" in l[2]]
+    reading = [l for l in ids if "target_layer_ids" in l[2] and re.search(r"\bfor\b|\[|getattr|\.get\(|=", l[2])
+               and not l[2].lstrip().startswith("#")]
+    layer_map = "plus-one" if mapping else ("raw" if reading and has_dflash else None)
+    model_files = [p for p in dflash_files if "models/" in p]
+    swa_lines = [l for l in lines if l[0] in model_files and ("layer_types" in l[2] or "sliding_window" in l[2])]
+    needs_v2 = [l for l in lines if "dflash" in l[0].lower()
+                and ("VLLM_USE_V2_MODEL_RUNNER" in l[2] or "use_v2_model_runner" in l[2])]
+    v2_files = {l[0] for l in needs_v2}
+    refuse = [l for l in lines if "dflash" in l[0].lower() and ("issues/40898" in l[2]
+              or ("NotImplementedError" in l[2] and (l[0] in v2_files or "layer" in l[2].lower())))]
+    if not has_dflash:
+        swa = "no-dflash"
+    elif refuse:
+        swa = "refused-mixed-without-v2" if needs_v2 else "refused-mixed"
+    elif swa_lines:
+        swa = "honoured"
+    else:
+        swa = "ignored"
+    return {
+        "dflash_present": has_dflash, "files": present, "layer_map": layer_map, "swa": swa,
+        "requires_v2_for_mixed": bool(refuse and needs_v2),
+        "layer_map_lines": [f"{p}:{n}: {t}" for p, n, t in (mapping or reading)[:4]],
+        "swa_lines": [f"{p}:{n}: {t}" for p, n, t in ((refuse or swa_lines)[:4] + needs_v2[:2])]
+        or [f"{p}: never reads layer_types or sliding_window" for p in model_files[:2]],
+    }
+
+
+def collect_host(host: Host, options: HostOptions | None = None, progress=None) -> EvidenceSet:
+    return HostCollector(host, options, progress).collect()

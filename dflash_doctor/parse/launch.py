@@ -1,0 +1,247 @@
+"""Parse a serve command (vLLM or SGLang) into what spec decode was asked for.
+
+Input is either the text a user pastes (`diagnose --launch`) or the argv words of a running
+process (`/proc/PID/cmdline`, from `check host`). The speculative config is parsed as JSON the way
+the engine would; when it is not valid JSON (usually shell quoting that ate the double quotes or
+split the JSON into several words) the exact parse error is kept and a corrected flag is proposed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..redact import REDACTED, is_secret_key, redact_any, redact_text
+
+_VLLM_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
+_SGLANG_SPEC = {
+    "--speculative-algorithm": "method",
+    "--speculative-draft-model-path": "model",
+    "--speculative-draft-model": "model",
+    "--speculative-num-draft-tokens": "num_draft_tokens",
+    "--speculative-num-steps": "num_steps",
+    "--speculative-eagle-topk": "eagle_topk",
+}
+_LEGACY_VLLM = {"--speculative-model": "model", "--num-speculative-tokens": "num_speculative_tokens"}
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    engine: str | None  # "vllm" | "sglang" | None
+    model: str | None
+    host: str | None = None
+    port: int | None = None
+    speculative: dict[str, Any] | None = None  # as the engine would read it (redacted)
+    spec_text: str | None = None  # the raw --speculative-config value (redacted)
+    spec_error: str | None = None  # exact JSON parse error
+    spec_fix: str | None = None  # a corrected flag to paste
+    method: str | None = None
+    drafter: str | None = None
+    num_speculative_tokens: int | None = None
+    env: dict[str, str] = field(default_factory=dict)  # VAR=value prefixes (redacted)
+    args: dict[str, Any] = field(default_factory=dict)  # every --flag (redacted)
+    stray: tuple[str, ...] = ()  # positional words the engine would not expect (split JSON, …)
+    argv: tuple[str, ...] = ()  # redacted
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+class LaunchParseError(ValueError):
+    pass
+
+
+def split_command(text: str) -> list[str]:
+    """Shell words of a pasted command (line continuations joined; `$ ` prompts dropped)."""
+    text = re.sub(r"\\\r?\n", " ", text.strip())
+    text = re.sub(r"^\s*[$#]\s+", "", text)
+    try:
+        return shlex.split(text, comments=False, posix=True)
+    except ValueError as exc:
+        raise LaunchParseError(f"the command is not valid shell syntax ({exc}): check its quotes") from None
+
+
+def parse_launch_text(text: str) -> LaunchConfig:
+    return parse_argv(split_command(text))
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """Values of secret flags (`--api-key X`, `--hf-token=X`) and secret-looking words become REDACTED."""
+    out: list[str] = []
+    hide_next = False
+    for word in argv:
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        if word.startswith("-"):
+            name, eq, _ = word.lstrip("-").partition("=")
+            if is_secret_key(name.replace("-", "_")):
+                if eq:
+                    out.append(word.split("=", 1)[0] + "=" + REDACTED)
+                else:
+                    out.append(word)
+                    hide_next = True
+                continue
+        if _ENV.match(word) and is_secret_key(word.split("=", 1)[0]):
+            out.append(word.split("=", 1)[0] + "=" + REDACTED)
+            continue
+        out.append(redact_text(word))
+    return out
+
+
+def _engine_of(words: Sequence[str]) -> tuple[str | None, int]:
+    """Which engine, and the index of the first word after the entry point."""
+    for i, w in enumerate(words):
+        base = os.path.basename(w)
+        if base == "vllm" and i + 1 < len(words) and words[i + 1] == "serve":
+            return "vllm", i + 2
+        if w.startswith("vllm.entrypoints"):
+            return "vllm", i + 1
+        if w.startswith("sglang.launch_server") or (base == "sglang" and i + 1 < len(words) and words[i + 1] == "serve"):
+            return "sglang", i + 1 if w.startswith("sglang.") else i + 2
+    return None, 0
+
+
+def parse_argv(argv: Sequence[str]) -> LaunchConfig:
+    words = list(argv)
+    env: dict[str, str] = {}
+    while words and _ENV.match(words[0]):
+        k, v = words.pop(0).split("=", 1)
+        env[k] = v
+    if words and os.path.basename(words[0]) == "env":  # `env A=1 vllm serve …`
+        words.pop(0)
+        while words and _ENV.match(words[0]):
+            k, v = words.pop(0).split("=", 1)
+            env[k] = v
+    engine, start = _engine_of(words)
+    rest = words[start:] if engine else words
+    args: dict[str, Any] = {}
+    positional: list[str] = []
+    spec_words: list[str] | None = None
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        if w.startswith("--") and len(w) > 2:
+            name, eq, val = w.partition("=")
+            if not eq:
+                if i + 1 < len(rest) and not rest[i + 1].startswith("--"):
+                    val = rest[i + 1]
+                    i += 1
+                else:
+                    val = True
+            if name in _VLLM_SPEC_FLAGS and isinstance(val, str):
+                spec_words = [val]
+                # An unquoted JSON is split by the shell: gather the words up to the closing brace.
+                while val.lstrip().startswith("{") and _depth(" ".join(spec_words)) > 0 and i + 1 < len(rest) \
+                        and not rest[i + 1].startswith("--"):
+                    i += 1
+                    spec_words.append(rest[i])
+            args[name.lstrip("-").replace("-", "_")] = val
+        else:
+            positional.append(w)
+        i += 1
+    model = args.get("model") or args.get("model_path")
+    if engine == "vllm" and not model and positional:
+        model = positional.pop(0)
+    if isinstance(model, bool):
+        model = None
+    spec: dict[str, Any] | None = None
+    spec_text = error = fix = None
+    if spec_words is not None:
+        spec_text = " ".join(spec_words)
+        spec, error, fix = parse_spec_json(spec_words)
+    else:
+        legacy: dict[str, Any] = {}
+        for flag, key in {**_LEGACY_VLLM, **_SGLANG_SPEC}.items():
+            v = args.get(flag.lstrip("-").replace("-", "_"))
+            if v not in (None, True):
+                legacy[key] = v
+        if legacy:
+            spec = {k: _num(v) for k, v in legacy.items()}
+            if engine == "sglang" and isinstance(spec.get("method"), str):
+                spec["method"] = spec["method"].lower()
+    method = drafter = k = None
+    if spec:
+        method = str(spec.get("method")).lower() if spec.get("method") is not None else None
+        drafter = spec.get("model")
+        kk = spec.get("num_speculative_tokens", spec.get("num_draft_tokens"))
+        k = kk if isinstance(kk, int) and not isinstance(kk, bool) else None
+    port = _num(args.get("port"))
+    return LaunchConfig(
+        engine=engine, model=model if isinstance(model, str) else None,
+        host=args.get("host") if isinstance(args.get("host"), str) else None,
+        port=port if isinstance(port, int) else None,
+        speculative=redact_any(spec) if spec is not None else None,
+        spec_text=redact_text(spec_text) if spec_text else None, spec_error=error, spec_fix=fix,
+        method=method, drafter=drafter if isinstance(drafter, str) else None, num_speculative_tokens=k,
+        env={k2: (REDACTED if is_secret_key(k2) else redact_text(v)) for k2, v in env.items()},
+        args={k2: (REDACTED if is_secret_key(k2) and v is not True else redact_any(v)) for k2, v in args.items()},
+        stray=tuple(redact_text(p) for p in positional), argv=tuple(redact_argv(argv)),
+    )
+
+
+def _depth(text: str) -> int:
+    return text.count("{") - text.count("}")
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, str) and re.fullmatch(r"-?\d+", v):
+        return int(v)
+    return v
+
+
+def parse_spec_json(words: Sequence[str]) -> tuple[dict | None, str | None, str | None]:
+    """(config, exact error, corrected flag). The engine reads the value with json.loads."""
+    text = words[0]
+    split = len(words) > 1
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        error = f"--speculative-config is not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
+        if split:
+            error += f"; the shell split it into {len(words)} words"
+        repaired = _repair(" ".join(words))
+        fix = None
+        if repaired is not None:
+            fix = "--speculative-config " + shlex.quote(json.dumps(redact_any(repaired)))
+        hint = ("wrap the whole JSON in single quotes so the shell keeps its double quotes"
+                + (f": {fix}" if fix else ", e.g. --speculative-config '{\"method\": \"dflash\", …}'"))
+        return None, f"{error} — {hint}", fix
+    if not isinstance(value, dict):
+        return None, f"--speculative-config is JSON but not an object (got {type(value).__name__})", None
+    return value, None, None
+
+
+def _repair(text: str) -> dict | None:
+    """Recover what the user meant from a JSON that lost its quotes or used Python syntax."""
+    try:
+        v = ast.literal_eval(text)  # {'method': 'dflash'} (Python dict syntax); literal_eval never runs code
+        if isinstance(v, dict):
+            return v
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    out: dict[str, Any] = {}
+    for part in body[1:-1].split(","):
+        if not part.strip():
+            continue
+        key, sep, val = part.partition(":")
+        if not sep:
+            return None
+        key, val = key.strip().strip("'\""), val.strip().strip("'\"")
+        if not re.fullmatch(r"[A-Za-z_][\w.-]*", key):
+            return None
+        try:
+            out[key] = json.loads(val) if re.fullmatch(r"-?\d+(\.\d+)?|true|false|null", val) else val
+        except ValueError:
+            out[key] = val
+    return out or None
