@@ -99,13 +99,12 @@ def register(app: typer.Typer) -> None:
 
 
 def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> None:
-    import json
-
     from ..errors import UsageError
     from ..render.gate_text import render_gate_markdown, render_gate_text
 
     if fmt == Format.JSON:
-        text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        from ..render.json_report import dumps_safe
+        text = dumps_safe(result.to_dict())
     elif fmt == Format.MARKDOWN:
         text = render_gate_markdown(result)
     else:

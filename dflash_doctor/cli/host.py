@@ -133,24 +133,24 @@ def fleet_rows(results) -> list[dict]:
 
 
 def render_fleet(results, fmt: Format, color: bool, width: int) -> str:
-    import json
-
     from ..render import render
 
     rows = fleet_rows(results)
     if fmt == Format.JSON:
         doc = {"schema": "dflash-doctor/fleet@1", "hosts": [
             {**row, "report": report.to_dict()} for row, (_, report, _, _) in zip(rows, results)]}
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        from ..render.json_report import dumps_safe
+        return dumps_safe(doc)
     parts = []
     for spec, report, state, err in results:
         body = render(report, fmt, color=color, width=width)
         parts.append(body if fmt == Format.MARKDOWN else f"━━ {spec} ━━\n{body}")
     if fmt == Format.MARKDOWN:
+        from ..render.markdown import md
         table = ["## Fleet", "", "| host | status | τ | top cause |", "|---|---|---|---|"]
         for r in rows:
             cause = f"{r['top_cause']} ({r['confidence']:.2f})" if r["top_cause"] else "—"
-            table.append(f"| {r['host']} | {r['status']} | {r['tau'] if r['tau'] is not None else '—'} | {cause} |")
+            table.append(f"| {md(r['host'])} | {r['status']} | {r['tau'] if r['tau'] is not None else '—'} | {cause} |")
         return "\n\n".join(parts) + "\n" + "\n".join(table) + "\n"
     from io import StringIO
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import os
 import re
 import select
@@ -24,6 +25,10 @@ from typing import Sequence
 from .base import CommandResult, Host, HostError
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
+
+# paramiko's transport thread logs failures (a stalled banner, a reset) with a traceback; without a
+# handler Python prints them on stderr. Every such failure already reaches the user as one HostError line.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)

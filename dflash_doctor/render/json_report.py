@@ -12,6 +12,11 @@ import re
 _UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
 
-def render_json(report) -> str:
-    text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def dumps_safe(doc) -> str:
+    """JSON text for any document we print (reports, fleets, gate results): terminal-inert, UTF-8-safe."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def render_json(report) -> str:
+    return dumps_safe(report.to_dict())
