@@ -123,3 +123,16 @@ def test_hostile_log_and_config_through_the_cli(tmp_path, fmt):
              "json": json_violations}[fmt]
     assert not check(res.stdout), check(res.stdout)
     assert not terminal_violations(res.stderr, False)
+
+
+def test_hostile_host_output_through_check_host_is_inert(tmp_path):
+    """A host's log (read by the collector's remote scripts) full of escapes, markup and bidi."""
+    from dflash_doctor.collect.host import HostOptions, collect_host
+    from dflash_doctor.hosts.local import LocalHost
+
+    text = "".join(s for s in HOSTILE_STRINGS if "\n" not in s and "\r" not in s)
+    log, _ = _hostile_files(tmp_path, text)
+    ev = collect_host(LocalHost(), HostOptions(log=str(log), timeout=20))
+    report, _ = build_report(ev)
+    tally.hostile_input("check host: hostile log through the collector", len(HOSTILE_STRINGS))
+    _assert_inert(report)
