@@ -10,12 +10,12 @@ PIP := $(BIN)/python -m pip
 venv: $(BIN)/python
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
+	$(PIP) install -q --upgrade pip "setuptools>=77"
 
 # Install the light core and diagnose the bundled example deployment (the seed scenario).
 demo: venv
 	$(PIP) install -q -c constraints.txt .
-	$(BIN)/dflash-doctor diagnose --log fixtures/seed/vllm-0.20.1.log --drafter fixtures/models/Qwen3.6-27B-DFlash --target fixtures/models/Qwen3.6-27B --engine vllm==0.20.1 --launch @fixtures/seed/launch.txt || test $$? -eq 1
+	$(BIN)/dflash-doctor check bundle fixtures/hosts/seed || test $$? -eq 1
 
 # Install everything the tests need (torch pinned to the CPU wheel) and run the whole suite.
 test: venv

@@ -44,12 +44,18 @@ class EngineDrafterSwa(Check):
     area = "engine"
     title = "Engine honours the drafter's sliding windows"
     needs = (Kind.DRAFTER, Kind.ENGINE_SUPPORT)
-    wants = (Kind.ENVIRONMENT, Kind.ACCEPTANCE)
+    wants = (Kind.ENVIRONMENT, Kind.ACCEPTANCE, Kind.ENGINE_SOURCE)
 
     def run(self, evidence: EvidenceSet):
         dev, sev = evidence.get(Kind.DRAFTER), evidence.get(Kind.ENGINE_SUPPORT)
         d, row = dev.value, sev.value
         refs = (dev.ref, sev.ref)
+        src = evidence.get(Kind.ENGINE_SOURCE)
+        src_swa = str(src.value.get("swa") or "") if src is not None and isinstance(src.value, dict) else ""
+        if src_swa in ("ignored", "honoured") or src_swa.startswith("refused-mixed"):
+            # The installed source on the host outranks the release table (patched or source installs differ).
+            return [self.finding(Status.OK, f"the installed engine source was read (drafter SWA: {src.value['swa']}); "
+                                 "engine-source-swa decides, not the release table", refs=refs + (src.ref,))]
         if not d.is_dflash:
             return [self.finding(Status.OK, f"the drafter is {d.method}, not DFlash: the DFlash sliding-window "
                                  "support of the engine does not apply", refs=refs)]

@@ -18,11 +18,16 @@ class EngineLayerMap(Check):
     area = "engine"
     title = "Engine maps target_layer_ids with +1"
     needs = (Kind.ENGINE_SUPPORT,)
-    wants = (Kind.DRAFTER, Kind.LAUNCH, Kind.STARTUP)
+    wants = (Kind.DRAFTER, Kind.LAUNCH, Kind.STARTUP, Kind.ENGINE_SOURCE)
 
     def run(self, evidence: EvidenceSet):
         sev = evidence.get(Kind.ENGINE_SUPPORT)
         row = sev.value
+        src = evidence.get(Kind.ENGINE_SOURCE)
+        if src is not None and isinstance(src.value, dict) and src.value.get("layer_map") in ("raw", "plus-one"):
+            # The installed source on the host outranks the release table (patched or source installs differ).
+            return [self.finding(Status.OK, f"the installed engine source was read ({src.value['layer_map']} mapping); "
+                                 "engine-source-layer-map decides, not the release table", refs=(sev.ref, src.ref))]
         dev = evidence.get(Kind.DRAFTER)
         d = dev.value if dev else None
         method, _, mev = launch_method(evidence)

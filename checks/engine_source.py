@@ -96,8 +96,8 @@ class EngineSlidingWindow(Check):
             return [self.finding(Status.FAIL if has_swa else Status.WARN,
                                  f"{p['engine']} {p.get('version')} runs every drafter layer as full attention{unknown}",
                                  refs=refs, details=lines, observations=obs,
-                                 remedy="use an engine release that honours drafter sliding windows (vLLM ≥ 0.26 with "
-                                        "VLLM_USE_V2_MODEL_RUNNER=1)")]
+                                 remedy="use an engine release that honours drafter sliding windows (vLLM ≥ 0.26, which runs "
+                                        "mixed sliding/full drafters on the V2 model runner; SGLang ≥ 0.5.23)")]
         if swa and swa.startswith("refused-mixed"):
             v2 = str(p.get("v2_runner_env") or "").strip().lower() in ("1", "true", "yes")
             running = evidence.has(Kind.PROCESS)

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Status
 from dflash_doctor.rank.advice import advise_k
+from dflash_doctor.rank.signature import classify
+
+# Curves that say the drafter path is broken: tuning k to them would lock in the bug.
+BROKEN = ("all-zero", "cliff-after-first")
 
 
 class KChoice(Check):
@@ -20,6 +24,14 @@ class KChoice(Check):
             reason = a["reason"] if a else "no acceptance figures"
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
         details = tuple(a["notes"]) + (a["formula"], f"cost model: {a['cost_model']}")
+        acc = evidence.value(Kind.ACCEPTANCE)
+        sig = classify(acc.per_position, acc.mean_acceptance_length, acc.drafts, acc.min_drafts).id
+        if sig in BROKEN and a["recommended_k"] != a["current_k"]:
+            return [self.finding(
+                Status.WARN, f"{a['summary']} — but only for the curve as measured, whose shape ('{sig}') says the "
+                             "drafter path is broken: fix the ranked causes first, then re-measure before changing k",
+                refs=(ref,), details=details,
+                remedy="after the fix, re-run; for DFlash, k = block_size − 1 matches how the drafter was trained")]
         if a["recommended_k"] == a["current_k"]:
             return [self.finding(Status.OK, a["summary"], refs=(ref,), details=details)]
         # k never lowers τ; it is throughput advice, not a cause (root-causes.md, item 12).

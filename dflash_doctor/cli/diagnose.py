@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
         thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="Whether requests ran with thinking mode."),
         knowledge: List[str] = typer.Option([], "--knowledge", help="Extra causes/rules TOML (repeatable; also DFLASH_DOCTOR_KNOWLEDGE)."),
         plot: Optional[str] = typer.Option(None, "--plot", help="Draw the curve vs the pair's reference and τ over time: FILE.png|.svg|.html."),
+        probe_result: Optional[str] = typer.Option(None, "--probe-result", help="JSON from `dflash-doctor probe --format json -o FILE`."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
@@ -41,6 +42,10 @@ def register(app: typer.Typer) -> None:
         evidence = gather_files(FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target,
                                            engine=engine, launch=launch, window=window))
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
+        if probe_result:
+            from ..probe.evidence import gather_probe_result
+
+            gather_probe_result(evidence, probe_result)
         report, warnings = build_report(evidence, knowledge=know)
         for w in warnings:
             out.warn(w)

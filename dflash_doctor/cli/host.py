@@ -68,7 +68,8 @@ def _label(spec: str) -> str:
 
 
 def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Optional[str],
-                 known_hosts: Optional[str], pid: Optional[int], timeout: float, progress=None):
+                 known_hosts: Optional[str], pid: Optional[int], timeout: float, progress=None,
+                 probe_result: Optional[str] = None):
     """(report, status, error) for one host. Never raises for host problems: they become the report."""
     from ..collect.host import HostOptions, collect_host
     from ..doctor import build_report
@@ -93,8 +94,17 @@ def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Op
         ev.could_not_collect(f"host {spec}", exc.message, Kind.HOST)
         report, _ = build_report(ev)
         return report, "failed", exc
+    _add_probe_result(evidence, probe_result)
     report, _ = build_report(evidence)
     return report, ("interrupted" if evidence.interrupted else "checked"), None
+
+
+def _add_probe_result(evidence, probe_result: Optional[str]) -> None:
+    """A saved `probe --format json` result for the pair the host serves: served vs probe becomes evidence."""
+    if probe_result:
+        from ..probe.evidence import gather_probe_result
+
+        gather_probe_result(evidence, probe_result)
 
 
 def _status_of(report, state: str) -> str:
@@ -253,6 +263,8 @@ def register(app: typer.Typer) -> None:
         ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh_config file (default ~/.ssh/config)."),
         known_hosts: Optional[str] = typer.Option(None, "--known-hosts", help="known_hosts file (default ~/.ssh/known_hosts)."),
         timeout: float = typer.Option(60.0, "--timeout", help="Seconds allowed per remote command."),
+        probe_result: Optional[str] = typer.Option(None, "--probe-result",
+                                                   help="A saved `dflash-doctor probe --format json` result for the pair served."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
@@ -267,7 +279,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError("no host given", hint="dflash-doctor check host local | ssh://user@host | --hosts-file FILE")
         out = Output(fmt=fmt, path=output)
         kw = dict(log=log, accept_new=accept_new_host_key, ssh_config=ssh_config, known_hosts=known_hosts, pid=pid,
-                  timeout=timeout)
+                  timeout=timeout, probe_result=probe_result)
         if len(specs) == 1:
             report, state, err = _collect_one(specs[0], **kw)
             if err is not None:
@@ -282,6 +294,8 @@ def register(app: typer.Typer) -> None:
     @check_app.command("bundle")
     def check_bundle(
         bundle: str = typer.Argument(..., help="A bundle written by `dflash-doctor collect` (directory or .tar.gz)."),
+        probe_result: Optional[str] = typer.Option(None, "--probe-result",
+                                                   help="A saved `dflash-doctor probe --format json` result for the pair served."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
@@ -301,6 +315,7 @@ def register(app: typer.Typer) -> None:
             raise DoctorError(exc.message, exc.hint, ExitCode.USAGE) from None
         opts = host.manifest.get("options") if isinstance(host.manifest.get("options"), dict) else {}
         evidence = collect_host(host, HostOptions(log=opts.get("log"), pid=opts.get("pid")))
+        _add_probe_result(evidence, probe_result)
         report, warnings = build_report(evidence)
         for w in warnings:
             out.warn(w)

@@ -63,3 +63,10 @@ def test_bad_engine_flag_is_a_usage_error(cli):
     proc = cli("diagnose", "--log", SEED_LOG, "--engine", "vllm==0.20.1 ; rm -rf /")
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+def test_k_advice_is_withheld_for_a_broken_curve(cli):
+    report = json.loads(cli("diagnose", "--log", SEED_LOG, "--format", "json").stdout)
+    k = next(f for f in report["findings"] if f["check"] == "k-choice")
+    assert k["status"] == "warn" and "fix the ranked causes first" in k["message"]
+    assert "block_size − 1" in k["remedy"]

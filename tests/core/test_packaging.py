@@ -23,6 +23,7 @@ def test_wheel_contains_builtin_checks_and_data(tmp_path):
     pkg = target / "dflash_doctor"
     assert (pkg / "checks" / "acceptance_curve.py").is_file()
     assert (pkg / "rank" / "causes.toml").is_file()
+    assert (pkg / "probe" / "data" / "prompts.jsonl").is_file()
     assert not (target / "checks").exists(), "checks/ must not install as a top-level package"
     proc = subprocess.run([sys.executable, "-m", "dflash_doctor", "checks", "list", "--format", "json"],
                           capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})

@@ -75,8 +75,11 @@ def test_100_mb_line_without_newline_keeps_memory_flat(tmp_path):
         for _ in range(100):
             fh.write(block)
         fh.write(b"\n" + good(1).encode())
-    code = ("import resource, sys; from dflash_doctor.parse.logscan import scan_file; s = scan_file(sys.argv[1]); "
-            "print(s.n_intervals, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, '|'.join(s.notes))")
+    # VmHWM, not ru_maxrss: ru_maxrss survives exec, so a child forked from a large pytest process would
+    # report the parent's size rather than its own peak.
+    code = ("import re, sys; from dflash_doctor.parse.logscan import scan_file; s = scan_file(sys.argv[1]); "
+            "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
+            "print(s.n_intervals, hwm // 1024, '|'.join(s.notes))")
     out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr

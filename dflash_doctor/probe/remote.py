@@ -1,0 +1,98 @@
+"""Run the probe on another host with that host's own Python, torch, GPUs and cached weights.
+
+Nothing is installed or written there: the probe's modules travel over stdin (zlib-compressed JSON of
+module sources) and a small bootstrap passed to `python -c` imports them from memory. The prompt rows
+travel too (long-context bodies already expanded), and the result comes back on stdout as one marked
+JSON line; progress lines arrive on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+from ..errors import DoctorError, ExitCode
+from ..redact import redact_text
+
+MARKER = "DFLASH-DOCTOR-PROBE-RESULT "
+PACKAGE = Path(__file__).resolve().parents[1]
+MODULES = ("__init__", "errors", "probe/__init__", "probe/config", "probe/drafter", "probe/engine",
+           "probe/layer_offset", "probe/prompts", "probe/runner", "probe/target", "probe/remote")
+
+# Kept short and free of quotes that shlex would have to escape heavily; it only installs an importer.
+BOOTSTRAP = r"""
+import sys, json, zlib, importlib.abc, importlib.util
+P = json.loads(zlib.decompress(sys.stdin.buffer.read()).decode())
+class Mem(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name in P["modules"]:
+            return importlib.util.spec_from_loader(name, self, is_package=P["modules"][name][1])
+    def create_module(self, spec):
+        return None
+    def exec_module(self, mod):
+        src, pkg = P["modules"][mod.__name__]
+        mod.__file__ = "<dflash-doctor>/" + mod.__name__.replace(".", "/") + ".py"
+        if pkg:
+            mod.__path__ = []
+        exec(compile(src, mod.__file__, "exec"), mod.__dict__)
+sys.meta_path.insert(0, Mem())
+from dflash_doctor.probe.remote import remote_main
+sys.exit(remote_main(P["job"]))
+"""
+
+
+def module_sources() -> dict[str, tuple[str, bool]]:
+    mods = {}
+    for rel in MODULES:
+        f = PACKAGE / f"{rel}.py"
+        parts = rel.split("/")
+        is_pkg = parts[-1] == "__init__"
+        name = ".".join(["dflash_doctor", *parts[:-1]] if is_pkg else ["dflash_doctor", *parts])
+        mods[name] = (f.read_text(encoding="utf-8"), is_pkg)
+    return mods
+
+
+def payload(job: dict) -> bytes:
+    return zlib.compress(json.dumps({"modules": module_sources(), "job": job}).encode(), 6)
+
+
+def remote_main(job: dict) -> int:
+    """Runs on the host: the probe, then one marked JSON line on stdout."""
+    import sys
+
+    from .runner import run_probe
+
+    def progress(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    try:
+        result = run_probe(progress=progress, **job)
+    except DoctorError as exc:
+        print(MARKER + json.dumps({"error": exc.message, "hint": exc.hint, "exit_code": int(exc.exit_code)}), flush=True)
+        return 0
+    print(MARKER + json.dumps(result), flush=True)
+    return 0
+
+
+def run_remote_probe(host, job: dict, python: str = "python3", timeout: float = 3600.0) -> dict:
+    """Ship the probe to `host`, run it with the host's `python`, return its result dict."""
+    res = host.run([python, "-c", BOOTSTRAP], timeout=timeout, max_bytes=64 << 20, stdin=payload(job))
+    line = next((ln for ln in reversed(res.text().splitlines()) if ln.startswith(MARKER)), None)
+    if line is None:
+        tail = redact_text(res.stderr.decode("utf-8", "replace").strip().splitlines()[-1:][0]
+                           if res.stderr.strip() else (res.error or f"exit status {res.rc}"))
+        hint = None
+        if "No module named 'torch'" in tail or "No module named 'transformers'" in tail:
+            hint = f"install torch and transformers for {python} on {host.name}, or pass --remote-python"
+        raise DoctorError(f"the probe on {host.name} returned no result: {tail}", hint=hint,
+                          exit_code=ExitCode.NOT_CHECKED)
+    try:
+        body = json.loads(line[len(MARKER):])
+    except json.JSONDecodeError:
+        raise DoctorError(f"the probe on {host.name} returned a malformed result") from None
+    if "error" in body:
+        raise DoctorError(f"on {host.name}: {body['error']}", hint=body.get("hint"),
+                          exit_code=ExitCode(body.get("exit_code", int(ExitCode.NOT_CHECKED))))
+    body["host"] = host.name
+    return body

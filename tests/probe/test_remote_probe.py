@@ -1,0 +1,50 @@
+"""The probe shipped to a host over SSH (loopback sshd) returns what a local run returns."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from tests.conftest import FIXTURES  # noqa: E402
+from tests.sshd import sshd_available, start_sshd  # noqa: E402
+
+pytestmark = [pytest.mark.torch, pytest.mark.ssh]
+TINY = FIXTURES / "tiny"
+ARGS = ("--target", str(TINY / "target"), "--drafter", str(TINY / "drafter"), "--prompts", str(TINY / "prompts.jsonl"),
+        "--limit", "2", "--max-new-tokens", "24", "--device", "cpu", "--ablate", "offset", "--format", "json")
+SAME = ("acceptance", "lossless", "block_size", "end_rule", "decoding", "taps")
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory):
+    reason = sshd_available()
+    if reason:
+        pytest.skip(f"needs a real sshd: {reason}")
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+def test_remote_probe_equals_local(cli, sshd):
+    local = cli("probe", *ARGS, timeout=300)
+    assert local.returncode == 0, local.stderr
+    remote = cli("probe", *ARGS, "--host", "testhost", "--ssh-config", str(sshd.ssh_config),
+                 "--remote-python", sys.executable, timeout=300)
+    assert remote.returncode == 0, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    assert "host" in b and "host" not in a  # the remote result says where it ran
+    for key in SAME:
+        assert a[key] == b[key], key
+    assert [x["mean_acceptance_length"] for x in a["ablations"]] == [x["mean_acceptance_length"] for x in b["ablations"]]
+
+
+def test_remote_without_torch_is_one_line(cli, sshd, tmp_path):
+    res = cli("probe", *ARGS, "--host", "testhost", "--ssh-config", str(sshd.ssh_config),
+              "--remote-python", "/usr/bin/python3", timeout=120)
+    assert res.returncode == 3
+    assert "Traceback" not in res.stderr and "returned no result" in res.stderr
