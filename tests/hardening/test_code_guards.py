@@ -76,6 +76,8 @@ ALLOWED = {
     ("dflash_doctor/parse/logscan.py", "marshal.loads()"):
         "tuples of str/float built by the scanner's own forked worker, read back over a pipe; the log's bytes "
         "are never unmarshalled, and marshal data does not run code",
+    ("dflash_doctor/cli/probe.py", "__import__()"):
+        "imports the fixed names 'torch' and 'transformers' to say which extra is missing",
 }
 
 
