@@ -7,6 +7,7 @@ missing probe extra is a one-line error.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import List, Optional
 
@@ -14,6 +15,7 @@ import typer
 
 from ..errors import DoctorError, ExitCode, MissingExtra, UsageError
 from ..render import Format
+from ..textsafe import plain
 from .common import FormatOpt, OutputOpt
 
 
@@ -88,6 +90,46 @@ def _served_comparison(result: dict, logs: list[str]) -> list[dict]:
     return [f.to_dict() for f in run_checks([ProbeVsServed()], ev)]
 
 
+class ProbeProgress:
+    """Progress of a probe run, local or streamed back from a host: a rich bar per pass
+    ("<label>: prompt i/n") on a terminal, plain lines on stderr otherwise."""
+
+    _STEP = re.compile(r"^(?P<label>.+?): prompt (?P<i>\d+)/(?P<n>\d+)")
+
+    def __init__(self, out):
+        self.out = out
+        self.bar = None
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self):
+        import sys
+
+        if sys.stderr.isatty() and not self.out.quiet:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=Console(stderr=True, markup=False), transient=True)
+            self.bar.start()
+        return self
+
+    def __call__(self, line: str) -> None:
+        m = self._STEP.match(line)
+        if self.bar is None or m is None:
+            self.out.info(line)
+            return
+        from rich.text import Text
+
+        label = plain(m.group("label"), 60)
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(Text(label), total=int(m.group("n")))
+        self.bar.update(self.tasks[label], completed=int(m.group("i")))
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("probe")
     def probe(
@@ -127,17 +169,19 @@ def register(app: typer.Typer) -> None:
 
             rows = portable_rows(prompts, limit)
             try:
-                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key) as h:
-                    out.info(f"running the probe on {h.name} with {remote_python} (progress arrives at the end)")
+                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key) as h, \
+                        ProbeProgress(out) as progress:
+                    out.info(f"running the probe on {h.name} with {remote_python}")
                     result = run_remote_probe(h, {**job, "ablate": list(names), "prompt_rows": rows},
-                                              python=remote_python, timeout=timeout)
+                                              python=remote_python, timeout=timeout, progress=progress)
             except HostError as exc:
                 raise DoctorError(exc.message, hint=exc.hint) from None
         else:
             _need_torch()
             from ..probe.runner import run_probe
 
-            result = run_probe(progress=out.info, **job)
+            with ProbeProgress(out) as progress:
+                result = run_probe(progress=progress, **job)
         if log:
             result["served_comparison"] = _served_comparison(result, log)
         out.write(json.dumps(result, indent=2) + "\n" if fmt == Format.JSON else render_probe_text(result))

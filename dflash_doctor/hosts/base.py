@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,11 @@ class Host(ABC):
 
     @abstractmethod
     def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None) -> CommandResult:
-        """Run argv on the host; never raises for command failures, only HostError for the host itself."""
+            stdin: bytes | None = None, on_stderr: Callable[[bytes], None] | None = None) -> CommandResult:
+        """Run argv on the host; never raises for command failures, only HostError for the host itself.
+
+        `on_stderr`, when given, receives stderr chunks as they arrive (progress of a long command);
+        they are also kept in the result as usual. Hosts that replay recorded output may not call it."""
 
     @abstractmethod
     def read_file(self, path: str, max_bytes: int = 16 << 20, timeout: float = 30.0) -> bytes:

@@ -15,9 +15,9 @@ from .base import CommandResult, Host
 class _Drain(threading.Thread):
     """Reads one pipe to EOF, keeping at most `cap` bytes; the rest is read and dropped so the child never blocks."""
 
-    def __init__(self, pipe, cap: int):
+    def __init__(self, pipe, cap: int, on_chunk=None):
         super().__init__(daemon=True)
-        self.pipe, self.cap = pipe, cap
+        self.pipe, self.cap, self.on_chunk = pipe, cap, on_chunk
         self.chunks: list[bytes] = []
         self.kept = 0
         self.truncated = False
@@ -28,6 +28,8 @@ class _Drain(threading.Thread):
                 chunk = self.pipe.read1(1 << 16) if hasattr(self.pipe, "read1") else self.pipe.read(1 << 16)
                 if not chunk:
                     break
+                if self.on_chunk is not None:
+                    self.on_chunk(chunk)
                 room = self.cap - self.kept
                 if room > 0:
                     self.chunks.append(chunk[:room])
@@ -43,7 +45,7 @@ class _Drain(threading.Thread):
 
 
 def run_argv(argv: Sequence[str], timeout: float, max_bytes: int, stdin: bytes | None = None,
-             env: dict | None = None) -> CommandResult:
+             env: dict | None = None, on_stderr=None) -> CommandResult:
     """Run argv with both output streams drained concurrently and capped, and a hard timeout."""
     argv = tuple(str(a) for a in argv)
     try:
@@ -55,7 +57,7 @@ def run_argv(argv: Sequence[str], timeout: float, max_bytes: int, stdin: bytes |
         return CommandResult(argv, None, b"", b"", error=f"{argv[0]}: permission denied")
     except OSError as exc:
         return CommandResult(argv, None, b"", b"", error=f"{argv[0]}: {exc.strerror or exc}")
-    out, err = _Drain(proc.stdout, max_bytes), _Drain(proc.stderr, max_bytes)
+    out, err = _Drain(proc.stdout, max_bytes), _Drain(proc.stderr, max_bytes, on_stderr)
     out.start(), err.start()
     if stdin is not None:
         try:
@@ -96,9 +98,9 @@ class LocalHost(Host):
         self.commands: list[tuple[str, ...]] = []
 
     def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None) -> CommandResult:
+            stdin: bytes | None = None, on_stderr=None) -> CommandResult:
         self.commands.append(tuple(argv))
-        return run_argv(argv, timeout, max_bytes, stdin)
+        return run_argv(argv, timeout, max_bytes, stdin, on_stderr=on_stderr)
 
     def read_file(self, path: str, max_bytes: int = 16 << 20, timeout: float = 30.0) -> bytes:
         with open(path, "rb") as fh:

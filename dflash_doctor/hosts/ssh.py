@@ -207,7 +207,7 @@ class SSHHost(Host):
 
     # -- commands -----------------------------------------------------------------------------
     def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None) -> CommandResult:
+            stdin: bytes | None = None, on_stderr=None) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         command = " ".join(shlex.quote(a) for a in argv)
         self.commands.append(argv)
@@ -245,6 +245,8 @@ class SSHHost(Host):
                     if not data:
                         break
                     got = True
+                    if on_stderr is not None:
+                        on_stderr(data)
                     self.bytes_received += len(data)
                     room = max_bytes - len(err)
                     err += data[:room] if room > 0 else b""

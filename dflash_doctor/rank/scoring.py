@@ -193,14 +193,15 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
         verdict = Verdict.INSUFFICIENT_DATA
     elif ({"signature:healthy", "tau:at-baseline"} & names) and not failing and not strong:
         verdict = Verdict.HEALTHY
-    elif not failing and not strong and acceptance is not None and not causes:
-        verdict = Verdict.HEALTHY
-    elif not failing and not strong and acceptance is not None and ctx.baseline is None:
-        # A plausible curve with nothing to compare it against: calling it a problem would be a false
-        # alarm, calling it healthy would be a pass without evidence. Keep the weak candidates visible.
+    elif not failing and not strong and acceptance is not None \
+            and not names & {"tau:below-baseline", "tau:far-below-baseline"}:
+        # Nothing failed and no cause is likely, but nothing shows τ is where the pair should be either:
+        # calling it a problem would be a false alarm, calling it healthy a pass without evidence.
         verdict = Verdict.INSUFFICIENT_DATA
-        notes.append("Verdict insufficient-data: no check failed and no cause is likely, but without a baseline "
-                     "for this drafter the level of τ cannot be judged (give --drafter, or run `dflash-doctor probe`).")
+        why = ("there is no published baseline for this drafter" if ctx.baseline is None
+               else "τ could not be compared with the pair's baseline")
+        notes.append(f"Verdict insufficient-data: no check failed and no cause is likely, but {why}, so the level "
+                     "of τ cannot be judged (name the drafter with --drafter, or run `dflash-doctor probe`).")
     else:
         verdict = Verdict.PROBLEM
     if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None

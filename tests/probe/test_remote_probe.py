@@ -48,3 +48,10 @@ def test_remote_without_torch_is_one_line(cli, sshd, tmp_path):
               "--remote-python", "/usr/bin/python3", timeout=120)
     assert res.returncode == 3
     assert "Traceback" not in res.stderr and "returned no result" in res.stderr
+
+
+def test_remote_progress_is_streamed_to_stderr(cli, sshd):
+    remote = cli("probe", *ARGS, "--host", "testhost", "--ssh-config", str(sshd.ssh_config),
+                 "--remote-python", sys.executable, timeout=300)
+    assert remote.returncode == 0, remote.stderr
+    assert "probe: prompt 1/" in remote.stderr
