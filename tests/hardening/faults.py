@@ -137,7 +137,7 @@ class FaultyHost(Host):
     def _dropped(self) -> bool:
         return self.drop_after is not None and len(self.calls) > self.drop_after
 
-    def run(self, argv, timeout=30.0, max_bytes=16 << 20, stdin=None) -> CommandResult:
+    def run(self, argv, timeout=30.0, max_bytes=16 << 20, stdin=None, **kw) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         self.calls.append(("run", argv))
         if self._dropped():
@@ -151,7 +151,7 @@ class FaultyHost(Host):
         for cmd, (rc, err) in self.fail.items():
             if argv and argv[0] == cmd:
                 return CommandResult(argv, rc, b"", err.encode())
-        return self.inner.run(argv, timeout=timeout, max_bytes=max_bytes, stdin=stdin)
+        return self.inner.run(argv, timeout=timeout, max_bytes=max_bytes, stdin=stdin, **kw)
 
     def read_file(self, path, max_bytes=16 << 20, timeout=30.0) -> bytes:
         self.calls.append(("read_file", path))
