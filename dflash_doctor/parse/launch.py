@@ -214,7 +214,9 @@ def parse_spec_json(words: Sequence[str]) -> tuple[dict | None, str | None, str 
     split = len(words) > 1
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number or absurd nesting is not valid either
+        if not isinstance(exc, json.JSONDecodeError):
+            return None, f"--speculative-config is not usable JSON ({str(exc)[:100]})", None
         error = f"--speculative-config is not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
         if split:
             error += f"; the shell split it into {len(words)} words"
@@ -236,7 +238,7 @@ def _repair(text: str) -> dict | None:
         v = ast.literal_eval(text)  # {'method': 'dflash'} (Python dict syntax); literal_eval never runs code
         if isinstance(v, dict):
             return v
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # {[1]: 2} is a TypeError
         pass
     body = text.strip()
     if not (body.startswith("{") and body.endswith("}")):

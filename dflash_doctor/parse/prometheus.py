@@ -68,6 +68,14 @@ def parse_text(text: str, source: str) -> Scrape:
         families = list(text_string_to_metric_families(text))
     except Exception as exc:  # the parser raises ValueError/TypeError/IndexError on junk
         raise MetricsError(f"not Prometheus text ({type(exc).__name__}: {str(exc)[:120]})") from None
+    try:
+        _read_samples(scrape, families)
+    except (OverflowError, ValueError) as exc:  # a value too large for a float is not a counter
+        raise MetricsError(f"a sample value is out of range ({str(exc)[:80]})") from None
+    return scrape
+
+
+def _read_samples(scrape: Scrape, families) -> None:
     for fam in families:
         for s in fam.samples:
             scrape.series += 1
@@ -87,7 +95,6 @@ def parse_text(text: str, source: str) -> Scrape:
                 e["pos"][pos] = e["pos"].get(pos, 0.0) + float(s.value)
             elif name in _GAUGES:
                 scrape.engine(label)[_GAUGES[name]] = float(s.value)
-    return scrape
 
 
 def _delta(a: dict, b: dict) -> tuple[dict, bool]:

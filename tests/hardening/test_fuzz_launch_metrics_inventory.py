@@ -10,7 +10,7 @@ import math
 import os
 import tempfile
 
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from dflash_doctor.errors import UsageError
 from dflash_doctor.evidence import to_jsonable
@@ -56,6 +56,8 @@ def _sane_rows(rows) -> None:
 
 
 @given(st.lists(prom_text(), min_size=1, max_size=3))
+@example(["vllm:spec_decode_num_drafts_total 1" + "0" * 400])  # found by the long profile: OverflowError
+@example(["sglang:spec_accept_length 0.0"])  # found: a negative accepted count
 def test_prometheus_text_parses_or_is_a_metrics_error_and_deltas_stay_sane(texts):
     tally.example("prometheus-text")
     scrapes = []
@@ -138,6 +140,8 @@ launch_word = st.one_of(st.sampled_from(["--port", "8000", "--api-key", "sk-x", 
                         "VLLM_USE_V1=1 HF_TOKEN=hf_x vllm serve m", "python3 -m vllm.entrypoints.openai.api_server",
                         "$ vllm serve m \\\n", ""]),
        st.lists(launch_word, max_size=8), spec_json, st.booleans())
+@example("vllm serve m", [], '{"num_speculative_tokens": ' + "9" * 5000 + "}", True)  # found by the long profile
+@example("vllm serve m", [], "{[1]: 2}", True)  # the repair's literal_eval raised TypeError
 def test_launch_lines_parse_or_are_a_one_line_error(prefix, words, spec, quote):
     tally.example("launch-command")
     import shlex
