@@ -161,3 +161,24 @@ def test_redaction_time_is_linear_in_the_line_length(unit):
     start = time.perf_counter()
     redact_text(text)
     assert time.perf_counter() - start < 2.0, f"{unit!r} x {len(text) // len(unit)} is slow"
+
+
+def test_no_secret_reaches_a_bundle_or_its_replay(tmp_path):
+    """`collect` writes a bundle that may be attached to a public issue; `check bundle` replays it."""
+    import tarfile
+
+    log, _ = plant(tmp_path)
+    bundle = tmp_path / "host.tar.gz"
+    res = run_cli("collect", "local", "--log", str(log), "-o", str(bundle), timeout=180)
+    assert res.returncode in (0, 1, 3), res.stderr
+    texts = [res.stdout, res.stderr]
+    with tarfile.open(bundle) as tar:
+        for m in tar.getmembers():
+            if m.isreg():
+                texts.append(tar.extractfile(m).read().decode("utf-8", "replace"))
+    assert "REDACTED" in "\n".join(texts)  # the planted lines were collected, and filtered
+    assert not _record("bundle files (collect)", "\n".join(texts))
+    for fmt in ("terminal", "json", "markdown"):
+        out = run_cli("check", "bundle", str(bundle), "--format", fmt, timeout=180)
+        assert out.returncode in (0, 1, 3), out.stderr
+        assert not _record(f"check bundle ({fmt})", out.stdout + out.stderr)
