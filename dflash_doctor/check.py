@@ -40,9 +40,14 @@ def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
             continue
         try:
             result = list(check.run(evidence))
-        except Exception as exc:  # a crashed check is a result, not a crash
+        except (Exception, SystemExit) as exc:  # a crashed check (even one calling sys.exit) is a result
             findings.append(Finding(check.id, Status.COULD_NOT_CHECK,
                                     f"could not check: the check crashed ({type(exc).__name__}: {exc})"))
+            continue
+        junk = [r for r in result if not isinstance(r, Finding)]
+        if junk:  # a plugin returning strings would otherwise crash the ranking and lose the report
+            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, f"could not check: the check returned "
+                                    f"{type(junk[0]).__name__} instead of findings"))
             continue
         if not result:
             findings.append(Finding(check.id, Status.COULD_NOT_CHECK, "could not check: the check returned no result"))

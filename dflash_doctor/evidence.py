@@ -98,6 +98,8 @@ class EvidenceSet:
         # could-not-check finding, so nothing the user supplied is ever silently ignored.
         self.collection_errors: list[tuple[str, str]] = []
         self.notes: list[str] = []
+        # Set when the user pressed Ctrl-C during collection: the report holds what was gathered before.
+        self.interrupted = False
 
     def add(self, kind: Kind, summary: str, source: Source, value: Any = None) -> Evidence:
         ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)
@@ -287,7 +289,7 @@ def to_jsonable(value: Any) -> Any:
         return value.value
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
-        return to_dict()
+        return to_jsonable(to_dict())  # again: a to_dict may hold inf/NaN or tuples (RopeFacts did)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):

@@ -114,8 +114,8 @@ def load_baseline_tau(path: str) -> tuple[float, str]:
             data = json.load(fh)
     except OSError as exc:
         raise UsageError(f"cannot read --baseline {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--baseline {path} is not JSON: {exc}",
+    except (ValueError, RecursionError) as exc:  # not JSON / not UTF-8 / 5000-digit numbers / absurd nesting
+        raise UsageError(f"--baseline {path} is not JSON: {str(exc)[:120]}",
                          hint="save one with `dflash-doctor diagnose … --format json -o REPORT.json`") from None
     if not isinstance(data, dict):
         raise UsageError(f"--baseline {path} is not a dflash-doctor report")

@@ -19,7 +19,9 @@ _ANSI = re.compile(
     re.VERBOSE,
 )
 # C0 controls except tab/newline, DEL, C1 controls, bidi embeddings/overrides/isolates.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+# Lone surrogates (a JSON "\ud800" in a config) too: they cannot be written to a UTF-8 stream at all;
+# and U+FFFE/U+FFFF, which no XML document (JUnit) may contain.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff\ufffe\uffff]")
 
 
 def strip_ansi(text: str) -> str:

@@ -32,3 +32,18 @@ def cli():
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+# Hypothesis profiles. "ci" (the default) keeps every property test CI-sized and reproducible (the same
+# examples every run: derandomized, no example database);
+# `pytest --hypothesis-profile=long` runs the same properties with many more random examples.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis is a test extra; tests that need it import it themselves
+    pass
+else:
+    settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True, database=None, print_blob=True,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.register_profile("long", max_examples=3000, deadline=None, print_blob=True,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -52,4 +52,8 @@ def register(app: typer.Typer) -> None:
         out.report(report)
         if plot:
             write_plot(plot, report, evidence, log, out)
+        if evidence.interrupted:
+            from ..errors import ExitCode
+            out.warn("interrupted (Ctrl-C): the report above holds only what was gathered before")
+            return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))

@@ -81,23 +81,30 @@ def register(app: typer.Typer) -> None:
                 for w in warnings:
                     out.warn(w)
         result = evaluate(acceptance, th, source, report=report, no_data_reason=reason)
+        if evidence is not None and evidence.interrupted:
+            import dataclasses
+            result = dataclasses.replace(result, notes=(*result.notes, "interrupted (Ctrl-C): measured only from the "
+                                                        "part read before; the gate exits 130, whatever the outcome"))
         _emit(result, fmt, out, output, junit)
         if plot and report is not None:
             from .ranking_opts import write_plot
             write_plot(plot, report, evidence, log, out)
         elif plot:
             out.warn("no plot: nothing was measured from logs or metrics")
+        if evidence is not None and evidence.interrupted:  # a partial measurement never passes a gate
+            from ..errors import ExitCode
+            out.warn("interrupted (Ctrl-C): the result above holds only what was read before")
+            return int(ExitCode.INTERRUPTED)
         return int(result.exit_code)
 
 
 def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> None:
-    import json
-
     from ..errors import UsageError
     from ..render.gate_text import render_gate_markdown, render_gate_text
 
     if fmt == Format.JSON:
-        text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        from ..render.json_report import dumps_safe
+        text = dumps_safe(result.to_dict())
     elif fmt == Format.MARKDOWN:
         text = render_gate_markdown(result)
     else:
@@ -140,8 +147,8 @@ def _acceptance_from_saved(path: str):
             data = json.load(fh)
     except OSError as exc:
         raise UsageError(f"cannot read --probe {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--probe {path} is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # not JSON / not UTF-8 / 5000-digit numbers / absurd nesting
+        raise UsageError(f"--probe {path} is not JSON: {str(exc)[:120]}") from None
     acc = data.get("acceptance") if isinstance(data, dict) else None
     if not isinstance(acc, dict):
         return None, f"{path} (no acceptance block)"

@@ -96,7 +96,7 @@ def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Op
         return report, "failed", exc
     _add_probe_result(evidence, probe_result)
     report, _ = build_report(evidence)
-    return report, "checked", None
+    return report, ("interrupted" if evidence.interrupted else "checked"), None
 
 
 def _add_probe_result(evidence, probe_result: Optional[str]) -> None:
@@ -119,6 +119,8 @@ def _exit_for(results) -> int:
     from ..errors import ExitCode
     from .common import exit_code_for
 
+    if any(state == "interrupted" for _, _, state, _ in results):
+        return int(ExitCode.INTERRUPTED)  # Ctrl-C: what was gathered was printed, but nothing is judged complete
     codes = [int(exit_code_for(r)) if state == "checked" else int(ExitCode.NOT_CHECKED) for _, r, state, _ in results]
     if int(ExitCode.PROBLEMS) in codes:
         return int(ExitCode.PROBLEMS)
@@ -141,24 +143,24 @@ def fleet_rows(results) -> list[dict]:
 
 
 def render_fleet(results, fmt: Format, color: bool, width: int) -> str:
-    import json
-
     from ..render import render
 
     rows = fleet_rows(results)
     if fmt == Format.JSON:
         doc = {"schema": "dflash-doctor/fleet@1", "hosts": [
             {**row, "report": report.to_dict()} for row, (_, report, _, _) in zip(rows, results)]}
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        from ..render.json_report import dumps_safe
+        return dumps_safe(doc)
     parts = []
     for spec, report, state, err in results:
         body = render(report, fmt, color=color, width=width)
         parts.append(body if fmt == Format.MARKDOWN else f"━━ {spec} ━━\n{body}")
     if fmt == Format.MARKDOWN:
+        from ..render.markdown import md
         table = ["## Fleet", "", "| host | status | τ | top cause |", "|---|---|---|---|"]
         for r in rows:
             cause = f"{r['top_cause']} ({r['confidence']:.2f})" if r["top_cause"] else "—"
-            table.append(f"| {r['host']} | {r['status']} | {r['tau'] if r['tau'] is not None else '—'} | {cause} |")
+            table.append(f"| {md(r['host'])} | {r['status']} | {r['tau'] if r['tau'] is not None else '—'} | {cause} |")
         return "\n\n".join(parts) + "\n" + "\n".join(table) + "\n"
     from io import StringIO
 
@@ -180,6 +182,25 @@ def render_fleet(results, fmt: Format, color: bool, width: int) -> str:
     return "\n".join(parts) + "\n" + buf.getvalue()
 
 
+def _completed_or_interrupted(futs, results):
+    """as_completed, except that Ctrl-C ends the wait: hosts not finished yet are reported as interrupted
+    (their commands end at their timeouts) and the hosts already checked are kept."""
+    from concurrent.futures import as_completed
+
+    from ..doctor import build_report
+    from ..evidence import EvidenceSet, Kind
+
+    try:
+        yield from as_completed(futs)
+    except KeyboardInterrupt:
+        for fut, spec in futs.items():
+            fut.cancel()
+            if spec not in results:
+                ev = EvidenceSet(label=spec)
+                ev.could_not_collect(f"host {spec}", "interrupted (Ctrl-C) before this host was checked", Kind.HOST)
+                results[spec] = (spec, build_report(ev)[0], "interrupted", None)
+
+
 def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
     """Collect from every host with a bounded pool; one host's failure never stops the others."""
     import sys
@@ -195,13 +216,14 @@ def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
         progress = Progress(TextColumn("[bold]checking hosts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=Console(stderr=True), transient=True)
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+    try:
         futs = {pool.submit(_collect_one, spec, **kw): spec for spec in specs}
         task = progress.add_task("hosts", total=len(specs)) if progress else None
         if progress:
             progress.start()
         try:
-            for fut in as_completed(futs):
+            for fut in _completed_or_interrupted(futs, results):
                 spec = futs[fut]
                 try:
                     report, state, err = fut.result()
@@ -221,6 +243,8 @@ def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
         finally:
             if progress:
                 progress.stop()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # all done, or Ctrl-C: do not wait for stragglers here
     return [results[s] for s in specs]
 
 

@@ -48,6 +48,10 @@ def register(app: typer.Typer) -> None:
         for w in warnings:
             out.warn(w)
         out.report(report)
+        if ev.interrupted:
+            from ..errors import ExitCode
+            out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
+            return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))
 
 

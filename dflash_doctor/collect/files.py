@@ -92,6 +92,16 @@ def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, si
             read_any = True
         except OSError as exc:
             ev.could_not_collect(f"log {path}", f"could not read: {exc.strerror or exc}")
+        except KeyboardInterrupt:
+            # Ctrl-C: keep what was scanned so far (the columns may be one row apart if it landed
+            # mid-append), say so, and let gather_files stop collecting.
+            n = min(len(col) for col in scan.fast.values())
+            for col in scan.fast.values():
+                del col[n:]
+            ev.could_not_collect(f"log {path}", "interrupted (Ctrl-C) while reading; only the part read before is used")
+            ev.interrupted = True
+            read_any = True
+            break
     if not read_any:
         ev.missing(Kind.ACCEPTANCE, "no log could be read")
         return None
@@ -314,11 +324,26 @@ def read_at_file(value: str) -> str:
 
 
 def gather_files(inputs: FileInputs) -> EvidenceSet:
+    """Evidence from the inputs. On Ctrl-C, what was gathered so far is returned with
+    `ev.interrupted` set and a could-not-check entry saying the rest was skipped."""
     ev = EvidenceSet(label="files")
+    try:
+        _gather_files(ev, inputs)
+    except KeyboardInterrupt:
+        ev.interrupted = True
+    if ev.interrupted:
+        ev.could_not_collect("the remaining inputs", "collection interrupted (Ctrl-C); the report holds what was "
+                                                     "gathered before")
+    return ev
+
+
+def _gather_files(ev: EvidenceSet, inputs: FileInputs) -> None:
     if inputs.engine:
         gather_engine(ev, inputs.engine)
     if inputs.logs:
         gather_logs(ev, inputs.logs, inputs.engine)
+        if ev.interrupted:
+            return
     elif not inputs.metrics:
         ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
@@ -347,4 +372,3 @@ def gather_files(inputs: FileInputs) -> EvidenceSet:
     gather_engine_support(ev)
     ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
     ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (use `check host`)")
-    return ev

@@ -432,8 +432,12 @@ class HostCollector:
         t0 = time.monotonic()
         try:
             self._collect()
+        except KeyboardInterrupt:  # Ctrl-C: report what was gathered; commands in flight end at their timeouts
+            self.ev.interrupted = True
+            self.ev.could_not_collect("the rest of the collection", "interrupted (Ctrl-C); the report holds what "
+                                                                    "was gathered before")
         finally:
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=not self.ev.interrupted, cancel_futures=self.ev.interrupted)
         elapsed = time.monotonic() - t0
         value = {"host": self.label, "bytes_received": getattr(self.host, "bytes_received", 0),
                  "bytes_sent": getattr(self.host, "bytes_sent", 0),
@@ -519,6 +523,13 @@ class HostCollector:
             self.facts["hostname"] = hn.decode("utf-8", "replace").strip()[:200]
         if not res.ok:
             self.ev.could_not_collect("process list", res.error or f"exit status {res.rc}", Kind.PROCESS)
+        # The survey always reads /proc/sys/kernel/hostname: without it we did not look (no /proc, or
+        # non-GNU tools such as BSD base64/stat on macOS), so "no serving process" would be a guess.
+        surveyed = res.ok and isinstance(hn, bytes)
+        if res.ok and not surveyed:
+            why = (res.stderr.decode("utf-8", "replace").strip().splitlines() or ["no /proc/sys/kernel/hostname"])[0]
+            self.ev.could_not_collect("process list", f"{self.label} did not answer like a Linux host with GNU tools "
+                                      f"({why[:200]}); its processes could not be listed", Kind.PROCESS)
         pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
         if self.opt.pid is not None:
             pids = [p for p in pids if p == self.opt.pid]
@@ -529,8 +540,11 @@ class HostCollector:
         procs.sort(key=lambda p: (p.launch.speculative is None and p.launch.spec_error is None, p.pid))
         src = self.src("file", "/proc/*/cmdline")
         if not procs:
-            self.ev.missing(Kind.PROCESS, f"no vLLM or SGLang serving process is running on {self.label}")
-            self.ev.missing(Kind.LAUNCH, f"no serving process on {self.label} to read the launch command from")
+            if surveyed:
+                self.ev.missing(Kind.PROCESS, f"no vLLM or SGLang serving process is running on {self.label}")
+                self.ev.missing(Kind.LAUNCH, f"no serving process on {self.label} to read the launch command from")
+            else:
+                self.ev.missing(Kind.LAUNCH, f"the processes on {self.label} could not be listed")
             return []
         self.ev.add(Kind.PROCESS, f"{len(procs)} serving process(es): "
                     + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, procs)

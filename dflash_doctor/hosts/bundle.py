@@ -36,11 +36,15 @@ def _enc(data: bytes) -> dict:
 
 
 def _dec(obj: dict | None) -> bytes:
-    if not obj:
+    # A damaged or hostile bundle may hold anything here; what cannot be decoded replays as empty.
+    if not isinstance(obj, dict):
         return b""
     if "text" in obj:
-        return str(obj["text"]).encode("utf-8")
-    return base64.b64decode(str(obj.get("b64", "")), validate=False)
+        return str(obj["text"]).encode("utf-8", "replace")
+    try:
+        return base64.b64decode(str(obj.get("b64", "")), validate=False)
+    except ValueError:  # binascii.Error, non-ASCII text
+        return b""
 
 
 _ERRORS = {"FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError,
@@ -247,7 +251,8 @@ class BundleHost(Host):
             raise FileNotFoundError(2, "not recorded in the bundle", path)
         if "exc" in call:
             self._raise(call, path)
-        return [str(n) for n in call.get("names", [])]
+        names = call.get("names")
+        return [str(n) for n in names] if isinstance(names, list) else []
 
     def readlink(self, path: str, timeout=30.0) -> str:
         call = self._take(("readlink", path))

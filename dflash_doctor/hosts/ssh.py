@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import os
 import re
 import select
@@ -25,6 +26,10 @@ from .base import CommandResult, Host, HostError
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 
+# paramiko's transport thread logs failures (a stalled banner, a reset) with a traceback; without a
+# handler Python prints them on stderr. Every such failure already reaches the user as one HostError line.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+
 
 @dataclass(frozen=True)
 class SSHTarget:
@@ -38,6 +43,8 @@ _SPEC = re.compile(r"^(?:ssh://)?(?:(?P<user>[^@/:\s]+)@)?(?P<host>\[[0-9A-Fa-f:
 
 def parse_target(spec: str) -> SSHTarget:
     """`ssh://[user@]host[:port]`, `user@host`, or an ssh_config alias. Passwords in the URL are refused."""
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in spec.strip()):  # would forge known_hosts lines or escapes
+        raise HostError(f"{_safe(spec)!r} is not a host: it holds control characters")
     m = _SPEC.match(spec.strip())
     if not m:
         if re.match(r"^(?:ssh://)?[^@/\s]+:[^@/\s]*@", spec):
@@ -254,10 +261,13 @@ class SSHHost(Host):
                     # stdout wakes select(); stderr is polled on the same short tick.
                     select.select([chan], [], [], 0.02)
         except (self._paramiko.SSHException, EOFError, OSError) as exc:
-            chan.close()
+            _close_quietly(chan)
             return CommandResult(argv, None, bytes(out), bytes(err), error=f"the connection dropped: {exc}")
         rc = None if timed_out else chan.recv_exit_status()
-        chan.close()
+        _close_quietly(chan)
+        if rc == -1:  # paramiko's answer when the channel closed without an exit status: the connection dropped
+            return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
+                                 error="the connection dropped before the command finished")
         return CommandResult(argv, rc, bytes(out), bytes(err), timed_out=timed_out, truncated=truncated,
                              error=f"timed out after {timeout:g}s" if timed_out else None)
 
@@ -276,6 +286,14 @@ class SSHHost(Host):
             from .base import _os_error
             raise _os_error(res, path)
         return sorted(n.decode("utf-8", "surrogateescape") for n in res.stdout.split(b"\0") if n)
+
+
+def _close_quietly(chan) -> None:
+    # Closing sends a message; on a dead connection that raises EOFError, which must not escape run().
+    try:
+        chan.close()
+    except Exception:  # EOFError, socket errors, paramiko's SSHException
+        pass
 
 
 def _absolute(path: str) -> None:

@@ -181,6 +181,8 @@ def load_config(files: FileAccess, path: str, role: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"{role} config {path} is not valid JSON: {exc.msg} (line {exc.lineno}, "
                          f"column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting 100k deep
+        raise UsageError(f"{role} config {path} is not usable JSON: {str(exc)[:100]}") from None
     if not isinstance(obj, dict):
         raise UsageError(f"{role} config {path} is a JSON {type(obj).__name__}, not an object")
     return obj
@@ -216,7 +218,7 @@ class _Fields:
         v = src.get(key)
         if v is None:
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
             self.w.append(f"{label or key} is {_show(v)}, expected a number; ignored")
             return None
         return float(v)
@@ -550,7 +552,7 @@ def _tokenizer_ids(files: FileAccess, directory: str, warnings: list[str]) -> tu
             continue
         try:
             obj = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, absurd numbers or nesting
             warnings.append(f"{name} is not valid JSON; not read")
             continue
         if not isinstance(obj, dict):

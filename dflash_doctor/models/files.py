@@ -74,7 +74,7 @@ class HostFiles:
         return self.host.read_file(path, max_bytes=max_bytes, timeout=self.timeout)
 
     def size(self, path: str) -> int:
-        res = self.host.run(["stat", "-L", "-c", "%s", path], timeout=self.timeout, max_bytes=256)
+        res = self.host.run(["stat", "-L", "-c", "%s", "--", path], timeout=self.timeout, max_bytes=256)
         if not res.ok:
             err = res.stderr.decode("utf-8", "replace").strip() or res.error or "stat failed"
             if "No such file" in err:

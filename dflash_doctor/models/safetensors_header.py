@@ -84,6 +84,8 @@ def parse_header(blob: bytes) -> dict[str, Any]:
         raise HeaderError("header is not UTF-8 text (not a safetensors file?)") from None
     except json.JSONDecodeError as exc:
         raise HeaderError(f"header is not JSON ({exc.msg} at byte {exc.pos})") from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting 100k deep
+        raise HeaderError(f"header is not usable JSON ({str(exc)[:80]})") from None
     if not isinstance(obj, dict):
         raise HeaderError(f"header is a JSON {type(obj).__name__}, not an object")
     return obj
@@ -201,7 +203,7 @@ def _index_shards(files: FileAccess, path: str, problems: list[str]) -> list[str
         return []
     try:
         obj = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, absurd numbers or nesting
         problems.append(f"{name}: not valid JSON")
         return []
     wm = obj.get("weight_map") if isinstance(obj, dict) else None

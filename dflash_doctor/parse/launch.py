@@ -77,6 +77,9 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
     hide_next = False
     for word in argv:
         if hide_next:
+            if word.lower() in ("bearer", "basic", "digest"):  # `Authorization: Bearer X`: X is the secret
+                out.append(word)
+                continue
             out.append(REDACTED)
             hide_next = False
             continue
@@ -91,6 +94,14 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
                 continue
         if _ENV.match(word) and is_secret_key(word.split("=", 1)[0]):
             out.append(word.split("=", 1)[0] + "=" + REDACTED)
+            continue
+        # A secret split over words: `Authorization: Bearer X`, `password: X`, `aws_secret_access_key = X`.
+        low = word.lower()
+        prev = argv[len(out) - 1] if out else ""
+        if low in ("bearer", "basic", "digest") or (low[-1:] in (":", "=") and is_secret_key(low[:-1].replace("-", "_"))) \
+                or (word in ("=", ":") and is_secret_key(prev.lower().replace("-", "_"))):
+            out.append(word)
+            hide_next = True
             continue
         out.append(redact_text(word))
     return out
@@ -183,7 +194,7 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:
         method=method, drafter=drafter if isinstance(drafter, str) else None, num_speculative_tokens=k,
         env={k2: (REDACTED if is_secret_key(k2) else redact_text(v)) for k2, v in env.items()},
         args={k2: (REDACTED if is_secret_key(k2) and v is not True else redact_any(v)) for k2, v in args.items()},
-        stray=tuple(redact_text(p) for p in positional), argv=tuple(redact_argv(argv)),
+        stray=tuple(redact_argv(positional)), argv=tuple(redact_argv(argv)),
     )
 
 
@@ -203,7 +214,9 @@ def parse_spec_json(words: Sequence[str]) -> tuple[dict | None, str | None, str 
     split = len(words) > 1
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number or absurd nesting is not valid either
+        if not isinstance(exc, json.JSONDecodeError):
+            return None, f"--speculative-config is not usable JSON ({str(exc)[:100]})", None
         error = f"--speculative-config is not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
         if split:
             error += f"; the shell split it into {len(words)} words"
@@ -225,7 +238,7 @@ def _repair(text: str) -> dict | None:
         v = ast.literal_eval(text)  # {'method': 'dflash'} (Python dict syntax); literal_eval never runs code
         if isinstance(v, dict):
             return v
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # {[1]: 2} is a TypeError
         pass
     body = text.strip()
     if not (body.startswith("{") and body.endswith("}")):

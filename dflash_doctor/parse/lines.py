@@ -106,9 +106,9 @@ _PP_ITEM = re.compile(r"\d\.\d{3}$")
 def _int(text: str) -> int | None:
     try:
         v = float(text)
-    except ValueError:
+        return int(v) if v == int(v) else None
+    except (ValueError, OverflowError):  # "1e999" is inf, and int(inf) overflows
         return None
-    return int(v) if v == int(v) else None
 
 
 def parse_v1(msg: str) -> dict | str:
@@ -179,7 +179,8 @@ def settle_v1_mean(d: dict, drafts: float | None) -> tuple[float | None, str | N
         return None, None
     if drafts:
         ratio = d["accepted"] / drafts
-        if abs(mean - ratio) + 1e-9 < abs(mean - (1.0 + ratio)):
+        # a mean below 1 cannot include the bonus token, whatever the arithmetic says
+        if mean < 1.0 or abs(mean - ratio) + 1e-9 < abs(mean - (1.0 + ratio)):
             return mean + 1.0, "0.8.5"
         return mean, None
     return (mean + 1.0, "0.8.5") if mean < 1.0 else (mean, None)

@@ -857,7 +857,7 @@ class _LineReader(io.RawIOBase):
                 ln = next(self._it)
             except StopIteration:
                 break
-            b = ln.encode("utf-8", "surrogateescape") if isinstance(ln, str) else bytes(ln)
+            b = ln.encode("utf-8", "surrogatepass") if isinstance(ln, str) else bytes(ln)  # any lone surrogate; the scanner decodes leniently
             if not b.endswith(b"\n"):
                 b += b"\n"
             parts.append(b)

@@ -8,6 +8,8 @@ and summed. Meanings: shared/reference/engine-logs.md.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +68,14 @@ def parse_text(text: str, source: str) -> Scrape:
         families = list(text_string_to_metric_families(text))
     except Exception as exc:  # the parser raises ValueError/TypeError/IndexError on junk
         raise MetricsError(f"not Prometheus text ({type(exc).__name__}: {str(exc)[:120]})") from None
+    try:
+        _read_samples(scrape, families)
+    except (OverflowError, ValueError) as exc:  # a value too large for a float is not a counter
+        raise MetricsError(f"a sample value is out of range ({str(exc)[:80]})") from None
+    return scrape
+
+
+def _read_samples(scrape: Scrape, families) -> None:
     for fam in families:
         for s in fam.samples:
             scrape.series += 1
@@ -85,7 +95,6 @@ def parse_text(text: str, source: str) -> Scrape:
                 e["pos"][pos] = e["pos"].get(pos, 0.0) + float(s.value)
             elif name in _GAUGES:
                 scrape.engine(label)[_GAUGES[name]] = float(s.value)
-    return scrape
 
 
 def _delta(a: dict, b: dict) -> tuple[dict, bool]:
@@ -148,7 +157,13 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
             pp: tuple[float, ...] = ()
             if drafts and e["pos"]:
                 pp = tuple(e["pos"].get(i, 0.0) / drafts for i in range(max(e["pos"]) + 1))
-            if drafts is not None and drafts > 0 and accepted is not None:
+            # counters are never negative or infinite, and never accept more than was drafted
+            sane = all(v is None or (math.isfinite(v) and v >= 0) for v in (drafts, drafted, accepted)) \
+                and (drafted is None or accepted is None or accepted <= drafted) and all(0.0 <= r <= 1.0 for r in pp)
+            if not sane:
+                notes.append(f"{name}: implausible counter values (negative, infinite, or more accepted than "
+                             "drafted); ignored")
+            elif drafts is not None and drafts > 0 and accepted is not None:
                 rows.append(("vllm-metrics", src, None, None, f"metrics {name}", drafts,
                              int(drafted) if drafted is not None else None, int(accepted), k, pp,
                              1.0 + accepted / drafts, None, None, None, None, est))
@@ -161,7 +176,9 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
             notes.append(f"{name}: vLLM V0 gauges only (acceptance rate, efficiency)"
                          + ("; τ = efficiency·(k+1)" if k_hint else "; give k to turn efficiency into τ"))
             table.setdefault(name, {}).update(row)
-        if "sgl_len" in e:
+        if "sgl_len" in e and not (math.isfinite(e["sgl_len"]) and e["sgl_len"] >= 1.0):
+            notes.append(f"{name}: SGLang spec_accept_length {e['sgl_len']} is below 1 or not a number; ignored")
+        elif "sgl_len" in e:
             verify = e.get("sgl_verify")
             weight = verify if verify and verify > 0 else 1.0
             k = k_hint
@@ -190,8 +207,14 @@ def read_source(source: str, timeout: float = 10.0) -> str:
 
         with open(source, "rb") as fh:
             data = fh.read(MAX_BYTES + 1)
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)[: MAX_BYTES + 1]
+        if data[:2] == b"\x1f\x8b":  # inflate at most the cap: a gzip bomb must not take gigabytes
+            import io
+            import zlib
+            try:
+                with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+                    data = gz.read(MAX_BYTES + 1)
+            except (EOFError, zlib.error, OSError) as exc:  # truncated or corrupt: one line, not a crash
+                raise MetricsError(f"damaged gzip file ({exc})") from None
     if len(data) > MAX_BYTES:
         raise MetricsError(f"larger than {MAX_BYTES >> 20} MiB: not a /metrics page")
     if b"\x00" in data[:65536]:

@@ -7,7 +7,8 @@ import re
 from ..evidence import Report, Status
 from ..textsafe import plain
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+# & too: an entity such as &#x202e; would render as the character it names.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 ICON = {Status.OK: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.COULD_NOT_CHECK: "❔"}
 
 

@@ -22,7 +22,8 @@ VERDICT_STYLE = {Verdict.PROBLEM: "bold red", Verdict.HEALTHY: "bold green", Ver
 
 
 def t(text: object, style: str = "") -> Text:
-    return Text(plain(text), style=style)
+    # One field, one line: a newline in untrusted text could otherwise print a forged "[✓] …" line.
+    return Text(plain(text).replace("\n", " ⏎ "), style=style)
 
 
 def curve_chart(per_position, width: int = 40, reference=None) -> Table:
