@@ -231,7 +231,9 @@ class SSHHost(Host):
         try:
             while True:
                 got = False
-                while chan.recv_ready():
+                # The deadline is checked inside the drain loops too: a command that prints faster than
+                # we read would otherwise keep these loops busy past its timeout.
+                while chan.recv_ready() and time.monotonic() <= deadline:
                     data = chan.recv(1 << 16)
                     if not data:
                         break
@@ -240,7 +242,7 @@ class SSHHost(Host):
                     room = max_bytes - len(out)
                     out += data[:room] if room > 0 else b""
                     truncated |= len(data) > room
-                while chan.recv_stderr_ready():
+                while chan.recv_stderr_ready() and time.monotonic() <= deadline:
                     data = chan.recv_stderr(1 << 16)
                     if not data:
                         break
@@ -262,7 +264,8 @@ class SSHHost(Host):
                     select.select([chan], [], [], 0.02)
         except (self._paramiko.SSHException, EOFError, OSError) as exc:
             _close_quietly(chan)
-            return CommandResult(argv, None, bytes(out), bytes(err), error=f"the connection dropped: {exc}")
+            return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
+                                 error=f"the connection dropped: {exc}")
         rc = None if timed_out else chan.recv_exit_status()
         _close_quietly(chan)
         if rc == -1:  # paramiko's answer when the channel closed without an exit status: the connection dropped
