@@ -31,6 +31,10 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
+# How much output past a command's limit is still drained (and dropped) to collect its exit status.
+DRAIN_SLACK = 16 << 20
+
+
 @dataclass(frozen=True)
 class SSHTarget:
     alias: str  # what the user typed (an ssh_config Host alias or a hostname)
@@ -228,6 +232,7 @@ class SSHHost(Host):
         out, err = bytearray(), bytearray()
         truncated = timed_out = False
         deadline = time.monotonic() + timeout
+        received_at_start = self.bytes_received
         try:
             while True:
                 got = False
@@ -256,6 +261,11 @@ class SSHHost(Host):
                 if chan.exit_status_ready() and (chan.eof_received or chan.closed) \
                         and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
+                if truncated and self.bytes_received - received_at_start > 2 * max_bytes + DRAIN_SLACK:
+                    # Past the limit nothing more is kept: output a little over it is drained (so the exit
+                    # status still arrives), but a flood is stopped rather than pulled over the network
+                    # (hundreds of MB would also trigger an SSH re-key mid-stream).
+                    break
                 if time.monotonic() > deadline:
                     timed_out = True
                     break
@@ -266,6 +276,10 @@ class SSHHost(Host):
             _close_quietly(chan)
             return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
                                  error=f"the connection dropped: {exc}")
+        if truncated and not timed_out and not (chan.exit_status_ready() and chan.eof_received):
+            _close_quietly(chan)
+            return CommandResult(argv, None, bytes(out), bytes(err), truncated=True,
+                                 error=f"stopped: its output passed the {max_bytes}-byte limit")
         rc = None if timed_out else chan.recv_exit_status()
         _close_quietly(chan)
         if rc == -1:  # paramiko's answer when the channel closed without an exit status: the connection dropped
