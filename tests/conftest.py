@@ -47,3 +47,16 @@ else:
     settings.register_profile("long", max_examples=3000, deadline=None, print_blob=True,
                               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory):
+    """A real OpenSSH server on a free loopback port (tests/sshd.py), one per test module."""
+    from tests.sshd import sshd_available, start_sshd
+
+    reason = sshd_available()
+    if reason:
+        pytest.skip(f"needs a real sshd: {reason}")
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()

@@ -25,14 +25,12 @@ from typing import Sequence
 from .base import CommandResult, Host, HostError
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
+# How much output past a command's limit is still drained (and dropped) to collect its exit status.
+DRAIN_SLACK = 16 << 20
 
 # paramiko's transport thread logs failures (a stalled banner, a reset) with a traceback; without a
 # handler Python prints them on stderr. Every such failure already reaches the user as one HostError line.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
-
-
-# How much output past a command's limit is still drained (and dropped) to collect its exit status.
-DRAIN_SLACK = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -95,6 +93,7 @@ class SSHHost(Host):
         self.bytes_sent = 0
         self.commands: list[tuple[str, ...]] = []
         self._lock = threading.Lock()
+        self._abandoned: list = []  # channels stopped at their output limit; closed with the connection
         self._jump: SSHHost | None = None
         timeout = connect_timeout or _float(cfg.get("connecttimeout")) or DEFAULT_CONNECT_TIMEOUT
         kh_files = [os.path.expanduser(p) for p in
@@ -230,7 +229,7 @@ class SSHHost(Host):
         except (self._paramiko.SSHException, EOFError, OSError) as exc:
             return CommandResult(argv, None, b"", b"", error=f"could not start the command: {exc}")
         out, err = bytearray(), bytearray()
-        truncated = timed_out = False
+        truncated = timed_out = flooded = False
         deadline = time.monotonic() + timeout
         received_at_start = self.bytes_received
         try:
@@ -262,9 +261,7 @@ class SSHHost(Host):
                         and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
                 if truncated and self.bytes_received - received_at_start > 2 * max_bytes + DRAIN_SLACK:
-                    # Past the limit nothing more is kept: output a little over it is drained (so the exit
-                    # status still arrives), but a flood is stopped rather than pulled over the network
-                    # (hundreds of MB would also trigger an SSH re-key mid-stream).
+                    flooded = True
                     break
                 if time.monotonic() > deadline:
                     timed_out = True
@@ -276,10 +273,14 @@ class SSHHost(Host):
             _close_quietly(chan)
             return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
                                  error=f"the connection dropped: {exc}")
-        if truncated and not timed_out and not (chan.exit_status_ready() and chan.eof_received):
-            _close_quietly(chan)
+        if flooded:
+            # Output far past the limit: nothing more is kept, so stop reading. The channel is left
+            # alone (its window fills and the command blocks) and goes when the connection closes:
+            # pulling hundreds of MB more would make paramiko re-key mid-stream, which can stall, and
+            # closing a channel with data in flight has broken the connection in our tests.
+            self._abandoned.append(chan)
             return CommandResult(argv, None, bytes(out), bytes(err), truncated=True,
-                                 error=f"stopped: its output passed the {max_bytes}-byte limit")
+                                 error=f"stopped reading: its output passed the {max_bytes}-byte limit")
         rc = None if timed_out else chan.recv_exit_status()
         _close_quietly(chan)
         if rc == -1:  # paramiko's answer when the channel closed without an exit status: the connection dropped

@@ -8,17 +8,6 @@ import os
 import pytest
 
 from tests.hardening import tally
-from tests.sshd import sshd_available, start_sshd
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory):
-    reason = sshd_available()
-    if reason:
-        pytest.skip(f"needs a real sshd: {reason}")
-    server = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield server
-    server.stop()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

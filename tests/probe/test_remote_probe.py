@@ -11,23 +11,12 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from tests.conftest import FIXTURES  # noqa: E402
-from tests.sshd import sshd_available, start_sshd  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.ssh]
 TINY = FIXTURES / "tiny"
 ARGS = ("--target", str(TINY / "target"), "--drafter", str(TINY / "drafter"), "--prompts", str(TINY / "prompts.jsonl"),
         "--limit", "2", "--max-new-tokens", "24", "--device", "cpu", "--ablate", "offset", "--format", "json")
 SAME = ("acceptance", "lossless", "block_size", "end_rule", "decoding", "taps")
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory):
-    reason = sshd_available()
-    if reason:
-        pytest.skip(f"needs a real sshd: {reason}")
-    server = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield server
-    server.stop()
 
 
 def test_remote_probe_equals_local(cli, sshd):
