@@ -107,16 +107,21 @@ def _round(v: Any) -> Any:
     return v
 
 
-def load_baseline_tau(path: str) -> tuple[float, str]:
-    """τ from a saved dflash-doctor report (diagnose/probe JSON) or a saved gate JSON."""
+def read_json_flag(path: str, flag: str, hint: str | None = None):
+    """The JSON document a flag names (`--baseline`, `--probe`); unreadable or non-JSON is a usage error."""
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            return json.load(fh)
     except OSError as exc:
-        raise UsageError(f"cannot read --baseline {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
     except (ValueError, RecursionError) as exc:  # not JSON / not UTF-8 / 5000-digit numbers / absurd nesting
-        raise UsageError(f"--baseline {path} is not JSON: {str(exc)[:120]}",
-                         hint="save one with `dflash-doctor diagnose … --format json -o REPORT.json`") from None
+        raise UsageError(f"{flag} {path} is not JSON: {str(exc)[:120]}", hint=hint) from None
+
+
+def load_baseline_tau(path: str) -> tuple[float, str]:
+    """τ from a saved dflash-doctor report (diagnose/probe JSON) or a saved gate JSON."""
+    data = read_json_flag(path, "--baseline",
+                          hint="save one with `dflash-doctor diagnose … --format json -o REPORT.json`")
     if not isinstance(data, dict):
         raise UsageError(f"--baseline {path} is not a dflash-doctor report")
     schema = data.get("schema")

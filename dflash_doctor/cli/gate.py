@@ -137,18 +137,11 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
 
 def _acceptance_from_saved(path: str):
     """An AcceptanceSummary from a saved report's acceptance block (e.g. `probe --format json`)."""
-    import json
-
     from ..errors import UsageError
+    from ..gate import read_json_flag
     from ..parse.records import MIN_DRAFTS, AcceptanceSummary
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise UsageError(f"cannot read --probe {path}: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:  # not JSON / not UTF-8 / 5000-digit numbers / absurd nesting
-        raise UsageError(f"--probe {path} is not JSON: {str(exc)[:120]}") from None
+    data = read_json_flag(path, "--probe")
     acc = data.get("acceptance") if isinstance(data, dict) else None
     if not isinstance(acc, dict):
         return None, f"{path} (no acceptance block)"
