@@ -38,10 +38,17 @@ def register(app: typer.Typer) -> None:
         ev = EvidenceSet(label="logs")
         if engine:
             gather_engine(ev, engine)
-        scan = gather_logs(ev, list(files), engine, since=lo, until=hi)
+        loaded: list = []
+
+        def prepare() -> None:  # while worker processes scan a large log: what the report needs next
+            from ..parse import frame  # noqa: F401
+
+            loaded.append(load_checks())
+
+        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
-        reg = load_checks()
+        reg = loaded[0] if loaded else load_checks()
         kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
         report, warnings = build_report(ev, checks=checks)

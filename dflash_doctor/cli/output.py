@@ -34,8 +34,9 @@ class Output:
         except OSError:
             return 100
 
-    def write(self, text: str) -> None:
-        text = redact_text(text)
+    def write(self, text: str, redacted: bool = False) -> None:
+        if not redacted:
+            text = redact_text(text)
         if self.path and self.path != "-":
             try:
                 with open(self.path, "w", encoding="utf-8") as fh:
@@ -48,7 +49,7 @@ class Output:
             sys.stdout.flush()
 
     def report(self, report) -> None:
-        self.write(render(report, self.fmt, color=self.color, width=self.width))
+        self.write(render(report, self.fmt, color=self.color, width=self.width), redacted=True)  # render() redacts
 
     def info(self, msg: str) -> None:
         if not self.quiet:

@@ -75,7 +75,7 @@ def _in_window(ts: str | None, lo: str | None, hi: str | None) -> bool:
 
 
 def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, since: str | None = None,
-                until: str | None = None) -> LogScan | None:
+                until: str | None = None, meanwhile=None) -> LogScan | None:
     """Scan server logs (plain, .gz, rotated, '-' for stdin) into LOG_SCAN, ACCEPTANCE and STARTUP."""
     from ..parse.logscan import order_rotated
 
@@ -88,7 +88,7 @@ def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, si
             ev.could_not_collect(f"log {path}", "file not found" if not os.path.exists(path) else "not a regular file")
             continue
         try:
-            scan_file(path, scan)
+            scan_file(path, scan, meanwhile=meanwhile)
             read_any = True
         except OSError as exc:
             ev.could_not_collect(f"log {path}", f"could not read: {exc.strerror or exc}")

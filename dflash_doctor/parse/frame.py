@@ -1,9 +1,11 @@
-"""Aggregation of per-interval records in a pandas DataFrame, done the way the engines count:
-sum counts (weight every interval by its drafts), never average printed means or rates.
+"""Aggregation of per-interval records, done the way the engines count: sum counts (weight every
+interval by its drafts), never average printed means or rates.
 
-pandas is imported here only, and this module only when a summary is asked for. Sums run on the
-frame's numpy columns and integer group codes, so a million intervals aggregate in well under a
-second.
+The records are columns (numpy arrays, one row per interval: time, engine, drafts, drafted,
+accepted, per-position rates, throughput …). `to_frame` / `export_frame` give them as the pandas
+DataFrame users export (--csv/--parquet); `summarize` sums the same columns directly, so that a
+summary needs numpy only (pandas' import alone costs about a third of a second). Sums run on the
+numpy columns and integer group codes, so a million intervals aggregate in well under a second.
 """
 
 from __future__ import annotations
@@ -77,23 +79,45 @@ def _columns(data: Any) -> dict[str, Any]:
     return {k: v[order] for k, v in out.items()}
 
 
-def to_frame(data: Any):
-    """One row per interval; `prefix_accepted` is the τ numerator (V0: emitted - drafts)."""
+def _with_tau(d: dict[str, Any]) -> dict[str, Any]:
+    """Add `prefix_accepted` (the τ numerator; V0: emitted - drafts) and `tau` to the columns."""
     import numpy as np
-    import pandas as pd
 
-    d = _columns(data)
-    if not d:
-        return pd.DataFrame({f: [] for f in FIELDS + ("npos", "prefix_accepted", "tau")})
     pref = np.where(np.isnan(d["emitted"]), d["accepted"], d["emitted"] - d["drafts"])
     no_acc = np.isnan(pref) & ~np.isnan(d["printed_mean"])
     pref[no_acc] = (d["printed_mean"][no_acc] - 1.0) * d["drafts"][no_acc]
     d["prefix_accepted"] = pref
     with np.errstate(divide="ignore", invalid="ignore"):
         d["tau"] = 1.0 + pref / d["drafts"]
+    return d
+
+
+def to_frame(data: Any):
+    """One row per interval; `prefix_accepted` is the τ numerator (V0: emitted - drafts)."""
+    import pandas as pd
+
+    d = _columns(data)
+    if not d:
+        return pd.DataFrame({f: [] for f in FIELDS + ("npos", "prefix_accepted", "tau")})
+    d = _with_tau(d)
     # object columns stay object: inferring an arrow string dtype costs more than the whole sum
     return pd.DataFrame({k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()},
                         copy=False)
+
+
+def _factorize(values) -> tuple[Any, list]:
+    """Integer codes (-1 for None) and the distinct values in order of first appearance."""
+    import numpy as np
+
+    vals = values.tolist() if hasattr(values, "tolist") else list(values)
+    seen = dict.fromkeys(vals)
+    has_none = None in seen
+    uniq = [u for u in seen if u is not None]
+    if len(uniq) == 1 and not has_none:
+        return np.zeros(len(vals), dtype=np.int64), uniq
+    lookup = {u: i for i, u in enumerate(uniq)}
+    lookup[None] = -1
+    return np.fromiter(map(lookup.__getitem__, vals), dtype=np.int64, count=len(vals)), uniq
 
 
 def pp_matrices(pp, npos):
@@ -106,15 +130,16 @@ def pp_matrices(pp, npos):
     npos = np.asarray(npos)
     for n in sorted(set(np.unique(npos).tolist()) - {0}):
         idx = np.flatnonzero(npos == n)
-        sel = pp[idx]
+        sel = pp if len(idx) == len(pp) else pp[idx]
         mat = np.empty((len(idx), n))
         done = np.zeros(len(idx), dtype=bool)
         width = 7 * n - 2
         lens = np.fromiter(map(len, sel), dtype=np.int64, count=len(sel))
         std = np.flatnonzero(lens == width)  # tuples of length == width are caught by the checks below
+        whole = len(std) == len(sel)
         for lo in range(0, len(std), BLOCK_ROWS):  # in blocks: the byte matrices stay small
             part = std[lo:lo + BLOCK_ROWS]
-            fw = _fixed_width(sel[part].tolist(), n)
+            fw = _fixed_width((sel[lo:lo + BLOCK_ROWS] if whole else sel[part]).tolist(), n)
             if fw is not None:
                 mat[part] = fw
                 done[part] = True
@@ -128,22 +153,22 @@ def _fixed_width(sel: list, n: int):
     sit at fixed columns and numpy reads them without parsing text (any other layout: None)."""
     import numpy as np
 
-    width = 7 * n - 2
     try:
-        blob = b"".join(sel)
+        blob = b", ".join(sel) + b", "  # each rate then fills exactly 7 bytes: "d.ddd, "
     except TypeError:
         return None
-    if len(blob) != width * len(sel):
+    if len(blob) != 7 * n * len(sel):
         return None
-    a = np.frombuffer(blob, dtype=np.uint8).reshape(len(sel), width)
-    starts = np.arange(n) * 7
-    if not ((a[:, starts + 1] == ord(".")).all() and (n == 1 or (a[:, starts[:-1] + 5] == ord(",")).all())):
+    a = np.frombuffer(blob, dtype=np.uint8).reshape(len(sel), n, 7)
+    if not ((a[:, :, 1] == ord(".")).all() and (a[:, :, 5] == ord(",")).all() and (a[:, :, 6] == ord(" ")).all()):
         return None
-    digits = a[:, np.concatenate([starts, starts + 2, starts + 3, starts + 4])].astype(np.int32) - ord("0")
-    if digits.min() < 0 or digits.max() > 9:
+    cols = [a[:, :, i] for i in (0, 2, 3, 4)]  # the digits: strided views, nothing copied yet
+    if any(c.min() < ord("0") or c.max() > ord("9") for c in cols):
         return None
-    v = digits[:, :n] * 1000 + digits[:, n:2 * n] * 100 + digits[:, 2 * n:3 * n] * 10 + digits[:, 3 * n:]
-    return v / 1000.0
+    v = cols[0].astype(np.int32) * 1000
+    for c, m in zip(cols[1:], (100, 10, 1)):
+        v += c.astype(np.int32) * m
+    return (v - ord("0") * 1111) / 1000.0
 
 
 def export_frame(data: Any):
@@ -163,20 +188,20 @@ def export_frame(data: Any):
 
 def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:
     import numpy as np
-    import pandas as pd
 
-    df = to_frame(data)
-    if df.empty:
+    df = _columns(data)
+    if not df or not len(df["drafts"]):
         return None
+    df = _with_tau(df)
     notes: list[str] = []
-    drafts_c = df["drafts"].to_numpy()
-    pref_c = df["prefix_accepted"].to_numpy()
-    fmt_codes, fmt_names = pd.factorize(df["fmt"])
+    drafts_c = df["drafts"]
+    pref_c = df["prefix_accepted"]
+    fmt_codes, fmt_names = _factorize(df["fmt"])
     unweighted = np.isnan(drafts_c)
     if unweighted.any():
         notes.append(f"{int(unweighted.sum())} interval(s) print no drafts count and no k was recovered "
                      "(vLLM 0.8.3–0.8.4): they count toward the draft acceptance rate only")
-    drafted_c, accepted_c = df["drafted"].to_numpy(), df["accepted"].to_numpy()
+    drafted_c, accepted_c = df["drafted"], df["accepted"]
     is_sgl = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if f.startswith("sglang")])
     rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~is_sgl
     use_mask = (drafts_c > 0) & ~np.isnan(pref_c)
@@ -187,22 +212,22 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         drafted, accepted = drafted_c[rate_mask].sum(), accepted_c[rate_mask].sum()
         return AcceptanceSummary(
             mean_acceptance_length=float("nan"), per_position=(), drafts=0.0, drafted=int(drafted),
-            accepted=int(accepted), k=None, draft_acceptance_rate=accepted / drafted, intervals=len(df),
+            accepted=int(accepted), k=None, draft_acceptance_rate=accepted / drafted, intervals=len(drafts_c),
             formats=tuple(sorted(fmt_names)), min_drafts=min_drafts,
             notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]))
-    use = df[use_mask].reset_index(drop=True) if not use_mask.all() else df
-    w = use["drafts"].to_numpy()
-    pref = use["prefix_accepted"].to_numpy()
+    use = df if use_mask.all() else {k: v[use_mask] for k, v in df.items()}
+    w = use["drafts"]
+    pref = use["prefix_accepted"]
     drafts = float(w.sum())
     tau = 1.0 + float(pref.sum()) / drafts
 
     # per-position: rates × drafts are counts; sum counts per position over the intervals having it
-    kcol = use["k"].to_numpy()
+    kcol = use["k"]
     kvals, kcounts = np.unique(kcol[~np.isnan(kcol)], return_counts=True)
     ks = [int(x) for x in kvals]
     k = int(kvals[np.argmax(kcounts)]) if len(kvals) else None
     per_pos: list[float] = []
-    groups = list(pp_matrices(use["per_position"].to_numpy(), use["npos"].to_numpy()))
+    groups = list(pp_matrices(use["per_position"], use["npos"]))
     kmax = max((n for _, n, _ in groups), default=0)
     if kmax:
         num = np.zeros(kmax)
@@ -215,12 +240,12 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     if len(ks) > 1:
         notes.append(f"k changed between intervals ({', '.join(map(str, ks))}); each position's rate is summed "
                      "over the intervals that have it")
-    est = use["estimated"].to_numpy().astype(bool)
+    est = use["estimated"].astype(bool)
     if est.any():
         notes.append(f"{int(est.sum())} interval(s) have an estimated drafts count (not printed by the engine)")
 
     # τ over time, in file order: first vs last third of the intervals, and a thinned series
-    n = len(use)
+    n = len(w)
     first = last = None
     if n >= 3:
         t = n // 3
@@ -231,14 +256,14 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
     ends = np.r_[starts[1:], n] - 1
     bw, bp = np.add.reduceat(w, starts), np.add.reduceat(pref, starts)
-    ts_col, src_col = use["timestamp"].to_numpy(), use["source"].to_numpy()
+    ts_col, src_col = use["timestamp"], use["source"]
     series = [{"timestamp": ts_col[e], "source": src_col[e], "tau": round(float(1.0 + p / d), 4),
                "drafts": round(float(d), 1), "intervals": int(e - s + 1)}
               for s, e, d, p in zip(starts, ends, bw, bp)]
 
-    eng_codes, eng_names = pd.factorize(use["engine"].to_numpy(), use_na_sentinel=True)
+    eng_codes, eng_names = _factorize(use["engine"])
     per_engine = []
-    ufmt_codes, ufmt_names = pd.factorize(use["fmt"].to_numpy())
+    ufmt_codes, ufmt_names = _factorize(use["fmt"])
     untagged = eng_codes < 0
     labels = [str(x) for x in eng_names] + (["(untagged)"] if untagged.any() else [])
     codes = np.where(untagged, len(eng_names), eng_codes)
@@ -267,9 +292,9 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         drafted, accepted = int(drafted_c[rate_mask].sum()), int(accepted_c[rate_mask].sum())
         rate = accepted / drafted
     thr = None
-    athr = use["accepted_throughput"].to_numpy()
+    athr = use["accepted_throughput"]
     if (~np.isnan(athr)).any():
-        dthr = use["drafted_throughput"].to_numpy()
+        dthr = use["drafted_throughput"]
         thr = {"accepted_tokens_per_s": round(float(np.nanmean(athr)), 2),
                "drafted_tokens_per_s": round(float(np.nanmean(dthr)), 2)}
     engines = tuple(sorted(str(x) for x in eng_names))

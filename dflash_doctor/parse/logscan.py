@@ -311,11 +311,12 @@ def _sglang_rate_meaning(scan: LogScan, ndt: int | None) -> str | None:
 
 # The vLLM >= 0.10.2 line, exactly as vLLM prints it, in bytes: the fast path. Anything else
 # (other versions, odd spacing, cut lines, negatives) falls through to the tolerant parsers.
-_FAST = re.compile(
+FAST_BODY = (
     rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d\d), Accepted throughput: (\d+\.\d\d) ?tokens/s, "
     rb"Drafted throughput: (\d+\.\d\d) ?tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
     rb"Per-position acceptance rate: ((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*), "
-    rb"Avg Draft acceptance rate: (\d+\.\d)%[ \t\r]*$", re.M)
+    rb"Avg Draft acceptance rate: (\d+\.\d)%")
+_FAST = re.compile(FAST_BODY + rb"[ \t\r]*$", re.M)
 _FAST_BACK = len(b"SpecDecoding metrics: Mean a")  # from the first "ccept" back to the literal
 _TS_B = re.compile(rb"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)|(?<![\d-])(\d\d-\d\d) (\d\d:\d\d:\d\d)")
 _STARTUP_LITS = (b"args",) + _STARTUP_EXTRA
@@ -446,9 +447,10 @@ class _Scanner:
                 le = min(end, le + 1 + sum(len(x) + 1 for x in parts[:n]) - 1) if n else le
             if _V1_LIT in raw:
                 n_v1_slow += raw.count(_V1_LIT)
-            tag = _handle_line(self.scan, self.startup, self._decode(raw), source, no, base + ls, block, before)
-            if tag is not _NO_TAG and tag not in self.tags:
-                self._new_tag(tag, buf, end)
+            # (its own name: `tag` is the fast path's, kept with the prefix shape it belongs to)
+            line_tag = _handle_line(self.scan, self.startup, self._decode(raw), source, no, base + ls, block, before)
+            if line_tag is not _NO_TAG and line_tag not in self.tags:
+                self._new_tag(line_tag, buf, end)
             p = find(_METRIC_LIT, le, end)
         # a `SpecDecoding metrics` line without "ccept" cannot parse, but the user must see it. The pass
         # above saw every line with "ccept"; only when the chunk holds more V1 literals than it saw is
@@ -651,14 +653,31 @@ def open_source(path: str) -> tuple[IO[bytes], bool]:
 PARALLEL_MIN = 256 << 20  # plain files at least this large are split across processes
 
 
-def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None) -> LogScan:
+def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None, meanwhile=None) -> LogScan:
+    """Scan one log file into `scan`. `meanwhile`: work for this process while worker processes scan
+    a large file (imports, loading the checks); called at most once, possibly not at all."""
     scan = scan if scan is not None else LogScan()
     fh, count = open_source(path)
     try:
         size = os.fstat(fh.fileno()).st_size if isinstance(fh, io.FileIO) else 0
         n = workers if workers is not None else min(os.cpu_count() or 1, 4)
-        if size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork") and os.environ.get("DFLASH_DOCTOR_WORKERS") != "1":
-            _scan_parallel(fh, path, size, scan, n)
+        if os.environ.get("DFLASH_DOCTOR_WORKERS") == "1":
+            n = 1
+        grep = None
+        if size >= GREP_MIN():
+            from .prefilter import grep_command
+
+            grep = grep_command()
+        if size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork"):
+            _scan_parallel(fh, path, size, scan, n, grep, meanwhile)
+        elif grep:
+            scan.sources.append(path)
+            n_before = len(scan.rows)
+            builder = StartupBuilder(scan.startup)
+            _merge_part(scan, builder, _part_payload(_scan_part(fh, path, 0, size, size, scan.engine_hint, grep)))
+            scan.startup = builder.build()
+            _input_notes(scan, path, size, os.pread(fh.fileno(), 65536, 0), scan.replacements)
+            _finish(scan, len(scan.rows) - n_before)
         else:
             scan_stream(fh, path, scan, count_lines=count)
     finally:
@@ -666,6 +685,96 @@ def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None
             fh.close()
     _resolve_line_numbers(scan, path)
     return scan
+
+
+def GREP_MIN() -> int:  # noqa: N802 - a constant of prefilter, read late so that tests can lower it
+    from .prefilter import GREP_MIN as value
+
+    return value
+
+
+def _scan_part(fh, path: str, start: int, end: int, size: int, engine_hint, grep: str | None) -> LogScan:
+    """One byte range of a plain file: through the grep pre-filter when there is one, else (or when
+    grep misbehaves) streamed in Python."""
+    if grep:
+        from .prefilter import GrepFailed, scan_range
+
+        part = LogScan(engine_hint=engine_hint)
+        try:
+            scan_range(fh, path, start, end, size, part, grep)
+            return part
+        except GrepFailed:
+            pass
+    part = LogScan(engine_hint=engine_hint)
+    scan_stream(_Range(fh, start, end), path, part, count_lines=False, base=start, part=True)
+    return part
+
+
+# Numeric fast-path columns travel from a worker as machine arrays (typecode, bytes): marshal and numpy
+# then take them whole instead of one Python number at a time.
+_ARRAY_COLS = {"drafts": "d", "dft": "q", "acc": "q", "k": "q", "mean": "d", "athr": "d", "dthr": "d", "off": "q"}
+
+
+def _pack_fast(fast: dict) -> dict:
+    from array import array
+
+    out = {}
+    for c, v in fast.items():
+        tc = _ARRAY_COLS.get(c)
+        try:
+            out[c] = (tc, array(tc, v).tobytes()) if tc and v else v
+        except (OverflowError, TypeError):  # an absurd 5000-digit count: keep it a Python int
+            out[c] = v
+    return out
+
+
+def _extend_fast(scan: LogScan, c: str, v) -> None:
+    from array import array
+
+    cur = scan.fast[c]
+    if not isinstance(v, tuple):
+        cur.extend(v)
+        return
+    arr = array(v[0])
+    arr.frombytes(v[1])
+    if not cur:
+        scan.fast[c] = arr
+    elif isinstance(cur, array) and cur.typecode == arr.typecode:
+        cur.extend(arr)
+    else:
+        if isinstance(cur, array):
+            scan.fast[c] = cur = cur.tolist()
+        cur.extend(arr.tolist())
+
+
+def _part_payload(part: LogScan) -> tuple:
+    st = part.startup
+    return (part.rows, _pack_fast(part.fast), [(m.source, m.line_no, m.reason, m.text, m.offset) for m in part.malformed],
+            part.malformed_count, part.notes, part.formats, part.candidate_lines, part.mean_normalised,
+            part.replacements, part._v0, part._sgl, {k: getattr(st, k) for k in st.__dataclass_fields__}, part.bytes)
+
+
+def _merge_part(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
+    (rows, fast, bad, bad_count, notes, formats, cand, norm, repl, v0, sgl, st, nbytes) = payload
+    scan.rows.extend(rows)
+    for c in FAST_COLS:
+        _extend_fast(scan, c, fast[c])
+    for m in bad:
+        if len(scan.malformed) < 20:
+            scan.malformed.append(Malformed(*m))
+    scan.malformed_count += bad_count
+    for t in notes:
+        scan.note(t)
+    for f, c in formats.items():
+        scan.formats[f] = scan.formats.get(f, 0) + c
+    scan.candidate_lines += cand
+    scan.mean_normalised += norm
+    scan.replacements += repl
+    scan._v0.extend(v0)
+    scan._sgl.extend(sgl)
+    scan.bytes += nbytes
+    builder.merge(st)
+    scan.lines = None
 
 
 class _Gunzip(io.RawIOBase):
@@ -737,30 +846,26 @@ def _split_points(fh, size: int, n: int) -> list[int]:
     return points
 
 
-def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int) -> None:
+def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | None = None, meanwhile=None) -> None:
     """Scan byte ranges (split at newlines) in forked worker processes; meanwhile this process
-    imports the aggregation libraries. Results come back through pipes as `marshal` data: plain
-    tuples written by our own child a moment ago, never anything read from the input."""
+    imports the aggregation libraries (and does the caller's `meanwhile`). Results come back through
+    pipes as `marshal` data: plain tuples written by our own child a moment ago, never anything read
+    from the input. The pipes are drained together, so no worker waits for another's turn."""
     import marshal
+    import selectors
 
     points = _split_points(fh, size, n)
     kids = []
     for i in range(n):
         r, w = os.pipe()
+        _big_pipe(w)
         pid = os.fork()
         if pid == 0:  # worker
             os.close(r)
             code = 0
             try:
-                part = LogScan(engine_hint=scan.engine_hint)
-                scan_stream(_Range(fh, points[i], points[i + 1]), path, part, count_lines=False, base=points[i],
-                            part=True)
-                st = part.startup
-                payload = marshal.dumps((
-                    part.rows, part.fast, [(m.source, m.line_no, m.reason, m.text, m.offset) for m in part.malformed],
-                    part.malformed_count, part.notes, part.formats, part.candidate_lines, part.mean_normalised,
-                    part.replacements, part._v0, part._sgl,
-                    {k: getattr(st, k) for k in st.__dataclass_fields__}, part.bytes))
+                part = _scan_part(fh, path, points[i], points[i + 1], size, scan.engine_hint, grep)
+                payload = marshal.dumps(_part_payload(part))
                 with os.fdopen(w, "wb") as out:
                     out.write(payload)
             except BaseException:  # noqa: BLE001 - a worker must never return into the CLI
@@ -770,47 +875,57 @@ def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int) -> None:
         os.close(w)
         kids.append((pid, r))
     try:  # overlap: the workers scan while this process loads what aggregation needs
-        import pandas  # noqa: F401
+        import numpy  # noqa: F401
     except ImportError:
         pass
+    if meanwhile is not None:
+        meanwhile()
     scan.sources.append(path)
     n_before = len(scan.rows)
     builder = StartupBuilder(scan.startup)
     failed = 0
     head = os.pread(fh.fileno(), 65536, 0)
+    chunks: dict[int, list[bytes]] = {r: [] for _, r in kids}
+    with selectors.DefaultSelector() as sel:
+        for _, r in kids:
+            sel.register(r, selectors.EVENT_READ)
+        while sel.get_map():
+            for key, _ in sel.select():
+                piece = os.read(key.fd, 1 << 20)
+                if piece:
+                    chunks[key.fd].append(piece)
+                else:
+                    sel.unregister(key.fd)
+                    os.close(key.fd)
     for pid, r in kids:
-        with os.fdopen(r, "rb") as inp:
-            data = inp.read()
-        _, status = os.waitpid(pid, 0)
-        if status != 0 or not data:
-            failed += 1
-            continue
-        (rows, fast, bad, bad_count, notes, formats, cand, norm, repl, v0, sgl, st, nbytes) = marshal.loads(data)
+        data = b"".join(chunks.pop(r))
+        try:  # a worker writes its payload only when its scan succeeded
+            payload = marshal.loads(data) if data else None
+        except (EOFError, ValueError, TypeError):
+            payload = None
         del data
-        scan.rows.extend(rows)
-        for c in FAST_COLS:
-            scan.fast[c].extend(fast[c])
-        for m in bad:
-            if len(scan.malformed) < 20:
-                scan.malformed.append(Malformed(*m))
-        scan.malformed_count += bad_count
-        for t in notes:
-            scan.note(t)
-        for f, c in formats.items():
-            scan.formats[f] = scan.formats.get(f, 0) + c
-        scan.candidate_lines += cand
-        scan.mean_normalised += norm
-        scan.replacements += repl
-        scan._v0.extend(v0)
-        scan._sgl.extend(sgl)
-        scan.bytes += nbytes
-        builder.merge(st)
+        if payload is None:
+            failed += 1
+        else:
+            _merge_part(scan, builder, payload)
+    for pid, _ in kids:
+        os.waitpid(pid, 0)
     scan.lines = None
     scan.startup = builder.build()
     if failed:
         raise OSError(f"{failed} of {n} scan workers failed")
     _input_notes(scan, path, size, head, scan.replacements)
     _finish(scan, len(scan.rows) - n_before)
+
+
+def _big_pipe(fd: int, size: int = 1 << 20) -> None:
+    """A 1 MiB pipe buffer (Linux F_SETPIPE_SZ): megabytes then cross in a few large steps."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except (OSError, ImportError):
+        pass
 
 
 def _resolve_line_numbers(scan: LogScan, path: str) -> None:
@@ -889,6 +1004,8 @@ def iter_file_lines(path: str) -> Iterator[str]:
 
 def aggregate(intervals, min_drafts: int = MIN_DRAFTS, startup: StartupFacts | None = None) -> AcceptanceSummary | None:
     """Drafts-weighted totals, per-position curve from counts, τ over time (see `frame.py`)."""
+    if not (intervals.n_intervals if isinstance(intervals, LogScan) else len(intervals)):
+        return None  # nothing to sum: spare the pandas import
     from .frame import summarize
 
     return summarize(intervals, min_drafts=min_drafts)

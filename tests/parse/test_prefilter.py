@@ -1,0 +1,109 @@
+"""The grep pre-filter route (parse/prefilter.py) must give what the streamed Python scan gives.
+
+Large plain files take it; here the size threshold is lowered so that every fixture log, and mixes
+of them split across worker processes, go both ways and are compared field by field.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from dflash_doctor.parse import logscan, prefilter
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
+LOGS = sorted(p for p in FIX.iterdir() if p.is_file() and p.suffix in (".log", ".txt", ".jsonl"))
+
+pytestmark = pytest.mark.skipif(prefilter.grep_command() is None, reason="no GNU grep")
+
+
+def _scan(path: Path, monkeypatch, grep: bool, workers: int = 1):
+    monkeypatch.setattr(prefilter, "GREP_MIN", 1 if grep else 1 << 62)
+    monkeypatch.setattr(logscan, "PARALLEL_MIN", 1)
+    scan = logscan.scan_file(str(path), workers=workers)
+    return scan, logscan.aggregate(scan)
+
+
+def _same(a, b):
+    (sa, aa), (sb, ab) = a, b
+    assert sa.n_intervals == sb.n_intervals
+    assert sa.formats == sb.formats
+    assert sa.malformed_count == sb.malformed_count
+    assert [(m.offset, m.reason) for m in sa.malformed] == [(m.offset, m.reason) for m in sb.malformed]
+    st_a, st_b = sa.startup, sb.startup
+    for f in ("engine", "version", "method", "drafter", "num_speculative_tokens", "model", "architectures"):
+        assert getattr(st_a, f) == getattr(st_b, f), f
+    assert sa.sglang_rate_meaning == sb.sglang_rate_meaning
+    assert sa.mean_normalised == sb.mean_normalised
+    if aa is None or ab is None:
+        assert aa is ab
+        return
+    for f in ("mean_acceptance_length", "drafts", "drafted", "accepted", "k", "intervals", "draft_acceptance_rate",
+              "tau_first_third", "tau_last_third"):
+        x, y = getattr(aa, f), getattr(ab, f)
+        if isinstance(x, float) and math.isnan(x):
+            assert isinstance(y, float) and math.isnan(y), f
+        elif x is None or y is None:
+            assert x is y, f
+        else:
+            assert x == pytest.approx(y, rel=1e-12), f
+    assert aa.per_position == pytest.approx(ab.per_position, rel=1e-12)
+    assert aa.formats == ab.formats and aa.engines == ab.engines
+    assert aa.series == ab.series
+    assert aa.per_engine == ab.per_engine
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_every_fixture_log_reads_the_same_through_grep(log, monkeypatch):
+    _same(_scan(log, monkeypatch, True), _scan(log, monkeypatch, False))
+
+
+def test_a_mixed_log_split_across_workers_reads_the_same(tmp_path, monkeypatch):
+    """Every server-log format interleaved, repeated so that the worker ranges cut through them. One SGLang
+    deployment: with three, whose startup `server_args` (and so the `accept rate` reading) counts would
+    depend on which of their startup lines a scan reads first — there is no right answer to compare."""
+    servers = [p for p in LOGS if "offline" not in p.name and p.name not in ("sglang-0.5.2.log", "sglang-0.5.23.log")]
+    text = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in servers)
+    mixed = tmp_path / "mixed.log"
+    mixed.write_bytes(text * 7)
+    python = _scan(mixed, monkeypatch, False, workers=1)
+    assert python[0].n_intervals > 100
+    for workers in (1, 2, 5):
+        _same(_scan(mixed, monkeypatch, True, workers=workers), python)
+
+
+def test_offline_summary_at_the_end_of_a_large_file(tmp_path, monkeypatch):
+    """The offline example's summary carries no grep literal: it is looked for at the file's ends."""
+    noise = b"INFO 05-14 09:00:00 [engine.py:1] request done\n" * 60000  # 2.8 MB: the middle is not searched
+    off = (FIX / "vllm-offline-example.txt").read_bytes()
+    p = tmp_path / "offline-run.log"
+    p.write_bytes(noise + off)
+    scan, summary = _scan(p, monkeypatch, True)
+    assert "vllm-offline" in " ".join(scan.formats)
+    _same((scan, summary), _scan(p, monkeypatch, False))
+
+
+def test_grep_failure_falls_back_to_python(tmp_path, monkeypatch):
+    log = FIX / "vllm-0.11.0.log"
+    monkeypatch.setattr(prefilter, "_grep_path", str(tmp_path / "no-such-grep"))
+    _same(_scan(log, monkeypatch, True), _scan(log, monkeypatch, False))
+
+
+def test_absurd_and_damaged_lines_are_reported_the_same(tmp_path, monkeypatch):
+    good = ("(APIServer pid=9) INFO 05-14 09:11:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+            "length: 1.50, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
+            "{a} tokens, Drafted: 300 tokens, Per-position acceptance rate: 0.500, 0.000, 0.000, Avg Draft "
+            "acceptance rate: 33.3%\n")
+    lines = [good.format(s=i, a=50) for i in range(40)]
+    lines[7] = good.format(s=7, a=500)  # accepted > drafted
+    lines[9] = lines[9][:120] + "\n"  # cut mid-line
+    lines[11] = "(APIServer pid=9) INFO 05-14 09:11:11 [metrics.py:101] SpecDecoding metrics: Mean acc\n"
+    p = tmp_path / "bad.log"
+    p.write_text("".join(lines))
+    grep = _scan(p, monkeypatch, True)
+    assert grep[0].malformed_count == 3
+    # the lines after a damaged one keep their process tag (the streamed scanner once lost it there)
+    assert grep[1].engines == ("pid 9",)
+    _same(grep, _scan(p, monkeypatch, False))
