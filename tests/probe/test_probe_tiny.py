@@ -198,3 +198,25 @@ def test_a_decode_step_reads_the_host_once(pair, monkeypatch):
     (short, short_calls), (long, long_calls) = (counted(lambda n: greedy_generate(target, ids, n), n) for n in (8, MAX_NEW))
     assert long_calls["read"] == len(long.tokens) == MAX_NEW
     assert long_calls["build"] == short_calls["build"]
+
+
+def test_attention_runs_without_cudnn_graphs(pair, monkeypatch):
+    """cuDNN attention builds a graph per new key length (every decode step): the target's and the drafter's
+    attention calls must run with it disabled."""
+    from dflash_doctor.probe.engine import speculative_generate
+
+    target, prompts, runners = pair
+    runner, cfg = runners["drafter"]
+    seen = []
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def sdpa(*args, **kwargs):
+        seen.append(torch.backends.cuda.cudnn_sdp_enabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", sdpa)
+    speculative_generate(target, runner.drafter, list(prompts[0].ids), max_new=16, block=8,
+                         taps=hf_taps(cfg.target_layer_ids, 0, target.num_layers), mask_token_id=cfg.mask_token_id)
+    layers = target.num_layers + len(runner.drafter.layers)
+    assert len(seen) >= 2 * layers and not any(seen)
+    assert torch.backends.cuda.cudnn_sdp_enabled()  # restored outside the forwards
