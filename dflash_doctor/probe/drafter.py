@@ -21,6 +21,7 @@ from torch import nn
 
 from ..errors import UsageError
 from .config import SLIDING, DrafterConfig
+from .kernels import any_length_attention
 
 
 class RMSNorm(nn.Module):
@@ -183,10 +184,11 @@ class DFlashDrafter(nn.Module):
         masks = self.masks(q_pos, k_pos, swa)
         x = block_embeds
         new_layers = []
-        for i, layer in enumerate(self.layers):
-            past = cache.layers[i] if cache is not None and cache.layers else None
-            x, kv = layer(x, ctx, block_rope, ctx_rope, past, masks[i])
-            new_layers.append(kv)
+        with any_length_attention():
+            for i, layer in enumerate(self.layers):
+                past = cache.layers[i] if cache is not None and cache.layers else None
+                x, kv = layer(x, ctx, block_rope, ctx_rope, past, masks[i])
+                new_layers.append(kv)
         if cache is not None:
             cache.layers = new_layers
             cache.length = start

@@ -55,17 +55,40 @@ def _features(hidden_states, taps: tuple[int, ...], start: int, stop: int, devic
     return torch.cat([hidden_states[i][:, start:stop].to(device) for i in taps], dim=-1)
 
 
+class _HostReader:
+    """Reads small integer tensors into Python: on CUDA one non-blocking copy into a pinned buffer and one
+    stream wait. A pageable transfer (.tolist(), int(), torch.tensor(..., device=) with host data) is a blocking
+    copy with a synchronisation of its own, and very costly on some hosts (gVisor)."""
+
+    def __init__(self, size: int, device: torch.device):
+        self.cuda = device.type == "cuda"
+        self.buffer = torch.empty(size, dtype=torch.long, pin_memory=self.cuda)
+
+    def __call__(self, values: torch.Tensor) -> list[int]:
+        if not self.cuda:
+            return values.tolist()
+        host = self.buffer[: values.numel()]
+        host.copy_(values, non_blocking=True)
+        torch.cuda.current_stream(values.device).synchronize()
+        return host.tolist()
+
+
 @torch.no_grad()
 def greedy_generate(target: Target, prompt: list[int], max_new: int, stop_ids: frozenset[int] = frozenset()) -> Generation:
-    """The target's own greedy decoding: the losslessness reference and the speed baseline."""
+    """The target's own greedy decoding: the losslessness reference and the speed baseline.
+
+    Each token goes back in as the device tensor the argmax left; the host reads it once per step.
+    """
     t0 = time.perf_counter()
     cache = target.new_cache()
-    ids = torch.tensor([prompt], device=target.device)
-    logits, _ = target.forward(ids, cache, hidden=False)
-    out = [int(logits[-1].argmax())]
+    read = _HostReader(1, target.device)
+    logits, _ = target.forward(torch.tensor([prompt], device=target.device), cache, hidden=False)
+    token = logits[-1].argmax().view(1)
+    out = read(token)
     while len(out) < max_new and out[-1] not in stop_ids:
-        logits, _ = target.forward(torch.tensor([[out[-1]]], device=target.device), cache, hidden=False)
-        out.append(int(logits[-1].argmax()))
+        logits, _ = target.forward(token[None], cache, hidden=False)
+        token = logits[-1].argmax().view(1)
+        out += read(token)
     _sync(target)
     return Generation(_finish(out, max_new, stop_ids), seconds=time.perf_counter() - t0)
 
@@ -78,9 +101,10 @@ def speculative_generate(target: Target, drafter: DFlashDrafter, prompt: list[in
     t0 = time.perf_counter()
     dev = target.device
     tcache = target.new_cache()
-    ids = torch.tensor([prompt], device=dev)
-    logits, hs = target.forward(ids, tcache)
-    out = [int(_choose(logits[-1], temperature, generator))]
+    read = _HostReader(2 * block, dev)
+    logits, hs = target.forward(torch.tensor([prompt], device=dev), tcache)
+    last = _choose(logits[-1], temperature, generator).view(1)  # the last verified token, on the device
+    out = read(last)
     pending = _features(hs, taps, 0, len(prompt), dev)  # context states not yet in the drafter cache
     dcache = ContextCache()
     gen = Generation(tokens=[])
@@ -90,22 +114,25 @@ def speculative_generate(target: Target, drafter: DFlashDrafter, prompt: list[in
     while len(out) < max_new and out[-1] not in stop_ids:
         start = len(prompt) + len(out) - 1  # position of the last verified token
         size = block if end_rule == "reference" else max(1, min(block, max_new - len(out)))
-        first = target.embed(torch.tensor([out[-1]], device=dev))
+        first = target.embed(last.to(dev))
         emb = torch.cat([first, mask_embed.expand(size - 1, -1)], dim=0)[None].to(drafter.fc.weight.dtype)
         h = drafter(emb, pending.to(emb.device), start=start, cache=dcache, swa=swa)
         draft_logits = target.head(h[0, 1:].to(device=target.head.weight.device, dtype=target.head.weight.dtype))
-        drafts = _choose(draft_logits, temperature, generator).tolist() if size > 1 else []
-        verify = torch.tensor([[out[-1], *drafts]], device=dev)
-        logits, hs = target.forward(verify, tcache)
-        chosen = _choose(logits, temperature, generator).tolist()
+        drafts = _choose(draft_logits, temperature, generator) if size > 1 else last[:0]
+        logits, hs = target.forward(torch.cat([last, drafts])[None], tcache)
+        chosen = _choose(logits, temperature, generator)
+        # the step's one host read: the drafts and the target's choices together
+        values = read(torch.cat([drafts, chosen]))
+        drafted, verified = values[: size - 1], values[size - 1:]
         accepted = 0
-        while accepted < len(drafts) and drafts[accepted] == chosen[accepted]:
+        while accepted < len(drafted) and drafted[accepted] == verified[accepted]:
             accepted += 1
         target.crop(tcache, start + accepted + 1)  # keep the last verified token and the accepted drafts
         pending = _features(hs, taps, 0, accepted + 1, dev)
+        last = chosen[accepted: accepted + 1]
         gen.step_lengths.append(accepted + 1)
         gen.step_contexts.append(start)
-        new = [*drafts[:accepted], chosen[accepted]]
+        new = [*drafted[:accepted], verified[accepted]]
         out.extend(new)
         if stop_ids and any(t in stop_ids for t in new):
             break

@@ -18,7 +18,7 @@ from ..redact import redact_text
 
 MARKER = "DFLASH-DOCTOR-PROBE-RESULT "
 PACKAGE = Path(__file__).resolve().parents[1]
-MODULES = ("__init__", "errors", "probe/__init__", "probe/config", "probe/drafter", "probe/engine",
+MODULES = ("__init__", "errors", "probe/__init__", "probe/config", "probe/drafter", "probe/engine", "probe/kernels",
            "probe/layer_offset", "probe/prompts", "probe/runner", "probe/target", "probe/remote")
 
 # Kept short and free of quotes that shlex would have to escape heavily; it only installs an importer.

@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from ..errors import UsageError
+from .kernels import any_length_attention
 
 
 class Target:
@@ -52,7 +53,9 @@ class Target:
     def forward(self, ids: torch.Tensor, cache, hidden: bool = True):
         """ids [1, t] -> (logits [t, vocab], hidden-state tuple or None). The cache grows by t."""
         kw = {self._cache_kw: cache} if cache is not None else {}
-        out = self.backbone(input_ids=ids.to(self.device), use_cache=cache is not None, output_hidden_states=hidden, **kw)
+        with any_length_attention():
+            out = self.backbone(input_ids=ids.to(self.device), use_cache=cache is not None,
+                                output_hidden_states=hidden, **kw)
         logits = self.head(out.last_hidden_state)[0]
         return logits.float(), (out.hidden_states if hidden else None)
 

@@ -159,3 +159,64 @@ def test_sampling_is_labelled_and_reproducible(pair):
     assert a["per_position"] == b["per_position"] and a["steps"] == b["steps"]  # same seed, same run
     greedy = runner.run(prompts[:2], taps)
     assert a["mean_acceptance_length"] < greedy["mean_acceptance_length"]
+
+
+def test_a_decode_step_reads_the_host_once(pair, monkeypatch):
+    """On a GPU every value read into Python and every tensor built from host data is a blocking transfer:
+    a draft-and-verify step reads once (drafts and the target's choices together), a greedy step once, and
+    neither builds a tensor from host data."""
+    from dflash_doctor.probe.engine import greedy_generate, speculative_generate
+
+    target, prompts, runners = pair
+    runner, cfg = runners["drafter"]
+    taps = hf_taps(cfg.target_layer_ids, 0, target.num_layers)
+    calls = {"read": 0, "build": 0}
+
+    def counting(kind, real):
+        def wrapper(*args, **kwargs):
+            calls[kind] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    for name in ("item", "tolist", "__int__", "__bool__", "__index__", "__float__"):
+        monkeypatch.setattr(torch.Tensor, name, counting("read", getattr(torch.Tensor, name)))
+    monkeypatch.setattr(torch, "tensor", counting("build", torch.tensor))
+    ids = list(prompts[0].ids)
+
+    def counted(run, max_new):
+        calls.update(read=0, build=0)
+        return run(max_new), dict(calls)
+
+    def spec(max_new):
+        return speculative_generate(target, runner.drafter, ids, max_new=max_new, block=8, taps=taps,
+                                    mask_token_id=cfg.mask_token_id)
+
+    (short, short_calls), (long, long_calls) = counted(spec, 8), counted(spec, MAX_NEW)
+    assert len(long.step_lengths) > len(short.step_lengths) > 0
+    assert long_calls["read"] == 1 + len(long.step_lengths)  # the first token, then one read per step
+    assert long_calls["build"] == short_calls["build"]  # the prompt, the mask id (and the cache's set-up): not per step
+    (short, short_calls), (long, long_calls) = (counted(lambda n: greedy_generate(target, ids, n), n) for n in (8, MAX_NEW))
+    assert long_calls["read"] == len(long.tokens) == MAX_NEW
+    assert long_calls["build"] == short_calls["build"]
+
+
+def test_attention_runs_without_cudnn_graphs(pair, monkeypatch):
+    """cuDNN attention builds a graph per new key length (every decode step): the target's and the drafter's
+    attention calls must run with it disabled."""
+    from dflash_doctor.probe.engine import speculative_generate
+
+    target, prompts, runners = pair
+    runner, cfg = runners["drafter"]
+    seen = []
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def sdpa(*args, **kwargs):
+        seen.append(torch.backends.cuda.cudnn_sdp_enabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", sdpa)
+    speculative_generate(target, runner.drafter, list(prompts[0].ids), max_new=16, block=8,
+                         taps=hf_taps(cfg.target_layer_ids, 0, target.num_layers), mask_token_id=cfg.mask_token_id)
+    layers = target.num_layers + len(runner.drafter.layers)
+    assert len(seen) >= 2 * layers and not any(seen)
+    assert torch.backends.cuda.cudnn_sdp_enabled()  # restored outside the forwards

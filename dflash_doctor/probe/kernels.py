@@ -1,0 +1,19 @@
+"""The attention kernels the probe's forwards may use.
+
+torch (2.10+, with cuDNN newer than 9.15 on Hopper/Blackwell) puts cuDNN attention first. cuDNN builds an
+execution graph for each new set of shapes, and a decode step's key length is new at every step: each
+attention call in the decode loops paid a graph build (an H200 run: ~55 ms extra per step over 16 ms
+target forwards, while the floor, timed at fixed shapes, never saw it). Flash, memory-efficient and math
+kernels take any length; on CPU this is the default set.
+"""
+
+from __future__ import annotations
+
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+ANY_LENGTH = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+
+
+def any_length_attention():
+    """Context: scaled_dot_product_attention without cuDNN attention (no per-shape graph builds)."""
+    return sdpa_kernel(ANY_LENGTH)
