@@ -9,11 +9,16 @@ kernels take any length; on CPU this is the default set.
 
 from __future__ import annotations
 
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from contextlib import nullcontext
 
-ANY_LENGTH = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+try:  # torch >= 2.3
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # older torch has no cuDNN attention backend to avoid
+    SDPBackend = sdpa_kernel = None
+
+ANY_LENGTH = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH] if SDPBackend else []
 
 
 def any_length_attention():
     """Context: scaled_dot_product_attention without cuDNN attention (no per-shape graph builds)."""
-    return sdpa_kernel(ANY_LENGTH)
+    return sdpa_kernel(ANY_LENGTH) if sdpa_kernel is not None else nullcontext()
