@@ -457,7 +457,8 @@ class HostCollector:
             log_f = self._pool.submit(self._run_log, *self._log_command(None))
         else:
             log_f = self._pool.submit(self.host.run, ["sh", "-c", AUTOLOG, "sh", "", *self._log_args(),
-                                                      str(self.opt.pid or "")], self.opt.log_timeout, 64 << 20)
+                                                      str(self.opt.pid or "")], self.opt.log_timeout, 64 << 20,
+                                      bulk=True)
         procs = self._processes()
         main = procs[0] if procs else None
         futures = [self._pool.submit(self._engine, main), self._pool.submit(self._models, main)]
@@ -650,7 +651,7 @@ class HostCollector:
 
     def _run_log(self, where: str, argv: list[str]) -> None:
         self.progress(f"filtering {where} on the host")
-        self._ingest_log(where, self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20))
+        self._ingest_log(where, self.host.run(argv, timeout=self.opt.log_timeout, max_bytes=64 << 20, bulk=True))
 
     def _ingest_log(self, where: str, res) -> None:
         ev = self.ev
