@@ -81,10 +81,11 @@ def _known_name(host: str, port: int) -> str:
 # KEY is a random per-connection token sent on stdin (never in argv), so no output can forge a
 # frame. Its stderr is capped at 64 KiB on the host (the rest is read and dropped, never fatal).
 # One "bulk" command (the log filter) may run alongside, in the background, framed the same way on
-# the channel's stderr. The driver checks that base64 works (GNU coreutils) and says OK or NO.
+# the channel's stderr. The driver checks that base64 works (GNU coreutils) and says OK (on both
+# streams: what the login shell printed before it is dropped) or NO.
 SESSION_DRIVER = r"""exec 3>&1 4>&2 2>/dev/null
 IFS= read -r k || exit 0
-if [ "$(printf eA== | base64 -d)" = x ] && [ "$(printf x | base64 -w0)" = eA== ]; then printf '%s OK\n' "$k"
+if [ "$(printf eA== | base64 -d)" = x ] && [ "$(printf x | base64 -w0)" = eA== ]; then printf '%s OK\n' "$k"; printf '%s OK\n' "$k" >&4
 else printf '%s NO\n' "$k"; exit 0; fi
 job() {
   o=$1; shift
@@ -135,7 +136,7 @@ class _Session:
         self.bulk: _Job | None = None
         self.fg_ok = self.bulk_ok = True  # False once a command there timed out (the slot stays busy)
         self.dead = False
-        self.ready = False
+        self.ready = {"out": False, "err": False}  # each stream is read from its own "KEY OK" line on
         self._buf = {"out": bytearray(), "err": bytearray()}
         self._trailer = re.compile(re.escape(self.key) + rb" R (-?\d+)\n" + re.escape(self.key) + rb" E ([A-Za-z0-9+/=]*)\n")
         chan.sendall(self.key + b"\n")
@@ -149,15 +150,20 @@ class _Session:
         with self.lock:
             if self.dead or not (self.bulk_ok and self.bulk is None if bulk else self.fg_ok):
                 return None
-            try:
-                self.chan.sendall(req)
-            except Exception:  # the channel is gone: this command goes on a channel of its own
-                return None
-            self.host.bytes_sent += len(req)
+            # registered before it is sent: its answer can arrive before sendall returns
             if bulk:
                 self.bulk = job
             else:
                 self.fg.append(job)
+            try:
+                self.chan.sendall(req)
+            except Exception:  # the channel is gone: this command goes on a channel of its own
+                if bulk:
+                    self.bulk = None
+                else:
+                    self.fg.remove(job)
+                return None
+            self.host.bytes_sent += len(req)
         return job
 
     def gave_up(self, job: _Job, bulk: bool) -> None:
@@ -191,10 +197,7 @@ class _Session:
             with self.lock:
                 job = (self.fg[0] if self.fg else None) if which == "out" else self.bulk
             if job is None:
-                if buf and which == "out":  # output nobody asked for: the driver is not speaking the protocol
-                    return False
-                buf.clear()  # stderr with no bulk command running: the login shell's own chatter
-                return True
+                return not buf  # output nobody asked for: the driver is not speaking the protocol
             idx = buf.find(self.key)
             if idx < 0:
                 take = len(buf) - (len(self.key) - 1)
@@ -250,22 +253,23 @@ class _Session:
                     got = True
                     self.host.bytes_received += len(data)
                     self._buf["err"] += data
-                if not self.ready:
-                    out = self._buf["out"]
-                    if key_no in out or len(out) > (1 << 20):
-                        self._fail(None, retry=True)  # no GNU base64, or an rc file that floods stdout
+                for which in ("out", "err"):
+                    buf = self._buf[which]
+                    if self.ready[which]:
+                        continue
+                    if (which == "out" and key_no in buf) or len(buf) > (1 << 20):
+                        self._fail(None, retry=True)  # no GNU base64, or an rc file that floods its output
                         return
-                    i = out.find(key_ok)
+                    i = buf.find(key_ok)
                     if i >= 0:  # anything before it is the login shell's own chatter
-                        del out[:i + len(key_ok)]
-                        self.ready = True
-                    self._buf["err"].clear()
-                if self.ready and not (self._feed("out") and self._feed("err")):
+                        del buf[:i + len(key_ok)]
+                        self.ready[which] = True
+                if not ((not self.ready["out"] or self._feed("out")) and (not self.ready["err"] or self._feed("err"))):
                     self._fail("the remote shell session broke off", retry=True)
                     self.host._abandoned.append(chan)
                     return
                 if (chan.closed or chan.eof_received) and not chan.recv_ready() and not chan.recv_stderr_ready():
-                    self._fail("the connection dropped before the command finished", retry=not self.ready)
+                    self._fail("the connection dropped before the command finished", retry=not self.ready["out"])
                     return
                 if not got:
                     select.select([chan], [], [], 0.02)
