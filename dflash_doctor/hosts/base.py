@@ -61,11 +61,14 @@ class Host(ABC):
 
     @abstractmethod
     def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None, on_stderr: Callable[[bytes], None] | None = None) -> CommandResult:
+            stdin: bytes | None = None, on_stderr: Callable[[bytes], None] | None = None,
+            bulk: bool = False) -> CommandResult:
         """Run argv on the host; never raises for command failures, only HostError for the host itself.
 
         `on_stderr`, when given, receives stderr chunks as they arrive (progress of a long command);
-        they are also kept in the result as usual. Hosts that replay recorded output may not call it."""
+        they are also kept in the result as usual. Hosts that replay recorded output may not call it.
+        `bulk` says the command may run long and return much (the log filter): a host that runs
+        commands one after another on a shared remote shell (SSH) runs it alongside the others."""
 
     @abstractmethod
     def read_file(self, path: str, max_bytes: int = 16 << 20, timeout: float = 30.0) -> bytes:

@@ -64,8 +64,8 @@ class RecordingHost(Host):
     def __getattr__(self, item):  # bytes counters and command log of the live host
         return getattr(self.inner, item)
 
-    def run(self, argv, timeout=30.0, max_bytes=16 << 20, stdin=None, on_stderr=None) -> CommandResult:
-        res = self.inner.run(argv, timeout=timeout, max_bytes=max_bytes, stdin=stdin, on_stderr=on_stderr)
+    def run(self, argv, timeout=30.0, max_bytes=16 << 20, stdin=None, on_stderr=None, bulk=False) -> CommandResult:
+        res = self.inner.run(argv, timeout=timeout, max_bytes=max_bytes, stdin=stdin, on_stderr=on_stderr, bulk=bulk)
         key = json.dumps(list(res.argv))
         self.calls.append({"op": "run", "argv": list(res.argv), "rc": res.rc, "timed_out": res.timed_out,
                            "truncated": res.truncated, "error": res.error,
@@ -221,7 +221,8 @@ class BundleHost(Host):
             return None
         return q.popleft() if len(q) > 1 else q[0]
 
-    def run(self, argv: Sequence[str], timeout=30.0, max_bytes=16 << 20, stdin=None, on_stderr=None) -> CommandResult:
+    def run(self, argv: Sequence[str], timeout=30.0, max_bytes=16 << 20, stdin=None, on_stderr=None,
+            bulk=False) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         self.commands.append(argv)
         call = self._take(("run", argv))

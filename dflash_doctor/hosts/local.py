@@ -98,7 +98,7 @@ class LocalHost(Host):
         self.commands: list[tuple[str, ...]] = []
 
     def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None, on_stderr=None) -> CommandResult:
+            stdin: bytes | None = None, on_stderr=None, bulk: bool = False) -> CommandResult:
         self.commands.append(tuple(argv))
         return run_argv(argv, timeout, max_bytes, stdin, on_stderr=on_stderr)
 

@@ -72,6 +72,215 @@ def _known_name(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
 
 
+# One remote shell for many commands. Every channel's command starts the user's login shell, which
+# runs its rc files (pyenv/conda init: often 0.1-0.4 s of CPU each); a host checked with one
+# command per channel pays that per command. The driver below is started once per connection and
+# runs, in order, the argv lists it receives on stdin (each word base64-encoded: values are never
+# parsed by the shell, `"$@"` runs them as they are), each with stdin from /dev/null. A command's
+# stdout comes back raw on the channel's stdout, followed by `KEY R rc` and `KEY E b64(stderr)`;
+# KEY is a random per-connection token sent on stdin (never in argv), so no output can forge a
+# frame. Its stderr is capped at 64 KiB on the host (the rest is read and dropped, never fatal).
+# One "bulk" command (the log filter) may run alongside, in the background, framed the same way on
+# the channel's stderr. The driver checks that base64 works (GNU coreutils) and says OK (on both
+# streams: what the login shell printed before it is dropped) or NO.
+SESSION_DRIVER = r"""exec 3>&1 4>&2 2>/dev/null
+IFS= read -r k || exit 0
+if [ "$(printf eA== | base64 -d)" = x ] && [ "$(printf x | base64 -w0)" = eA== ]; then printf '%s OK\n' "$k"; printf '%s OK\n' "$k" >&4
+else printf '%s NO\n' "$k"; exit 0; fi
+job() {
+  o=$1; shift
+  e=$( { "$@" </dev/null 2>&1 >&"$o" 3>&- 4>&-; printf '%s R %s\n' "$k" "$?" >&"$o"; } | { head -c 65536; cat >/dev/null; } | base64 -w0 )
+  printf '%s E %s\n' "$k" "$e" >&"$o"
+}
+while IFS=' ' read -r m n; do
+  case $n in ''|*[!0-9]*) exit 0 ;; esac
+  set --
+  while [ "$n" -gt 0 ]; do IFS= read -r w || exit 0; x=$(printf '%s' "$w" | base64 -d; echo .); set -- "$@" "${x%.}"; n=$((n-1)); done
+  case $m in B) job 4 "$@" & ;; *) job 3 "$@" ;; esac
+done"""
+SESSION_STDERR_CAP = 65536
+
+
+class _Job:
+    def __init__(self, argv: tuple[str, ...], max_bytes: int):
+        self.argv, self.max_bytes = argv, max_bytes
+        self.out = bytearray()
+        self.err = b""
+        self.rc: int | None = None
+        self.received = 0
+        self.truncated = False
+        self.error: str | None = None
+        self.retry = False  # not run by the session: run it on a channel of its own
+        self.abandoned = False  # its caller stopped waiting (timeout); its output is still parsed and dropped
+        self.done = threading.Event()
+
+    def add(self, data: bytes) -> bool:
+        """Keep up to max_bytes; False when the output floods far past its limit."""
+        self.received += len(data)
+        room = self.max_bytes - len(self.out)
+        if room > 0:
+            self.out += data[:room]
+        if len(data) > room:
+            self.truncated = True
+        return not (self.truncated and self.received > 2 * self.max_bytes + DRAIN_SLACK)
+
+
+class _Session:
+    """The SESSION_DRIVER on one channel, with a reader thread that hands each frame to its command."""
+
+    def __init__(self, host: "SSHHost", chan):
+        self.host, self.chan = host, chan
+        self.key = os.urandom(16).hex().encode()
+        self.lock = threading.Lock()
+        self.fg: list[_Job] = []  # in the order sent; the driver runs them in that order
+        self.bulk: _Job | None = None
+        self.fg_ok = self.bulk_ok = True  # False once a command there timed out (the slot stays busy)
+        self.dead = False
+        self.ready = {"out": False, "err": False}  # each stream is read from its own "KEY OK" line on
+        self._buf = {"out": bytearray(), "err": bytearray()}
+        self._trailer = re.compile(re.escape(self.key) + rb" R (-?\d+)\n" + re.escape(self.key) + rb" E ([A-Za-z0-9+/=]*)\n")
+        chan.sendall(self.key + b"\n")
+        host.bytes_sent += len(self.key) + 1
+        threading.Thread(target=self._read, name="ssh-session", daemon=True).start()
+
+    def submit(self, argv: tuple[str, ...], max_bytes: int, bulk: bool) -> _Job | None:
+        job = _Job(argv, max_bytes)
+        words = "".join(base64.b64encode(a.encode("utf-8", "surrogateescape")).decode("ascii") + "\n" for a in argv)
+        req = f"{'B' if bulk else 'F'} {len(argv)}\n{words}".encode("ascii")
+        with self.lock:
+            if self.dead or not (self.bulk_ok and self.bulk is None if bulk else self.fg_ok):
+                return None
+            # registered before it is sent: its answer can arrive before sendall returns
+            if bulk:
+                self.bulk = job
+            else:
+                self.fg.append(job)
+            try:
+                self.chan.sendall(req)
+            except Exception:  # the channel is gone: this command goes on a channel of its own
+                if bulk:
+                    self.bulk = None
+                else:
+                    self.fg.remove(job)
+                return None
+            self.host.bytes_sent += len(req)
+        return job
+
+    def gave_up(self, job: _Job, bulk: bool) -> None:
+        """The caller stopped waiting: the driver is still busy with it, so send nothing more there."""
+        with self.lock:
+            job.abandoned = True
+            if bulk:
+                self.bulk_ok = False
+                return
+            self.fg_ok = False
+            behind = self.fg[self.fg.index(job) + 1:] if job in self.fg else []
+        for j in behind:  # sent, but queued behind a stuck command: their callers use a channel of their own
+            j.abandoned = j.retry = True
+            j.done.set()
+
+    def _fail(self, error: str | None, retry: bool) -> None:
+        with self.lock:
+            self.dead = True
+            jobs = self.fg + ([self.bulk] if self.bulk else [])
+            self.fg, self.bulk = [], None
+        for j in jobs:
+            if not j.done.is_set():
+                j.retry = retry and not j.received  # nothing of it arrived: safe to run again elsewhere
+                j.error = None if j.retry else error
+                j.done.set()
+
+    def _feed(self, which: str) -> bool:
+        """Hand the stream's buffered bytes to its command(s). False on a protocol error or a flood."""
+        buf = self._buf[which]
+        while True:
+            with self.lock:
+                job = (self.fg[0] if self.fg else None) if which == "out" else self.bulk
+            if job is None:
+                return not buf  # output nobody asked for: the driver is not speaking the protocol
+            idx = buf.find(self.key)
+            if idx < 0:
+                take = len(buf) - (len(self.key) - 1)
+                if take > 0:
+                    ok = job.add(bytes(buf[:take]))
+                    del buf[:take]
+                    if not ok:
+                        job.error = f"stopped reading: its output passed the {job.max_bytes}-byte limit"
+                        job.done.set()
+                        return False
+                return True
+            if idx:
+                ok = job.add(bytes(buf[:idx]))
+                del buf[:idx]
+                if not ok:
+                    job.error = f"stopped reading: its output passed the {job.max_bytes}-byte limit"
+                    job.done.set()
+                    return False
+            m = self._trailer.match(buf)
+            if m is None:
+                # wait for the two trailer lines; anything else after the key is a broken frame
+                return buf.count(b"\n") < 2 and len(buf) < 4 * SESSION_STDERR_CAP
+            job.rc = int(m.group(1))
+            job.err = base64.b64decode(m.group(2))
+            if len(job.err) >= SESSION_STDERR_CAP or len(job.err) > job.max_bytes:
+                job.truncated = True
+                job.err = job.err[:job.max_bytes]
+            del buf[:m.end()]
+            with self.lock:
+                if which == "out":
+                    self.fg.pop(0)
+                else:
+                    self.bulk = None
+            job.done.set()
+
+    def _read(self) -> None:
+        chan = self.chan
+        key_ok, key_no = self.key + b" OK\n", self.key + b" NO\n"
+        try:
+            while True:
+                got = False
+                while chan.recv_ready():
+                    data = chan.recv(1 << 16)
+                    if not data:
+                        break
+                    got = True
+                    self.host.bytes_received += len(data)
+                    self._buf["out"] += data
+                while chan.recv_stderr_ready():
+                    data = chan.recv_stderr(1 << 16)
+                    if not data:
+                        break
+                    got = True
+                    self.host.bytes_received += len(data)
+                    self._buf["err"] += data
+                for which in ("out", "err"):
+                    buf = self._buf[which]
+                    if self.ready[which]:
+                        continue
+                    if (which == "out" and key_no in buf) or len(buf) > (1 << 20):
+                        self._fail(None, retry=True)  # no GNU base64, or an rc file that floods its output
+                        return
+                    i = buf.find(key_ok)
+                    if i >= 0:  # anything before it is the login shell's own chatter
+                        del buf[:i + len(key_ok)]
+                        self.ready[which] = True
+                if not ((not self.ready["out"] or self._feed("out")) and (not self.ready["err"] or self._feed("err"))):
+                    self._fail("the remote shell session broke off", retry=True)
+                    self.host._abandoned.append(chan)
+                    return
+                if (chan.closed or chan.eof_received) and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    self._fail("the connection dropped before the command finished", retry=not self.ready["out"])
+                    return
+                if not got:
+                    select.select([chan], [], [], 0.02)
+        except Exception as exc:  # paramiko's SSHException, EOFError, socket errors
+            self._fail(f"the connection dropped: {exc}", retry=False)
+
+    def close(self) -> None:
+        self._fail("the connection was closed", retry=False)
+        _close_quietly(self.chan)
+
+
 class SSHHost(Host):
     """One SSH connection, opened on construction; reused for every command of a collection."""
 
@@ -94,6 +303,10 @@ class SSHHost(Host):
         self.commands: list[tuple[str, ...]] = []
         self._lock = threading.Lock()
         self._abandoned: list = []  # channels stopped at their output limit; closed with the connection
+        self._session: _Session | None = None
+        self._session_lock = threading.Lock()
+        self._session_tried = False
+        self.shells_started = 0  # remote login shells started: one per channel command, one per session
         self._jump: SSHHost | None = None
         timeout = connect_timeout or _float(cfg.get("connecttimeout")) or DEFAULT_CONNECT_TIMEOUT
         kh_files = [os.path.expanduser(p) for p in
@@ -202,6 +415,8 @@ class SSHHost(Host):
                 self._jump.close()
 
     def close(self) -> None:
+        if getattr(self, "_session", None) is not None:
+            self._session.close()
         client = getattr(self, "_client", None)
         if client is not None:
             client.close()
@@ -210,10 +425,56 @@ class SSHHost(Host):
 
     # -- commands -----------------------------------------------------------------------------
     def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None, on_stderr=None) -> CommandResult:
+            stdin: bytes | None = None, on_stderr=None, bulk: bool = False) -> CommandResult:
         argv = tuple(str(a) for a in argv)
-        command = " ".join(shlex.quote(a) for a in argv)
         self.commands.append(argv)
+        if stdin is None and on_stderr is None:
+            t0 = time.monotonic()
+            res = self._run_in_session(argv, timeout, max_bytes, bulk)
+            if res is not None:
+                return res
+            timeout = max(0.1, timeout - (time.monotonic() - t0))
+        return self._run_channel(argv, timeout, max_bytes, stdin, on_stderr)
+
+    def _get_session(self) -> _Session | None:
+        with self._session_lock:
+            if self._session is None and not self._session_tried:
+                self._session_tried = True
+                transport = self._client.get_transport()
+                if transport is None or not transport.is_active():
+                    return None
+                try:
+                    chan = transport.open_session(timeout=30.0)
+                    chan.settimeout(None)
+                    command = "sh -c " + shlex.quote(SESSION_DRIVER)
+                    chan.exec_command(command)
+                    self.bytes_sent += len(command)
+                    self.shells_started += 1
+                    self._session = _Session(self, chan)
+                except (self._paramiko.SSHException, EOFError, OSError):
+                    return None
+            return self._session
+
+    def _run_in_session(self, argv: tuple[str, ...], timeout: float, max_bytes: int, bulk: bool) -> CommandResult | None:
+        """The command's result through the shared remote shell, or None: run it on a channel of its own."""
+        session = self._get_session()
+        job = session.submit(argv, max_bytes, bulk) if session is not None else None
+        if job is None:
+            return None
+        if not job.done.wait(timeout):
+            session.gave_up(job, bulk)
+            return CommandResult(argv, None, bytes(job.out), b"", timed_out=True, truncated=job.truncated,
+                                 error=f"timed out after {timeout:g}s")
+        if job.retry:
+            return None
+        if job.error is not None:
+            return CommandResult(argv, None, bytes(job.out), job.err, truncated=job.truncated, error=job.error)
+        return CommandResult(argv, job.rc, bytes(job.out), job.err, truncated=job.truncated)
+
+    def _run_channel(self, argv: tuple[str, ...], timeout: float, max_bytes: int, stdin: bytes | None,
+                     on_stderr) -> CommandResult:
+        """One channel, one login shell, for this command alone (stdin, streamed stderr, or no session)."""
+        command = " ".join(shlex.quote(a) for a in argv)
         transport = self._client.get_transport()
         if transport is None or not transport.is_active():
             return CommandResult(argv, None, b"", b"", error="the SSH connection was lost")
@@ -221,6 +482,7 @@ class SSHHost(Host):
             chan = transport.open_session(timeout=min(timeout, 30.0))
             chan.settimeout(None)
             chan.exec_command(command)
+            self.shells_started += 1
             self.bytes_sent += len(command)
             if stdin:
                 chan.sendall(stdin)

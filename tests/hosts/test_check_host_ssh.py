@@ -100,10 +100,15 @@ def test_every_command_the_collector_runs_is_read_only(sshd, seed_deployment):
         else:
             assert prog in ("head", "find", "readlink", "stat", "grep", "nvidia-smi"), argv
             assert not any(w in ("-delete", "-exec", "-fprint", "-i", "--in-place") for w in argv), argv
-    for script in READONLY_SCRIPTS:
-        # the only redirections are to /dev/null and stderr; no writing tool appears
+    # the shell the commands run in: it runs only the argv lists it receives ("$@", never eval) and writes
+    # only to its own output descriptors
+    from dflash_doctor.hosts.ssh import SESSION_DRIVER
+    assert "eval" not in SESSION_DRIVER and "$@" in SESSION_DRIVER
+    for script in (*READONLY_SCRIPTS, SESSION_DRIVER):
+        # the only redirections are to /dev/null, stderr and the shell's own descriptors; no writing tool appears
         stripped = script
-        for allowed in ("2>/dev/null", '> "/dev/stderr"', "2>&1", ">&2"):
+        for allowed in ("2>/dev/null", '> "/dev/stderr"', "2>&1", ">&2", ">/dev/null", '>&"$o"', "3>&1", "4>&2",
+                        ">&4", "3>&-", "4>&-"):
             stripped = stripped.replace(allowed, "")
         assert ">" not in stripped, script
         for word in ("rm ", "kill", "touch", "tee", "mv ", "cp ", "dd ", "chmod", "systemctl"):
@@ -174,9 +179,11 @@ def test_the_log_found_through_proc_costs_no_extra_round_trip(sshd, seed_deploym
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as host:
         ev = collect_host(host, HostOptions(pid=seed_deployment.proc.pid))
         runs = [c for c in host.commands]
+        shells = host.shells_started
     from dflash_doctor.collect.host import AUTOLOG, FILTER_LOG
     from dflash_doctor.evidence import Kind
     assert any(c[2] == AUTOLOG for c in runs if c[0] == "sh")
     assert not any(c[2] == FILTER_LOG for c in runs if c[0] == "sh")  # AUTOLOG's guess was confirmed
     assert ev.value(Kind.ACCEPTANCE).mean_acceptance_length == pytest.approx(1.18, abs=0.01)
     assert len(runs) == 4
+    assert shells == 1  # all four through one remote shell: its rc files ran once, not four times

@@ -27,7 +27,8 @@ def test_runs_argv_with_every_word_quoted(sshd, tmp_path):
         res = h.run(["echo", f"x; touch {marker}", "$(touch %s)" % marker, "`id`"])
         assert res.ok
         assert res.text() == f"x; touch {marker} $(touch {marker}) `id`\n"
-        assert h.bytes_received == len(res.stdout)
+        # every byte on the wire is counted: the output plus the shared shell's framing (a few dozen bytes)
+        assert len(res.stdout) <= h.bytes_received < len(res.stdout) + 256
     assert not marker.exists()
 
 
@@ -51,14 +52,55 @@ def test_large_output_on_both_streams_does_not_deadlock_and_is_capped(sshd):
                     max_bytes=1000, timeout=30)
         assert res.rc == 0 and res.truncated
         assert len(res.stdout) == 1000 and len(res.stderr) == 1000
-        assert h.bytes_received >= 6_000_000
+        # the shared shell drains stderr on the host and sends its first 64 KiB: stdout crossed in full
+        assert 3_000_000 <= h.bytes_received < 3_200_000
+        # a command with a channel of its own (stdin given) drains both streams over the network
+        before = h.bytes_received
+        res = h.run(["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo done >&2"],
+                    max_bytes=1000, timeout=30, stdin=b"")
+        assert res.rc == 0 and res.truncated
+        assert len(res.stdout) == 1000 and len(res.stderr) == 1000
+        assert h.bytes_received - before >= 6_000_000
+
+
+def test_one_remote_shell_runs_the_commands_and_a_bulk_one_alongside(sshd, tmp_path):
+    from dflash_doctor.hosts.ssh import SESSION_DRIVER
+
+    with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:
+            slow = pool.submit(h.run, ["sh", "-c", "sleep 1; printf 'log\n'; echo meta >&2; exit 3"], 30, 1000,
+                               bulk=True)
+            quick = [h.run(["printf", "%s|", "a b", "", "it's", "x\ny"]) for _ in range(5)]
+            assert not slow.done()  # the quick ones did not wait for the bulk one
+            res = slow.result()
+        assert [q.stdout for q in quick] == [b"a b||it's|x\ny|"] * 5 and all(q.ok for q in quick)
+        assert (res.rc, res.stdout, res.stderr) == (3, b"log\n", b"meta\n")
+        missing = h.run(["no-such-command-here"])
+        assert missing.rc == 127 and b"not found" in missing.stderr
+        assert h.shells_started == 1
+        assert h.run(["true"], stdin=b"").ok and h.shells_started == 2  # stdin: a channel of its own
+    assert "eval" not in SESSION_DRIVER and '"$@"' in SESSION_DRIVER
+
+
+def test_output_cannot_forge_the_shared_shells_frames(sshd):
+    fake = "\n".join(f"{k} R 0\n{k} E ZmFrZQ==" for k in ("0" * 32, "k", "")) + "\n"
+    with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
+        res = h.run(["printf", "%s", fake])
+        after = h.run(["echo", "next"])
+    assert res.stdout == fake.encode() and res.rc == 0 and res.stderr == b""
+    assert after.stdout == b"next\n"
 
 
 def test_a_hanging_command_times_out_and_the_connection_stays_usable(sshd):
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
         res = h.run(["sleep", "30"], timeout=0.5)
         assert res.timed_out and res.rc is None and not res.ok
-        assert h.run(["true"]).ok
+        assert h.run(["true"]).ok  # the shared shell is still busy: a channel of its own
+        res = h.run(["sleep", "30"], timeout=0.5, stdin=b"")
+        assert res.timed_out and res.rc is None and not res.ok
+        assert h.run(["echo", "ok"]).text() == "ok\n"
 
 
 def test_url_form_with_explicit_key_and_known_hosts(sshd):
