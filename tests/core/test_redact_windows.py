@@ -1,0 +1,59 @@
+"""redact_text runs its key patterns only in windows around key words, and its literal patterns only
+when their literal is present. Its output must be exactly what running every pattern over the whole
+text gives (the plain definition, kept here as the reference)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dflash_doctor import redact as R
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def reference(text: str) -> str:
+    for i, (pattern, repl) in enumerate(R._PATTERNS):
+        text = pattern.sub(R._CALLBACKS[i] if i < 3 else repl, text)
+    return text
+
+
+KEYS = ["api_key", "API-KEY", "--api-key", "--hf-token", "hf_token", "token", "tokens", "num_speculative_tokens",
+        "password", "passwd", "secret", "client_secret", "secret_key", "credentials", "credential", "AUTH_KEY",
+        "private-key", "access_token", "tokenizer", "x.token", "İ_token", "keys", "monkey", "authorization",
+        "Authorization: Basic", "Bearer", '"password"', "'token'"]
+SEPS = [":", "=", " ", "  ", "\n", "\n\n   ", "'", '"', "[", "]", ", ", "\\", "{", "}", "\t", ": [", "=\n  ", "\\\""]
+VALUES = ["sk-abcdefghijklmnopqrstu", "hf_ABCDEFGHIJKLMNOPQRSTUVWX", "abc", "x y z", "null", "8192", "A" * 300,
+          "AKIAABCDEFGHIJKLMNOP", "ghp_" + "a" * 36, "xoxb-1234567890", "https://u:pw@host/x", "s3cr3t!",
+          "'a', 'b'", "\"q\\\"uoted\"", "-" * 40, "x" * 5000]
+FILL = ["INFO ", "launched with ", "the ", "é", "\u0130", "0.155, 0.018", "(APIServer pid=1) ", "\n"]
+
+fragments = st.sampled_from(KEYS + SEPS + VALUES + FILL)
+
+
+@given(st.lists(fragments, max_size=40))
+def test_windows_give_what_the_whole_text_gives(parts):
+    text = "".join(parts)
+    assert R.redact_text(text) == reference(text)
+
+
+@given(st.text(alphabet=st.sampled_from(list("atokenkeysecrpwd_-:= \n'\"[]\\,{}x0İ")), max_size=300))
+def test_windows_on_dense_key_soup(text):
+    assert R.redact_text(text) == reference(text)
+
+
+def test_every_fixture_and_rendered_report_is_redacted_the_same():
+    files = [p for d in ("fixtures", "tests/golden", "docs") for p in (ROOT / d).rglob("*")
+             if p.is_file() and p.suffix in (".log", ".txt", ".json", ".jsonl", ".md", ".toml", ".prom")]
+    assert len(files) > 20
+    for p in files:
+        text = p.read_text("utf-8", "replace")
+        assert R.redact_text(text) == reference(text), p
+
+
+def test_a_long_gap_of_whitespace_between_key_and_value():
+    text = "api_key" + " " * 9000 + "=" + "\n" * 300 + "  'sk-abcdefghijklmnopqrstu' and then " + "y" * 2000
+    assert R.redact_text(text) == reference(text)
+    assert "sk-abc" not in R.redact_text(text)
