@@ -71,29 +71,36 @@ def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Op
                  known_hosts: Optional[str], pid: Optional[int], timeout: float, progress=None,
                  probe_result: Optional[str] = None):
     """(report, status, error) for one host. Never raises for host problems: they become the report."""
-    from ..collect.host import HostOptions, collect_host
-    from ..doctor import build_report
-    from ..evidence import EvidenceSet, Kind
     from ..hosts import HostError, open_host
 
-    opts = HostOptions(log=log, pid=pid, timeout=timeout)
-    try:
+    try:  # first connect; what the diagnosis needs afterwards is imported while the host works
         host = open_host(spec, accept_new_host_key=accept_new, ssh_config=ssh_config, known_hosts=known_hosts)
     except HostError as exc:
+        from ..doctor import build_report
+        from ..evidence import EvidenceSet, Kind
+
         ev = EvidenceSet(label=spec)
         ev.could_not_collect(f"host {spec}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.HOST)
         for kind in (Kind.ACCEPTANCE, Kind.PROCESS, Kind.LAUNCH, Kind.ENGINE):
             ev.missing(kind, f"{spec} could not be reached")
         report, _ = build_report(ev)
         return report, "unreachable", exc
+    from ..collect.host import HostOptions, collect_host
+    from ..evidence import EvidenceSet, Kind
+
+    opts = HostOptions(log=log, pid=pid, timeout=timeout)
     try:
         with host:
             evidence = collect_host(host, opts, progress=progress)
     except HostError as exc:
+        from ..doctor import build_report
+
         ev = EvidenceSet(label=spec)
         ev.could_not_collect(f"host {spec}", exc.message, Kind.HOST)
         report, _ = build_report(ev)
         return report, "failed", exc
+    from ..doctor import build_report
+
     _add_probe_result(evidence, probe_result)
     report, _ = build_report(evidence)
     return report, ("interrupted" if evidence.interrupted else "checked"), None

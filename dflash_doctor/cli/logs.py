@@ -24,10 +24,8 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """Parse vLLM / SGLang spec-decode lines: τ, per-position curve, signature, trend, startup facts."""
         from ..collect.files import gather_engine, gather_logs, parse_time_bound
-        from ..doctor import build_report
         from ..errors import UsageError
         from ..evidence import EvidenceSet, Kind
-        from ..registry import load_checks
         from .output import Output
 
         if csv and parquet:
@@ -41,13 +39,18 @@ def register(app: typer.Typer) -> None:
         loaded: list = []
 
         def prepare() -> None:  # while worker processes scan a large log: what the report needs next
+            from .. import doctor  # noqa: F401
             from ..parse import frame  # noqa: F401
+            from ..registry import load_checks
 
             loaded.append(load_checks())
 
         scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
+        from ..doctor import build_report
+        from ..registry import load_checks
+
         reg = loaded[0] if loaded else load_checks()
         kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]

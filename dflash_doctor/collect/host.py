@@ -823,8 +823,10 @@ class HostCollector:
 
 # --- helpers -----------------------------------------------------------------------------------
 
-WARM_MODULES = ("numpy", "pandas", "dflash_doctor.parse.frame", "dflash_doctor.models.facts",
-                "dflash_doctor.models.engine_support", "dflash_doctor.doctor")
+# (pandas is not among them: summaries need numpy only, and on a loopback host the import's CPU is
+# taken from the host's own work)
+WARM_MODULES = ("numpy", "dflash_doctor.parse.frame", "dflash_doctor.models.facts",
+                "dflash_doctor.models.engine_support", "dflash_doctor.doctor", "dflash_doctor.render.json_report")
 
 
 def warm_imports() -> None:

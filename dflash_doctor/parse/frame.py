@@ -57,7 +57,7 @@ def _columns(data: Any) -> dict[str, Any]:
     if fast and fast["ts"]:
         n = len(fast["ts"])
         parts.append({
-            "fmt": _obj(["vllm-v1-0.10.2"] * n), "source": _obj(fast["src"]), "line_no": np.array(fast["no"], dtype=float),
+            "fmt": np.full(n, "vllm-v1-0.10.2", dtype=object), "source": _obj(fast["src"]), "line_no": np.array(fast["no"], dtype=float),
             "timestamp": _obj(fast["ts"]), "engine": _obj(fast["tag"]), "drafts": np.array(fast["drafts"], dtype=float),
             "drafted": np.array(fast["dft"], dtype=float), "accepted": np.array(fast["acc"], dtype=float),
             "k": np.array(fast["k"], dtype=float), "per_position": _obj(fast["pp"]),
@@ -263,7 +263,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
 
     eng_codes, eng_names = _factorize(use["engine"])
     per_engine = []
-    ufmt_codes, ufmt_names = _factorize(use["fmt"])
+    ufmt_codes, ufmt_names = (fmt_codes, fmt_names) if use is df else _factorize(use["fmt"])
     untagged = eng_codes < 0
     labels = [str(x) for x in eng_names] + (["(untagged)"] if untagged.any() else [])
     codes = np.where(untagged, len(eng_names), eng_codes)

@@ -7,6 +7,7 @@ small row per metrics line. Formats and their meaning: shared/reference/engine-l
 
 from __future__ import annotations
 
+import gc
 import gzip
 import io
 import os
@@ -715,6 +716,27 @@ def _scan_part(fh, path: str, start: int, end: int, size: int, engine_hint, grep
 _ARRAY_COLS = {"drafts": "d", "dft": "q", "acc": "q", "k": "q", "mean": "d", "athr": "d", "dthr": "d", "off": "q"}
 
 
+def extend_numeric(fast: dict, c: str, vals) -> None:
+    """Append to a numeric fast-path column, kept as a machine array while its numbers fit one (an
+    absurd 5000-digit count turns the column back into a list of Python ints)."""
+    from array import array
+
+    col = fast[c]
+    if type(col) is list and not col:
+        fast[c] = col = array(_ARRAY_COLS[c])
+    if type(col) is not list:
+        if not isinstance(vals, list):
+            vals = list(vals)
+        before = len(col)
+        try:
+            col.extend(vals)
+            return
+        except (OverflowError, TypeError):
+            del col[before:]
+            fast[c] = col = col.tolist()
+    col.extend(vals)
+
+
 def _pack_fast(fast: dict) -> dict:
     from array import array
 
@@ -722,7 +744,10 @@ def _pack_fast(fast: dict) -> dict:
     for c, v in fast.items():
         tc = _ARRAY_COLS.get(c)
         try:
-            out[c] = (tc, array(tc, v).tobytes()) if tc and v else v
+            if isinstance(v, array) and v.typecode == tc:
+                out[c] = (tc, v.tobytes())
+            else:
+                out[c] = (tc, array(tc, v).tobytes()) if tc and v else v
         except (OverflowError, TypeError):  # an absurd 5000-digit count: keep it a Python int
             out[c] = v
     return out
@@ -733,7 +758,10 @@ def _extend_fast(scan: LogScan, c: str, v) -> None:
 
     cur = scan.fast[c]
     if not isinstance(v, tuple):
-        cur.extend(v)
+        if c in _ARRAY_COLS:
+            extend_numeric(scan.fast, c, v)
+        else:
+            cur.extend(v)
         return
     arr = array(v[0])
     arr.frombytes(v[1])
@@ -862,6 +890,7 @@ def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | 
         pid = os.fork()
         if pid == 0:  # worker
             os.close(r)
+            gc.disable()  # a short-lived child that makes no cycles: no collector passes over its rows
             code = 0
             try:
                 part = _scan_part(fh, path, points[i], points[i + 1], size, scan.engine_hint, grep)
@@ -910,6 +939,9 @@ def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | 
             _merge_part(scan, builder, payload)
     for pid, _ in kids:
         os.waitpid(pid, 0)
+    # hundreds of thousands of row objects now live to the end of the run: leave them out of the
+    # collector's later full passes (each would walk them all during the summary's allocations)
+    gc.freeze()
     scan.lines = None
     scan.startup = builder.build()
     if failed:

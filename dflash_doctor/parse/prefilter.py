@@ -42,8 +42,33 @@ _BENCH_HINTS = (b"Speculative Decoding", b"Draft tokens:")
 _BENCH = L.BENCH_LITERAL.encode()
 _OFFLINE = L.OFFLINE_LITERAL.encode()
 
-# One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as in logscan._FAST.
-_FASTG = re.compile(rb"(?m)^(\d+):([^\n]*?)" + S.FAST_BODY + rb"[ \t\r]*\n")
+# One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as logscan._FAST, with
+# two cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up to
+# the message, and the rates are taken loosely, then checked a whole buffer at a time (_rates_ok).
+_FASTG = re.compile(rb"(?m)^(\d+):((?:[^S\n]++|S(?!pecDecoding metrics: ))*+)" + S.FAST_BODY.replace(
+    rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)") + rb"[ \t\r]*\n")
+_DIGITS = b"0123456789"
+
+
+def _rates_ok(pp, ks) -> bool:
+    """Every rate list exactly as vLLM prints it: `d.ddd` values joined by ', ', each 0.ddd or 1.000
+    (what logscan._FAST accepts, less its optional space). Checked with C-level slices of one blob."""
+    k = ks[0]
+    if ks.count(k) != len(ks):
+        return all(_rates_ok([p], [kk]) for p, kk in zip(pp, ks))
+    n = len(pp) * k
+    blob = b", ".join(pp) + b", "  # each value then fills exactly 7 bytes
+    if len(blob) != 7 * n or blob[1::7] != b"." * n or blob[5::7] != b"," * n or blob[6::7] != b" " * n:
+        return False
+    lead = blob[0::7]
+    if lead.translate(None, b"01") or (blob[2::7] + blob[3::7] + blob[4::7]).translate(None, _DIGITS):
+        return False
+    i = lead.find(b"1")
+    while i >= 0:  # 1.xxx must be 1.000
+        if blob[7 * i + 2:7 * i + 5] != b"000":
+            return False
+        i = lead.find(b"1", i + 1)
+    return True
 _FAST_FMT = "vllm-v1-0.10.2"
 
 _grep_path: str | None | bool = False
@@ -121,35 +146,38 @@ class _GrepScanner:
         dft = list(map(int, dft))
         if any(map(gt, acc, dft)):
             return False
-        base = self.start
-        offs = [base + int(o) for o in offs]
-        ks = [p.count(b",") + 1 for p in pp]
-        drafts, est = [], []
-        for d, k, a, p in zip(dft, ks, acc, pp):
-            if d % k == 0:
-                drafts.append(d / k)
-                est.append(False)
-            else:
-                tot = sum(float(x) for x in p.split(b","))
-                drafts.append(a / tot if tot else d / k)
-                est.append(True)
+        n = len(rows)
+        widths = set(map(len, pp))
+        width = widths.pop() if len(widths) == 1 else 0
+        uniform = width and (width + 2) % 7 == 0  # one k for the whole buffer, as vLLM prints it
+        ks = [(width + 2) // 7] * n if uniform else [p.count(b",") + 1 for p in pp]
+        if not _rates_ok(pp, ks):
+            return False
+        offs = list(map(self.start.__add__, map(int, offs)))
+        k = ks[0]
+        if uniform and not any(d % k for d in dft):
+            drafts, est = list(map(k.__rtruediv__, dft)), [False] * n
+        else:
+            drafts, est = [], []
+            for d, k, a, p in zip(dft, ks, acc, pp):
+                if d % k == 0:
+                    drafts.append(d / k)
+                    est.append(False)
+                else:
+                    tot = sum(float(x) for x in p.split(b","))
+                    drafts.append(a / tot if tot else d / k)
+                    est.append(True)
         ts, tags = self.prefixes(pfx, offs)
         F = self.scan.fast
-        n = len(rows)
         F["src"].extend([self.source] * n)
         F["no"].extend([None] * n)
         F["ts"].extend(ts)
         F["tag"].extend(tags)
-        F["drafts"].extend(drafts)
-        F["dft"].extend(dft)
-        F["acc"].extend(acc)
-        F["k"].extend(ks)
         F["pp"].extend(pp)
-        F["mean"].extend(map(float, mean))
-        F["athr"].extend(map(float, athr))
-        F["dthr"].extend(map(float, dthr))
-        F["off"].extend(offs)
         F["est"].extend(est)
+        for c, vals in (("drafts", drafts), ("dft", dft), ("acc", acc), ("k", ks), ("mean", list(map(float, mean))),
+                        ("athr", list(map(float, athr))), ("dthr", list(map(float, dthr))), ("off", offs)):
+            S.extend_numeric(F, c, vals)
         self.scan.formats[_FAST_FMT] = self.scan.formats.get(_FAST_FMT, 0) + n
         self.scan.candidate_lines += n
         return True

@@ -107,3 +107,36 @@ def test_absurd_and_damaged_lines_are_reported_the_same(tmp_path, monkeypatch):
     # the lines after a damaged one keep their process tag (the streamed scanner once lost it there)
     assert grep[1].engines == ("pid 9",)
     _same(grep, _scan(p, monkeypatch, False))
+
+
+def test_unusual_rate_lists_read_the_same(tmp_path, monkeypatch):
+    """The grep route reads the rates loosely and checks them a buffer at a time: every list that is not
+    exactly vLLM's layout must still come out as the streamed scanner reads it."""
+    line = ("(APIServer pid=9) INFO 05-14 09:12:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+            "length: 1.60, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
+            "60 tokens, Drafted: 300 tokens, Per-position acceptance rate: {pp}, Avg Draft acceptance rate: 20.0%\n")
+    odd = ["0.400,0.200,0.000", "0.400, 0.200, 1.000", "1.001, 0.200, 0.000", "2.000, 0.1, 0.0", "00.40, 0.200, 0.000",
+           "0.4a0, 0.200, 0.000", "0.400, 0.200", "0.400, 0.200, 0.000, 0.000, 0.000"]
+    lines = [line.format(s=i, pp="0.400, 0.200, 0.000") for i in range(30)]
+    for i, pp in enumerate(odd):
+        lines.insert(3 + 3 * i, line.format(s=40 + i, pp=pp))
+    p = tmp_path / "odd.log"
+    p.write_text("".join(lines))
+    _same(_scan(p, monkeypatch, True), _scan(p, monkeypatch, False))
+
+
+def test_counts_too_big_for_a_machine_integer(tmp_path, monkeypatch):
+    """Numeric columns travel as machine arrays; a 32-digit count must turn its column back into Python
+    ints (in a worker and when merging the workers' parts), not crash or wrap."""
+    line = ("(APIServer pid=9) INFO 05-14 09:12:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+            "length: 1.60, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
+            "{a} tokens, Drafted: {d} tokens, Per-position acceptance rate: 0.400, 0.200, 0.000, Avg Draft "
+            "acceptance rate: 20.0%\n")
+    lines = [line.format(s=i % 60, a=60, d=300) for i in range(40)]
+    lines[30] = line.format(s=30, a=6 * 10 ** 30, d=3 * 10 ** 31)
+    p = tmp_path / "huge.log"
+    p.write_text("".join(lines))
+    python = _scan(p, monkeypatch, False)
+    assert python[1].drafted == pytest.approx(39 * 300 + 3 * 10 ** 31, rel=1e-12)  # summed as float64
+    for workers in (1, 2, 3):
+        _same(_scan(p, monkeypatch, True, workers=workers), python)
