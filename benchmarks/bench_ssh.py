@@ -7,7 +7,9 @@ warm and interleaved (median of --runs):
 and prints the A/B wall-time ratio (target ≤ 1.5) and the bytes `check host` received (target ≤ 1 MiB).
 Then a fleet: 10 ssh_config aliases of the same loopback server vs 1 (target ≤ 2×), with the small
 default log so that per-host latency, not the shared CPU, is what is measured — all ten "hosts"
-share this machine's cores, which no real fleet does; the 1 GiB fleet figure is printed too.
+share this machine's cores, which no real fleet does; the 1 GiB fleet figure is printed too. So that
+the fleet figure can be read, it also prints the CPU the whole machine spent on 1 and on 10 hosts (the
+floor that sharing puts under the 10-host wall time) and the same ratio for plain `ssh HOST true`.
 
 Run: PYTHONPATH=. python benchmarks/bench_ssh.py [--runs 5] [--size-gib 1] [--keep]
 """
@@ -30,6 +32,21 @@ sys.path.insert(0, str(ROOT))
 
 from tests.hosts.fakedeploy import build, scenarios, start_server, stop_server, write_big_log  # noqa: E402
 from tests.sshd import sshd_available, start_sshd  # noqa: E402
+
+
+def machine_cpu(argv, env=None) -> float:
+    """CPU seconds the whole machine spent (all processes: the client, sshd and what the hosts run)
+    while argv ran, from /proc/stat; nan where there is no /proc/stat."""
+    def busy() -> float:
+        v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+
+    try:
+        c0 = busy()
+    except OSError:
+        return float("nan")
+    subprocess.run(argv, capture_output=True, env=env)
+    return busy() - c0
 
 
 def timed(argv, env=None) -> tuple[float, subprocess.CompletedProcess]:
@@ -110,6 +127,19 @@ def main() -> int:
             serial = timed([*ten[:ten.index("--parallel") + 1], "1", *ten[ten.index("--parallel") + 2:]], env)[0]
             print(f"fleet ({label}): 1 host {t1:.2f} s, 10 hosts {t10:.2f} s, ratio {t10 / t1:.2f}  (target <= 2.0); "
                   f"10 hosts one at a time (--parallel 1) {serial:.2f} s")
+            if extra:
+                c1 = machine_cpu(one, env)
+                c10 = machine_cpu(ten, env)
+                print(f"  CPU of the whole machine (client, sshd and the hosts' commands): 1 host {c1:.2f} s, "
+                      f"10 hosts {c10:.2f} s; on {os.cpu_count()} cores 10 hosts need >= {c10 / os.cpu_count():.2f} s "
+                      f"of wall time, {c10 / os.cpu_count() / t1:.2f}x one host, before any latency")
+        # what plain OpenSSH costs here: ten loopback logins at once against one
+        true1 = statistics.median(timed(["ssh", "-F", cfg, aliases[0], "true"])[0] for _ in range(3))
+        true10 = statistics.median(
+            timed(["sh", "-c", " & ".join(f"ssh -F '{cfg}' {x} true" for x in aliases) + " & wait"])[0]
+            for _ in range(3))
+        print(f"baseline: `ssh HOST true` 1 host {true1:.2f} s, 10 hosts at once {true10:.2f} s, ratio "
+              f"{true10 / true1:.2f} (the loopback hosts share this machine's cores)")
         return 0
     finally:
         if dep is not None:
