@@ -199,23 +199,17 @@ class _Session:
             if job is None:
                 return not buf  # output nobody asked for: the driver is not speaking the protocol
             idx = buf.find(self.key)
-            if idx < 0:
-                take = len(buf) - (len(self.key) - 1)
-                if take > 0:
-                    ok = job.add(bytes(buf[:take]))
-                    del buf[:take]
-                    if not ok:
-                        job.error = f"stopped reading: its output passed the {job.max_bytes}-byte limit"
-                        job.done.set()
-                        return False
-                return True
-            if idx:
-                ok = job.add(bytes(buf[:idx]))
-                del buf[:idx]
+            # without the key in sight, keep its possible first bytes back for the next read
+            take = idx if idx >= 0 else len(buf) - (len(self.key) - 1)
+            if take > 0:
+                ok = job.add(bytes(buf[:take]))
+                del buf[:take]
                 if not ok:
                     job.error = f"stopped reading: its output passed the {job.max_bytes}-byte limit"
                     job.done.set()
                     return False
+            if idx < 0:
+                return True
             m = self._trailer.match(buf)
             if m is None:
                 # wait for the two trailer lines; anything else after the key is a broken frame
@@ -239,20 +233,15 @@ class _Session:
         try:
             while True:
                 got = False
-                while chan.recv_ready():
-                    data = chan.recv(1 << 16)
-                    if not data:
-                        break
-                    got = True
-                    self.host.bytes_received += len(data)
-                    self._buf["out"] += data
-                while chan.recv_stderr_ready():
-                    data = chan.recv_stderr(1 << 16)
-                    if not data:
-                        break
-                    got = True
-                    self.host.bytes_received += len(data)
-                    self._buf["err"] += data
+                for ready, recv, which in ((chan.recv_ready, chan.recv, "out"),
+                                           (chan.recv_stderr_ready, chan.recv_stderr, "err")):
+                    while ready():
+                        data = recv(1 << 16)
+                        if not data:
+                            break
+                        got = True
+                        self.host.bytes_received += len(data)
+                        self._buf[which] += data
                 for which in ("out", "err"):
                     buf = self._buf[which]
                     if self.ready[which]:
