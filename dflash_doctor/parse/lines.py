@@ -295,6 +295,11 @@ _OFF_POS = re.compile(r"acceptance at token\s*(?P<i>\d+)\s*:\s*(?P<v>" + _N + r"
 _OFF_COUNT = re.compile(r"\b(?P<key>num_drafts|num_draft_tokens|num_accepted_tokens):\s*(?P<v>\d+)")
 
 
+def is_block_line(line: str) -> bool:
+    """A line of a `vllm bench serve` block or of the offline example's summary (after its first)."""
+    return bool(_BENCH_LINE.search(line) or "Per-position acceptance" in line or _OFF_POS.search(line))
+
+
 def parse_offline_block(before: list[str], lines: list[str]) -> dict | str:
     """`mean acceptance length: X` plus the `acceptance at token i: r` lines after it.
 

@@ -34,6 +34,7 @@ COUNT_LINES_BELOW = 64 << 20  # regular files larger than this are addressed by 
 # for only in a source's first chunk and where a new process tag appears (a start or restart).
 _METRIC_LIT = b"ccept"
 _V1_LIT = b"SpecDecoding metrics"
+_V0_LIT = L.V0_LITERAL.encode()
 _STARTUP_EXTRA = (b"version", b"SpeculativeConfig", b"Resolved architecture", b"LLM engine (v", b"serving model")
 
 
@@ -338,7 +339,7 @@ class _Scanner:
         self.count_lines = count_lines
         self.startup = StartupBuilder(scan.startup)
         self.line_base = 0  # lines before the current buffer (when counting)
-        self.first = True
+        self.head_left = CHUNK  # bytes of the source's head not yet startup-scanned
         self.prev_buf, self.prev_stop = b"", 0  # the previous buffer, sliced only when needed
         self.replacements = 0
         self.prefixes: dict[bytes, str | None] = {}  # prefix without its timestamp -> engine tag
@@ -359,10 +360,11 @@ class _Scanner:
         One `find` pass for "ccept" (in every metrics format); startup literals are searched
         only in a source's first chunk and in chunks where a new process tag appears."""
         self._startup_done = False
-        if self.first:
-            self.first = False
+        if self.head_left > 0:  # the source's head: every line that starts in its first CHUNK bytes
+            cut = end if self.head_left >= end else buf.find(b"\n", self.head_left - 1, end) + 1 or end
+            self.head_left = 0 if cut < end or eof else self.head_left - end
             self._startup_done = True
-            self._startup_scan(buf, end)
+            self._startup_scan(buf, cut)
         find, rfind = buf.find, buf.rfind
         fast = _FAST.match
         F = self.scan.fast
@@ -373,7 +375,7 @@ class _Scanner:
         shape_len, shape_head, shape_tail, ts_a, ts_b, tag = -1, b"", b"", 0, 0, None
         stop = end
         line_pos, line_no = 0, self.line_base
-        n_fast = n_v1_slow = 0
+        n_fast = n_v1_slow = n_v0_slow = 0
         p = find(_METRIC_LIT, 0, end)
         while p >= 0:
             s = p - _FAST_BACK
@@ -448,24 +450,28 @@ class _Scanner:
                 le = min(end, le + 1 + sum(len(x) + 1 for x in parts[:n]) - 1) if n else le
             if _V1_LIT in raw:
                 n_v1_slow += raw.count(_V1_LIT)
+            if _V0_LIT in raw:
+                n_v0_slow += raw.count(_V0_LIT)
             # (its own name: `tag` is the fast path's, kept with the prefix shape it belongs to)
             line_tag = _handle_line(self.scan, self.startup, self._decode(raw), source, no, base + ls, block, before)
             if line_tag is not _NO_TAG and line_tag not in self.tags:
                 self._new_tag(line_tag, buf, end)
             p = find(_METRIC_LIT, le, end)
-        # a `SpecDecoding metrics` line without "ccept" cannot parse, but the user must see it. The pass
-        # above saw every line with "ccept"; only when the chunk holds more V1 literals than it saw is
-        # there such a line, so the per-line search runs only then (one C-level count otherwise).
-        p = find(_V1_LIT, 0, stop) if buf.count(_V1_LIT, 0, stop) > n_fast + n_v1_slow else -1
-        while p >= 0:
-            le = find(b"\n", p, stop)
-            if le < 0:
-                le = stop
-            if find(_METRIC_LIT, p, le) < 0:
+        # a vLLM metrics line (V1 or V0) without "ccept" — cut short — cannot parse, but the user must see
+        # it. The pass above saw every line with "ccept"; only when the chunk holds more of a literal than
+        # it saw is there such a line, so the per-line search runs only then (one C-level count otherwise).
+        for lit, seen in ((_V1_LIT, n_fast + n_v1_slow), (_V0_LIT, n_v0_slow)):
+            p = find(lit, 0, stop) if buf.count(lit, 0, stop) > seen else -1
+            while p >= 0:
+                le = find(b"\n", p, stop)
+                if le < 0:
+                    le = stop
                 ls = rfind(b"\n", 0, p) + 1
-                no = (self.line_base + buf.count(b"\n", 0, ls) + 1) if count else None
-                _handle_line(self.scan, self.startup, self._decode(buf[ls:le]), source, no, base + ls)
-            p = find(_V1_LIT, le, stop)
+                # (a line with both literals is the V0 pass's)
+                if find(_METRIC_LIT, ls, le) < 0 and (lit is _V0_LIT or find(_V0_LIT, ls, le) < 0):
+                    no = (self.line_base + buf.count(b"\n", 0, ls) + 1) if count else None
+                    _handle_line(self.scan, self.startup, self._decode(buf[ls:le]), source, no, base + ls)
+                p = find(lit, le, stop)
         if n_fast:
             self.scan.formats["vllm-v1-0.10.2"] = self.scan.formats.get("vllm-v1-0.10.2", 0) + n_fast
             self.scan.candidate_lines += n_fast
@@ -478,20 +484,21 @@ class _Scanner:
         return self.prev_buf[max(0, self.prev_stop - (64 << 10)):self.prev_stop]
 
     def _startup_scan(self, buf: bytes, end: int | None = None) -> None:
+        """Feed the startup lines in buf[:end] to the builder, in file order (a later line wins)."""
         end = len(buf) if end is None else end
-        seen = set()
+        found: dict[int, int] = {}
         for lit in _STARTUP_LITS:
             p = buf.find(lit, 0, end)
             while p >= 0:
                 ls = buf.rfind(b"\n", 0, p) + 1
                 le = buf.find(b"\n", p, end)
                 le = end if le < 0 else le
-                if ls not in seen:
-                    seen.add(ls)
-                    line = _message(self._decode(buf[ls:le]))[0]
-                    if "ccept" not in line:  # metrics lines are the other pass's
-                        self.startup.feed(line)
+                found[ls] = le
                 p = buf.find(lit, le, end)
+        for ls in sorted(found):
+            line = _message(self._decode(buf[ls:found[ls]]))[0]
+            if "ccept" not in line:  # metrics lines are the other pass's
+                self.startup.feed(line)
 
     def _decode(self, raw: bytes) -> str:
         try:
@@ -502,9 +509,12 @@ class _Scanner:
 
 
 def _block_len(block: list[str]) -> int:
+    """How many of the lines after a summary's first line belong to it (the bench block's and the
+    offline example's own lines, and the dashed rules between them): they are not read again."""
     n = 0
     for ln in block:
-        if "=====" in ln or not ln.strip():
+        s = ln.strip()
+        if not s or "=====" in ln or not (s.strip("-") == "" or L.is_block_line(ln)):
             break
         n += 1
     return n
@@ -692,6 +702,16 @@ def GREP_MIN() -> int:  # noqa: N802 - a constant of prefilter, read late so tha
     from .prefilter import GREP_MIN as value
 
     return value
+
+
+def head_lines(fd: int, size: int) -> bytes:
+    """The lines that start in a file's first CHUNK bytes (the last one completed, up to MAX_LINE)."""
+    data = os.pread(fd, CHUNK, 0)
+    if len(data) == CHUNK and not data.endswith(b"\n") and size > CHUNK:
+        more = os.pread(fd, min(MAX_LINE, size - CHUNK), CHUNK)
+        nl = more.find(b"\n")
+        data += more[:nl + 1] if nl >= 0 else more
+    return data
 
 
 def _scan_part(fh, path: str, start: int, end: int, size: int, engine_hint, grep: str | None) -> LogScan:

@@ -102,6 +102,7 @@ class _GrepScanner:
         self.sc = S._Scanner(scan, source, count_lines=False)
         self.sc.fast_from = len(scan.fast["ts"])
         self.done_blocks: set[int] = set()
+        self.bench_until = -1
         self.shape = (-1, b"", b"", 0, 0, None)
 
     # -- context read from the file by offset --
@@ -238,9 +239,14 @@ class _GrepScanner:
                 self.new_tag(tag, off)
 
     def bench_block(self, off: int) -> None:
-        """The `vllm bench serve` block around a hit on its header or `Draft tokens:` line."""
+        """The `vllm bench serve` block around a hit on its header or `Draft tokens:` line (a block's
+        `Acceptance rate (%)` line sits within a few lines of either). Hits inside a window already read
+        are skipped, so even a log full of such words is read about once, not once a hit."""
+        if off < self.bench_until:
+            return
         lo = max(0, off - 4096)
         data = self.pread(lo, off - lo + S.BLOCK_LOOKAHEAD)
+        self.bench_until = off + S.BLOCK_LOOKAHEAD - 4096
         p = data.find(_BENCH)
         while p >= 0:
             ls = data.rfind(b"\n", 0, p) + 1
@@ -282,7 +288,7 @@ def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, 
     fd = fh.fileno()
     g = _GrepScanner(scan, path, fd, start, end, size)
     if start == 0:
-        g.sc._startup_scan(g.pread(0, S.CHUNK))
+        g.sc._startup_scan(S.head_lines(fd, size))
     src = open(path, "rb", buffering=0)  # its own file offset: grep reads from `start`
     try:
         os.lseek(src.fileno(), start, os.SEEK_SET)
@@ -298,7 +304,7 @@ def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, 
         src.close()
     S._big_pipe(proc.stdout.fileno())  # fewer, larger reads
     limit = end - start
-    stopped = False
+    stopped = finished = False
     try:
         out = proc.stdout
         carry = b""
@@ -338,12 +344,15 @@ def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, 
             g.block(buf)
         if not stopped and carry:
             g.block(carry + b"\n")
+        finished = True
     except ValueError:
         raise GrepFailed("unexpected grep output") from None
     finally:
-        if stopped or proc.poll() is None:
+        # at EOF grep is exiting by itself: wait for it. Stopped early (the next range's lines) or by an
+        # error here, it is ended: our own child, reading our file, nothing else.
+        if (stopped or not finished) and proc.poll() is None:
             try:
-                proc.send_signal(signal.SIGTERM)  # our own child, reading our file: nothing else
+                proc.send_signal(signal.SIGTERM)
             except OSError:
                 pass
         err = proc.stderr.read(4096) if not stopped else b""

@@ -183,3 +183,30 @@ def test_log_without_metrics_lines(cli, tmp_path):
     assert r.returncode == 1  # spec decoding never showed up: that is a finding, not a pass
     active = next(f for f in rep["findings"] if f["check"] == "spec-decode-active")
     assert active["status"] == "fail"
+
+
+def test_a_v0_line_cut_before_its_first_number_is_reported(tmp_path):
+    """A `Speculative metrics` line cut before "acceptance" holds none of the literal the first pass looks
+    for; the second pass must still show it (it did for V1 lines only)."""
+    p = tmp_path / "v0cut.log"
+    p.write_text("INFO 07-24 04:03:50 metrics.py:316] Speculative metrics: Draft ac\n")
+    scan = scan_file(str(p))
+    assert scan.malformed_count == 1 and "Speculative metrics" in scan.malformed[0].text
+
+
+def test_a_startup_line_last_and_without_newline_is_read(tmp_path):
+    p = tmp_path / "tail.log"
+    p.write_text("INFO 03-02 08:00:00 [api_server.py:1034] vLLM API server version 0.10.1")
+    assert scan_file(str(p)).startup.version == "0.10.1"
+
+
+def test_a_summary_line_does_not_swallow_the_log_lines_after_it(tmp_path):
+    """A bench summary's first line followed by ordinary log lines (a pasted excerpt): only the block's own
+    lines belong to it; the SGLang line after it is still read."""
+    p = tmp_path / "paste.log"
+    p.write_text("Acceptance rate (%):                     54.17\n"
+                 "[2025-10-22 10:27:00 TP0] Decode batch, #running-req: 4, #token: 3600, token usage: 0.02, "
+                 "accept len: 2.09, accept rate: 0.23, cuda graph: True, gen throughput (token/s): 166.00, "
+                 "#queue-req: 0\n")
+    scan = scan_file(str(p))
+    assert scan.formats.get("sglang") == 1
