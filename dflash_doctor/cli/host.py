@@ -212,7 +212,7 @@ def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
     """Collect from every host with a bounded pool; one host's failure never stops the others."""
     import sys
     import time
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    from concurrent.futures import ThreadPoolExecutor
 
     results: dict[str, tuple] = {}
     progress = None

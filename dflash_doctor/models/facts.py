@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
@@ -291,7 +291,6 @@ def text_config(cfg: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 
 def read_rope(f: _Fields) -> RopeFacts:
-    cfg = f.cfg
     params = f.dict("rope_parameters") or {}
     theta, src = f.num("rope_theta"), "rope_theta"
     if theta is None and params:

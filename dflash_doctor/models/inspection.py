@@ -68,7 +68,6 @@ class Inspection:
         return w
 
     def to_dict(self) -> dict[str, Any]:
-        from ..evidence import to_jsonable
         d = self.drafter
         return {
             "schema": SCHEMA,

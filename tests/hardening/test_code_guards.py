@@ -5,7 +5,6 @@ calls eval() or pickle.load() fails here the day it lands."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 

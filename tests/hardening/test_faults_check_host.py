@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -18,7 +17,6 @@ import pytest
 
 from dflash_doctor.collect.host import HostOptions, collect_host
 from dflash_doctor.doctor import build_report
-from dflash_doctor.evidence import Status
 from dflash_doctor.hosts.local import LocalHost
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, ROOT, run_cli

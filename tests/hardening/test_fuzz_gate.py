@@ -17,7 +17,7 @@ from dflash_doctor.errors import UsageError
 from dflash_doctor.gate import Outcome, PositionRate, Thresholds, evaluate, load_baseline_tau
 from dflash_doctor.render.github import annotations
 from dflash_doctor.render.junit import render_junit
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import run_cli
 from tests.hardening import tally
 from tests.hardening.hostile import HOSTILE_STRINGS, terminal_violations
 from tests.hardening.strategies import json_value, nasty_text

@@ -130,7 +130,6 @@ def test_bad_bundle_is_a_usage_error(tmp_path):
 
 def test_checks_on_hand_made_evidence():
     from dflash_doctor.checks.engine_source import EngineSlidingWindow
-    from dflash_doctor.checks.launch_config import LaunchConfig
 
     ev = EvidenceSet()
     ev.add(Kind.ENGINE_SOURCE, "src", Source("file", "x"), {"engine": "vllm", "version": "0.20.1", "dflash_present": True,

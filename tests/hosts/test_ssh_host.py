@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import socket
-
 import pytest
 
 from dflash_doctor.hosts.base import HostError
 from dflash_doctor.hosts.ssh import SSHHost, fingerprint, parse_target
-from tests.sshd import free_port, keygen, start_sshd
+from tests.sshd import free_port, keygen
 
 pytestmark = pytest.mark.ssh
 

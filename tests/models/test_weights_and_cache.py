@@ -14,7 +14,7 @@ from dflash_doctor.models.facts import drafter_facts
 from dflash_doctor.models.files import HostFiles, LocalFiles
 from dflash_doctor.models.safetensors_header import read_shard, read_weights
 
-from .helpers import hf_cache_repo, safetensors_bytes, write_config
+from .helpers import hf_cache_repo, safetensors_bytes
 
 TINY = {"architectures": ["DFlashDraftModel"], "hidden_size": 8, "num_hidden_layers": 1, "block_size": 4,
         "num_target_layers": 4, "vocab_size": 100, "dflash_config": {"mask_token_id": 99, "target_layer_ids": [1, 2]}}

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from dflash_doctor.evidence import Kind, Verdict
+from dflash_doctor.evidence import Verdict
 from dflash_doctor.rank.knowledge import default_knowledge
 
 from .scenarios import diagnose, load, names, uncollected
