@@ -88,11 +88,11 @@ _CALLBACKS = (_list_value, _quoted_value, _key_value)  # the first three entries
 _KEY_WORDS = ("key", "token", "secret", "passw", "credential")
 _KEY_ENDINGS = ("key", "token", "secret", "password", "passwd", "credential", "credentials")
 _WORD_RUN = re.compile(r"[\w-]*")
-# From the end of a key word to where its value starts: an optional quote, the separator and all the
-# whitespace around it (a key pattern's pre-value part always takes all of it, since a value starts
-# with a non-space). A value then ends before the next newline (quoted values and plain runs never
-# hold a raw newline), or at the first `]` of a list.
-_SEP = re.compile(r"""['"]?\s*(?:[:=]|\s)?\s*""")
+# From the end of a key word to where its value starts: an optional quote, the separator, a list's `[`
+# and all the whitespace around them (a key pattern's pre-value part always takes all of it, since a
+# value starts with a non-space). A value then ends before the next newline (quoted values and plain
+# runs never hold a raw newline), or at the first `]` of a list.
+_SEP = re.compile(r"""['"]?\s*(?:[:=]|\s)?\s*(?:\[\s*)?""")
 _BEFORE_KEY = 200  # a match starts at most `--` + 64 key characters before its key word (22 characters at most)
 _LIST_MAX = 4003  # `[`, 4000 characters, `]`
 _GATES: tuple[tuple[str, ...] | None, ...] = (

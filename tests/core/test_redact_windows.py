@@ -57,3 +57,10 @@ def test_a_long_gap_of_whitespace_between_key_and_value():
     text = "api_key" + " " * 9000 + "=" + "\n" * 300 + "  'sk-abcdefghijklmnopqrstu' and then " + "y" * 2000
     assert R.redact_text(text) == reference(text)
     assert "sk-abc" not in R.redact_text(text)
+
+
+def test_a_list_opened_before_a_newline():
+    """`key: [` then the value on the next line: the window must reach past the newline after `[`."""
+    text = "api_key: [\n0.155, 0.018\nother: 1"
+    assert R.redact_text(text) == reference(text)
+    assert "0.155" not in R.redact_text(text)
