@@ -21,6 +21,17 @@ from pathlib import Path
 SSHD_BIN = "/usr/sbin/sshd"
 
 
+def stop_process(proc: subprocess.Popen | None) -> None:
+    """Terminate a helper process the tests started, killing it after 5 s."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def sshd_available() -> str | None:
     """None when a test sshd can run here, else the reason it cannot."""
     if not os.path.exists(SSHD_BIN):
@@ -73,13 +84,7 @@ class SSHD:
         return alias
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def _host_block(alias: str, host: str, port: int, user: str, key: Path, known_hosts: Path) -> str:

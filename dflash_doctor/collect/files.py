@@ -232,12 +232,18 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
 def gather_drafter(ev: EvidenceSet, path: str, files=None) -> None:
     """Drafter config, model card and weight headers (models.DrafterFacts), never the weights."""
     from ..models.facts import drafter_facts
+
+    _gather_model(ev, "drafter", Kind.DRAFTER, drafter_facts, add_drafter, path, files)
+
+
+def _gather_model(ev: EvidenceSet, what: str, kind: Kind, read, add, path: str, files) -> None:
+    """Read a model's facts and add them; one that cannot be read is a could-not-collect of its kind."""
     try:
-        facts = drafter_facts(path, files)
+        facts = read(path, files)
     except DoctorError as exc:
-        ev.could_not_collect(f"drafter {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.DRAFTER)
+        ev.could_not_collect(f"{what} {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), kind)
         return
-    add_drafter(ev, facts, path, files)
+    add(ev, facts, path, files)
 
 
 def add_drafter(ev: EvidenceSet, facts, path: str, files=None) -> None:
@@ -251,12 +257,8 @@ def add_drafter(ev: EvidenceSet, facts, path: str, files=None) -> None:
 def gather_target(ev: EvidenceSet, path: str, files=None) -> None:
     """Target config facts (models.TargetFacts), including a nested text_config and tokenizer ids."""
     from ..models.facts import target_facts
-    try:
-        facts = target_facts(path, files)
-    except DoctorError as exc:
-        ev.could_not_collect(f"target {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.TARGET)
-        return
-    add_target(ev, facts, path, files)
+
+    _gather_model(ev, "target", Kind.TARGET, target_facts, add_target, path, files)
 
 
 def add_target(ev: EvidenceSet, facts, path: str, files=None) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
+from ..probe.config import default_target_layer_ids  # torch-free; the probe's own rule
 from .files import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
 from .safetensors_header import WeightFacts, read_weights
@@ -223,34 +224,23 @@ class _Fields:
             return None
         return float(v)
 
+    def _typed(self, key: str, where: dict | None, kind: type, expected: str):
+        """The value of key (in where, else the config) when it is a `kind`; otherwise a warning and None."""
+        v = (self.cfg if where is None else where).get(key)
+        if v is None or isinstance(v, kind):
+            return v
+        self.w.append(f"{key} is {_show(v)}, expected {expected}; ignored")
+        return None
+
     def bool(self, key: str, where: dict | None = None) -> bool | None:
-        src = self.cfg if where is None else where
-        v = src.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, bool):
-            self.w.append(f"{key} is {_show(v)}, expected true/false; ignored")
-            return None
-        return v
+        return self._typed(key, where, bool, "true/false")
 
     def str(self, key: str) -> str | None:
-        v = self.cfg.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, str):
-            self.w.append(f"{key} is {_show(v)}, expected a string; ignored")
-            return None
-        return v[:200]
+        v = self._typed(key, None, str, "a string")
+        return None if v is None else v[:200]
 
     def dict(self, key: str, where: dict | None = None) -> dict | None:
-        src = self.cfg if where is None else where
-        v = src.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, dict):
-            self.w.append(f"{key} is {_show(v)}, expected an object; ignored")
-            return None
-        return v
+        return self._typed(key, where, dict, "an object")
 
     def int_list(self, key: str, where: dict, label: str) -> tuple[int, ...] | None:
         v = where.get(key)
@@ -457,7 +447,7 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
                 if ids is not None:
                     break
         if ids is None and is_dflash and n_target and n_layers:
-            ids = _default_ids(n_target, n_layers)
+            ids = default_target_layer_ids(n_target, n_layers)
             ids_src = "default"
             warnings.append("target_layer_ids absent: derived by the older reference's default rule "
                             f"{list(ids)}; newer checkpoints state them")
@@ -488,14 +478,6 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
         draft_vocab_size=f.int("draft_vocab_size"), rope=read_rope(f), dtype=dtype, layers=layers,
         swa_config=swa_src, sliding_window=window, card=card, card_file=card_file, weights=weights,
         warnings=tuple(warnings))
-
-
-def _default_ids(n_target: int, n_draft: int) -> tuple[int, ...]:
-    if n_draft == 1:
-        return (n_target // 2,)
-    start, end = 1, n_target - 3
-    span = end - start
-    return tuple(int(round(start + i * span / (n_draft - 1))) for i in range(n_draft))
 
 
 def _card(files: FileAccess, directory: str) -> tuple[tuple[CardWarning, ...], str | None]:

@@ -332,6 +332,17 @@ SPEC_LINE_LITERALS = (L.V1_LITERAL, L.V0_LITERAL, L.SGL_LITERAL)
 STARTUP_LITERALS = tuple(x.decode() for x in _STARTUP_EXTRA) + ("non-default args", "args: Namespace", "server_args")
 
 
+def prefix_shape(prefix: bytes) -> tuple[int, bytes, bytes, int, int, bytes]:
+    """(length, head, tail, time start, time end, key) of the text before a metrics message. Lines of
+    one process share it, only their time differs: the last timestamp (a wrapper's comes first). The key
+    is the prefix without its times; the length is -1 when it holds several (the times' widths vary)."""
+    found = list(_TS_B.finditer(prefix))
+    if not found:
+        return len(prefix), prefix, b"", 0, 0, prefix
+    a, b = found[-1].span()
+    return (len(prefix) if len(found) == 1 else -1), prefix[:a], prefix[b:], a, b, _TS_B.sub(b"", prefix)
+
+
 class _Scanner:
     def __init__(self, scan: LogScan, source: str, count_lines: bool):
         self.scan = scan
@@ -344,6 +355,14 @@ class _Scanner:
         self.replacements = 0
         self.prefixes: dict[bytes, str | None] = {}  # prefix without its timestamp -> engine tag
         self.tags: set = set()
+
+    def tag_for(self, key: bytes, prefix: bytes) -> tuple:
+        """The process tag of a prefix shape (its key), and whether that tag is new to this scan."""
+        try:
+            return self.prefixes[key], False
+        except KeyError:
+            tag = self.prefixes[key] = L.prefix_facts(_message(self._decode(prefix))[0])[1]
+            return tag, tag not in self.tags
 
     def _new_tag(self, tag, buf: bytes, end: int) -> None:
         """A process not seen before (a start or restart): read the startup lines around it."""
@@ -371,7 +390,6 @@ class _Scanner:
         a_src, a_no, a_ts, a_tag, a_d, a_dft, a_acc, a_k, a_pp, a_mean, a_athr, a_dthr, a_off, a_est = (
             F[c].append for c in FAST_COLS)
         source, count = self.source, self.count_lines
-        prefixes = self.prefixes
         shape_len, shape_head, shape_tail, ts_a, ts_b, tag = -1, b"", b"", 0, 0, None
         stop = end
         line_pos, line_no = 0, self.line_base
@@ -385,27 +403,12 @@ class _Scanner:
                 le = m.end()
                 prefix = buf[ls:s]
                 # consecutive lines of one process share the prefix's shape: only the time differs
-                if len(prefix) == shape_len and prefix.startswith(shape_head) and prefix.endswith(shape_tail):
-                    ts = prefix[ts_a:ts_b].decode() if ts_b else None
-                else:
-                    tms = _TS_B.findall(prefix)
-                    if not tms:
-                        key, ts_a, ts_b, shape_head, shape_tail = prefix, 0, 0, prefix, b""
-                        shape_len = len(prefix)
-                    else:
-                        # the engine's own time is the last one (a wrapper's comes first)
-                        *_, last = _TS_B.finditer(prefix)
-                        ts_a, ts_b = last.span()
-                        key = _TS_B.sub(b"", prefix)
-                        shape_head, shape_tail = prefix[:ts_a], prefix[ts_b:]
-                        shape_len = len(prefix) if len(tms) == 1 else -1
-                    try:
-                        tag = prefixes[key]
-                    except KeyError:
-                        tag = prefixes[key] = L.prefix_facts(_message(self._decode(prefix))[0])[1]
-                        if tag not in self.tags:
-                            self._new_tag(tag, buf, end)
-                    ts = prefix[ts_a:ts_b].decode() if ts_b else None
+                if not (len(prefix) == shape_len and prefix.startswith(shape_head) and prefix.endswith(shape_tail)):
+                    shape_len, shape_head, shape_tail, ts_a, ts_b, key = prefix_shape(prefix)
+                    tag, new = self.tag_for(key, prefix)
+                    if new:
+                        self._new_tag(tag, buf, end)
+                ts = prefix[ts_a:ts_b].decode() if ts_b else None
                 mean, athr, dthr, acc, dft, pp, _rate = m.groups()
                 acc, dft = int(acc), int(dft)
                 if acc <= dft:
@@ -674,21 +677,14 @@ def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None
         n = workers if workers is not None else min(os.cpu_count() or 1, 4)
         if os.environ.get("DFLASH_DOCTOR_WORKERS") == "1":
             n = 1
-        grep = None
-        if size >= GREP_MIN():
-            from .prefilter import grep_command
+        from . import prefilter
 
-            grep = grep_command()
+        grep = prefilter.grep_command() if size >= prefilter.GREP_MIN else None
         if size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork"):
             _scan_parallel(fh, path, size, scan, n, grep, meanwhile)
         elif grep:
-            scan.sources.append(path)
-            n_before = len(scan.rows)
-            builder = StartupBuilder(scan.startup)
-            _merge_part(scan, builder, _part_payload(_scan_part(fh, path, 0, size, size, scan.engine_hint, grep)))
-            scan.startup = builder.build()
-            _input_notes(scan, path, size, os.pread(fh.fileno(), 65536, 0), scan.replacements)
-            _finish(scan, len(scan.rows) - n_before)
+            _merge_parts(scan, fh, path, size, [_part_payload(_scan_part(fh, path, 0, size, size, scan.engine_hint,
+                                                                          grep))])
         else:
             scan_stream(fh, path, scan, count_lines=count)
     finally:
@@ -696,12 +692,6 @@ def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None
             fh.close()
     _resolve_line_numbers(scan, path)
     return scan
-
-
-def GREP_MIN() -> int:  # noqa: N802 - a constant of prefilter, read late so that tests can lower it
-    from .prefilter import GREP_MIN as value
-
-    return value
 
 
 def head_lines(fd: int, size: int) -> bytes:
@@ -800,6 +790,22 @@ def _part_payload(part: LogScan) -> tuple:
     return (part.rows, _pack_fast(part.fast), [(m.source, m.line_no, m.reason, m.text, m.offset) for m in part.malformed],
             part.malformed_count, part.notes, part.formats, part.candidate_lines, part.mean_normalised,
             part.replacements, part._v0, part._sgl, {k: getattr(st, k) for k in st.__dataclass_fields__}, part.bytes)
+
+
+def _merge_parts(scan: LogScan, fh, path: str, size: int, payloads: list, failed: int = 0) -> None:
+    """Add the byte ranges' results (in file order) to `scan` as one source, then finish it; `failed`
+    ranges that gave nothing make it an error once the others are in."""
+    scan.sources.append(path)
+    n_before = len(scan.rows)
+    builder = StartupBuilder(scan.startup)
+    for payload in payloads:
+        _merge_part(scan, builder, payload)
+    scan.lines = None  # (also when every range failed)
+    scan.startup = builder.build()
+    if failed:
+        raise OSError(f"{failed} of {failed + len(payloads)} scan workers failed")
+    _input_notes(scan, path, size, os.pread(fh.fileno(), 65536, 0), scan.replacements)
+    _finish(scan, len(scan.rows) - n_before)
 
 
 def _merge_part(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
@@ -929,11 +935,6 @@ def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | 
         pass
     if meanwhile is not None:
         meanwhile()
-    scan.sources.append(path)
-    n_before = len(scan.rows)
-    builder = StartupBuilder(scan.startup)
-    failed = 0
-    head = os.pread(fh.fileno(), 65536, 0)
     chunks: dict[int, list[bytes]] = {r: [] for _, r in kids}
     with selectors.DefaultSelector() as sel:
         for _, r in kids:
@@ -946,28 +947,22 @@ def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | 
                 else:
                     sel.unregister(key.fd)
                     os.close(key.fd)
+    payloads = []
     for pid, r in kids:
         data = b"".join(chunks.pop(r))
         try:  # a worker writes its payload only when its scan succeeded
-            payload = marshal.loads(data) if data else None
+            payloads.append(marshal.loads(data) if data else None)
         except (EOFError, ValueError, TypeError):
-            payload = None
+            payloads.append(None)
         del data
-        if payload is None:
-            failed += 1
-        else:
-            _merge_part(scan, builder, payload)
     for pid, _ in kids:
         os.waitpid(pid, 0)
-    # hundreds of thousands of row objects now live to the end of the run: leave them out of the
-    # collector's later full passes (each would walk them all during the summary's allocations)
-    gc.freeze()
-    scan.lines = None
-    scan.startup = builder.build()
-    if failed:
-        raise OSError(f"{failed} of {n} scan workers failed")
-    _input_notes(scan, path, size, head, scan.replacements)
-    _finish(scan, len(scan.rows) - n_before)
+    try:
+        _merge_parts(scan, fh, path, size, [p for p in payloads if p is not None], payloads.count(None))
+    finally:
+        # hundreds of thousands of row objects now live to the end of the run: leave them out of the
+        # collector's later full passes (each would walk them all during the summary's allocations)
+        gc.freeze()
 
 
 def _big_pipe(fd: int, size: int = 1 << 20) -> None:

@@ -197,19 +197,9 @@ class _GrepScanner:
         sc = self.sc
         for p, off in zip(pfx, offs):
             if not (len(p) == shape_len and p.startswith(head) and p.endswith(tail)):
-                found = list(S._TS_B.finditer(p))
-                if not found:
-                    key, a, b, head, tail, shape_len = p, 0, 0, p, b"", len(p)
-                else:
-                    a, b = found[-1].span()  # the engine's own time is the last one
-                    key = S._TS_B.sub(b"", p)
-                    head, tail = p[:a], p[b:]
-                    shape_len = len(p) if len(found) == 1 else -1
-                try:
-                    tag = sc.prefixes[key]
-                except KeyError:
-                    tag = sc.prefixes[key] = L.prefix_facts(S._message(sc._decode(p))[0])[1]
-                if tag not in sc.tags:
+                shape_len, head, tail, a, b, key = S.prefix_shape(p)
+                tag, new = sc.tag_for(key, p)
+                if new:
                     self.new_tag(tag, off)
             add_ts(p[a:b] if b else None)
             add_tag(tag)
@@ -247,14 +237,21 @@ class _GrepScanner:
         lo = max(0, off - 4096)
         data = self.pread(lo, off - lo + S.BLOCK_LOOKAHEAD)
         self.bench_until = off + S.BLOCK_LOOKAHEAD - 4096
-        p = data.find(_BENCH)
+        # a block belongs to the range its first line starts in (ranges are scanned apart)
+        self.summaries(data, lo, _BENCH, in_range=True)
+
+    def summaries(self, data: bytes, lo: int, literal: bytes, in_range: bool) -> None:
+        """Each summary whose first line in data (read from offset lo) holds `literal`, handed once to the
+        dispatch with the lines after and before it; `in_range`: only those starting in this range."""
+        p = data.find(literal)
         while p >= 0:
             ls = data.rfind(b"\n", 0, p) + 1
-            # a block belongs to the range its first line starts in (ranges are scanned apart)
-            if (lo == 0 or ls > 0) and self.start <= lo + ls < self.end and lo + ls not in self.done_blocks:
+            if (lo == 0 or ls > 0) and lo + ls not in self.done_blocks \
+                    and (not in_range or self.start <= lo + ls < self.end):
                 self.done_blocks.add(lo + ls)
                 self.context_line(data, ls, lo)
-            p = data.find(_BENCH, p + 1)
+            p = data.find(b"\n", p)
+            p = data.find(literal, p) if p >= 0 else -1
 
     def context_line(self, data: bytes, ls: int, lo: int) -> None:
         """Hand the line at data[ls:] to the dispatch with the lines after and before it."""
@@ -267,19 +264,11 @@ class _GrepScanner:
                        block, before)
 
     def offline_edges(self) -> None:
-        """The offline example's summary: searched at the file's ends (it is a script's last output)."""
+        """The offline example's summary: searched at the file's ends (it is a script's last output).
+        A window is read by the range it starts in, and whole (its lines past the range are nobody else's)."""
         for lo in sorted({0, max(0, self.size - TAIL)}):
-            if lo < self.start or lo >= self.end:
-                continue
-            data = self.pread(lo, TAIL + S.BLOCK_LOOKAHEAD)
-            p = data.find(_OFFLINE)
-            while p >= 0:
-                ls = data.rfind(b"\n", 0, p) + 1
-                if (lo == 0 or ls > 0) and lo + ls not in self.done_blocks:
-                    self.done_blocks.add(lo + ls)
-                    self.context_line(data, ls, lo)
-                p = data.find(b"\n", p)
-                p = data.find(_OFFLINE, p) if p >= 0 else -1
+            if self.start <= lo < self.end:
+                self.summaries(self.pread(lo, TAIL + S.BLOCK_LOOKAHEAD), lo, _OFFLINE, in_range=False)
 
 
 def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, grep: str) -> None:

@@ -393,10 +393,6 @@ def start_server(dep: Deployment) -> Deployment:
 
 
 def stop_server(dep: Deployment) -> None:
-    if dep.proc is not None and dep.proc.poll() is None:
-        dep.proc.terminate()
-        try:
-            dep.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            dep.proc.kill()
-            dep.proc.wait()
+    from tests.sshd import stop_process
+
+    stop_process(dep.proc)
