@@ -101,3 +101,15 @@ def aux_placements(engine: str, version: str | None) -> tuple[str, ...] | None:
         if r["engine"] == engine.lower() and vtuple(r["min"]) <= v <= vtuple(r["max"]):
             return tuple(r["reads"])
     return None
+
+
+def support_from_evidence(evidence) -> ArchSupport | None:
+    """The architecture row for the drafter and engine in `evidence` (Kind.DRAFTER + Kind.ENGINE)."""
+    from ..evidence import Kind
+    dev, eng = evidence.get(Kind.DRAFTER), evidence.get(Kind.ENGINE)
+    if dev is None or eng is None or not isinstance(eng.value, dict):
+        return None
+    d = dev.value
+    tgt = evidence.value(Kind.TARGET)
+    mt = tgt.model_type if (d.embedded_in_target and tgt is not None) else d.model_type
+    return support(str(eng.value.get("name") or ""), eng.value.get("version"), d.method, mt, d.speculators_format)
