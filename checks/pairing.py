@@ -38,10 +38,13 @@ class DrafterTargetPairing(Check):
         details = tuple(p.notes + [f"agrees: {g}" for g in p.good] + [f"could not check: {u}" for u in p.unknown])
         if p.bad:
             msg = "drafter does not fit this target: " + "; ".join(p.bad)
+            obs = [Observation("pairing:mismatch", "; ".join(p.bad), refs)]
+            if p.unloadable:
+                obs.append(Observation("pairing:unloadable", "; ".join(p.unloadable), refs))
             return [self.finding(Status.FAIL, msg, refs=refs, details=details,
                                  remedy="Serve the drafter with the target it was trained for (its config or model "
                                         "card names it), or pick the drafter built for this target.",
-                                 observations=(Observation("pairing:mismatch", "; ".join(p.bad), refs),))]
+                                 observations=tuple(obs))]
         if not p.good:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: neither config states comparable layer, "
                                  "hidden-size or vocabulary fields" + (f" ({'; '.join(p.unknown)})" if p.unknown else ""),
@@ -64,6 +67,7 @@ class _Pairing:
         self.unknown: list[str] = []
         self.notes: list[str] = []
         self.essential_unknown = False
+        self.unloadable: list[str] = []  # shape mismatches: the drafter's tensors cannot take the target's states
 
     def cannot(self, what: str, essential: bool = False) -> None:
         self.unknown.append(what)
@@ -100,6 +104,7 @@ def _hidden(d, t, p: _Pairing) -> None:
     if want_h is not None and t.hidden_size is not None:
         if want_h != t.hidden_size:
             p.bad.append(f"drafter expects target hidden size {want_h}; target has {t.hidden_size}")
+            p.unloadable.append(p.bad[-1])
         else:
             p.good.append(f"hidden size {want_h}")
     elif not d.embedded_in_target:
@@ -111,6 +116,7 @@ def _hidden(d, t, p: _Pairing) -> None:
         want = n_taps * t.hidden_size
         if fc != want:
             p.bad.append(f"fc weight takes {fc} inputs; {n_taps} taps × target hidden {t.hidden_size} = {want}")
+            p.unloadable.append(p.bad[-1])
         else:
             p.good.append(f"fc input {fc} = {n_taps} × {t.hidden_size}")
 
