@@ -3,8 +3,8 @@ method, drafter and topology facts against every entry of the database).
 
 Observations, one per implied cause at the strongest match quality (weights in causes.toml):
   known-issue:CAUSE            certain: the release is affected and every condition is known to hold
-  known-issue-likely:CAUSE     the release is affected, some condition is unknown
-  known-issue-possible:CAUSE   the release is unknown; nothing known rules the entry out
+  known-issue-likely:CAUSE     the release is affected, one condition is unknown
+  known-issue-possible:CAUSE   the release, or several conditions, unknown; nothing known rules it out
   known-issue-cited:CAUSE      an entry the engine-support table already decides (no weight here)
 A certain or likely match whose entry says the bug leaves (almost) no draft accepted is downgraded one
 level when the measured acceptance shows real acceptance: the symptom does not fit.

@@ -1,8 +1,9 @@
 """`dflash-doctor known-issues`: the known engine bugs that affect a deployment, like pip-audit for packages.
 
 Exit 0 when nothing affects it (or when listing the database), 1 when a known issue affects the stated
-release, 2 on usage errors. A match that depends only on facts not given (the drafter's layers, the
-topology) still counts as affecting the release; one that depends on an unknown release does not.
+release, 2 on usage errors. A match on the stated release that depends on one fact not given (the
+drafter's layers, the topology) still counts as affecting it; one that depends on an unknown release or
+on several facts not given is listed as possible and does not.
 """
 
 from __future__ import annotations

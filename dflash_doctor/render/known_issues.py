@@ -38,7 +38,7 @@ def summary(audit) -> str:
             bits[-1] += f" ({n_aff - certain} only if the facts under 'if:' hold)"
     possible = n_all - n_aff
     if possible:
-        bits.append(f"{possible} may, depending on the release (give --engine NAME==VERSION)")
+        bits.append(f"{possible} may, depending on the release or on several facts not given")
     return "; ".join(bits) + f" ({considered})."
 
 

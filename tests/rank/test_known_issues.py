@@ -130,6 +130,15 @@ def test_an_unknown_condition_on_an_affected_release_is_likely():
     assert m.quality == MatchQuality.LIKELY and any("sliding" in u for u in m.unknown)
 
 
+def test_two_unknown_conditions_on_an_affected_release_are_only_possible():
+    doc = _broken(lambda d: d.update(conditions={"drafter_swa": "mixed", "pd_disaggregation": True}))
+    issue = _db(doc).issues[0]
+    assert evaluate(issue, Deployment("vllm", "0.20.1", "dflash")).quality == MatchQuality.POSSIBLE
+    assert evaluate(issue, Deployment("vllm", "0.20.1", None, facts={"drafter_swa": "mixed",
+                                                                      "pd_disaggregation": True})).quality \
+        == MatchQuality.LIKELY  # only the method unknown
+
+
 def test_an_unknown_release_is_only_possible():
     m = evaluate(_db().issues[0], Deployment("vllm", None, "dflash", facts={"drafter_swa": "mixed"}))
     assert m.quality == MatchQuality.POSSIBLE and "release" in m.unknown[0]

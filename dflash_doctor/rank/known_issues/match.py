@@ -3,10 +3,10 @@
 Quality of a match (what the ranking may weigh):
   certain   the engine release is in the affected range and every other condition (method, runner,
             each fact) is known to hold
-  likely    the release is affected, nothing known rules the entry out, but some condition is unknown
-            (e.g. whether the drafter has sliding-window layers)
-  possible  the release is unknown (a log without a version line): the entry applies if the
-            deployment runs an affected release; nothing known rules it out
+  likely    the release is affected, nothing known rules the entry out, and exactly one condition is
+            unknown (e.g. whether the drafter has sliding-window layers)
+  possible  the release is unknown (a log without a version line), or two or more conditions are
+            unknown (each unknown condition roughly halves the odds that all of them hold)
 An entry is ruled out (no match) as soon as one known fact contradicts it: a release outside the range,
 another method or runner, a condition known to be false.
 """
@@ -22,6 +22,10 @@ from .load import KnownIssue, KnownIssues
 from .versions import VersionError, parse_version
 
 
+# A match on a known release with more unknown conditions than this counts only as possible.
+MAX_UNKNOWN_FOR_LIKELY = 1
+
+
 class MatchQuality(str, enum.Enum):
     CERTAIN = "certain"
     LIKELY = "likely"
@@ -32,8 +36,8 @@ class MatchQuality(str, enum.Enum):
         return {"certain": 0, "likely": 1, "possible": 2}[self.value]
 
     def phrase(self) -> str:
-        return {"certain": "affected", "likely": "affected if the unknown conditions hold",
-                "possible": "possibly affected (release unknown)"}[self.value]
+        return {"certain": "affected", "likely": "affected if the unknown condition holds",
+                "possible": "possibly affected (release or several conditions unknown)"}[self.value]
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,8 @@ def evaluate(issue: KnownIssue, dep: Deployment, runner_default: str | None = No
     if not version_known:
         quality = MatchQuality.POSSIBLE
         unknown.insert(0, f"{engine} release in {issue.affected}")
+    elif len(unknown) > MAX_UNKNOWN_FOR_LIKELY:
+        quality = MatchQuality.POSSIBLE
     elif unknown:
         quality = MatchQuality.LIKELY
     else:
