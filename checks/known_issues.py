@@ -99,8 +99,12 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
     method, _, mev = launch_method(evidence)
     if method is None and d is not None and _get(d, "method") not in (None, "unknown"):
         method, mev = _get(d, "method"), dev
-    if method in ("dflash2",):
-        method = "dflash2"
+    spec = _get(evidence.value(Kind.LAUNCH), "speculative") if evidence.has(Kind.LAUNCH) else None
+    if method == "eagle3" and isinstance(spec, dict) and spec.get("parallel_drafting") is True:
+        method = "p-eagle"  # vLLM runs P-EAGLE drafters as eagle3 with parallel drafting
+    if method in (None, "eagle3", "unknown") and d is not None and any(
+            "peagle" in a.lower() for a in (_get(d, "architectures") or ())):
+        method, mev = "p-eagle", dev
     if mev is not None:
         sources["method"] = mev.ref
 

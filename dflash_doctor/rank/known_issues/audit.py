@@ -87,6 +87,7 @@ def audit(engine: str | None = None, method: str | None = None, runner: str | No
         from ...models.launch_view import METHOD_ALIASES
 
         m = METHOD_ALIASES.get(method.strip().lower(), method.strip().lower())
+        m = {"peagle": "p-eagle", "p_eagle": "p-eagle", "eagle-3": "eagle3", "draft_model": "draft"}.get(m, m)
         if m not in METHODS:
             raise AuditUsageError(f"--method {method!r} is not a speculative method", hint=f"one of {', '.join(METHODS)}")
     if runner is not None and runner.lower() not in RUNNERS:
