@@ -30,7 +30,7 @@ def engine_evidence(e: EngineRow, summary, fleet: Fleet) -> EvidenceSet:
     """One fleet engine as an EvidenceSet for the diagnosis."""
     ev = EvidenceSet(label=e.name)
     src = Source("url", f"{fleet.url} {fleet.query.selector or ''}".strip())
-    ev.add(Kind.METRICS, _metrics_summary([e], fleet), src, _metrics_value([e], fleet))
+    ev.add(Kind.METRICS, _metrics_summary([e], fleet), src, _metrics_value([e], fleet, rows=False))
     ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
                             f"(Prometheus, {len(e.steps)} steps)", src, summary)
     return ev
@@ -43,13 +43,16 @@ def _metrics_summary(engines: list[EngineRow], fleet: Fleet) -> str:
             f"({', '.join(sorted({e.kind for e in engines}))})" + (f", {restarts} counter reset(s)" if restarts else ""))
 
 
-def _metrics_value(engines: list[EngineRow], fleet: Fleet) -> dict:
+def _metrics_value(engines: list[EngineRow], fleet: Fleet, rows: bool = True) -> dict:
+    """What Prometheus said, for the report; `rows` adds each engine's whole reading (diagnose)."""
     restarts = sorted({_iso(t) for e in engines for t in restart_times(e.steps)})
-    return {"prometheus": fleet.url, "prometheus_version": fleet.prometheus_version,
+    doc = {"prometheus": fleet.url, "prometheus_version": fleet.prometheus_version,
             "selector": fleet.query.selector or "", "window": {"start": _iso(fleet.start), "end": _iso(fleet.end),
                                                               "step_seconds": fleet.query.step},
-            "queries": fleet.queries, "restarts": restarts,
-            "engines": [e.to_dict() for e in engines]}
+            "queries": fleet.queries, "restarts": restarts}
+    if rows:
+        doc["engines"] = [e.to_dict() for e in engines]
+    return doc
 
 
 def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
