@@ -27,6 +27,7 @@ class AcceptanceChangePoint(Check):
     title = "A step change in τ over time"
     needs = (Kind.ACCEPTANCE,)
     wants = (Kind.METRICS,)
+    observations = ("trend:drop-after-restart", "trend:step-drop")
 
     # A drop smaller than this share of the accepted tokens per draft is not worth a warning
     # (the same bar as the first-vs-last-third trend).

@@ -8,7 +8,7 @@ import typer
 
 from ..render import Format
 from .common import FormatOpt, OutputOpt, exit_code_for
-from .prom_opts import (BasicPasswordEnvOpt, BasicPasswordFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
+from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
                         InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
 
 
@@ -39,8 +39,8 @@ def register(app: typer.Typer) -> None:
         bearer_token_file: Optional[str] = BearerFileOpt,
         bearer_token_env: Optional[str] = BearerEnvOpt,
         basic_auth_user: Optional[str] = BasicUserOpt,
-        basic_auth_password_file: Optional[str] = BasicPasswordFileOpt,
-        basic_auth_password_env: Optional[str] = BasicPasswordEnvOpt,
+        basic_auth_file: Optional[str] = BasicFileOpt,
+        basic_auth_env: Optional[str] = BasicEnvOpt,
         ca_file: Optional[str] = CaFileOpt,
         insecure_skip_verify: bool = InsecureOpt,
         fmt: Format = FormatOpt,
@@ -62,8 +62,8 @@ def register(app: typer.Typer) -> None:
             from .prom_opts import prom_source
 
             gather_prometheus(evidence, prom_source(prometheus, selector, since, step, until, timeout, bearer_token_file,
-                                                    bearer_token_env, basic_auth_user, basic_auth_password_file,
-                                                    basic_auth_password_env, ca_file, insecure_skip_verify))
+                                                    bearer_token_env, basic_auth_user, basic_auth_file,
+                                                    basic_auth_env, ca_file, insecure_skip_verify))
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if probe_result:
             from ..probe.evidence import gather_probe_result

@@ -12,7 +12,7 @@ import typer
 
 from ..render import Format
 from .common import FormatOpt, OutputOpt
-from .prom_opts import (BasicPasswordEnvOpt, BasicPasswordFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
+from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
                         InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
 
 
@@ -32,8 +32,8 @@ def register(app: typer.Typer) -> None:
         bearer_token_file: Optional[str] = BearerFileOpt,
         bearer_token_env: Optional[str] = BearerEnvOpt,
         basic_auth_user: Optional[str] = BasicUserOpt,
-        basic_auth_password_file: Optional[str] = BasicPasswordFileOpt,
-        basic_auth_password_env: Optional[str] = BasicPasswordEnvOpt,
+        basic_auth_file: Optional[str] = BasicFileOpt,
+        basic_auth_env: Optional[str] = BasicEnvOpt,
         ca_file: Optional[str] = CaFileOpt,
         insecure_skip_verify: bool = InsecureOpt,
         fmt: Format = FormatOpt,
@@ -54,8 +54,8 @@ def register(app: typer.Typer) -> None:
                        by=parse_labels(by, "--by"), peers=parse_labels(peers, "--peers"), until=parse_until(until))
         if q.step > q.since:
             raise UsageError("--step is longer than --since", hint="e.g. --since 6h --step 5m")
-        auth = make_auth(bearer_token_file, bearer_token_env, basic_auth_user, basic_auth_password_file,
-                         basic_auth_password_env, ca_file, insecure_skip_verify)
+        auth = make_auth(bearer_token_file, bearer_token_env, basic_auth_user, basic_auth_file,
+                         basic_auth_env, ca_file, insecure_skip_verify)
         result = run_fleet(prometheus, q, auth, timeout)
         out.write(render_fleet(result, fmt, color=out.color, width=out.width), redacted=True)
         if not result.engines:

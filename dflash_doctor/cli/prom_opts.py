@@ -3,6 +3,8 @@ connection and its authentication, turned into a PromAuth (secrets are read only
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from ..errors import UsageError
@@ -15,8 +17,8 @@ TimeoutOpt = typer.Option(30.0, "--timeout", help="Seconds to wait for each Prom
 BearerFileOpt = typer.Option(None, "--bearer-token-file", help="File holding a bearer token for Prometheus.")
 BearerEnvOpt = typer.Option(None, "--bearer-token-env", help="Environment variable holding a bearer token.")
 BasicUserOpt = typer.Option(None, "--basic-auth-user", help="Basic-auth user name.")
-BasicPasswordFileOpt = typer.Option(None, "--basic-auth-password-file", help="File holding the basic-auth password.")
-BasicPasswordEnvOpt = typer.Option(None, "--basic-auth-password-env", help="Environment variable holding the basic-auth password.")
+BasicFileOpt = typer.Option(None, "--basic-auth-file", help="File holding the basic-auth password (like Prometheus' password_file).")
+BasicEnvOpt = typer.Option(None, "--basic-auth-env", help="Environment variable holding the basic-auth password.")
 CaFileOpt = typer.Option(None, "--ca-file", help="PEM bundle of the CA that signed Prometheus' TLS certificate.")
 InsecureOpt = typer.Option(False, "--insecure-skip-verify", help="Do not verify Prometheus' TLS certificate.")
 
@@ -31,8 +33,19 @@ def make_auth(bearer_token_file, bearer_token_env, basic_user, basic_password_fi
         raise UsageError("give either a bearer token or basic auth, not both")
     if (basic_password_file or basic_password_env) and not basic_user:
         raise UsageError("a basic-auth password needs --basic-auth-user")
-    return PromAuth(bearer_token_file=bearer_token_file, bearer_token_env=bearer_token_env, basic_user=basic_user,
-                    basic_password_file=basic_password_file, basic_password_env=basic_password_env, ca_file=ca_file,
+    token = password = None
+    if bearer_token_env:
+        token = os.environ.get(bearer_token_env, "").strip()
+        if not token:
+            raise UsageError(f"environment variable {bearer_token_env} is empty or not set",
+                             hint="export it, or give --bearer-token-file FILE")
+    if basic_password_env and not basic_password_file:
+        password = os.environ.get(basic_password_env)
+        if password is None:
+            raise UsageError(f"environment variable {basic_password_env} is not set",
+                             hint="export it, or give --basic-auth-file FILE")
+    return PromAuth(bearer_token_file=bearer_token_file, bearer_token=token, basic_user=basic_user,
+                    basic_password_file=basic_password_file, basic_password=password, ca_file=ca_file,
                     insecure=insecure)
 
 

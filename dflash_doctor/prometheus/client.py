@@ -29,13 +29,14 @@ class PrometheusError(DoctorError):
 
 @dataclass(frozen=True)
 class PromAuth:
-    """How to authenticate. Only paths and variable names are kept here; secrets are read when used."""
+    """How to authenticate. Secrets given as values (read from the environment by the CLI) are kept
+    out of repr; files are read only when a request is built."""
 
     bearer_token_file: str | None = None
-    bearer_token_env: str | None = None
+    bearer_token: str | None = field(default=None, repr=False)
     basic_user: str | None = None
     basic_password_file: str | None = None
-    basic_password_env: str | None = None
+    basic_password: str | None = field(default=None, repr=False)
     ca_file: str | None = None
     insecure: bool = False
 
@@ -43,26 +44,19 @@ class PromAuth:
         token = None
         if self.bearer_token_file:
             token = _read_secret_file(self.bearer_token_file, "--bearer-token-file")
-        elif self.bearer_token_env:
-            token = os.environ.get(self.bearer_token_env, "").strip()
-            if not token:
-                raise UsageError(f"environment variable {self.bearer_token_env} is empty or not set",
-                                 hint="export it, or give --bearer-token-file FILE")
+        elif self.bearer_token:
+            token = self.bearer_token.strip()
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def basic(self) -> tuple[str, str] | None:
         if not self.basic_user:
             return None
         if self.basic_password_file:
-            return self.basic_user, _read_secret_file(self.basic_password_file, "--basic-auth-password-file")
-        if self.basic_password_env:
-            pw = os.environ.get(self.basic_password_env)
-            if pw is None:
-                raise UsageError(f"environment variable {self.basic_password_env} is not set",
-                                 hint="export it, or give --basic-auth-password-file FILE")
-            return self.basic_user, pw
+            return self.basic_user, _read_secret_file(self.basic_password_file, "--basic-auth-file")
+        if self.basic_password is not None:
+            return self.basic_user, self.basic_password
         raise UsageError("--basic-auth-user needs a password source",
-                         hint="give --basic-auth-password-file FILE or --basic-auth-password-env VAR")
+                         hint="give --basic-auth-file FILE or --basic-auth-env VAR")
 
     def verify(self) -> Any:
         if self.insecure:
@@ -223,7 +217,7 @@ class PromClient:
         if status in (401, 403):
             raise PrometheusError(f"Prometheus at {where} refused the request (HTTP {status})",
                                   hint="give credentials: --bearer-token-file FILE, --bearer-token-env VAR or "
-                                       "--basic-auth-user USER with --basic-auth-password-file FILE")
+                                       "--basic-auth-user USER with --basic-auth-file FILE")
         if not isinstance(doc, dict) or doc.get("status") not in ("success", "error"):
             what = "an HTML page" if "html" in ctype else (f"HTTP {status}" if status >= 400 else ctype or "no JSON")
             raise PrometheusError(f"{where} is not a Prometheus HTTP API (it answered {path} with {what})",

@@ -194,6 +194,11 @@ def read_fleet(client: PromClient, q: FleetQuery, diagnose: bool = True) -> Flee
     engines = _rows(totals, per_step, group)
     for e in engines:
         _read_engine(e)
+    plain = [e for e in engines if e.kind == "unknown"]
+    if plain:
+        engines = [e for e in engines if e.kind != "unknown"]
+        notes.append(f"{len(plain)} engine(s) generate tokens without any spec-decode series (speculative decoding "
+                     "off): not listed")
     if engines:
         for label in q.by:
             if all(not e.labels.get(label) for e in engines):

@@ -23,7 +23,7 @@ SGLang (labels model_name, engine_type, tp/pp/dp ranks…):
                (0.5.13); 1866,542 (0.5.23). With generation_tokens_total and num_requests_total
                (finished requests, metrics_collector.py:1861,1941 in 0.5.23) they give τ from counts:
                (Δgeneration − Δrequests) / Δverify_calls — SGLang's own per-request accept length is
-               completion_tokens / spec_verify_ct (managers/tokenizer_manager.py:3166 in 0.5.23),
+               completion_tokens / spec_verify_ct (managers/tokenizer_manager.py:3167 in 0.5.23),
                which counts the prefill token too.
 Requests still flowing (for "drafts stopped"): vllm:generation_tokens_total (V1 loggers.py:663 in
 0.20.1, 199 in 0.8.5), sglang:generation_tokens_total, and the running gauges vllm:num_requests_running,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 
+from ..prometheus.queries import promql_duration
 from ..redact import redact_text
 from ..textsafe import plain
 
@@ -99,9 +100,9 @@ def _terminal(fleet, color: bool, width: int) -> str:
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=color, color_system="standard" if color else None, width=max(width, 150),
                   no_color=not color, highlight=False, emoji=False, markup=False)
-    hours = (fleet.end - fleet.start) / 3600
-    con.print(t(f"dflash-doctor fleet  {fleet.url}  {fleet.query.selector or '(all series)'}  last {hours:g} h, "
-                f"step {fleet.query.step:g} s, by {','.join(fleet.query.by)}", "bold"))
+    con.print(t(f"dflash-doctor fleet  {fleet.url}  {fleet.query.selector or '(all series)'}  last "
+                f"{promql_duration(fleet.end - fleet.start)}, step {promql_duration(fleet.query.step)}, "
+                f"by {','.join(fleet.query.by)}", "bold"))
     if not fleet.engines:
         con.print(t("no spec-decode series matched: nothing to judge", "bold yellow"))
     else:
@@ -146,9 +147,9 @@ def _md(x) -> str:
 
 
 def _markdown(fleet) -> str:
-    hours = (fleet.end - fleet.start) / 3600
-    lines = [f"# dflash-doctor fleet", "",
-             f"`{_md(fleet.url)}` · selector `{_md(fleet.query.selector or '(all)')}` · last {hours:g} h · "
+    lines = ["# dflash-doctor fleet", "",
+             f"`{_md(fleet.url)}` · selector `{_md(fleet.query.selector or '(all)')}` · last "
+             f"{promql_duration(fleet.end - fleet.start)} · "
              f"by {_md(','.join(fleet.query.by))}", "",
              "| | engine | peers | τ [95 %] | drafts | curve | trend | verdict | top cause |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -85,7 +85,7 @@ def secured(tmp_path_factory):
 def test_tls_with_private_ca_and_basic_auth(secured):
     prom, d = secured
     proc = run_cli("fleet", "--prometheus", prom.url, "--since", "5s", "--step", "1s", "--ca-file", str(d / "ca.pem"),
-                   "--basic-auth-user", "doctor", "--basic-auth-password-file", str(d / "password"), "--format", "json")
+                   "--basic-auth-user", "doctor", "--basic-auth-file", str(d / "password"), "--format", "json")
     assert proc.returncode in (0, 1), proc.stderr
     assert len(json.loads(proc.stdout)["engines"]) == 1
     assert PASSWORD not in proc.stdout + proc.stderr
@@ -94,14 +94,14 @@ def test_tls_with_private_ca_and_basic_auth(secured):
 def test_basic_auth_password_from_env(secured):
     prom, d = secured
     proc = run_cli("fleet", "--prometheus", prom.url, "--since", "5s", "--step", "1s", "--ca-file", str(d / "ca.pem"),
-                   "--basic-auth-user", "doctor", "--basic-auth-password-env", "PROM_PW", env={"PROM_PW": PASSWORD})
+                   "--basic-auth-user", "doctor", "--basic-auth-env", "PROM_PW", env={"PROM_PW": PASSWORD})
     assert proc.returncode in (0, 1), proc.stderr
 
 
 def test_wrong_password_is_one_line_and_never_printed(secured):
     prom, d = secured
     proc = run_cli("fleet", "--prometheus", prom.url, "--ca-file", str(d / "ca.pem"), "--basic-auth-user", "doctor",
-                   "--basic-auth-password-file", str(d / "wrong"))
+                   "--basic-auth-file", str(d / "wrong"))
     assert proc.returncode == 3
     assert proc.stderr.startswith("error: Prometheus at") and "HTTP 401" in proc.stderr
     assert "not-the-password" not in proc.stdout + proc.stderr
@@ -110,7 +110,7 @@ def test_wrong_password_is_one_line_and_never_printed(secured):
 def test_unknown_ca_says_to_give_ca_file(secured):
     prom, d = secured
     proc = run_cli("fleet", "--prometheus", prom.url, "--basic-auth-user", "doctor",
-                   "--basic-auth-password-file", str(d / "password"))
+                   "--basic-auth-file", str(d / "password"))
     assert proc.returncode == 3
     assert "TLS" in proc.stderr and "--ca-file" in proc.stderr and "Traceback" not in proc.stderr
 

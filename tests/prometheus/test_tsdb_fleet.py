@@ -21,7 +21,11 @@ def test_fleet_over_promtool_blocks(tmp_path):
     if reason:
         pytest.skip(f"needs a real Prometheus: {reason}")
     end = int(time.time()) // 60 * 60
+    from tests.prometheus.tsdbgen import GOOD, GenEngine
+
     engines = plan(60, broken_every=20, restart_every=30)
+    stalled = GenEngine("10.9.9.9:8000", "Qwen/Qwen3-8B", GOOD, 30.0, restart=False, stalled=True)
+    engines.append(stalled)
     write_openmetrics(tmp_path / "h.om", engines, end - 2 * 3600 - 600, end, 60)
     create_blocks(PROMTOOL_BIN, tmp_path / "h.om", tmp_path / "data")
     prom = start_prometheus(tmp_path, storage=tmp_path / "data")
@@ -32,7 +36,10 @@ def test_fleet_over_promtool_blocks(tmp_path):
         prom.stop()
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
-    assert len(doc["engines"]) == 60 and doc["queries"] <= 10
+    assert len(doc["engines"]) == 61 and doc["queries"] <= 10
+    stopped = next(e for e in doc["engines"] if e["labels"]["instance"] == stalled.instance)
+    assert stopped["verdict"] == "problem" and stopped["drafts"] == 0
+    assert any("speculative decoding stopped" in r for r in stopped["reasons"])
     broken = {e.instance for e in engines if e.broken}
     assert len(broken) == 3
     assert {e["labels"]["instance"] for e in doc["engines"] if e["outlier"]} == broken
@@ -42,4 +49,5 @@ def test_fleet_over_promtool_blocks(tmp_path):
     assert restarted == seen
     # a restart with the same acceptance after it is not a change point
     assert all(e["trend"]["change_point"] is None for e in doc["engines"] if e["labels"]["instance"] in restarted)
-    assert all(e["verdict"] == "healthy" for e in doc["engines"] if e["labels"]["instance"] not in broken)
+    assert all(e["verdict"] == "healthy" for e in doc["engines"]
+               if e["labels"]["instance"] not in broken | {stalled.instance})

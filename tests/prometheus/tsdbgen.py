@@ -26,6 +26,7 @@ class GenEngine:
     rates: tuple[float, ...]
     drafts_per_s: float
     restart: bool
+    stalled: bool = False  # drafts counter flat (spec decoding stopped) while tokens are generated
 
     @property
     def broken(self) -> bool:
@@ -63,7 +64,10 @@ def write_openmetrics(path: Path, engines: list[GenEngine], start: int, end: int
                     secs = (t - half) if (e.restart and t >= half) else (t - start)
                     d = int(e.drafts_per_s * secs)
                     pp = [int(r * d) for r in e.rates]
-                    lines.append(f"{name}_total{{{lab}}} {value(d, sum(pp), pp)} {t}\n")
+                    v = value(d, sum(pp), pp)
+                    if e.stalled:
+                        v = 100 * (t - start) if name == "vllm:generation_tokens" else value(1000, 3000, pp)
+                    lines.append(f"{name}_total{{{lab}}} {v} {t}\n")
                 fh.write("".join(lines))
                 samples += len(lines)
         name = "vllm:spec_decode_num_accepted_tokens_per_pos"
@@ -74,7 +78,8 @@ def write_openmetrics(path: Path, engines: list[GenEngine], start: int, end: int
                 lines = []
                 for t in times:
                     secs = (t - half) if (e.restart and t >= half) else (t - start)
-                    lines.append(f"{name}_total{{{lab}}} {int(r * int(e.drafts_per_s * secs))} {t}\n")
+                    v = int(r * 1000) if e.stalled else int(r * int(e.drafts_per_s * secs))
+                    lines.append(f"{name}_total{{{lab}}} {v} {t}\n")
                 fh.write("".join(lines))
                 samples += len(lines)
         fh.write("# EOF\n")
