@@ -51,6 +51,30 @@ def _ca_and_cert(d):
                                                      serialization.NoEncryption()))
 
 
+def _wait_for_samples(url: str, ca, n: int, limit: float = 30.0) -> None:
+    """Until Prometheus holds n scrapes of the engine (under load its first scrape can be late)."""
+    import base64
+    import ssl
+    import time
+    import urllib.parse
+
+    ctx = ssl.create_default_context(cafile=str(ca))
+    q = urllib.parse.quote("count_over_time(vllm:spec_decode_num_drafts_total[30s])")
+    req = urllib.request.Request(f"{url}/api/v1/query?query={q}", headers={
+        "Authorization": "Basic " + base64.b64encode(f"doctor:{PASSWORD}".encode()).decode()})
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(req, context=ctx, timeout=5) as resp:
+                result = json.loads(resp.read())["data"]["result"]
+            if result and float(result[0]["value"][1]) >= n:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"Prometheus at {url} held fewer than {n} scrapes after {limit:g} s")
+
+
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
     import bcrypt
@@ -72,9 +96,7 @@ def secured(tmp_path_factory):
     prom = None
     try:
         prom = start_prometheus(d, [engine.target], web_config=web, scheme="https")
-        import time
-
-        time.sleep(6)  # a few scrapes
+        _wait_for_samples(prom.url, d / "ca.pem", 3)
         yield prom, d
     finally:
         if prom is not None:
@@ -84,7 +106,7 @@ def secured(tmp_path_factory):
 
 def test_tls_with_private_ca_and_basic_auth(secured):
     prom, d = secured
-    proc = run_cli("fleet", "--prometheus", prom.url, "--since", "5s", "--step", "1s", "--ca-file", str(d / "ca.pem"),
+    proc = run_cli("fleet", "--prometheus", prom.url, "--since", "30s", "--step", "2s", "--ca-file", str(d / "ca.pem"),
                    "--basic-auth-user", "doctor", "--basic-auth-file", str(d / "password"), "--format", "json")
     assert proc.returncode in (0, 1), proc.stderr
     assert len(json.loads(proc.stdout)["engines"]) == 1
@@ -93,7 +115,7 @@ def test_tls_with_private_ca_and_basic_auth(secured):
 
 def test_basic_auth_password_from_env(secured):
     prom, d = secured
-    proc = run_cli("fleet", "--prometheus", prom.url, "--since", "5s", "--step", "1s", "--ca-file", str(d / "ca.pem"),
+    proc = run_cli("fleet", "--prometheus", prom.url, "--since", "30s", "--step", "2s", "--ca-file", str(d / "ca.pem"),
                    "--basic-auth-user", "doctor", "--basic-auth-env", "PROM_PW", env={"PROM_PW": PASSWORD})
     assert proc.returncode in (0, 1), proc.stderr
 
@@ -118,7 +140,7 @@ def test_unknown_ca_says_to_give_ca_file(secured):
 def test_password_in_the_url_is_used_and_not_shown(secured):
     prom, d = secured
     url = prom.url.replace("https://", f"https://doctor:{PASSWORD}@")
-    proc = run_cli("fleet", "--prometheus", url, "--since", "5s", "--step", "1s", "--ca-file", str(d / "ca.pem"),
+    proc = run_cli("fleet", "--prometheus", url, "--since", "30s", "--step", "2s", "--ca-file", str(d / "ca.pem"),
                    "--format", "json")
     assert proc.returncode in (0, 1), proc.stderr
     assert PASSWORD not in proc.stdout + proc.stderr
@@ -179,7 +201,7 @@ def test_bearer_token_from_file_and_env(bearer_proxy, tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     for auth in (["--bearer-token-file", str(token_file)], ["--bearer-token-env", "PROM_TOKEN"]):
-        proc = run_cli("fleet", "--prometheus", bearer_proxy.url, "--since", "5s", "--step", "1s", "--format", "json",
+        proc = run_cli("fleet", "--prometheus", bearer_proxy.url, "--since", "30s", "--step", "2s", "--format", "json",
                        *auth, env={"PROM_TOKEN": TOKEN})
         assert proc.returncode in (0, 1), proc.stderr
         assert TOKEN not in proc.stdout + proc.stderr
