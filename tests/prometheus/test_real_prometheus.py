@@ -73,8 +73,9 @@ def test_counter_reset_is_handled_and_the_drop_is_tied_to_it(stack, fleet_json):
     assert 24 * 50 * 0.75 < e["drafts"] < 24 * 50 * 1.1
     cp = e["trend"]["change_point"]
     assert cp and cp["after_restart"]
-    assert cp["tau_before"] == pytest.approx(1 + sum(GOOD), abs=0.1)
-    assert cp["tau_after"] == pytest.approx(1 + sum(WORSE), abs=0.1)
+    # the step that holds the restart mixes both deploys; whichever side it lands on moves that side a little
+    assert cp["tau_before"] == pytest.approx(1 + sum(GOOD), abs=0.3)
+    assert cp["tau_after"] == pytest.approx(1 + sum(WORSE), abs=0.3)
     assert e["verdict"] == "problem"
 
 
