@@ -96,3 +96,18 @@ def lookup(engine: str, version: str | None) -> EngineSupport | None:
                                  verified=r.get("verified") or None, source=" ".join(r.get("source", "").split()),
                                  notes=r.get("notes", ""))
     return None
+
+
+def first_release(engine: str, what: str) -> str | None:
+    """The first release in the table that serves `what`: "dflash" (any DFlash), "mixed" (a mixed
+    sliding/full DFlash drafter), "DFlash2DraftModel" (a DFlash2 drafter)."""
+    rows = sorted((r for r in load_table() if r["engine"] == engine.lower()), key=lambda r: _vtuple(r["min"]))
+    for r in rows:
+        if not r.get("dflash"):
+            continue
+        if what == "mixed" and r.get("drafter_swa") not in ("v2-runner", "honoured"):
+            continue
+        if what == "DFlash2DraftModel" and not r.get("dflash2"):
+            continue
+        return r["min"]
+    return None
