@@ -34,6 +34,7 @@ class Tag:
     origin: str
     shift: int | None  # None: the ids went through something this interpreter cannot follow
     kind: str  # LIST | ELEM
+    at: int = 0  # the line of the read, or of the latest shift
 
 
 Value = frozenset  # of Tag
@@ -75,7 +76,7 @@ def follow(fn: ast.FunctionDef, sources: dict[str, str] | None = None,
     """Interpret `fn`; `sources` maps parameter names to origins (their ids start unshifted)."""
     env: dict[str, frozenset] = {}
     for name, origin in (sources or {}).items():
-        env[name] = frozenset({Tag(origin, 0, LIST)})
+        env[name] = frozenset({Tag(origin, 0, LIST, fn.lineno)})
     it = _Interp(set(sink_attrs), set(sink_calls))
     it.block(fn.body, env)
     return it.flow
@@ -205,7 +206,7 @@ class _Interp:
             return frozenset()
         src = _source_read(e)
         if src is not None:
-            base = frozenset({Tag(src, 0, LIST)})
+            base = frozenset({Tag(src, 0, LIST, e.lineno)})
             if isinstance(e, ast.Call) and call_func(e) == "getattr" and len(e.args) >= 3:
                 base |= self.expr(e.args[2], env)
             if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get" and len(e.args) >= 2:
@@ -231,9 +232,9 @@ class _Interp:
             if isinstance(e.op, (ast.Add, ast.Sub)):
                 sign = 1 if isinstance(e.op, ast.Add) else -1
                 if _elems(left) and k_right is not None and not _ids(right):
-                    return _shift(left, sign * k_right)
+                    return _shift(left, sign * k_right, e.lineno)
                 if isinstance(e.op, ast.Add) and _elems(right) and k_left is not None and not _ids(left):
-                    return _shift(right, k_left)
+                    return _shift(right, k_left, e.lineno)
             if _ids(left) or _ids(right):
                 self.flow.lost.append(e)
                 return _lose(left | right)
@@ -389,19 +390,20 @@ def _elems(v: frozenset) -> bool:
 
 
 def _elements(v: frozenset) -> frozenset:
-    return frozenset(Tag(t.origin, t.shift, ELEM) if t.kind == LIST else Tag(t.origin, None, ELEM) for t in v)
+    return frozenset(Tag(t.origin, t.shift, ELEM, t.at) if t.kind == LIST else Tag(t.origin, None, ELEM, t.at)
+                     for t in v)
 
 
 def _as_list(v: frozenset) -> frozenset:
-    return frozenset(Tag(t.origin, t.shift, LIST) for t in v)
+    return frozenset(Tag(t.origin, t.shift, LIST, t.at) for t in v)
 
 
-def _shift(v: frozenset, k: int) -> frozenset:
-    return frozenset(Tag(t.origin, None if t.shift is None else t.shift + k, t.kind) for t in v)
+def _shift(v: frozenset, k: int, line: int) -> frozenset:
+    return frozenset(Tag(t.origin, None if t.shift is None else t.shift + k, t.kind, line) for t in v)
 
 
 def _lose(v: frozenset) -> frozenset:
-    return frozenset(Tag(t.origin, None, t.kind) for t in v)
+    return frozenset(Tag(t.origin, None, t.kind, t.at) for t in v)
 
 
 def _bind(target: ast.expr, val: frozenset, env: dict) -> None:

@@ -95,6 +95,7 @@ def runner_shift(src: Sources) -> Answer:
         for e in flow.exits_of("dflash"):
             if e.how in ("return",) or e.how.startswith("kw:"):
                 shifts |= {t.shift for t in e.value if t.origin == "dflash"}
+                cites.extend(mod.cite(t.at) for t in e.value if t.origin == "dflash")
                 cites.append(mod.cite(e.node))
     if not cites:
         return undecided(f"{DFLASH_UTILS} never hands on target_layer_ids where this probe looks", mod.cite(1))

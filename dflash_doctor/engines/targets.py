@@ -94,6 +94,7 @@ def follow_setter(src: Sources, mod: Module, cls: ast.ClassDef, method: str, sin
             return undecided(f"{owner.name}.{method} changes the ids in a way this probe cannot follow",
                              m.cite(e.node)), []
         base = s.pop()
+        cites.extend(m.cite(t.at) for t in e.value if t.origin == "dflash" and t.at != fn.lineno)
         target = e.node.func.value if e.how.startswith("call:") else e.node.targets[0].value  # type: ignore[attr-defined]
         if e.how.startswith("call:"):
             if depth > 4:

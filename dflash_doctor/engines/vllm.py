@@ -135,6 +135,7 @@ def _shift_in(mods: list[Module], what: str) -> Answer:
             for e in exits:
                 s = {t.shift for t in e.value if t.origin == "dflash"}
                 shifts |= s
+                cites.extend(mod.cite(t.at) for t in sorted(e.value, key=lambda t: t.at) if t.origin == "dflash")
                 cites.append(mod.cite(e.node))
                 if None in s:
                     lost += [mod.cite(n) for n in flow.lost] or [mod.cite(e.node)]
