@@ -481,18 +481,27 @@ def _v2_allows_dflash(cfg: Module) -> tuple[Answer, str | None]:
     allow: list[tuple[tuple[str, ...], ast.AST]] = []
     deny: list[tuple[tuple[str, ...], ast.AST]] = []
     message = None
+    # only the clause that reports an unsupported *speculative method* (not e.g. parallel drafting's
+    # `method not in ("dflash", "dspark")`): an `if` on `….method (not) in (…)` whose body appends that text
     for node in ast.walk(fn):
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.left, ast.Attribute) \
-                and node.left.attr == "method":
-            values = str_tuple(node.comparators[0])
-            if values is None:
-                continue
-            (allow if isinstance(node.ops[0], ast.NotIn) else deny if isinstance(node.ops[0], ast.In) else []).append(
-                (values, node))
-        if isinstance(node, ast.Call) and call_name(node) == "append" and node.args:
-            s = string_of(node.args[0])
-            if s and "speculative method" in s:
-                message = s
+        if not isinstance(node, ast.If):
+            continue
+        texts = [string_of(c.args[0]) for c in ast.walk(ast.Module(body=node.body, type_ignores=[]))
+                 if isinstance(c, ast.Call) and call_name(c) == "append" and c.args]
+        said = next((t for t in texts if t and "speculative method" in t), None)
+        if said is None:
+            continue
+        for cmp_ in ast.walk(node.test):
+            if isinstance(cmp_, ast.Compare) and len(cmp_.ops) == 1 and isinstance(cmp_.left, ast.Attribute) \
+                    and cmp_.left.attr == "method":
+                values = str_tuple(cmp_.comparators[0])
+                if values is None:
+                    continue
+                if isinstance(cmp_.ops[0], ast.NotIn):
+                    allow.append((values, cmp_))
+                elif isinstance(cmp_.ops[0], ast.In):
+                    deny.append((values, cmp_))
+                message = said
     if not allow and not deny:
         return Answer(True, CERTAIN, "the V2 runner has no speculative-method restriction", (cfg.cite(fn),)), None
     denied = [n for vals, n in deny if "dflash" in vals]
