@@ -12,22 +12,28 @@ from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
 from dflash_doctor.models.launch_view import launch_method
 
+from ._engine_view import MAP_OBSERVATIONS, map_finding, source_outcome, table_outcome
+
 
 class EngineLayerMap(Check):
     id = "engine-layer-map"
     area = "engine"
     title = "Engine maps target_layer_ids with +1"
     needs = (Kind.ENGINE_SUPPORT,)
-    wants = (Kind.DRAFTER, Kind.LAUNCH, Kind.STARTUP, Kind.ENGINE_SOURCE)
+    wants = (Kind.DRAFTER, Kind.LAUNCH, Kind.STARTUP, Kind.ENGINE_SOURCE, Kind.TARGET, Kind.ENVIRONMENT)
+    observations = MAP_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
         sev = evidence.get(Kind.ENGINE_SUPPORT)
         row = sev.value
-        src = evidence.get(Kind.ENGINE_SOURCE)
-        if src is not None and isinstance(src.value, dict) and src.value.get("layer_map") in ("raw", "plus-one"):
+        src_o, a = source_outcome(evidence)
+        if src_o is not None and src_o.layer_map is not None and src_o.layer_map.decided:
             # The installed source on the host outranks the release table (patched or source installs differ).
-            return [self.finding(Status.OK, f"the installed engine source was read ({src.value['layer_map']} mapping); "
-                                 "engine-source-layer-map decides, not the release table", refs=(sev.ref, src.ref))]
+            agree = ("agrees" if (row.layer_map or "n/a") == src_o.layer_map.value or src_o.layer_map.value == "n/a"
+                     else f"disagrees: the table says {row.layer_map or 'n/a'}")
+            return [self.finding(Status.OK, f"the installed engine source was read ({src_o.layer_map.value} mapping); "
+                                 f"engine-source-layer-map decides, not the release table (which {agree})",
+                                 refs=(sev.ref, evidence.get(Kind.ENGINE_SOURCE).ref))]
         dev = evidence.get(Kind.DRAFTER)
         d = dev.value if dev else None
         method, _, mev = launch_method(evidence)
@@ -40,26 +46,19 @@ class EngineLayerMap(Check):
         if drafter_method not in ("dflash", "dflash2"):
             return [self.finding(Status.OK, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
                                  f"(EAGLE-3 aux ids are used {row.eagle3_aux})", refs=refs)]
-        if not row.dflash:
-            return [self.finding(Status.FAIL, f"{who} has no DFlash support", refs=refs,
-                                 remedy="Use vLLM >= 0.22 (or SGLang >= 0.5.23) for DFlash drafters.")]
         if d is not None and d.layer_ids_source == "eagle_aux_hidden_state_layer_ids":
             msg = (f"speculators-format ids {list(d.hf_hidden_state_indices or ())} are already shifted and {who} "
                    "uses them as-is: the taps are right")
             return [self.finding(Status.OK, msg, refs=refs,
                                  observations=(Observation("engine-layer-map:plus-one", msg, refs),))]
+        o = table_outcome(evidence, row)
         ids = list(d.target_layer_ids) if d is not None and d.target_layer_ids else None
-        if row.layer_map == "raw":
-            msg = (f"{who} passes target_layer_ids raw: every tap is one layer early"
-                   + (f" (the drafter gets the outputs of layers {[i - 1 for i in ids]} instead of {ids})" if ids else ""))
-            return [self.finding(Status.FAIL, msg, refs=refs,
-                                 details=tuple(f"{row.engine} {row.verified} source: {x}" for x in row.source_about("target_layer_ids", "aux")) if row.verified else (),
-                                 remedy="Upgrade to vLLM >= 0.22 (PR #40727 adds the +1); do not shift the ids in "
-                                        "the config by hand on a fixed release.",
-                                 observations=(Observation("engine-layer-map:raw", msg, refs),))]
-        if row.layer_map == "plus-one":
-            msg = f"{who} maps target_layer_ids with +1, as the drafter was trained"
-            return [self.finding(Status.OK, msg, refs=refs,
-                                 observations=(Observation("engine-layer-map:plus-one", msg, refs),))]
-        return [self.finding(Status.COULD_NOT_CHECK, f"could not check: the layer-id mapping of {who} is not "
-                             "in the support table", refs=refs)]
+        finding = map_finding(self, o, refs, f"the engine-support table ({row.engine} {row.range}"
+                              + (f", read from {row.verified} wheels)" if row.verified else ", from the reference)"), who,
+                              tuple(f"{row.engine} {row.verified} source: {x}" for x in
+                                    row.source_about("target_layer_ids", "aux", "+1", "add 1")) if row.verified else ())
+        if ids and o.layer_map is not None and o.layer_map.value == "raw" and finding.status == Status.FAIL:
+            from dataclasses import replace
+            finding = replace(finding, message=finding.message + f" (the drafter gets the outputs of layers "
+                                                                  f"{[i - 1 for i in ids]} instead of {ids})")
+        return [finding]

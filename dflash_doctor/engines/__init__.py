@@ -5,9 +5,10 @@ imported or run, on the host or here. See tree.py for how a collector feeds it, 
 the answers, outcome.py for the verdict on one deployment.
 """
 
-from .analysis import EngineAnalysis, analyse, detect_engine, first_files, follow_up, wanted_files
+from .analysis import EngineAnalysis, analyse, detect_engine, first_files, follow_up, static_files, wanted_files
 from .answers import CERTAIN, LIKELY, UNDECIDED, Answer, Cite, VersionReading
 from .tree import DirectoryTree, FetchedTree, SourceTree
 
 __all__ = ["CERTAIN", "LIKELY", "UNDECIDED", "Answer", "Cite", "DirectoryTree", "EngineAnalysis", "FetchedTree",
-           "SourceTree", "VersionReading", "analyse", "detect_engine", "first_files", "follow_up", "wanted_files"]
+           "SourceTree", "VersionReading", "analyse", "detect_engine", "first_files", "follow_up", "static_files",
+           "wanted_files"]

@@ -33,6 +33,19 @@ def first_files(engine: str, listing: tuple[str, ...] | list[str]) -> list[str]:
     return version_files(engine, tuple(listing))
 
 
+def static_files(engine: str) -> list[str]:
+    """Files every analysis of `engine` reads, whatever the target (relative to the package dir): a
+    collector can fetch them with the listing, before it knows the target's architecture."""
+    if engine == "vllm":
+        models = vl.MODELS[len("vllm/"):]
+        return ([p[len("vllm/"):] for p in (vl.CONFIG, vl.SPEC, vl.ENVS, vl.V1_RUNNER, vl.REGISTRY, vl.INTERFACES)]
+                + ["v1/worker/gpu/spec_decode/eagle/eagle3_utils.py", models + "qwen3_dflash.py",
+                   models + "qwen3_dflash2.py"] + [models + f for f in vl.DEFAULT_TARGETS])
+    models = sg.MODELS[len("sglang/"):]
+    return ([p[len("sglang/"):] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS)]
+            + [models + f for f in sg.DEFAULT_TARGETS])
+
+
 def wanted_files(engine: str, listing: tuple[str, ...] | list[str], target_architectures: tuple[str, ...] = ()) -> list[str]:
     """Round 2: the files the analysis reads (runner, config, registry, DFlash model, the target's module)."""
     listing = tuple(listing)
@@ -42,12 +55,26 @@ def wanted_files(engine: str, listing: tuple[str, ...] | list[str], target_archi
 
 
 def follow_up(engine: str, tree: SourceTree, target_architectures: tuple[str, ...] = ()) -> list[str]:
-    """Round 3 (optional): model modules the target's classes come from that were not fetched yet."""
+    """Round 3 (optional): the model modules the target's module (or, target unknown, the common model
+    files) imports that were not fetched yet: where its base classes and language model live."""
     src = Sources(tree)
     models = vl.MODELS if engine == "vllm" else sg.MODELS
+    roots: list[str] = []
+    if engine == "vllm":
+        reg, _ = vl.registry(src)
+        roots += [reg[a][0] for a in target_architectures if a in reg]
+    for arch in target_architectures:
+        roots += [models + f"{stem}.py" for stem in vl.module_guesses(arch)]
+    if not target_architectures:
+        defaults = vl.DEFAULT_TARGETS if engine == "vllm" else sg.DEFAULT_TARGETS
+        roots += [models + f for f in defaults]
     want: list[str] = []
-    paths = [p for p in tree.listing() if p.startswith(models) and tree.read(p) is not None]
-    for p in paths:
+    for p in dict.fromkeys(roots):
+        if not tree.has(p):
+            continue
+        if tree.read(p) is None:
+            want.append(p)
+            continue
         mod = src.parsed(p)
         if mod is None:
             continue

@@ -130,17 +130,18 @@ def _runners(a: EngineAnalysis, dep: Deployment, arch: str | None) -> tuple[list
                                     works=f"unset {ENV} (or set it to 0): this release runs DFlash on the V1 runner",
                                     cites=rr.v2_dflash.cites), []
         return [runner], why, None, []
+    assumed: list[str] = []
     if raw is None and not dep.env_known:
-        note = f"{ENV} not known"
+        note = f"{ENV} not collected"
+        assumed.append(f"{ENV} is unset (the server's environment was not read)")
     else:
         note = f"{ENV} unset"
     if rr.unset.value == "v1":
-        return ["V1"], f"{note}: this release then uses the V1 runner", None, []
+        return ["V1"], f"{note}: this release then uses the V1 runner", None, assumed
     if rr.unset.value != "engine" or not rr.rules.decided:
-        return ["V1", "V2"], f"{note}; the default rule was not read", None, []
+        return ["V1", "V2"], f"{note}; the default rule was not read", None, assumed
     possible: list[str] = []
     reasons: list[str] = []
-    assumed: list[str] = []
     for cond, runner in rr.rules.value:
         if cond == "explicit":
             continue

@@ -80,9 +80,10 @@ class DirectoryTree(SourceTree):
                         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
                         rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
                         out.extend(f"{rel}/{f}" for f in sorted(filenames) if f.endswith(".py"))
-                elif name.endswith(".dist-info") and name.split("-")[0].lower() in self.packages:
-                    if os.path.isfile(os.path.join(full, "METADATA")):
-                        out.append(f"{name}/METADATA")
+                elif name.endswith((".dist-info", ".egg-info")) and name.split("-")[0].lower() in self.packages:
+                    meta = "METADATA" if name.endswith(".dist-info") else "PKG-INFO"
+                    if os.path.isfile(os.path.join(full, meta)):
+                        out.append(f"{name}/{meta}")
             self._listing = tuple(out)
         return self._listing
 

@@ -141,7 +141,8 @@ def _resolve_layer_attention(config, layer_idx):
         all_sliding = num_sliding == len(layer_types)
         if any_sliding and not all_sliding:
             raise NotImplementedError(
-                "mixed sliding/full drafter layers are not supported yet"
+                "mixed sliding/full drafter layers are not supported yet; see "
+                "https://github.com/vllm-project/vllm/issues/40898"
             )
         if layer_types[layer_idx] == "sliding_attention":
             return config.sliding_window
@@ -180,6 +181,14 @@ class DFlashAttention:
         self.attn = Attention(config.num_attention_heads, per_layer_sliding_window=window)
 ''',
 }
+
+# a patched install (like the unmerged z-lab branch): per-layer windows, nothing refused
+DFLASH_MODEL["honoured"] = DFLASH_MODEL["v2-runner"].replace('''
+        if 0 < num_sliding < len(layer_types) and not get_current_vllm_config().use_v2_model_runner:
+            raise NotImplementedError(
+                "mixed sliding/full drafters need the V2 model runner; "
+                "relaunch with VLLM_USE_V2_MODEL_RUNNER=1."
+            )''', "")
 
 ENVS = {
     "v1": '''
@@ -490,6 +499,74 @@ EntryClass = Qwen3ForCausalLM
 ''',
 }
 
+# the Qwen3.5/3.6 target: the VL class adds 1 and hands the ids to its language model, which marks the layers
+SG_QWEN3_VL = '''
+from sglang.srt.models.qwen3 import Qwen3Model
+
+
+class Qwen3LLMModel(Qwen3Model):
+    pass
+
+
+class Qwen3VLForConditionalGeneration:
+    def __init__(self, config, quant_config=None, prefix="", language_model_cls=Qwen3LLMModel):
+        self.model = language_model_cls(config=config)
+
+    def set_dflash_layers_to_capture(self, layer_ids):
+        self.capture_aux_hidden_states = True
+        self.model.set_dflash_layers_to_capture([val + 1 for val in layer_ids])
+
+
+EntryClass = Qwen3VLForConditionalGeneration
+'''
+
+SG_QWEN3_5 = '''
+from sglang.srt.models.qwen3_vl import Qwen3VLForConditionalGeneration
+
+
+class Qwen3_5AttentionDecoderLayer:
+    def forward(self, positions, hidden_states, residual, forward_batch, captured_last_layer_outputs=None):
+        hidden_states, residual = self.layer_communicator.prepare_attn_and_capture_last_layer_outputs(
+            hidden_states, residual, forward_batch, captured_last_layer_outputs=captured_last_layer_outputs)
+        hidden_states = self.self_attention(positions, hidden_states)
+        return self.mlp(hidden_states), residual
+
+
+class Qwen3_5ForCausalLM:
+    def __init__(self, config):
+        self.layers = [Qwen3_5AttentionDecoderLayer() for _ in range(config.num_hidden_layers)]
+        self.layers_to_capture = []
+
+    def set_dflash_layers_to_capture(self, layers_to_capture):
+        self.layers_to_capture = layers_to_capture
+        for layer_id in self.layers_to_capture:
+            setattr(self.layers[layer_id], "_is_layer_to_capture", True)
+
+    def forward(self, positions, hidden_states, forward_batch):
+        residual = None
+        aux_hidden_states = []
+        for layer_idx in range(self.start_layer, self.end_layer):
+            layer = self.layers[layer_idx]
+            hidden_states, residual = layer(
+                positions=positions,
+                hidden_states=hidden_states,
+                residual=residual,
+                forward_batch=forward_batch,
+                captured_last_layer_outputs=(
+                    aux_hidden_states if getattr(layer, "_is_layer_to_capture", False) else None
+                ),
+            )
+        return hidden_states, aux_hidden_states
+
+
+class Qwen3_5ForConditionalGeneration(Qwen3VLForConditionalGeneration):
+    def __init__(self, config, quant_config=None, prefix="", language_model_cls=Qwen3_5ForCausalLM):
+        super().__init__(config, quant_config, prefix, language_model_cls)
+
+
+EntryClass = [Qwen3_5ForConditionalGeneration]
+'''
+
 SG_DFLASH = {
     "honoured": '''
 from sglang.srt.speculative.dflash_utils import get_dflash_layer_types
@@ -557,6 +634,8 @@ def sglang_files(version: str, dflash: bool = True, qwen3: str = "plus-one", swa
         "sglang/srt/models/__init__.py": "",
         "sglang/srt/models/qwen2.py": SG_QWEN2,
         "sglang/srt/models/qwen3.py": SG_QWEN3[qwen3],
+        "sglang/srt/models/qwen3_vl.py": SG_QWEN3_VL,
+        "sglang/srt/models/qwen3_5.py": SG_QWEN3_5,
         "sglang/srt/speculative/spec_info.py": "from enum import Enum, auto\n\n\nclass SpeculativeAlgorithm(Enum):\n"
                                                + ("    DFLASH = auto()\n" if dflash else "")
                                                + "    EAGLE = auto()\n    NONE = auto()\n",

@@ -98,6 +98,15 @@ def test_sglang_shift_in_the_target_model(tmp_path):
     assert raw.layer_map["worker"].value == "raw"
 
 
+def test_sglang_qwen36_target_adds_one_in_the_vl_class_and_captures_at_layer_entry(tmp_path):
+    a = analyse(DirectoryTree(build_sglang(tmp_path, "0.5.22")), target_architectures=QWEN36)
+    lm = a.layer_map["worker"]
+    assert lm.value == "plus-one" and lm.certain
+    assert any(c.path == "sglang/srt/models/qwen3_vl.py" and "val + 1" in c.text for c in a.target_shift.cites)
+    # the language model class came from the language_model_cls default of the most derived __init__
+    assert any(c.path == "sglang/srt/models/qwen3_5.py" for c in a.capture.cites)
+
+
 def test_sglang_sliding_windows(tmp_path):
     honoured = analyse(DirectoryTree(build_sglang(tmp_path / "a", "0.5.22")))
     assert modes(honoured)["drafter_swa"] == "honoured"
