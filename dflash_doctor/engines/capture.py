@@ -259,13 +259,3 @@ def _mixin_checked(mods: list[Module]) -> bool:
                             sub.comparators[0].attr == "aux_hidden_state_layers":
                         return True
     return False
-
-
-def mixin_cite(mods: list[Module]) -> Cite | None:
-    for mod in mods:
-        if mod.tree is None:
-            continue
-        for node in ast.walk(mod.tree):
-            if isinstance(node, ast.FunctionDef) and node.name == "_maybe_add_hidden_state":
-                return mod.cite(node)
-    return None

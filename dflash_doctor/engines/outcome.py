@@ -214,8 +214,7 @@ def _on_runner(a: EngineAnalysis, dep: Deployment, runner: str | None, why: str,
         return Outcome(UNDECIDED, UNDECIDED, f"could not decide: the DFlash drafter module of {who} was not read",
                        runner, why, layer_map=lm)
     if dep.swa_mix is None:
-        return Outcome(UNDECIDED, UNDECIDED, f"could not decide: whether the drafter has sliding-window layers is "
-                       "unknown", runner, why, layer_map=lm, cites=rules.mixed.cites)
+        return Outcome(UNDECIDED, UNDECIDED, "could not decide: whether the drafter has sliding-window layers is unknown", runner, why, layer_map=lm, cites=rules.mixed.cites)
     if mixed and rules.mixed.value == "refused":
         return Outcome(REFUSED, rules.mixed.certainty, f"{who} refuses any mixed sliding/full DFlash drafter when it "
                        "loads it, whatever the runner", runner, why, rules.error,

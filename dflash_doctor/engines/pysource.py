@@ -84,9 +84,6 @@ class Sources:
                 return cand
         return None
 
-    def resolve_import(self, mod: Module, target: tuple[str, str | None], level_hint: int = 0) -> str:
-        return target[0]
-
     # -- names -----------------------------------------------------------------------------
     def resolve_class(self, mod: Module, name: str, depth: int = 0) -> tuple[Module, ast.ClassDef] | None:
         if name in mod.classes:

@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass
 
 from . import idflow
-from .answers import CERTAIN, LIKELY, UNDECIDED, Answer, Cite, undecided
-from .capture import capture_sites, mixin_cite
-from .pysource import Module, Sources, call_name, const_str, dotted_name, mentions, str_tuple, string_of
+from .answers import CERTAIN, LIKELY, Answer, Cite, undecided
+from .capture import capture_sites
+from .pysource import Module, Sources, call_name, const_str, mentions, str_tuple, string_of
 
 PKG = "vllm"
 CONFIG = "vllm/config/vllm.py"
@@ -42,7 +42,8 @@ DFLASH_ARCHS = ("DFlashDraftModel", "DFlash2DraftModel")
 def wanted(listing: tuple[str, ...], target_architectures: tuple[str, ...] = ()) -> list[str]:
     have = set(listing)
     out = [CONFIG, SPEC, ENVS, V1_RUNNER, REGISTRY, INTERFACES]
-    out += [p for p in listing if p.startswith(V2_DIR + "spec_decode/") and ("eagle3_utils" in p or "dflash" in p)]
+    out += [p for p in listing if p.startswith(V2_DIR + "spec_decode/")
+            and ("/eagle/" in p or "eagle3_utils" in p or "dflash" in p)]
     out += [p for p in listing if p.startswith(MODELS) and "dflash" in p.rsplit("/", 1)[-1]]
     out += [MODELS + f for f in DEFAULT_TARGETS]
     for arch in target_architectures:
@@ -110,7 +111,9 @@ def methods(src: Sources, reg: dict) -> Answer:
 def runner_shifts(src: Sources) -> dict[str, Answer]:
     """Per runner ("V1", "V2"): by how much the runner shifts dflash_config.target_layer_ids."""
     out = {}
-    v2_files = [p for p in src.listing() if p.startswith(V2_DIR) and p.endswith(".py")]
+    # every V2-runner file at hand (a collector fetches its spec-decode helpers; a local tree has them all)
+    v2_files = [p for p in src.listing() if p.startswith(V2_DIR) and p.endswith(".py")
+                and (src.tree.read(p) is not None or p.startswith(V2_DIR + "spec_decode/eagle/"))]
     for runner, files in (("V1", [V1_RUNNER]), ("V2", v2_files)):
         mods = [m for m in (src.parsed(p) for p in files) if m is not None]
         if not mods:
@@ -545,13 +548,3 @@ def _v1_rejects_mixed(cfg: Module) -> tuple[Answer, str | None]:
                           (cfg.cite(node),)), err
     return Answer(False, CERTAIN, "the V1 runner's feature check does not mention mixed DFlash drafters",
                   (cfg.cite(fn),)), None
-
-
-def mixed_helper(src: Sources) -> Cite | None:
-    cfg = src.parsed(CONFIG)
-    fn = _method(cfg, "_dflash_needs_multi_kv_group") if cfg else None
-    return cfg.cite(fn) if fn is not None else None
-
-
-__all__ = ["wanted", "registry", "methods", "runner_shifts", "target_files", "capture_answer", "model_shift",
-           "swa_rules", "runner_rules", "SwaRules", "RunnerRules", "mixin_cite", "dotted_name", "UNDECIDED"]

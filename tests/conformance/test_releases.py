@@ -154,3 +154,40 @@ def test_install_without_dist_info():
     assert (bare.version.value, bare.version.source) == ("0.26.0", "vllm/_version.py")
     assert modes(bare) == modes(full)
     assert decide(bare, Deployment(env={}, **MIXED)).value == "honoured"
+
+
+# --- the collector on a real install ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("engine, version, outcome", [("vllm", "0.20.1", "ignored"), ("vllm", "0.26.0", "honoured"),
+                                                      ("sglang", "0.5.22", "honoured")])
+def test_check_host_reads_a_real_install(tmp_path, engine, version, outcome):
+    """The fake deployment with the real release's files installed: the collector's reads (the listing and
+    the files every analysis needs, then the target's modules and what they import) reach the same certain
+    answers as reading the whole tree."""
+    import shutil
+
+    from dflash_doctor.collect.host import HostOptions, collect_host
+    from dflash_doctor.evidence import Kind
+    from dflash_doctor.hosts.local import LocalHost
+    from tests.hosts.fakedeploy import build, scenarios, start_server, stop_server
+
+    root = _tree(engine, version)
+    sc = scenarios()["sglang-0.5.22" if engine == "sglang" else "seed"]
+    from dataclasses import replace
+    dep = build(tmp_path / "deploy", replace(sc, engine_version=version, engine=engine))
+    site = next((tmp_path / "deploy" / "venv" / "lib").glob("python3*/site-packages"))
+    for child in list(site.iterdir()):
+        if child.name.startswith(engine):
+            shutil.rmtree(child)
+    shutil.copytree(root, site, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".complete"))
+    start_server(dep)
+    try:
+        ev = collect_host(LocalHost(), HostOptions(pid=dep.proc.pid, metrics=False))
+    finally:
+        stop_server(dep)
+    a = ev.value(Kind.ENGINE_SOURCE)
+    assert a is not None, ev.why_missing(Kind.ENGINE_SOURCE)
+    full = analyse(DirectoryTree(root), engine, QWEN36)
+    assert modes(a) == modes(full) and a.version.value == version
+    assert all(v.certain for v in a.layer_map.values()), {k: v.why for k, v in a.layer_map.items()}
+    assert decide(a, Deployment(env={}, **MIXED)).value == outcome
