@@ -22,53 +22,32 @@ MAP_OBSERVATIONS = ("engine-layer-map:raw", "engine-layer-map:plus-one")
 
 
 def source_analysis(evidence: EvidenceSet) -> tuple[EngineAnalysis | None, Any]:
-    ev = evidence.get(Kind.ENGINE_SOURCE)
-    if ev is not None and isinstance(ev.value, EngineAnalysis):
-        return ev.value, ev
-    return None, ev
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+    return evidence.engine_source(), evidence.get(Kind.ENGINE_SOURCE)
 
 
 def deployment(evidence: EvidenceSet) -> Deployment:
-    d = evidence.value(Kind.DRAFTER)
-    t = evidence.value(Kind.TARGET)
-    swa_mix = None
-    if d is not None and _get(d, "layers"):
-        swa_mix = _get(d, "swa_mix")
-    elif isinstance(d, dict) and d.get("swa_mix"):
-        swa_mix = d["swa_mix"]
-    elif isinstance(d, dict) and isinstance(d.get("config"), dict) and isinstance(d["config"].get("layer_types"), list):
-        kinds = [str(t) for t in d["config"]["layer_types"]]  # a raw config: what the engines read
-        n = sum("sliding" in k for k in kinds)
-        swa_mix = "none" if n == 0 else ("all" if n == len(kinds) else "mixed")
+    d, t = evidence.drafter(), evidence.target()
+    swa_mix = d.swa_mix if d is not None and d.layers else None
     env: dict[str, str] = {}
     env_known = False
-    env_ev = evidence.get(Kind.ENVIRONMENT)
-    if env_ev is not None and isinstance(env_ev.value, dict):
-        env.update({k: str(v) for k, v in env_ev.value.items() if isinstance(v, (str, int))})
-        env_known = env_ev.source.location.startswith("/proc/")  # the process's own environment
-    launch = evidence.value(Kind.LAUNCH)
-    launch_env = _get(launch, "env") if launch is not None else None
-    if isinstance(launch_env, dict):
-        env.update({k: str(v) for k, v in launch_env.items()})
-    archs = tuple(_get(t, "architectures", ()) or ()) if t is not None else ()
-    hybrid = _get(t, "hybrid_linear") if t is not None else None
-    return Deployment(drafter_architectures=tuple(_get(d, "architectures", ()) or ()) if d is not None else (),
-                      drafter_method=_get(d, "method") if d is not None else None, swa_mix=swa_mix,
-                      target_architectures=archs, target_hybrid=hybrid if isinstance(hybrid, bool) else None,
-                      env=env, env_known=env_known)
+    e = evidence.environment()
+    if e is not None:
+        env.update({k: str(v) for k, v in e.variables.items()})
+        env_known = evidence.get(Kind.ENVIRONMENT).source.location.startswith("/proc/")  # the process's own
+    launch = evidence.launch()
+    if launch is not None and launch.env:
+        env.update({k: str(v) for k, v in launch.env.items()})
+    return Deployment(drafter_architectures=tuple(d.architectures or ()) if d is not None else (),
+                      drafter_method=d.method if d is not None else None, swa_mix=swa_mix,
+                      target_architectures=tuple(t.architectures or ()) if t is not None else (),
+                      target_hybrid=t.hybrid_linear if t is not None else None, env=env, env_known=env_known)
 
 
 def drafter_method(evidence: EvidenceSet) -> str | None:
     from dflash_doctor.models.launch_view import launch_method
 
-    d = evidence.value(Kind.DRAFTER)
-    m = _get(d, "method") if d is not None else None
+    d = evidence.drafter()
+    m = d.method if d is not None else None
     if isinstance(m, str) and m != "unknown":
         return m
     lm, _, _ = launch_method(evidence)
@@ -81,6 +60,10 @@ def not_dflash(evidence: EvidenceSet) -> str | None:
     if isinstance(m, str) and m not in ("dflash", "dflash2", "unknown"):
         return m
     return None
+
+
+def origin(a: EngineAnalysis) -> str:
+    return f"the installed source ({a.source}; version from {a.version.source or 'nowhere'})"
 
 
 def cites(o: Outcome, n: int = 3) -> tuple[str, ...]:
@@ -104,11 +87,10 @@ def drafter_span(evidence: EvidenceSet) -> str | None:
     """'layers 0–3 are sliding (window 2048)' for a drafter with sliding layers, else None."""
     from dflash_doctor.models.facts import layer_span
 
-    d = evidence.value(Kind.DRAFTER)
-    layers = getattr(d, "swa_layers", None)
-    if not layers:
+    d = evidence.drafter()
+    if d is None or not d.swa_layers:
         return None
-    return f"layers {layer_span(layers)} are sliding (window {getattr(d, 'sliding_window', None)})"
+    return f"layers {layer_span(d.swa_layers)} are sliding (window {d.sliding_window})"
 
 
 def swa_finding(check, o: Outcome, refs, origin: str, extra: tuple[str, ...] = (), lead: str | None = None):

@@ -3,10 +3,13 @@
 DFlash ids name layer *outputs* (the reference reads hidden_states[id + 1]); engines capture the
 stream *entering* a layer, so they must add 1. A release that passes them raw taps every layer one
 early. Speculators-format ids (eagle_aux_hidden_state_layer_ids) are already shifted and are used
-as-is by every release.
+as-is by every release. The release table's answer, through the same outcome logic as the source
+(engine-source-layer-map outranks it when the installed source was read).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
@@ -25,17 +28,18 @@ class EngineLayerMap(Check):
 
     def run(self, evidence: EvidenceSet):
         sev = evidence.get(Kind.ENGINE_SUPPORT)
-        row = sev.value
-        src_o, a = source_outcome(evidence)
+        row = evidence.engine_support()
+        src_o, _ = source_outcome(evidence)
         if src_o is not None and src_o.layer_map is not None and src_o.layer_map.decided:
             # The installed source on the host outranks the release table (patched or source installs differ).
-            agree = ("agrees" if (row.layer_map or "n/a") == src_o.layer_map.value or src_o.layer_map.value == "n/a"
+            lm = src_o.layer_map.value
+            agree = ("agrees" if (row.layer_map or "n/a") == lm or lm == "n/a"
                      else f"disagrees: the table says {row.layer_map or 'n/a'}")
-            return [self.finding(Status.OK, f"the installed engine source was read ({src_o.layer_map.value} mapping); "
+            return [self.finding(Status.OK, f"the installed engine source was read ({lm} mapping); "
                                  f"engine-source-layer-map decides, not the release table (which {agree})",
-                                 refs=(sev.ref, evidence.get(Kind.ENGINE_SOURCE).ref))]
+                                 refs=(sev.ref, evidence.ref(Kind.ENGINE_SOURCE)))]
         dev = evidence.get(Kind.DRAFTER)
-        d = dev.value if dev else None
+        d = evidence.drafter()
         method, _, mev = launch_method(evidence)
         refs = tuple(e.ref for e in (sev, dev, mev) if e is not None)
         who = f"{row.engine} {row.version}"
@@ -43,22 +47,26 @@ class EngineLayerMap(Check):
         if drafter_method is None:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: neither a drafter config nor a launch "
                                  "method says whether this is a DFlash drafter (give --drafter)", refs=refs)]
+        from dflash_doctor.models.architectures import support_from_evidence
+        arch = support_from_evidence(evidence)
+        if arch is not None and arch.loadable is False:
+            return [self.finding(Status.OK, f"does not apply: {arch.sentence}", refs=refs)]
         if drafter_method not in ("dflash", "dflash2"):
             return [self.finding(Status.OK, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
                                  f"(EAGLE-3 aux ids are used {row.eagle3_aux})", refs=refs)]
-        if d is not None and d.layer_ids_source == "eagle_aux_hidden_state_layer_ids":
+        if d is not None and d.ids_capture_before:
             msg = (f"speculators-format ids {list(d.hf_hidden_state_indices or ())} are already shifted and {who} "
                    "uses them as-is: the taps are right")
             return [self.finding(Status.OK, msg, refs=refs,
                                  observations=(Observation("engine-layer-map:plus-one", msg, refs),))]
         o = table_outcome(evidence, row)
-        ids = list(d.target_layer_ids) if d is not None and d.target_layer_ids else None
-        finding = map_finding(self, o, refs, f"the engine-support table ({row.engine} {row.range}"
-                              + (f", read from {row.verified} wheels)" if row.verified else ", from the reference)"), who,
+        where = (f"the engine-support table ({row.engine} {row.range}"
+                 + (f", read from {row.verified} wheels)" if row.verified else ", from the reference)"))
+        finding = map_finding(self, o, refs, where, who,
                               tuple(f"{row.engine} {row.verified} source: {x}" for x in
-                                    row.source_about("target_layer_ids", "aux", "+1", "add 1")) if row.verified else ())
+                                    row.source_about("target_layer_ids", "aux", "add 1")) if row.verified else ())
+        ids = list(d.target_layer_ids) if d is not None and d.target_layer_ids else None
         if ids and o.layer_map is not None and o.layer_map.value == "raw" and finding.status == Status.FAIL:
-            from dataclasses import replace
             finding = replace(finding, message=finding.message + f" (the drafter gets the outputs of layers "
                                                                   f"{[i - 1 for i in ids]} instead of {ids})")
         return [finding]

@@ -1,0 +1,40 @@
+"""Does the INSTALLED engine's source map DFlash target_layer_ids with +1, on the runner this launch uses?
+
+Answered by dflash_doctor.engines from the engine's files read on the host (`check host`), parsed with
+`ast` here (nothing from the engine is run): the code that reads the ids, followed to where they leave,
+and the target model's capture loop. A patched or source install can differ from its version number, so
+this outranks the release table's engine-layer-map when it decided; a disagreement shows both.
+"""
+
+from __future__ import annotations
+
+from dflash_doctor.check import Check
+from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+
+from ._engine_view import MAP_OBSERVATIONS, map_finding, not_dflash, origin, source_analysis, source_outcome, table_note
+
+
+class EngineLayerMap(Check):
+    id = "engine-source-layer-map"
+    area = "engine"
+    title = "Installed engine source maps DFlash target_layer_ids with +1"
+    needs = (Kind.ENGINE_SOURCE,)
+    wants = (Kind.DRAFTER, Kind.TARGET, Kind.ENVIRONMENT, Kind.LAUNCH, Kind.ENGINE_SUPPORT)
+    observations = MAP_OBSERVATIONS
+
+    def run(self, evidence: EvidenceSet):
+        a, ev = source_analysis(evidence)
+        refs = (ev.ref,) + tuple(e.ref for e in (evidence.get(Kind.DRAFTER),) if e is not None)
+        method = not_dflash(evidence)
+        if method:
+            return [self.finding(Status.OK, f"the drafter is {method}: the DFlash target_layer_ids mapping does not "
+                                 "apply", refs=refs)]
+        d = evidence.drafter()
+        who = f"{a.engine} {a.version.value or '(version unknown)'}"
+        if d is not None and d.ids_capture_before:
+            msg = (f"the drafter's ids are already in the capture-before convention (speculators format) and {who} "
+                   "uses them as-is: the taps are right")
+            return [self.finding(Status.OK, msg, refs=refs,
+                                 observations=(Observation("engine-layer-map:plus-one", msg, refs),))]
+        o, _ = source_outcome(evidence)
+        return [map_finding(self, o, refs, origin(a), who, table_note(a, evidence.engine_support(), ("layer_map",)))]
