@@ -88,6 +88,45 @@ def _k_likelihood(method: str, k: int) -> float:
     return 1.0
 
 
+# A method the engine release could not run (its drafter architecture is not registered there) keeps only this
+# much of its likelihood: the release evidence can be wrong (a patched install), so never exactly zero.
+UNAVAILABLE = 0.02
+# Methods with a drafter architecture of their own, which models/architectures.toml tracks per engine release
+# (MTP heads are the target's own class, a draft model any ordinary model: the registries cannot rule those out).
+_TRACKED = ("dflash", "eagle3", "eagle")
+
+
+def _release_bounds(evidence: "EvidenceSet") -> list[tuple[str, str]]:
+    """(engine, version) pairs the evidence pins: the engine and version named (flag, startup line, installed
+    package), or the newest release a log format's shape allows (format_details `releases` "<=X")."""
+    out: list[tuple[str, str]] = []
+    eng = evidence.engine()
+    if eng is not None and eng.version:
+        out.append((eng.name, eng.version))
+    acc = evidence.acceptance()
+    for row in (acc.format_details if acc is not None else ()):
+        rel, engine = row.get("releases"), row.get("engine")
+        if isinstance(rel, str) and isinstance(engine, str):
+            for part in rel.split(","):
+                part = part.strip()
+                if part.startswith("<="):
+                    out.append((engine, part[2:].strip()))
+    return out
+
+
+def unavailable(evidence: "EvidenceSet") -> dict[str, str]:
+    """Methods the pinned engine release cannot run, with why (models/architectures.toml, from the registries)."""
+    from ..models.architectures import support
+
+    out: dict[str, str] = {}
+    for engine, version in _release_bounds(evidence):
+        for m in _TRACKED:
+            a = support(engine, version, m)
+            if a is not None and a.loadable is False and a.name:
+                out.setdefault(m, a.sentence)
+    return out
+
+
 def infer_method(evidence: "EvidenceSet") -> MethodBelief:
     from ..evidence import Kind
 
@@ -125,6 +164,9 @@ def infer_method(evidence: "EvidenceSet") -> MethodBelief:
         if acc.k:
             for m in METHODS:
                 logp[m] += math.log(_k_likelihood(m, acc.k))
+    for m, why in unavailable(evidence).items():
+        logp[m] += math.log(UNAVAILABLE)
+        said.append((m, f"unavailable: {why}", None))
     conflict = None
     named = {s: m for m, s, _ in said if s in ("drafter", "launch")}
     if len(set(named.values())) > 1:
