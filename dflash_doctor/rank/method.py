@@ -91,9 +91,10 @@ def _k_likelihood(method: str, k: int) -> float:
 # A method the engine release could not run (its drafter architecture is not registered there) keeps only this
 # much of its likelihood: the release evidence can be wrong (a patched install), so never exactly zero.
 UNAVAILABLE = 0.02
-# Methods with a drafter architecture of their own, which models/architectures.toml tracks per engine release
-# (MTP heads are the target's own class, a draft model any ordinary model: the registries cannot rule those out).
-_TRACKED = ("dflash", "eagle3", "eagle")
+# Methods whose very existence in a release models/architectures.toml settles: DFlash's model and proposer arrived
+# whole (vLLM 0.20.0, SGLang 0.5.11). EAGLE/EAGLE-3 were served under other registry names before the ones
+# tracked, MTP heads are the target's own class and a draft model is any ordinary model: not ruled out this way.
+_TRACKED = ("dflash",)
 
 
 def _release_bounds(evidence: "EvidenceSet") -> list[tuple[str, str]]:
@@ -164,7 +165,10 @@ def infer_method(evidence: "EvidenceSet") -> MethodBelief:
         if acc.k:
             for m in METHODS:
                 logp[m] += math.log(_k_likelihood(m, acc.k))
+    stated = {m for m, src, _ in said if src in ("drafter", "launch", "startup")}
     for m, why in unavailable(evidence).items():
+        if m in stated:
+            continue  # what the launch or the drafter says ran, ran (engine-loads-drafter judges whether it could)
         logp[m] += math.log(UNAVAILABLE)
         said.append((m, f"unavailable: {why}", None))
     conflict = None
