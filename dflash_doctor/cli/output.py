@@ -23,7 +23,9 @@ class Output:
 
     @property
     def color(self) -> bool:
-        if self.path or os.environ.get("NO_COLOR"):
+        from .common import color_allowed
+
+        if self.path or not color_allowed():
             return False
         return sys.stdout.isatty()
 

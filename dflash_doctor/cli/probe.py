@@ -16,7 +16,7 @@ import typer
 from ..errors import DoctorError, ExitCode, MissingExtra, UsageError
 from ..render import Format
 from ..textsafe import plain
-from .common import FormatOpt, OutputOpt
+from .common import AllowSSHExecOpt, FormatOpt, OutputOpt
 
 
 def _need_torch() -> None:
@@ -85,7 +85,7 @@ def _served_comparison(result: dict, logs: list[str]) -> list[dict]:
     ev = EvidenceSet()
     gather_logs(ev, logs)
     for what, why in ev.collection_errors:
-        print(f"warning: {what}: {why}", file=sys.stderr)
+        print(f"warning: {plain(what)}: {plain(why)}", file=sys.stderr)
     ev.add(Kind.PROBE, f"probe τ {result['acceptance']['mean_acceptance_length']}", Source("command", "probe"), result)
     return [f.to_dict() for f in run_checks([ProbeVsServed()], ev)]
 
@@ -104,7 +104,9 @@ class ProbeProgress:
     def __enter__(self):
         import sys
 
-        if sys.stderr.isatty() and not self.out.quiet:
+        from .common import dumb_terminal
+
+        if sys.stderr.isatty() and not self.out.quiet and not dumb_terminal():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -150,6 +152,7 @@ def register(app: typer.Typer) -> None:
         remote_python: str = typer.Option("python3", "--remote-python", help="The host's Python that has torch + transformers."),
         ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh_config file for --host."),
         accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key", help="Trust an unknown SSH host key on first use."),
+        allow_ssh_exec: bool = AllowSSHExecOpt,
         timeout: float = typer.Option(3600.0, "--timeout", help="Seconds the remote probe may run."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
@@ -169,7 +172,8 @@ def register(app: typer.Typer) -> None:
 
             rows = portable_rows(prompts, limit)
             try:
-                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key) as h, \
+                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key,
+                               allow_ssh_exec=allow_ssh_exec) as h, \
                         ProbeProgress(out) as progress:
                     out.info(f"running the probe on {h.name} with {remote_python}")
                     result = run_remote_probe(h, {**job, "ablate": list(names), "prompt_rows": rows},
