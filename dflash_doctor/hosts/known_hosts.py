@@ -16,7 +16,6 @@ import binascii
 import fnmatch
 import hashlib
 import hmac
-import os
 import time
 from dataclasses import dataclass, field
 

@@ -347,13 +347,13 @@ class SSHHost(Host):
         known = KH.known_name(self.hostname, self.port)
         for key in self._known.keys_for(known):
             client.get_host_keys().add(known, key.get_name(), key)
-        cert_authorities = self._known.authorities_for(known)
-        transport_factory = None
-        if cert_authorities and not self._known.keys_for(known):
-            def transport_factory(sock_, **kw):  # a CA vouches for this host: ask for its certificate first
-                t = paramiko.Transport(sock_, **kw)
-                t.get_security_options().key_types = KH.cert_key_types()
-                return t
+        def cert_first(sock_, **kw):  # a CA vouches for this host: ask for its certificate first
+            t = paramiko.Transport(sock_, **kw)
+            t.get_security_options().key_types = KH.cert_key_types()
+            return t
+
+        vouched = self._known.authorities_for(known) and not self._known.keys_for(known)
+        transport_factory = cert_first if vouched else None
         client.set_missing_host_key_policy(_Policy(self, accept_new_host_key))
         try:
             client.connect(self.hostname, port=self.port, username=self.user, password=None,
