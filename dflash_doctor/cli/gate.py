@@ -99,7 +99,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> None:
-    from ..errors import UsageError
     from ..render.gate_text import render_gate_markdown, render_gate_text
 
     if fmt == Format.JSON:
@@ -127,11 +126,9 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
     if junit:
         from ..render.junit import render_junit
 
-        try:
-            with open(junit, "w", encoding="utf-8") as fh:
-                fh.write(render_junit(result))
-        except OSError as exc:
-            raise UsageError(f"cannot write --junit {junit}: {exc.strerror or exc}") from None
+        from .output import write_file
+
+        write_file(junit, render_junit(result), "the JUnit file")
         out.info(f"JUnit written to {junit}")
 
 

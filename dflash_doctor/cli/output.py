@@ -40,11 +40,7 @@ class Output:
         if not redacted:
             text = redact_text(text)
         if self.path and self.path != "-":
-            try:
-                with open(self.path, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            write_file(self.path, text, "the report")
             self.info(f"report written to {self.path}")
         else:
             sys.stdout.write(text)
@@ -59,3 +55,14 @@ class Output:
 
     def warn(self, msg: str) -> None:
         print("warning: " + redact_text(plain(msg)), file=sys.stderr)
+
+
+def write_file(path: str, data: str | bytes, what: str) -> None:
+    """An output file, all or nothing: on a full disk the previous file stays as it was."""
+    from ..atomic import write_atomic
+
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}",
+                         hint="nothing was written; a file that was there is unchanged") from None

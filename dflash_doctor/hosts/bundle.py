@@ -144,7 +144,10 @@ class RecordingHost(Host):
         self.inner.close()
 
     def write_bundle(self, out: str, manifest: dict) -> None:
-        """Write a directory, or a .tar.gz when `out` ends so. Refuses to overwrite anything."""
+        """Write a directory, or a .tar.gz when `out` ends so, all or nothing (a full disk leaves no
+        damaged bundle behind, and a retry starts clean). Refuses to overwrite anything."""
+        from ..atomic import open_atomic, write_dir_atomic
+
         if os.path.lexists(out):
             raise FileExistsError(out)
         manifest = {"format": BUNDLE_FORMAT, **manifest, "calls": len(self.calls)}
@@ -152,16 +155,13 @@ class RecordingHost(Host):
         calls = b"".join(json.dumps(c, sort_keys=True).encode() + b"\n" for c in self.calls)
         if out.endswith((".tar.gz", ".tgz")):
             top = os.path.basename(out).rsplit(".t", 1)[0] or "bundle"
-            with tarfile.open(out, "x:gz") as tar:
+            with open_atomic(out, exclusive=True) as raw, tarfile.open(out, "w:gz", fileobj=raw) as tar:
                 for name, data in ((MANIFEST, man), (CALLS, calls)):
                     info = tarfile.TarInfo(f"{top}/{name}")
                     info.size, info.mode, info.mtime = len(data), 0o644, 0
                     tar.addfile(info, io.BytesIO(data))
         else:
-            os.makedirs(out)
-            for name, data in ((MANIFEST, man), (CALLS, calls)):
-                with open(os.path.join(out, name), "xb") as fh:
-                    fh.write(data)
+            write_dir_atomic(out, {MANIFEST: man, CALLS: calls})
 
 
 def _read_bundle_files(path: str) -> tuple[bytes, bytes]:

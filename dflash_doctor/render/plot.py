@@ -38,7 +38,7 @@ def plot_data(report, evidence=None, logs: list[str] | None = None) -> PlotData:
             reference = ctx.baseline.reference_curve(ctx.dataset, k)
             ds, tau, _ = ctx.baseline.tau_for(ctx.dataset)
             how = "" if ctx.baseline.curve else ", geometric fit"
-            label = f"{ctx.baseline.id} reference ({ctx.baseline.trust}, {ds} τ {tau:.2f}{how})"
+            label = plain(f"{ctx.baseline.id}") + f" reference ({ctx.baseline.trust}, {ds} τ {tau:.2f}{how})"
     timeline: list[tuple[str, float]] = []
     for path in logs or []:
         if path == "-" or not os.path.isfile(path):
@@ -51,7 +51,7 @@ def plot_data(report, evidence=None, logs: list[str] | None = None) -> PlotData:
             continue
         for i, iv in enumerate(scan.intervals):
             if iv.drafts > 0:
-                timeline.append((iv.timestamp or f"#{i + 1}", 1.0 + iv.accepted / iv.drafts))
+                timeline.append((plain(iv.timestamp or f"#{i + 1}", 40), 1.0 + iv.accepted / iv.drafts))
     tau = f"τ {acc.mean_acceptance_length:.2f}" if acc is not None else "no acceptance data"
     return PlotData(title=f"dflash-doctor: {plain(report.target)} — {tau}, verdict {report.verdict.value}",
                     per_position=pp, reference=reference, reference_label=label, timeline=timeline)
@@ -117,8 +117,9 @@ def plot_report(report, evidence, path: str, logs: list[str] | None = None) -> N
     if ext not in FORMATS:
         raise UsageError(f"--plot {path}: unknown picture format", hint="use FILE.png, FILE.svg or FILE.html")
     blob = render_plot(plot_data(report, evidence, logs), ext)
+    from ..atomic import write_atomic
+
     try:
-        with open(path, "wb") as fh:
-            fh.write(blob)
+        write_atomic(path, blob)
     except OSError as exc:
         raise UsageError(f"cannot write --plot {path}: {exc.strerror or exc}") from None
