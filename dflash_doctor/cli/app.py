@@ -95,14 +95,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(int(ExitCode.INTERRUPTED))
     except SystemExit:
         raise
-    except BrokenPipeError:
-        # The reader went away (`| head`): say so once, and keep Python's exit-time flush quiet.
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        _say("error: the report could not be written: its reader closed the pipe")
-        sys.exit(int(ExitCode.NOT_CHECKED))
     except Exception as exc:  # click usage errors and the unexpected
         # Typer vendors its own click, so match click's exception types by name, not by import.
         names = {cls.__name__ for cls in type(exc).__mro__}

@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..errors import DoctorError, ExitCode, UsageError
 from ..redact import redact_text
 from ..render import Format, render
 from ..textsafe import plain
@@ -43,8 +43,13 @@ class Output:
             write_file(self.path, text, "the report")
             self.info(f"report written to {self.path}")
         else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except BrokenPipeError:  # `| head`: the reader went away
+                _quiet_stdout()
+                raise DoctorError("the report could not be written: its reader closed the pipe",
+                                  exit_code=ExitCode.NOT_CHECKED) from None
 
     def report(self, report) -> None:
         self.write(render(report, self.fmt, color=self.color, width=self.width), redacted=True)  # render() redacts
@@ -66,3 +71,11 @@ def write_file(path: str, data: str | bytes, what: str) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}",
                          hint="nothing was written; a file that was there is unchanged") from None
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so Python's flush at exit does not fail a second time, with a traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

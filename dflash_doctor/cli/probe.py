@@ -6,7 +6,6 @@ missing probe extra is a one-line error.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import List, Optional
@@ -188,7 +187,7 @@ def register(app: typer.Typer) -> None:
                 result = run_probe(progress=progress, **job)
         if log:
             result["served_comparison"] = _served_comparison(result, log)
-        out.write(json.dumps(result, indent=2) + "\n" if fmt == Format.JSON else render_probe_text(result))
+        out.write(_json(result) if fmt == Format.JSON else render_probe_text(result))
         if result["lossless"] is False:
             return int(ExitCode.PROBLEMS)
         return int(ExitCode.OK)
@@ -218,13 +217,28 @@ def register(app: typer.Typer) -> None:
         if int(ids.max()) >= tgt.vocab_size:
             raise UsageError(f"the dump's input_ids go up to {int(ids.max())}, beyond the target's vocabulary")
         result = match_dump(tgt, ids, taps, cfg.target_layer_ids if cfg else None)
-        if fmt == Format.JSON:
-            out.write(json.dumps(result, indent=2) + "\n")
-        else:
-            out.write(render_offset_text(result))
+        out.write(_json(result) if fmt == Format.JSON else render_offset_text(result))
         if cfg is not None and result.get("offset") not in (0,):
             return int(ExitCode.PROBLEMS)
         return int(ExitCode.OK)
+
+
+def _json(result: dict) -> str:
+    """JSON that every reader accepts: a non-finite number (a timing of 0 s, a damaged score) becomes null."""
+    import math
+
+    from ..render.json_report import dumps_safe
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return dumps_safe(clean(result))
 
 
 def _parse_ablate(text):
