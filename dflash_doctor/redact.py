@@ -34,6 +34,8 @@ _ENDING = (r"(?:(?:api|access|private|secret|auth|session|account|master|encrypt
 _KEY = r"(?<![\w.-])[\w.-]{0,64}" + _ENDING + r"(?![\w-])"
 _FLAG = r"(?<![\w.-])--[\w.-]{0,64}" + _ENDING + r"(?![\w-])"
 
+_GAP = r"(?:\s|\\[nrt])*"  # whitespace, also as a JSON string escapes it (an indented list inside a string)
+
 _KEY_NAME = re.compile(r"[\w.-]+")
 _PLAIN_LITERALS = {"null", "none", "true", "false"}
 
@@ -82,6 +84,7 @@ def _rx(p: str, flags: int = 0) -> re.Pattern[str]:
 
 # A token starts here: not inside a longer word, but right after an escaped newline or tab (`\\n` in JSON).
 _B = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
+_AFTER_MARKER = ("***redacted***",)  # the gate of a rule that reads what other rules wrote
 _AWS_ID = r"(?:AKIA|ASIA)[A-Z0-9]{16}"
 _AWS_SECRET = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 # PEM-armoured private keys (PKCS#1/#8, OpenSSH, EC, DSA, encrypted, PGP, SSH2): the whole block up to
@@ -89,8 +92,10 @@ _AWS_SECRET = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 # may hold real or JSON-escaped newlines and header lines (Proc-Type, DEK-Info), never a quote, so a
 # redacted JSON string stays a string.
 _PEM_BODY = r"[A-Za-z0-9+/=\s:,.\\-]"
-_PEM = (r"-{4,5} ?BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?) ?-{4,5}(?!-)(?!\*\*\*REDACTED)" + _PEM_BODY
-        + r"{0,65536}?(?:-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}|(?=[^A-Za-z0-9+/=\s:,.\\-])|\Z)")
+# (The dashes may have lost their start, or become underscores, where a launch line's words were read as flags.)
+_PEM = (r"(?:-{4,5} ?)?BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?) ?[-_]{4,5}(?![-_])(?!\*\*\*REDACTED)"
+        + _PEM_BODY + r"{0,65536}?(?:[-_]{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?[-_]{4,5}"
+        r"|(?=[^A-Za-z0-9+/=\s:,.\\-])|\Z)")
 
 RULES: tuple[Rule, ...] = (
     # -- key rules (windowed): values named by their key, in every serialisation ----------------------
@@ -101,10 +106,10 @@ RULES: tuple[Rule, ...] = (
                               r"""(?P<q>\\?['"])(?:\\.|[^'"\\\n]){1,4000}?(?P=q)"""),
          _quoted_value, None),
     # argv as a list: ['--api-key', 'X'] (Python), ["--api-key", "X"] (JSON, also over lines), \"--api-key\", \"X\".
-    Rule("flag in an argv list", _rx(r"(?i)(?P<pre>" + _FLAG + r"""(?P<q>\\?['"])\s*,\s*(?P=q))(?P<val>(?:\\.|[^'"\\\n]){1,4000}?)(?=(?P=q))"""),
+    Rule("flag in an argv list", _rx(r"(?i)(?P<pre>" + _FLAG + r"""(?P<q>\\?['"])\s*,""" + _GAP + r"""(?P=q))(?P<val>(?:\\.|[^'"\\\n]){1,4000}?)(?=(?P=q))"""),
          _after_key, None),
     # argv as a YAML block list (Kubernetes `args:`): `- --api-key` then `- X` on the next line.
-    Rule("flag in a YAML list", _rx(r"""(?i)(?P<pre>""" + _FLAG + r"""['"]?[ \t]*\r?\n[ \t]*-[ \t]+['"]?)(?P<val>[^\s'"]{1,4000})"""),
+    Rule("flag in a YAML list", _rx(r"""(?i)(?P<pre>""" + _FLAG + r"""['"]?[ \t]*(?:\r?\n|\\n)[ \t]*-[ \t]+['"]?)(?P<val>[^\s'"\\]{1,4000})"""),
          _after_key, None),
     # key=value / key: value / 'key': 'value' / --key value / --key=value.
     # "token" must be singular and end the key: max_num_batched_tokens=8192 or num_spec_tokens=15 are counts.
@@ -124,8 +129,9 @@ RULES: tuple[Rule, ...] = (
     Rule("authorization header", _rx(r"""(?i)(authorization['"]?\s*[:=]\s*['"]?(?:basic|digest|token)\s+)[A-Za-z0-9._~+/=-]{6,}"""),
          r"\1" + REDACTED, ("authorization",)),
     Rule("bearer token", _rx(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED, ("bearer",)),
-    Rule("cookie header", _rx(r"""(?i)((?<![\w-])(?:set-)?cookie['"]?\s*:\s*['"]?)[^\s'"][^\n'"]{5,4000}"""), r"\1" + REDACTED,
-         ("cookie",)),
+    # (also when argv words were listed apart: `"Cookie:", "session=…"`)
+    Rule("cookie header", _rx(r"""(?i)((?<![\w-])(?:set-)?cookie['"]?\s*:(?:\s*\\?['"]\s*,""" + _GAP
+                              + r"""\\?['"]|\s*['"]?))[^\s'"\\][^\n'"\\]{5,4000}"""), r"\1" + REDACTED, ("cookie",)),
     # user:password@ in URLs of every scheme (redis://:PW@h, postgres://u:pa/ss@db, …). The password ends at
     # the '@' before the host (it may hold '/' or ':'); `host:8080/x?to=a@b` is a port, not a password.
     Rule("password in a URL", _rx(r"""(?i)(?<![a-z0-9+.-])(?P<pre>[a-z][a-z0-9+.-]{0,30}://[^/\s:@'"<>]{0,256}:)"""
@@ -147,6 +153,12 @@ RULES: tuple[Rule, ...] = (
     Rule("AWS secret key next to its key id", _rx(r"(" + _AWS_ID + r"[^\n]{0,100}?)" + _AWS_SECRET), r"\1" + REDACTED,
          ("akia", "asia")),
     Rule("AWS secret key before its key id", _rx(_AWS_SECRET + r"(?=[^\n]{0,100}?" + _AWS_ID + ")"), REDACTED, ("akia", "asia")),
+    # …and after one already redacted: argv words are redacted one by one (`AKIA…` alone, then the secret
+    # alone), and a report lists them as separate strings. Only the AWS secret's shape (40 characters,
+    # mixed case: not a lower-case hex digest) right after the marker.
+    Rule("AWS secret key after a redacted key id", _rx(r"(?<=\*\*\*REDACTED\*\*\*)(['\",:=\s\[\]]{1,30})"
+                                                     r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+                                                     + _AWS_SECRET), r"\1" + REDACTED, _AFTER_MARKER),
     Rule("AWS access key id", _rx(r"\b" + _AWS_ID + r"\b"), REDACTED, ("akia", "asia")),
     Rule("GitHub token", _rx(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"), REDACTED,
          ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
@@ -243,7 +255,10 @@ def redact_text(text: str) -> str:
         if rule.gate is None:
             if keys:
                 text = _windowed_sub(rule.pattern, rule.repl, text)
-        # A replacement adds no gate literal a rule could then match on: `low` stays good enough.
+        elif rule.gate == _AFTER_MARKER:  # needs the markers earlier rules may just have written
+            if REDACTED in text:
+                text = rule.pattern.sub(rule.repl, text)
+        # Other replacements add no gate literal a rule could then match on: `low` stays good enough.
         elif not rule.gate or any(g in low for g in rule.gate):
             text = rule.pattern.sub(rule.repl, text)
     return text

@@ -26,7 +26,8 @@ KEYS = ["api_key", "API-KEY", "--api-key", "--hf-token", "hf_token", "token", "t
         "Authorization: Basic", "Bearer", '"password"', "'token'"]
 SEPS = [":", "=", " ", "  ", "\n", "\n\n   ", "'", '"', "[", "]", ", ", "\\", "{", "}", "\t", ": [", "=\n  ", "\\\"",
         "', '", '",\n    "', '\\", \\"', "\n  - ", "\n- '"]
-VALUES = ["sk-abcdefghijklmnopqrstu", "hf_ABCDEFGHIJKLMNOPQRSTUVWX", "abc", "x y z", "null", "8192", "A" * 300,
+VALUES = ["Wt5Lk8Zr3Qx7Nv2Jm9Hb/4Yc6Pd1Fs0Ga8Ke3Rw5", "Cookie: a=b", "-----BEGIN EC PRIVATE KEY-----",
+          "sk-abcdefghijklmnopqrstu", "hf_ABCDEFGHIJKLMNOPQRSTUVWX", "abc", "x y z", "null", "8192", "A" * 300,
           "AKIAABCDEFGHIJKLMNOP", "ghp_" + "a" * 36, "xoxb-1234567890", "https://u:pw@host/x", "s3cr3t!",
           "'a', 'b'", "\"q\\\"uoted\"", "-" * 40, "x" * 5000]
 FILL = ["INFO ", "launched with ", "the ", "é", "\u0130", "0.155, 0.018", "(APIServer pid=1) ", "\n"]
