@@ -159,11 +159,11 @@ def read_config(path: str, allow_exec: bool):
 
 
 def _run_exec(cmd: str) -> bool:
-    """`Match exec`'s command, as ssh runs it: the user's shell, its stdout discarded; true on exit 0."""
+    """`Match exec`'s command as ssh runs it (through sh here), its stdout discarded; true on exit 0."""
     import subprocess
 
     try:
-        res = subprocess.run([os.environ.get("SHELL") or "/bin/sh", "-c", cmd], stdin=subprocess.DEVNULL,
+        res = subprocess.run(["/bin/sh", "-c", cmd], stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return False
