@@ -19,6 +19,7 @@ ever run. Nothing is written, killed or restarted. tests/hosts checks this by re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -29,10 +30,12 @@ from typing import Any, Callable
 
 from ..evidence import EvidenceSet, Kind, Source
 from ..hosts.base import Host
-from ..parse.launch import LaunchConfig, parse_argv, redact_argv
-from ..parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, LogScan, scan_lines
+from ..parse.launch import parse_argv, redact_argv
+from ..parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
+from ..payloads import (EngineId, EngineSourceFacts, Environment, Gpu, GpuInventory, HostSummary, Processes,
+                        ServingProcess)
 from ..redact import REDACTED, is_secret_key, redact_text
-from . import files as file_inputs
+from .builder import EvidenceBuilder
 
 # Environment variables that change spec-decode behaviour or say where models live.
 RELEVANT_ENV = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_LOG_STATS_INTERVAL", "VLLM_ATTENTION_BACKEND", "VLLM_USE_V1",
@@ -215,26 +218,6 @@ class HostOptions:
     metrics: bool = True
     pid: int | None = None  # examine this serving process (a host may run several)
     parallel: int = 6  # concurrent commands on one host (sshd's MaxSessions defaults to 10)
-
-
-@dataclass
-class ServingProcess:
-    pid: int
-    argv: tuple[str, ...]  # redacted
-    launch: LaunchConfig
-    env: dict[str, str]  # relevant variables only, secrets redacted
-    secret_env: tuple[str, ...]  # names of secret variables that are set (values never kept)
-    stdout: str | None = None
-    stderr: str | None = None
-    cgroup: str | None = None
-    interpreter: str | None = None  # where its python lives (a path; never executed)
-    notes: list[str] = field(default_factory=list)
-    raw_argv: tuple[str, ...] = field(default=(), repr=False)  # unredacted, never stored or rendered
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"pid": self.pid, "argv": list(self.argv), "engine": self.launch.engine, "model": self.launch.model,
-                "env": self.env, "secret_env": list(self.secret_env), "stdout": self.stdout, "stderr": self.stderr,
-                "interpreter": self.interpreter, "notes": list(self.notes)}
 
 
 # --- batched reads ---------------------------------------------------------------------------
@@ -496,7 +479,9 @@ class HostCollector:
         self.progress = progress or (lambda msg: None)
         self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
         self.ev = EvidenceSet(label=self.label)
+        self.build = EvidenceBuilder(self.ev, host=self.label)
         self.facts: dict[str, Any] = {}
+        self._scraped = None
         self._pool = ThreadPoolExecutor(max_workers=max(1, self.opt.parallel))
 
     def src(self, kind: str, location: str) -> Source:
@@ -532,13 +517,14 @@ class HostCollector:
         finally:
             self._pool.shutdown(wait=not self.ev.interrupted, cancel_futures=self.ev.interrupted)
         elapsed = time.monotonic() - t0
-        value = {"host": self.label, "bytes_received": getattr(self.host, "bytes_received", 0),
-                 "bytes_sent": getattr(self.host, "bytes_sent", 0),
-                 "commands": len(getattr(self.host, "commands", []) or []), "seconds": round(elapsed, 2), **self.facts}
-        self.ev.add(Kind.HOST, f"{self.label}: {value['commands']} read-only commands, "
-                               f"{_size(value['bytes_received'])} received in {elapsed:.1f} s"
-                    + (f"; log {_size(self.facts['log_bytes'])} filtered on the host to "
-                       f"{_size(self.facts['log_filtered_bytes'])}" if self.facts.get("log_bytes") else ""),
+        value = HostSummary(host=self.label, commands=len(getattr(self.host, "commands", []) or []),
+                            bytes_received=getattr(self.host, "bytes_received", 0),
+                            bytes_sent=getattr(self.host, "bytes_sent", 0), seconds=round(elapsed, 2),
+                            **{k: v for k, v in self.facts.items() if k in HostSummary.__dataclass_fields__})
+        self.ev.add(Kind.HOST, f"{self.label}: {value.commands} read-only commands, "
+                               f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
+                    + (f"; log {_size(value.log_bytes)} filtered on the host to "
+                       f"{_size(value.log_filtered_bytes)}" if value.log_bytes else ""),
                     self.src("host", self.label), value)
         return self.ev
 
@@ -574,14 +560,10 @@ class HostCollector:
                     self._run_log(*cmd)
         for f in futures:
             f.result()
-        if not ev.has(Kind.ENGINE):
-            st = ev.value(Kind.STARTUP)
-            if st is not None and getattr(st, "engine", None):
-                ev.add(Kind.ENGINE, f"{st.engine} {st.version or '(version not logged)'}",
-                       Source("derived", "log startup lines", self.label), {"name": st.engine, "version": st.version})
-            else:
-                ev.missing(Kind.ENGINE, "no serving engine was found on the host and the log names none")
-        file_inputs.gather_engine_support(ev)
+        if self._scraped is not None:
+            self._metrics(*self._scraped)
+        self.build.engine_from_startup("no serving engine was found on the host and the log names none")
+        self.build.add_engine_support()
         if not ev.has(Kind.ENGINE_SUPPORT) and not ev.has(Kind.ENGINE):
             ev.missing(Kind.ENGINE_SUPPORT, "the engine and its version are unknown: no serving process was found "
                                             "and no log names one")
@@ -600,16 +582,16 @@ class HostCollector:
             for line in text.splitlines():
                 parts = [p.strip() for p in line.split(",")]
                 if len(parts) >= 4:
-                    gpus.append({"index": parts[0], "name": parts[1], "memory": parts[2], "driver": parts[3]})
-            self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g['name'] for g in gpus})) if gpus
-                        else "nvidia-smi lists no GPU", src, {"present": bool(gpus), "gpus": gpus})
+                    gpus.append(Gpu(index=parts[0], name=parts[1], memory=parts[2], driver=parts[3]))
+            self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g.name for g in gpus})) if gpus
+                        else "nvidia-smi lists no GPU", src, GpuInventory(present=bool(gpus), gpus=tuple(gpus)))
         elif rc == 127 or "not found" in text:
             self.ev.add(Kind.GPU, "no NVIDIA GPU visible: nvidia-smi is not installed", src,
-                        {"present": False, "gpus": [], "reason": "nvidia-smi not found"})
+                        GpuInventory(present=False, reason="nvidia-smi not found"))
         else:
             why = ("timed out after 20 s" if rc == 124 else text.strip() or f"exit status {rc}")[:200]
             self.ev.add(Kind.GPU, f"no GPU visible: nvidia-smi failed ({why})", src,
-                        {"present": False, "gpus": [], "reason": why})
+                        GpuInventory(present=False, reason=why))
 
     # -- processes --
     def _processes(self) -> list[ServingProcess]:
@@ -645,10 +627,10 @@ class HostCollector:
             else:
                 self.ev.missing(Kind.LAUNCH, f"the processes on {self.label} could not be listed")
             return []
+        main = procs[0] = dataclasses.replace(procs[0], interpreter=self._python_hint(list(procs[0].raw_argv),
+                                                                                          dict(procs[0].env)))
         self.ev.add(Kind.PROCESS, f"{len(procs)} serving process(es): "
-                    + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, procs)
-        main = procs[0]
-        main.interpreter = self._python_hint(list(main.raw_argv), main.env)
+                    + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, Processes(tuple(procs)))
         l = main.launch
         if l.spec_error:
             summary = f"pid {main.pid}: invalid --speculative-config"
@@ -660,7 +642,8 @@ class HostCollector:
         # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
         env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
         self.ev.add(Kind.ENVIRONMENT, ", ".join(f"{k}={v}" for k, v in main.env.items() if k.startswith("VLLM_"))
-                    or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"), env_view)
+                    or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"),
+                    Environment(env_view))
         return procs
 
     def _process(self, pid: int, b: Batch) -> ServingProcess | None:
@@ -684,11 +667,9 @@ class HostCollector:
         outs = [b.links.get(f"/proc/{pid}/fd/{fd}") for fd in (1, 2)]
         outs = [o if isinstance(o, str) else None for o in outs]
         cg = b.files.get(f"/proc/{pid}/cgroup")
-        proc = ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
+        return ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
                               stderr=outs[1], cgroup=cg.decode("utf-8", "replace") if isinstance(cg, bytes) else None,
-                              notes=notes)
-        proc.raw_argv = tuple(argv)
-        return proc
+                              notes=tuple(notes), raw_argv=tuple(argv))
 
     def _python_hint(self, argv: list[str], env: dict[str, str]) -> str | None:
         """Where the serving interpreter lives, as a PATH only: it tells where to look for the engine's
@@ -756,9 +737,10 @@ class HostCollector:
     def _ingest_log(self, where: str, res) -> None:
         ev = self.ev
         err_lines = res.stderr.decode("utf-8", "replace").splitlines()
-        counts = [m for m in (re.fullmatch(r"(\d+) (\d+)", x.strip()) for x in err_lines) if m]
+        # awk's "<spec lines> <all lines>" (the first is empty when no spec line matched)
+        counts = [m for m in (re.fullmatch(r"\s*(\d*) (\d+)", x) for x in err_lines) if m]
         size = [m for m in (re.fullmatch(r"size (\d+)", x.strip()) for x in err_lines) if m]
-        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"(\d+ \d+|size \d+|pid \d+ .*)", x.strip())]
+        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"\s*(\d* \d+|size \d+|pid \d+ .*)", x)]
         if not res.ok or (complaints and not res.stdout):
             why = res.error or (complaints[0] if complaints else f"exit status {res.rc}")
             ev.could_not_collect(f"log {where}", redact_text(why[:300]), Kind.ACCEPTANCE)
@@ -768,37 +750,17 @@ class HostCollector:
         if size:
             self.facts["log_bytes"] = int(size[-1].group(1))
         if counts:
-            self.facts["log_spec_lines"] = int(counts[-1].group(1))
+            spec_lines = int(counts[-1].group(1) or 0)
+            self.facts["log_spec_lines"] = spec_lines
             self.facts["log_matching_lines"] = int(counts[-1].group(2))
-            if int(counts[-1].group(1)) > LOG_TAIL_LINES:
-                ev.notes.append(f"the log holds {counts[-1].group(1)} spec-decode lines; the last {LOG_TAIL_LINES} "
+            if spec_lines > LOG_TAIL_LINES:
+                ev.notes.append(f"the log holds {spec_lines} spec-decode lines; the last {LOG_TAIL_LINES} "
                                 "were transferred and scanned (the recent picture)")
         lines = res.stdout.decode("utf-8", "replace").splitlines()
         scan = scan_lines(iter(lines), f"{self.label}:{where}")
-        self._add_scan(scan, where, len(lines))
-
-    def _add_scan(self, scan: LogScan, where: str, kept: int) -> None:
-        ev = self.ev
-        src = self.src("file", where)
-        stats = file_inputs.scan_stats(scan)
-        stats["filtered_on_host"] = True
-        stats["lines"] = self.facts.get("log_matching_lines") or scan.lines
-        stats["lines_kept"] = kept
-        ev.add(Kind.LOG_SCAN, f"filtered on the host: {stats['lines']} spec-decode/startup lines "
-                              f"({_size(self.facts.get('log_filtered_bytes', 0))}), {len(scan.intervals)} intervals, "
-                              f"{len(scan.malformed)} malformed", src, stats)
-        from ..parse.logscan import aggregate
-        summary = aggregate(scan.intervals)
-        if summary is None:
-            ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
-        else:
-            ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
-                                    f"({summary.intervals} intervals)", src, summary)
-        st = scan.startup
-        if st.engine or st.args or st.architecture:
-            ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
-                   + (f", method {st.method}" if st.method else "") + (f", drafter {st.drafter}" if st.drafter else ""),
-                   src, st)
+        self.build.add_log_scan(scan, where, filtered_on_host=True,
+                                lines=self.facts.get("log_matching_lines") or scan.lines, lines_kept=len(lines),
+                                filtered_bytes=self.facts.get("log_filtered_bytes", 0))
 
     # -- the installed engine and its source: located and read by fixed shell scripts, nothing executed --
     def _engine(self, main: ServingProcess | None) -> None:
@@ -820,7 +782,7 @@ class HostCollector:
                             timeout=self.opt.timeout, max_bytes=64 << 20)
         found = parse_engine_locate(res.stdout, name)
         if url:
-            self._metrics(url, res)
+            self._scraped = (url, res)  # read once the log is in: a log with drafts has the better acceptance
         if found is None:
             why = res.error or res.stderr.decode("utf-8", "replace").strip()[:200] or f"exit status {res.rc}"
             where = ", ".join(h[2:] for h in hints)
@@ -830,16 +792,19 @@ class HostCollector:
             return
         version, version_from = found["version"], found["version_from"]
         location = found["location"]
-        ev.add(Kind.ENGINE, f"{name} {version or '(version not found)'} at {location}",
-               self.src("file", version_from or location),
-               {"name": name, "version": version, "location": location, "version_from": version_from,
-                "found_by": found["how"]})
-        probes = probe_source(name, found["present"], found["lines"])
-        probes.update({"engine": name, "version": version, "location": location,
-                       "v2_runner_env": main.env.get("VLLM_USE_V2_MODEL_RUNNER")})
-        summary = (f"{name} {version} source: target_layer_ids {probes['layer_map'] or 'mapping not found'}, "
-                   f"drafter sliding windows {probes['swa']}")
-        ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), probes)
+        self.build.add_engine(EngineId(name, version, location=location, version_from=version_from,
+                                       found_by=found["how"]),
+                              f"{name} {version or '(version not found)'} at {location}",
+                              self.src("file", version_from or location))
+        p = probe_source(name, found["present"], found["lines"])
+        facts = EngineSourceFacts(engine=name, version=version, location=location, dflash_present=p["dflash_present"],
+                                  layer_map=p["layer_map"], swa=p["swa"],
+                                  requires_v2_for_mixed=p["requires_v2_for_mixed"], files=tuple(p["files"]),
+                                  layer_map_lines=tuple(p["layer_map_lines"]), swa_lines=tuple(p["swa_lines"]),
+                                  v2_runner_env=main.env.get("VLLM_USE_V2_MODEL_RUNNER"))
+        summary = (f"{name} {version} source: target_layer_ids {facts.layer_map or 'mapping not found'}, "
+                   f"drafter sliding windows {facts.swa}")
+        ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), facts)
 
     # -- models from the host's HF cache --
     def _models(self, main: ServingProcess | None) -> None:
@@ -921,9 +886,7 @@ class HostCollector:
             self.facts["metrics"] = f"{url}: {why}"
             self.ev.notes.append(redact_text(f"/metrics was not scraped: {url}: {why}"))
             return
-        n = sum(1 for x in text.splitlines() if x and not x.startswith("#"))
-        self.ev.add(Kind.METRICS, f"{url} scraped on the host: {n} spec-decode samples", self.src("url", url),
-                    {"url": url, "text": text, "scraped_on_host": True})
+        self.build.add_metrics_text(text, self.src("url", url), scraped_on_host=True)
 
 
 # --- helpers -----------------------------------------------------------------------------------

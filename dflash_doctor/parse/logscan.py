@@ -667,19 +667,19 @@ def open_source(path: str) -> tuple[IO[bytes], bool]:
 PARALLEL_MIN = 256 << 20  # plain files at least this large are split across processes
 
 
-def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None, meanwhile=None) -> LogScan:
+def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None, meanwhile=None,
+              grep: bool = True) -> LogScan:
     """Scan one log file into `scan`. `meanwhile`: work for this process while worker processes scan
-    a large file (imports, loading the checks); called at most once, possibly not at all."""
+    a large file (imports, loading the checks); called at most once, possibly not at all. `workers`
+    (None: up to 4 by the cores) and `grep` (the GNU grep pre-filter for large files) come from Settings."""
     scan = scan if scan is not None else LogScan()
     fh, count = open_source(path)
     try:
         size = os.fstat(fh.fileno()).st_size if isinstance(fh, io.FileIO) else 0
         n = workers if workers is not None else min(os.cpu_count() or 1, 4)
-        if os.environ.get("DFLASH_DOCTOR_WORKERS") == "1":
-            n = 1
         from . import prefilter
 
-        grep = prefilter.grep_command() if size >= prefilter.GREP_MIN else None
+        grep = prefilter.grep_command(grep) if size >= prefilter.GREP_MIN else None
         if size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork"):
             _scan_parallel(fh, path, size, scan, n, grep, meanwhile)
         elif grep:

@@ -74,20 +74,22 @@ _FAST_FMT = "vllm-v1-0.10.2"
 _grep_path: str | None | bool = False
 
 
-def grep_command() -> str | None:
-    """Path of a GNU grep (its -b/-a/-F behaviour is what this module relies on), or None."""
+def grep_command(enabled: bool = True) -> str | None:
+    """Path of a GNU grep (its -b/-a/-F behaviour is what this module relies on), or None; always None when
+    the pre-filter is switched off (Settings.grep, DFLASH_DOCTOR_GREP=0)."""
     global _grep_path
+    if not enabled:
+        return None
     if _grep_path is False:
         _grep_path = None
-        if os.environ.get("DFLASH_DOCTOR_GREP", "1") != "0":
-            exe = shutil.which("grep")
-            if exe:
-                try:
-                    out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
-                except (OSError, subprocess.SubprocessError):
-                    out = b""
-                if b"GNU grep" in out:
-                    _grep_path = exe
+        exe = shutil.which("grep")
+        if exe:
+            try:
+                out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = b""
+            if b"GNU grep" in out:
+                _grep_path = exe
     return _grep_path or None
 
 
@@ -286,7 +288,7 @@ def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, 
             args += ["-e", lit]
         try:
             proc = subprocess.Popen(args, stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env={"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+                                    env={"LC_ALL": "C"})  # (grep is an absolute path)
         except OSError as exc:
             raise GrepFailed(str(exc)) from None
     finally:

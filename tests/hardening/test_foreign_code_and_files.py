@@ -97,7 +97,7 @@ def test_a_script_named_by_another_users_process_is_never_run(shared_dir):
     assert not list(shared_dir.glob("PWNED-*")), "the collector executed a script another user wrote"
     # the engine is still looked for, by reading files only: the fake package on PYTHONPATH is found
     eng = ev.get(Kind.ENGINE)
-    assert eng is not None and eng.value["location"] == f"{shared_dir}/pkgs/vllm"
+    assert eng is not None and eng.value.location == f"{shared_dir}/pkgs/vllm"
 
 
 def test_links_to_root_only_files_stay_out_of_reports_and_bundles(shared_dir):
