@@ -16,7 +16,6 @@ def register(app: typer.Typer) -> None:
     def list_checks(fmt: Format = FormatOpt) -> int:
         """List every check: id, area, title, the evidence it needs, and where it comes from."""
         import json
-        import sys
 
         from rich.console import Console
         from rich.table import Table
@@ -47,5 +46,11 @@ def register(app: typer.Typer) -> None:
         for r in rows:
             table.add_row(Text(plain(r["id"])), r["area"], Text(plain(r["title"])), ", ".join(r["needs"]),
                           Text(plain(r["origin"])))
-        Console(file=sys.stdout, highlight=False, markup=False).print(table)
+        import io
+
+        # Through Output like every report: colour only where allowed (NO_COLOR, TERM=dumb), secrets redacted.
+        buf = io.StringIO()
+        Console(file=buf, force_terminal=out.color, color_system="standard" if out.color else None,
+                no_color=not out.color, width=out.width, highlight=False, markup=False).print(table)
+        out.write(buf.getvalue())
         return 0

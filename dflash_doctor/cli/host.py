@@ -18,7 +18,7 @@ from typing import List, Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt
+from .common import AllowSSHExecOpt, FormatOpt, OutputOpt, dumb_terminal
 
 check_app = typer.Typer(help="Diagnose a running deployment: a host (local or SSH), several hosts, or a saved bundle.",
                         no_args_is_help=True)
@@ -69,12 +69,13 @@ def _label(spec: str) -> str:
 
 def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Optional[str],
                  known_hosts: Optional[str], pid: Optional[int], timeout: float, progress=None,
-                 probe_result: Optional[str] = None, settings=None):
+                 probe_result: Optional[str] = None, settings=None, allow_ssh_exec: bool = False):
     """(report, status, error) for one host. Never raises for host problems: they become the report."""
     from ..hosts import HostError, open_host
 
     try:  # first connect; what the diagnosis needs afterwards is imported while the host works
-        host = open_host(spec, accept_new_host_key=accept_new, ssh_config=ssh_config, known_hosts=known_hosts)
+        host = open_host(spec, accept_new_host_key=accept_new, ssh_config=ssh_config, known_hosts=known_hosts,
+                         allow_ssh_exec=allow_ssh_exec)
     except HostError as exc:
         from ..doctor import build_report
         from ..evidence import EvidenceSet, Kind
@@ -152,6 +153,8 @@ def fleet_rows(results) -> list[dict]:
 def render_fleet(results, fmt: Format, color: bool, width: int) -> str:
     from ..render import render
 
+    from ..textsafe import plain
+
     rows = fleet_rows(results)
     if fmt == Format.JSON:
         doc = {"schema": "dflash-doctor/fleet@1", "hosts": [
@@ -161,7 +164,7 @@ def render_fleet(results, fmt: Format, color: bool, width: int) -> str:
     parts = []
     for spec, report, state, err in results:
         body = render(report, fmt, color=color, width=width)
-        parts.append(body if fmt == Format.MARKDOWN else f"━━ {spec} ━━\n{body}")
+        parts.append(body if fmt == Format.MARKDOWN else f"━━ {plain(spec)} ━━\n{body}")
     if fmt == Format.MARKDOWN:
         from ..render.markdown import md
         table = ["## Fleet", "", "| host | status | τ | top cause |", "|---|---|---|---|"]
@@ -214,9 +217,11 @@ def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
+    from ..textsafe import plain
+
     results: dict[str, tuple] = {}
     progress = None
-    if show_progress and sys.stderr.isatty():
+    if show_progress and sys.stderr.isatty() and not dumb_terminal():
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -246,7 +251,8 @@ def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
                 if progress:
                     progress.advance(task)
                 elif show_progress:
-                    print(f"{spec}: {_status_of(report, state)} ({time.monotonic() - t0:.1f} s)", file=sys.stderr)
+                    # A host name is the user's text (or a hosts file's): escapes in it must not reach the terminal.
+                    print(f"{plain(spec)}: {_status_of(report, state)} ({time.monotonic() - t0:.1f} s)", file=sys.stderr)
         finally:
             if progress:
                 progress.stop()
@@ -269,6 +275,7 @@ def register(app: typer.Typer) -> None:
         pid: Optional[int] = typer.Option(None, "--pid", help="The serving process to examine when a host runs several."),
         ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh_config file (default ~/.ssh/config)."),
         known_hosts: Optional[str] = typer.Option(None, "--known-hosts", help="known_hosts file (default ~/.ssh/known_hosts)."),
+        allow_ssh_exec: bool = AllowSSHExecOpt,
         timeout: float = typer.Option(60.0, "--timeout", help="Seconds allowed per remote command."),
         probe_result: Optional[str] = typer.Option(None, "--probe-result",
                                                    help="A saved `dflash-doctor probe --format json` result for the pair served."),
@@ -288,7 +295,8 @@ def register(app: typer.Typer) -> None:
 
         out = Output(fmt=fmt, path=output)
         kw = dict(log=log, accept_new=accept_new_host_key, ssh_config=ssh_config, known_hosts=known_hosts, pid=pid,
-                  timeout=timeout, probe_result=probe_result, settings=resolve_settings())
+                  timeout=timeout, probe_result=probe_result, settings=resolve_settings(),
+                  allow_ssh_exec=allow_ssh_exec)
         if len(specs) == 1:
             report, state, err = _collect_one(specs[0], **kw)
             if err is not None:
@@ -343,6 +351,7 @@ def register(app: typer.Typer) -> None:
         pid: Optional[int] = typer.Option(None, "--pid", help="The serving process to examine."),
         ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh_config file (default ~/.ssh/config)."),
         known_hosts: Optional[str] = typer.Option(None, "--known-hosts", help="known_hosts file."),
+        allow_ssh_exec: bool = AllowSSHExecOpt,
     ) -> int:
         """Save a host's evidence as a bundle (secrets redacted) to diagnose later with `check bundle`."""
         import os
@@ -360,7 +369,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"{out_path} already exists", hint="choose a new path; collect never overwrites")
         try:
             live = open_host(host_spec, accept_new_host_key=accept_new_host_key, ssh_config=ssh_config,
-                             known_hosts=known_hosts)
+                             known_hosts=known_hosts, allow_ssh_exec=allow_ssh_exec)
         except HostError as exc:
             raise DoctorError(exc.message, exc.hint) from None
         rec = RecordingHost(live, sanitize=sanitize)

@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..errors import DoctorError, ExitCode, UsageError
 from ..redact import redact_text
 from ..render import Format, render
 from ..textsafe import plain
@@ -23,7 +23,9 @@ class Output:
 
     @property
     def color(self) -> bool:
-        if self.path or os.environ.get("NO_COLOR"):
+        from .common import color_allowed
+
+        if self.path or not color_allowed():
             return False
         return sys.stdout.isatty()
 
@@ -38,15 +40,16 @@ class Output:
         if not redacted:
             text = redact_text(text)
         if self.path and self.path != "-":
-            try:
-                with open(self.path, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            write_file(self.path, text, "the report")
             self.info(f"report written to {self.path}")
         else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except BrokenPipeError:  # `| head`: the reader went away
+                _quiet_stdout()
+                raise DoctorError("the report could not be written: its reader closed the pipe",
+                                  exit_code=ExitCode.NOT_CHECKED) from None
 
     def report(self, report) -> None:
         self.write(render(report, self.fmt, color=self.color, width=self.width), redacted=True)  # render() redacts
@@ -57,3 +60,22 @@ class Output:
 
     def warn(self, msg: str) -> None:
         print("warning: " + redact_text(plain(msg)), file=sys.stderr)
+
+
+def write_file(path: str, data: str | bytes, what: str) -> None:
+    """An output file, all or nothing: on a full disk the previous file stays as it was."""
+    from ..atomic import write_atomic
+
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}",
+                         hint="nothing was written; a file that was there is unchanged") from None
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so Python's flush at exit does not fail a second time, with a traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -6,7 +6,6 @@ missing probe extra is a one-line error.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import List, Optional
@@ -16,7 +15,7 @@ import typer
 from ..errors import DoctorError, ExitCode, MissingExtra, UsageError
 from ..render import Format
 from ..textsafe import plain
-from .common import FormatOpt, OutputOpt
+from .common import AllowSSHExecOpt, FormatOpt, OutputOpt
 
 
 def _need_torch() -> None:
@@ -86,7 +85,7 @@ def _served_comparison(result: dict, logs: list[str]) -> list[dict]:
     ev = EvidenceSet()
     gather_logs(ev, logs)
     for what, why in ev.collection_errors:
-        print(f"warning: {what}: {why}", file=sys.stderr)
+        print(f"warning: {plain(what)}: {plain(why)}", file=sys.stderr)
     add_probe_evidence(ev, result, Source("command", "probe"))
     return [f.to_dict() for f in run_checks([ProbeVsServed()], ev)]
 
@@ -105,7 +104,9 @@ class ProbeProgress:
     def __enter__(self):
         import sys
 
-        if sys.stderr.isatty() and not self.out.quiet:
+        from .common import dumb_terminal
+
+        if sys.stderr.isatty() and not self.out.quiet and not dumb_terminal():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -151,6 +152,7 @@ def register(app: typer.Typer) -> None:
         remote_python: str = typer.Option("python3", "--remote-python", help="The host's Python that has torch + transformers."),
         ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh_config file for --host."),
         accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key", help="Trust an unknown SSH host key on first use."),
+        allow_ssh_exec: bool = AllowSSHExecOpt,
         timeout: float = typer.Option(3600.0, "--timeout", help="Seconds the remote probe may run."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
@@ -170,7 +172,8 @@ def register(app: typer.Typer) -> None:
 
             rows = portable_rows(prompts, limit)
             try:
-                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key) as h, \
+                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key,
+                               allow_ssh_exec=allow_ssh_exec) as h, \
                         ProbeProgress(out) as progress:
                     out.info(f"running the probe on {h.name} with {remote_python}")
                     result = run_remote_probe(h, {**job, "ablate": list(names), "prompt_rows": rows},
@@ -185,7 +188,7 @@ def register(app: typer.Typer) -> None:
                 result = run_probe(progress=progress, **job)
         if log:
             result["served_comparison"] = _served_comparison(result, log)
-        out.write(json.dumps(result, indent=2) + "\n" if fmt == Format.JSON else render_probe_text(result))
+        out.write(_json(result) if fmt == Format.JSON else render_probe_text(result))
         if result["lossless"] is False:
             return int(ExitCode.PROBLEMS)
         return int(ExitCode.OK)
@@ -215,13 +218,28 @@ def register(app: typer.Typer) -> None:
         if int(ids.max()) >= tgt.vocab_size:
             raise UsageError(f"the dump's input_ids go up to {int(ids.max())}, beyond the target's vocabulary")
         result = match_dump(tgt, ids, taps, cfg.target_layer_ids if cfg else None)
-        if fmt == Format.JSON:
-            out.write(json.dumps(result, indent=2) + "\n")
-        else:
-            out.write(render_offset_text(result))
+        out.write(_json(result) if fmt == Format.JSON else render_offset_text(result))
         if cfg is not None and result.get("offset") not in (0,):
             return int(ExitCode.PROBLEMS)
         return int(ExitCode.OK)
+
+
+def _json(result: dict) -> str:
+    """JSON that every reader accepts: a non-finite number (a timing of 0 s, a damaged score) becomes null."""
+    import math
+
+    from ..render.json_report import dumps_safe
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return dumps_safe(clean(result))
 
 
 def _parse_ablate(text):
