@@ -147,20 +147,7 @@ def _size(scan: LogScan) -> str:
 
 
 def scan_stats(scan: LogScan) -> dict:
-    return {
-        "lines": scan.lines,
-        "bytes": scan.bytes,
-        "candidate_lines": scan.candidate_lines,
-        "intervals": scan.n_intervals,
-        "formats": dict(scan.formats),
-        "malformed": scan.malformed_count,
-        "malformed_examples": [{"source": m.source, "line_no": m.line_no, "offset": m.offset, "where": m.where,
-                                "reason": m.reason, "text": m.text} for m in scan.malformed[:5]],
-        "notes": list(scan.notes),
-        "mean_normalised": scan.mean_normalised,
-        "sglang_rate_meaning": scan.sglang_rate_meaning,
-        "sources": list(scan.sources),
-    }
+    return scan.stats()
 
 
 def gather_engine(ev: EvidenceSet, spec: str) -> None:

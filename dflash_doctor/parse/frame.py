@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .records import MIN_DRAFTS, AcceptanceSummary, SpecInterval
+from .records import FIELDS, MIN_DRAFTS, AcceptanceSummary, Row, SpecInterval, pp_tuple
 
-FIELDS = ("fmt", "source", "line_no", "timestamp", "engine", "drafts", "drafted", "accepted", "k", "per_position",
-          "printed_mean", "accepted_throughput", "drafted_throughput", "emitted", "offset", "estimated")
 _NUMERIC = ("drafts", "drafted", "accepted", "printed_mean", "accepted_throughput", "drafted_throughput", "emitted",
             "offset", "k", "line_no")
 SERIES_POINTS = 200
@@ -35,12 +33,11 @@ def _columns(data: Any) -> dict[str, Any]:
     or field tuples, in file order."""
     import numpy as np
 
-    from .logscan import pp_tuple
-
     fast = getattr(data, "fast", None)
     rows = getattr(data, "rows", None)
     if rows is None:
-        rows = [tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(iv) for iv in data]
+        rows = [tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(Row(*iv))
+                for iv in data]
     parts = []
     if rows:
         cols = list(zip(*rows))
@@ -48,7 +45,7 @@ def _columns(data: Any) -> dict[str, Any]:
         for name, col in zip(FIELDS, cols):
             if name in _NUMERIC:
                 d[name] = np.array(col, dtype=float)
-            elif name == "estimated":
+            elif name in ("estimated", "per_request"):
                 d[name] = np.array(col, dtype=bool)
             else:
                 d[name] = _obj(col)
@@ -65,7 +62,7 @@ def _columns(data: Any) -> dict[str, Any]:
             "accepted_throughput": np.array(fast["athr"], dtype=float),
             "drafted_throughput": np.array(fast["dthr"], dtype=float), "emitted": np.full(n, np.nan),
             "offset": np.array(fast["off"], dtype=float), "estimated": np.array(fast["est"], dtype=bool),
-            "npos": np.array(fast["k"], dtype=np.int64),
+            "per_request": np.zeros(n, dtype=bool), "npos": np.array(fast["k"], dtype=np.int64),
         })
     if not parts:
         return {}
@@ -123,8 +120,6 @@ def _factorize(values) -> tuple[Any, list]:
 def pp_matrices(pp, npos):
     """Group rows by their number of positions: yields (row indices, n, rates matrix)."""
     import numpy as np
-
-    from .logscan import pp_tuple
 
     pp = np.asarray(pp, dtype=object)
     npos = np.asarray(npos)
@@ -186,7 +181,25 @@ def export_frame(data: Any):
     return df.drop(columns=["per_position", "npos"])
 
 
+def _standing(fmt: str) -> str:
+    from .formats import BY_FMT
+
+    f = BY_FMT.get(fmt)
+    return f.standing if f is not None else "engine"
+
+
+def _label(fmt: str) -> tuple[str, str]:
+    from .formats import BY_FMT
+
+    f = BY_FMT.get(fmt)
+    if f is None:
+        return fmt, ""
+    return f.label, f.meaning
+
+
 def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:
+    """Drafts-weighted totals. Rows read by the generic reader are used only when no known format gave
+    a figure; per-request averages only when no drafts-weighted figure exists (then flagged)."""
     import numpy as np
 
     df = _columns(data)
@@ -197,14 +210,37 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     drafts_c = df["drafts"]
     pref_c = df["prefix_accepted"]
     fmt_codes, fmt_names = _factorize(df["fmt"])
+    generic = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if _standing(str(f)) == "unrecognised"])
+    per_req = df["per_request"]
     unweighted = np.isnan(drafts_c)
     if unweighted.any():
         notes.append(f"{int(unweighted.sum())} interval(s) print no drafts count and no k was recovered "
-                     "(vLLM 0.8.3–0.8.4): they count toward the draft acceptance rate only")
+                     "(vLLM 0.8.3–0.8.4, or a line cut before its per-position list): they count toward the draft "
+                     "acceptance rate only")
     drafted_c, accepted_c = df["drafted"], df["accepted"]
     is_sgl = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if f.startswith("sglang")])
-    rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~is_sgl
-    use_mask = (drafts_c > 0) & ~np.isnan(pref_c)
+    base = (drafts_c > 0) & ~np.isnan(pref_c)
+    primary = base & ~per_req & ~generic
+    if primary.any():
+        use_mask, standing = primary, "counts"
+    elif (base & ~per_req).any():
+        use_mask, standing = base & ~per_req, "unrecognised-format"
+    elif (base & per_req).any():
+        use_mask, standing = base & per_req, "per-request"
+    else:
+        use_mask, standing = base, "counts"
+    rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~is_sgl & ~per_req & (~generic | ~primary.any())
+    alternatives = list(getattr(data, "alternatives", ()) or ())
+    set_aside = base & ~use_mask
+    for i in np.flatnonzero(set_aside & (per_req | generic))[:20]:
+        label = _label(str(df["fmt"][i]))[0]
+        alt = {"figure": f"{'per-request average' if per_req[i] else 'unrecognised-format figure'} from {label}",
+               "value": round(float(df["tau"][i]), 4),
+               "meaning": "not drafts-weighted: kept aside, not used" if per_req[i] else
+                          "lower standing than the known formats' figures: kept aside, not used"}
+        if alt not in alternatives:
+            alternatives.append(alt)
+    details = _format_details(df, use_mask, getattr(data, "shadowed", ()) or ())
     if not use_mask.any():
         if not rate_mask.any() or drafted_c[rate_mask].sum() <= 0:
             return None
@@ -214,12 +250,19 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             mean_acceptance_length=float("nan"), per_position=(), drafts=0.0, drafted=int(drafted),
             accepted=int(accepted), k=None, draft_acceptance_rate=accepted / drafted, intervals=len(drafts_c),
             formats=tuple(sorted(fmt_names)), min_drafts=min_drafts,
-            notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]))
+            notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]),
+            k_candidates=tuple(getattr(data, "k_candidates", ()) or ()), format_details=details,
+            alternatives=tuple(alternatives))
     use = df if use_mask.all() else {k: v[use_mask] for k, v in df.items()}
     w = use["drafts"]
     pref = use["prefix_accepted"]
     drafts = float(w.sum())
     tau = 1.0 + float(pref.sum()) / drafts
+    if standing == "per-request":
+        notes.append(f"τ {tau:.2f} is a per-request average (every request weighted equally), not a drafts-weighted "
+                     "mean: weaker evidence, not comparable with vLLM's drafts-weighted τ")
+    elif standing == "unrecognised-format":
+        notes.append("τ was read from an unrecognised format (the generic key-value reader): lower confidence")
 
     # per-position: rates × drafts are counts; sum counts per position over the intervals having it
     kcol = use["k"]
@@ -243,6 +286,12 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     est = use["estimated"].astype(bool)
     if est.any():
         notes.append(f"{int(est.sum())} interval(s) have an estimated drafts count (not printed by the engine)")
+        if standing == "counts":
+            standing = "estimated"
+    k_cands = tuple(getattr(data, "k_candidates", ()) or ())
+    if k_cands:
+        notes.append(f"k is printed nowhere and several values fit the printed arithmetic: {', '.join(map(str, k_cands))}"
+                     f" (k = {k} used; give the launch command or the drafter config to settle it)")
 
     # τ over time, in file order: first vs last third of the intervals, and a thinned series
     n = len(w)
@@ -283,6 +332,9 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     families = {str(f).split("-")[0] for f in ufmt_names}
     if len(families) > 1:
         notes.append(f"the log mixes engines ({', '.join(sorted(families))}); the totals sum them, weighted by drafts")
+    used = [d for d in details if d["used"]]
+    if used:
+        notes.append("acceptance read from: " + "; ".join(f"{d['label']} ({d['intervals']} interval(s))" for d in used))
     if drafts < min_drafts:
         notes.append(f"only {drafts:.0f} drafts (< {min_drafts}): per-position zeros and small differences are noise")
 
@@ -303,5 +355,39 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         k=k, draft_acceptance_rate=rate, intervals=n, formats=tuple(sorted(str(f) for f in ufmt_names)),
         engines=engines, tau_first_third=None if first is None else float(first),
         tau_last_third=None if last is None else float(last), min_drafts=min_drafts, notes=tuple(notes),
-        per_engine=tuple(per_engine), series=tuple(series), throughput=thr,
+        per_engine=tuple(per_engine), series=tuple(series), throughput=thr, standing=standing,
+        per_request=standing == "per-request", k_candidates=k_cands, format_details=details,
+        alternatives=tuple(alternatives),
     )
+
+
+def _format_details(df: dict, use_mask, shadowed) -> tuple[dict, ...]:
+    """One row per format variant the numbers came from (used or set aside): what it means, how many
+    intervals, drafts and τ."""
+    import numpy as np
+
+    out = []
+    fmts = df["fmt"]
+    for f in dict.fromkeys(fmts.tolist()):
+        m = fmts == f
+        label, meaning = _label(str(f))
+        w = df["drafts"][m]
+        pa = df["prefix_accepted"][m]
+        ok = (w > 0) & ~np.isnan(pa)
+        d = float(w[ok].sum()) if ok.any() else 0.0
+        pr = bool(df["per_request"][m].any())
+        out.append({"format": str(f), "label": label, "meaning": meaning, "intervals": int(m.sum()),
+                    "drafts": round(d, 1), "tau": round(1.0 + float(pa[ok].sum()) / d, 4) if d > 0 else None,
+                    "standing": "per-request" if pr else ("unrecognised-format" if _standing(str(f)) == "unrecognised"
+                                                          else "estimated" if df["estimated"][m].any() else "counts"),
+                    "used": bool(use_mask[m].any())})
+    seen = {}
+    for r in shadowed:
+        seen.setdefault(r.fmt, []).append(r)
+    for f, rows in seen.items():
+        label, meaning = _label(f)
+        d = sum(r.drafts or 0 for r in rows)
+        acc = sum((r.printed_mean - 1.0) * r.drafts for r in rows if r.drafts and r.printed_mean is not None)
+        out.append({"format": f, "label": label, "meaning": meaning, "intervals": len(rows), "drafts": round(d, 1),
+                    "tau": round(1.0 + acc / d, 4) if d else None, "standing": "set aside", "used": False})
+    return tuple(out)
