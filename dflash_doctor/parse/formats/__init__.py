@@ -107,10 +107,12 @@ for _f in FORMATS:
     lits, marks = GREP_PASSES.get(_f.grep_pass, ((), ()))
     GREP_PASSES[_f.grep_pass] = (tuple(dict.fromkeys(lits + _f.grep)), tuple(dict.fromkeys(marks + _f.grep_markers)))
 EDGE_FORMATS = tuple(f for f in FORMATS if f.grep_edges)
-# The host's remote filter keeps the lines a serving engine prints (client tools' summaries are not in
-# a server's log).
-SERVER_LITERALS: tuple[str, ...] = tuple(dict.fromkeys(x for f in FORMATS if f.server
-                                                       for x in (f.host_literals or f.literals)))
+# The host's remote filter (one `grep -F` over the whole log on the host, collect/host.py) keeps the lines a
+# serving engine prints (client tools' summaries are not in a server's log). One grep, so the same first-byte
+# rule: the main pass's literals of the server formats. (llama.cpp's and SGLang's request-log lines, in
+# passes of their own, are not filtered on the host: read such logs with `logs`/`diagnose`.)
+SERVER_LITERALS: tuple[str, ...] = tuple(dict.fromkeys(x for f in FORMATS if f.server and f.grep_pass == MAIN_PASS
+                                                       for x in f.grep))
 
 __all__ = ["FORMATS", "BY_ID", "BY_FMT", "CANDIDATE", "SCAN_EXTRA", "BLOCK_LITERALS", "GREP_PASSES", "EDGE_FORMATS",
            "SERVER_LITERALS", "Format", "FormatRegistryError", "validate"]

@@ -277,8 +277,7 @@ class Format:
     grep_edges: bool = False  # the grep route looks for it only near the file's ends (a script's last output)
     scan_extra: tuple[str, ...] = ()  # literals without "ccept" the streamed scanner must find too
     candidate_in_line: bool = False  # every line of the format holds "ccept" besides its literal
-    server: bool = False  # printed in a serving engine's log: the host's remote filter keeps its lines
-    host_literals: tuple[str, ...] = ()  # what that filter greps for (defaults to `literals`)
+    server: bool = False  # printed in a serving engine's log: the host's remote filter keeps its (main-pass) lines
     standing: str = "engine"  # "engine", or "unrecognised" (the generic reader of last resort)
     finish: Callable[[list, Any], None] | None = None  # deferred records -> rows, once a source is read
     supersedes: tuple[str, ...] = ()  # formats describing the same drafts less exactly: their rows of the same

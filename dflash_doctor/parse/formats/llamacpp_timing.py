@@ -113,6 +113,5 @@ FORMAT = Format(
     grep_pass="llama.cpp",
     grep_markers=("llama_model_loader", "llama_context", "llama-server", "srv  ", "slot ", "common_init_from_params"),
     server=True,
-    host_literals=("draft acceptance",),
     finish=finish,
 )

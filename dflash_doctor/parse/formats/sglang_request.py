@@ -123,6 +123,5 @@ FORMAT = Format(
     grep_markers=("'spec_verify_ct'", '"spec_verify_ct"'),
     scan_extra=("spec_verify_ct",),
     server=True,
-    host_literals=("spec_verify_ct", "spec_accept_length"),
     supersedes=("sglang",),
 )
