@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.rank.baselines import baselines_from_env, geometric_ratio, pair_context
+from dflash_doctor.rank.baselines import geometric_ratio, pair_context
 from dflash_doctor.rank.signature import HEALTHY_RHO, against_reference, excess_ratio
 
 # Below this share of the reference's accepted tokens/draft, τ is "far below" the pair.
@@ -20,14 +20,16 @@ class TauVsBaseline(Check):
     title = "τ and curve against the pair's published / reference baseline"
     needs = (Kind.ACCEPTANCE,)
     wants = (Kind.STARTUP, Kind.DRAFTER, Kind.LAUNCH, Kind.WORKLOAD)
+    observations = ("tau:at-baseline", "tau:below-baseline", "tau:far-below-baseline", "temperature:collapse",
+                    "signature:healthy", "signature:small-uniform-drop", "signature:uniform-low")
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ACCEPTANCE)
-        acc = ev.value
+        acc = evidence.acceptance()
         if not acc.sufficient:
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: only {acc.drafts:.0f} drafts "
                                  f"(minimum {acc.min_drafts})", refs=(ev.ref,))]
-        baselines = baselines_from_env()
+        baselines = evidence.baselines
         ctx = pair_context(evidence, baselines)
         b = ctx.baseline
         if b is None:

@@ -19,17 +19,19 @@ class EngineLayerMap(Check):
     title = "Engine maps target_layer_ids with +1"
     needs = (Kind.ENGINE_SUPPORT,)
     wants = (Kind.DRAFTER, Kind.LAUNCH, Kind.STARTUP, Kind.ENGINE_SOURCE)
+    observations = ("engine-layer-map:plus-one", "engine-layer-map:raw")
 
     def run(self, evidence: EvidenceSet):
         sev = evidence.get(Kind.ENGINE_SUPPORT)
-        row = sev.value
-        src = evidence.get(Kind.ENGINE_SOURCE)
-        if src is not None and isinstance(src.value, dict) and src.value.get("layer_map") in ("raw", "plus-one"):
+        row = evidence.engine_support()
+        src = evidence.engine_source()
+        if src is not None and src.layer_map is not None:
             # The installed source on the host outranks the release table (patched or source installs differ).
-            return [self.finding(Status.OK, f"the installed engine source was read ({src.value['layer_map']} mapping); "
-                                 "engine-source-layer-map decides, not the release table", refs=(sev.ref, src.ref))]
+            return [self.finding(Status.OK, f"the installed engine source was read ({src.layer_map} mapping); "
+                                 "engine-source-layer-map decides, not the release table",
+                                 refs=(sev.ref, evidence.ref(Kind.ENGINE_SOURCE)))]
         dev = evidence.get(Kind.DRAFTER)
-        d = dev.value if dev else None
+        d = evidence.drafter()
         method, _, mev = launch_method(evidence)
         refs = tuple(e.ref for e in (sev, dev, mev) if e is not None)
         who = f"{row.engine} {row.version}"

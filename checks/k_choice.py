@@ -24,7 +24,7 @@ class KChoice(Check):
             reason = a["reason"] if a else "no acceptance figures"
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
         details = tuple(a["notes"]) + (a["formula"], f"cost model: {a['cost_model']}")
-        acc = evidence.value(Kind.ACCEPTANCE)
+        acc = evidence.acceptance()
         sig = classify(acc.per_position, acc.mean_acceptance_length, acc.drafts, acc.min_drafts).id
         if sig in BROKEN and a["recommended_k"] != a["current_k"]:
             return [self.finding(

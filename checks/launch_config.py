@@ -7,32 +7,26 @@ from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
 
 
-def _get(obj, name, default=None):
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 class LaunchConfig(Check):
     id = "launch-config"
     area = "launch"
     title = "Speculative config parses and names the drafter's method"
     needs = (Kind.LAUNCH,)
+    observations = ("launch:invalid-spec-config",)
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.LAUNCH)
-        launch = ev.value
-        error = _get(launch, "spec_error")
+        launch = evidence.launch()
+        error = launch.spec_error
         if error:
-            fix = _get(launch, "spec_fix")
+            fix = launch.spec_fix
             return [self.finding(
                 Status.FAIL, error.split(" — ")[0], refs=(ev.ref,),
                 remedy=(f"Use {fix}" if fix else "Quote the JSON in single quotes so the shell keeps its double quotes."),
-                details=(f"as the server received it: {_get(launch, 'spec_text')}",),
+                details=(f"as the server received it: {launch.spec_text}",),
                 observations=(Observation("launch:invalid-spec-config", error.split(" — ")[0], (ev.ref,)),))]
-        method = _get(launch, "method")
-        if not _get(launch, "speculative"):
+        if not launch.speculative:
             return [self.finding(Status.WARN, "the launch command carries no speculative config: spec decode is off",
                                  refs=(ev.ref,), remedy="add --speculative-config '{\"method\": …, \"model\": …}'")]
-        return [self.finding(Status.OK, f"speculative config: method {method}, drafter {_get(launch, 'drafter')}, "
-                                        f"k {_get(launch, 'num_speculative_tokens')}", refs=(ev.ref,))]
+        return [self.finding(Status.OK, f"speculative config: method {launch.method}, drafter {launch.drafter}, "
+                                        f"k {launch.num_speculative_tokens}", refs=(ev.ref,))]

@@ -14,10 +14,11 @@ class LaunchMethod(Check):
     title = "Launch method matches the drafter"
     needs = (Kind.DRAFTER,)
     wants = (Kind.LAUNCH, Kind.STARTUP)
+    observations = ("method:ok", "method:mismatch")
 
     def run(self, evidence: EvidenceSet):
         dev = evidence.get(Kind.DRAFTER)
-        d = dev.value
+        d = evidence.drafter()
         method, written, mev = launch_method(evidence)
         refs = tuple(e.ref for e in (dev, mev) if e is not None)
         if method is None:

@@ -19,10 +19,11 @@ class DrafterCard(Check):
     area = "drafter"
     title = "Drafter model-card warnings"
     needs = (Kind.DRAFTER,)
+    observations = ("card:under-training", "card:preview", "card:non-thinking")
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.DRAFTER)
-        d = ev.value
+        d = evidence.drafter()
         if d.card_file is None:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: no README.md model card beside the "
                                  "drafter config", refs=(ev.ref,))]

@@ -13,10 +13,11 @@ class DrafterTargetPairing(Check):
     area = "pairing"
     title = "Drafter fits the target"
     needs = (Kind.DRAFTER, Kind.TARGET)
+    observations = ("pairing:mismatch", "pairing:ok")
 
     def run(self, evidence: EvidenceSet):
         dev, tev = evidence.get(Kind.DRAFTER), evidence.get(Kind.TARGET)
-        d, t = dev.value, tev.value
+        d, t = evidence.drafter(), evidence.target()
         refs = (dev.ref, tev.ref)
         bad: list[str] = []
         good: list[str] = []

@@ -24,24 +24,21 @@ def tolerance(tau: float) -> float:
     return max(0.35, 0.12 * tau)
 
 
-def _value(obj, key):
-    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-
-
 class ProbeVsServed(Check):
     id = "probe-vs-served"
     area = "probe"
     title = "Clean-room probe τ against the served τ"
     needs = (Kind.PROBE, Kind.ACCEPTANCE)
+    observations = ("probe:exceeds-served", "probe:reproduces-served", "probe:ablation-swa-matches",
+                    "probe:ablation-offset-matches")
 
     def run(self, evidence: EvidenceSet):
         pev, aev = evidence.get(Kind.PROBE), evidence.get(Kind.ACCEPTANCE)
-        probe, served = pev.value, aev.value
+        probe, served = evidence.probe(), evidence.acceptance()
         refs = (pev.ref, aev.ref)
-        s_tau = _value(served, "mean_acceptance_length")
-        k = _value(served, "k")
-        acc = probe.get("acceptance", {}) if isinstance(probe, dict) else {}
-        per = acc.get("per_position") or []
+        s_tau = served.mean_acceptance_length
+        k = served.k
+        per = list(probe.per_position)
         if s_tau is None or not per:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: the probe or the served acceptance has no τ",
                                  refs=refs)]
@@ -51,8 +48,8 @@ class ProbeVsServed(Check):
         tol = tolerance(p_tau)
         at = f" at k={k}" if k else ""
         findings = []
-        if probe.get("temperature", 0) and probe["temperature"] > 0:
-            at += f" (probe at temperature {probe['temperature']})"
+        if probe.temperature > 0:
+            at += f" (probe at temperature {probe.temperature:g})"
         if s_tau < p_tau - tol:
             findings.append(self.finding(
                 Status.FAIL, f"the clean-room probe reaches τ {p_tau:.2f}{at}, the server only {s_tau:.2f}: "
@@ -76,19 +73,20 @@ class ProbeVsServed(Check):
         # Which ablation reproduces the served τ? Every one within tolerance is named: when several do,
         # the probe cannot tell them apart and other evidence (the engine's support table) decides.
         matches = []
-        for ab in probe.get("ablations") or []:
+        for ab in probe.ablations:
             name = ab.get("name", "")
             if name not in ("swa-ignored", "offset-1", "offset+1"):
                 continue
             if name == "swa-ignored" and ab.get("note"):
                 continue  # no sliding layers: the ablation is the unablated model
-            a_tau = tau_at(ab.get("per_position") or [], k)
+            per_ab = ab.get("per_position")
+            a_tau = tau_at([x for x in per_ab if isinstance(x, (int, float))] if isinstance(per_ab, list) else [], k)
             if a_tau is not None and abs(a_tau - s_tau) <= tol:
                 matches.append((abs(a_tau - s_tau), name, a_tau))
         if not matches:
             findings.append(self.finding(
                 Status.WARN, "no probe ablation (sliding windows ignored, taps shifted by ±1) reproduces the served τ"
-                             + ("" if probe.get("ablations") else " — the probe ran without ablations (--ablate offset,swa)"),
+                             + ("" if probe.ablations else " — the probe ran without ablations (--ablate offset,swa)"),
                 refs=refs))
             return findings
         matches.sort()
@@ -115,25 +113,3 @@ class ProbeVsServed(Check):
                 unique.append(o)
         findings.append(self.finding(Status.FAIL, msg, refs=refs, observations=tuple(unique)))
         return findings
-
-
-class ProbeLossless(Check):
-    id = "probe-lossless"
-    area = "probe"
-    title = "Probe output equals the target's own greedy decoding"
-    needs = (Kind.PROBE,)
-
-    def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.PROBE)
-        lossless = ev.value.get("lossless") if isinstance(ev.value, dict) else None
-        if lossless is None:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: the probe sampled (temperature > 0), "
-                                 "so token-for-token equality is not defined", refs=(ev.ref,))]
-        if lossless:
-            return [self.finding(Status.OK, "the probe's output equals the target's greedy decoding on every prompt",
-                                 refs=(ev.ref,))]
-        bad = ev.value.get("mismatches") or []
-        return [self.finding(Status.WARN, f"the probe's output differs from the target's greedy decoding on "
-                             f"{len(bad)} prompt(s): low-precision ties between block and single-token forwards, "
-                             "or a probe bug", refs=(ev.ref,),
-                             details=tuple(f"{m['prompt']}: first difference at output position {m['first_difference_at']}" for m in bad[:5]))]

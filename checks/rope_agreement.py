@@ -11,6 +11,7 @@ class RopeAgreement(Check):
     area = "pairing"
     title = "Drafter and target RoPE agree"
     needs = (Kind.DRAFTER, Kind.TARGET)
+    observations = ("rope:mismatch", "rope:ok")
 
     def run(self, evidence: EvidenceSet):
         dev, tev = evidence.get(Kind.DRAFTER), evidence.get(Kind.TARGET)

@@ -11,10 +11,11 @@ class SampleSize(Check):
     area = "acceptance"
     title = "Enough drafts to judge acceptance"
     needs = (Kind.ACCEPTANCE,)
+    observations = ("sample:insufficient",)
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ACCEPTANCE)
-        acc = ev.value
+        acc = evidence.acceptance()
         if acc.sufficient:
             return [self.finding(Status.OK, f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)", refs=(ev.ref,))]
         return [self.finding(

@@ -16,7 +16,7 @@ class SpecTokensVsBlock(Check):
 
     def run(self, evidence: EvidenceSet):
         dev = evidence.get(Kind.DRAFTER)
-        d = dev.value
+        d = evidence.drafter()
         k, kev = launch_k(evidence)
         refs = tuple(e.ref for e in (dev, kev) if e is not None)
         if not d.is_dflash:

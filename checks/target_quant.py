@@ -16,6 +16,7 @@ class TargetQuantRotation(Check):
     area = "pairing"
     title = "Target quantisation keeps hidden states unrotated"
     needs = (Kind.TARGET,)
+    observations = ("quant:rotation",)
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.TARGET)

@@ -12,10 +12,11 @@ class DraftVocabMap(Check):
     title = "Draft vocabulary mapped to the target's"
     needs = (Kind.DRAFTER,)
     wants = (Kind.TARGET,)
+    observations = ("vocab-map:missing", "vocab-map:ok")
 
     def run(self, evidence: EvidenceSet):
         dev, tev = evidence.get(Kind.DRAFTER), evidence.get(Kind.TARGET)
-        d = dev.value
+        d = evidence.drafter()
         refs = tuple(e.ref for e in (dev, tev) if e is not None)
         if d.draft_vocab_size is None:
             msg = ("DFlash drafts with the target's own LM head: no draft vocabulary to map" if d.is_dflash

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.rank.baselines import field_of, normalise_dataset
+from dflash_doctor.rank.baselines import normalise_dataset
 
 RANDOM_PROMPT_SETS = {"random", "randomtokens", "random-tokens", "sonnet-random"}
 
@@ -15,12 +15,13 @@ class Workload(Check):
     area = "acceptance"
     title = "Request workload (temperature, thinking mode, prompts)"
     needs = (Kind.WORKLOAD,)
+    observations = ("temperature:positive", "temperature:zero", "thinking:on", "workload:random-prompts")
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.WORKLOAD)
-        w = ev.value
+        w = evidence.workload()
         out = []
-        temp = field_of(w, "temperature")
+        temp = w.temperature
         if isinstance(temp, (int, float)):
             if temp > 0:
                 out.append(self.finding(Status.WARN, f"requests sample at temperature {temp:g}: acceptance is lower "
@@ -30,7 +31,7 @@ class Workload(Check):
             else:
                 out.append(self.finding(Status.OK, "greedy requests (temperature 0)", refs=(ev.ref,),
                                         observations=(Observation("temperature:zero", "temperature 0", (ev.ref,)),)))
-        thinking = field_of(w, "thinking")
+        thinking = w.thinking
         if thinking is True:
             out.append(self.finding(Status.WARN, "thinking mode is on: drafters trained without thinking traces accept less",
                                     refs=(ev.ref,), remedy="Disable thinking (chat_template_kwargs enable_thinking=false) "
@@ -38,7 +39,7 @@ class Workload(Check):
                                     observations=(Observation("thinking:on", "requests run with thinking on", (ev.ref,)),)))
         elif thinking is False:
             out.append(self.finding(Status.OK, "thinking mode is off", refs=(ev.ref,)))
-        dataset = field_of(w, "dataset")
+        dataset = w.dataset
         if isinstance(dataset, str) and normalise_dataset(dataset) in {normalise_dataset(x) for x in RANDOM_PROMPT_SETS}:
             out.append(self.finding(Status.WARN, f"the benchmark prompts are random tokens ({dataset}): acceptance "
                                     "measured on them says little about real traffic", refs=(ev.ref,),

@@ -20,6 +20,9 @@ class Check(ABC):
     title: ClassVar[str]
     needs: ClassVar[tuple[Kind, ...]] = ()  # all required; missing -> could-not-check
     wants: ClassVar[tuple[Kind, ...]] = ()  # optional extras the check uses when present
+    # Every observation name the check can emit ("family:value"), as pylint declares its messages: the
+    # knowledge loader refuses a rule no check declares, and the runner refuses an undeclared emission.
+    observations: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def run(self, evidence: EvidenceSet) -> Sequence[Finding]:
@@ -51,5 +54,19 @@ def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
             continue
         if not result:
             findings.append(Finding(check.id, Status.COULD_NOT_CHECK, "could not check: the check returned no result"))
+        undeclared = sorted({o.name for f in result for o in f.observations} - set(check.observations))
+        if undeclared:  # a typo or a new name the knowledge cannot know: never let it reach the ranking silently
+            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, "could not check: the check emitted undeclared "
+                                    f"observation(s) {', '.join(undeclared)}"))
+            continue
         findings.extend(result)
     return findings
+
+
+def declared_observations(checks: Iterable[Check]) -> dict[str, str]:
+    """observation name -> the id of a check that declares it."""
+    out: dict[str, str] = {}
+    for c in checks:
+        for name in getattr(c, "observations", ()) or ():
+            out.setdefault(name, c.id)
+    return out

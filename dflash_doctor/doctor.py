@@ -5,21 +5,31 @@ from __future__ import annotations
 from typing import Sequence
 
 from . import __version__
-from .check import Check, run_checks
-from .evidence import EvidenceSet, Finding, Kind, Report, Status
+from .check import Check, declared_observations, run_checks
+from .evidence import EvidenceSet, Finding, Report, Status
 from .rank.advice import advise_k
-from .rank.knowledge import Knowledge, default_knowledge
+from .rank.knowledge import Knowledge
 from .rank.scoring import rank
 from .registry import load_checks
+from .settings import DEFAULT, Settings
 
 
 def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, knowledge: Knowledge | None = None,
-                 areas: Sequence[str] | None = None) -> tuple[Report, list[str]]:
-    """Run checks over the evidence and rank causes. Returns the report and loader warnings."""
+                 areas: Sequence[str] | None = None, settings: Settings | None = None) -> tuple[Report, list[str]]:
+    """Run checks over the evidence and rank causes. Returns the report and loader warnings.
+
+    Knowledge and baselines come from `settings` (resolved once at the CLI) unless given; the knowledge's
+    rules are validated against the observations the loaded checks declare."""
+    settings = settings or DEFAULT
     warnings: list[str] = []
+    full = checks is None
     if checks is None:
         reg = load_checks()
         checks, warnings = reg.checks, reg.warnings
+    if knowledge is None:
+        knowledge = settings.knowledge(frozenset(declared_observations(checks)) if full else None)
+    if evidence._baselines is None:
+        evidence.baselines = settings.baselines()
     if areas is not None:
         checks = [c for c in checks if c.area in areas]
     findings: list[Finding] = [
@@ -27,9 +37,9 @@ def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, k
         for what, reason in evidence.collection_errors
     ]
     findings += run_checks(checks, evidence)
-    ranking = rank(findings, evidence, knowledge or default_knowledge())
+    ranking = rank(findings, evidence, knowledge)
     report = Report(
-        target=evidence.label, verdict=ranking.verdict, acceptance=evidence.value(Kind.ACCEPTANCE),
+        target=evidence.label, verdict=ranking.verdict, acceptance=evidence.acceptance(),
         findings=tuple(findings), causes=ranking.causes, evidence=tuple(evidence), missing=tuple(evidence.missing_items),
         notes=tuple(evidence.notes) + ranking.notes, tool_version=__version__,
         advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,

@@ -7,9 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+
+if TYPE_CHECKING:
+    from .models.engine_support import EngineSupport
+    from .models.facts import DrafterFacts, TargetFacts
+    from .parse.launch import LaunchConfig
+    from .parse.records import AcceptanceSummary, StartupFacts
+    from .payloads import (EngineId, EngineSourceFacts, Environment, GpuInventory, HostSummary, MetricsScrape,
+                           ProbeResult, Processes, ScanStats, Workload)
 
 REPORT_SCHEMA = "dflash-doctor/report@1"
 
@@ -37,6 +46,37 @@ class Kind(str, enum.Enum):
     PROBE = "probe"  # live draft/verify probe result
     HOST = "host"  # host identity (uname, hostname)
     WORKLOAD = "workload"  # what the requests looked like (temperature, thinking, language)
+
+
+# The one payload type of each kind ("module:Class", imported when first checked). `EvidenceSet.add`
+# refuses anything else, so every reader of a kind can rely on its type.
+PAYLOAD_TYPES: dict[Kind, str] = {
+    Kind.ACCEPTANCE: "dflash_doctor.parse.records:AcceptanceSummary",
+    Kind.LOG_SCAN: "dflash_doctor.payloads:ScanStats",
+    Kind.STARTUP: "dflash_doctor.parse.records:StartupFacts",
+    Kind.ENGINE: "dflash_doctor.payloads:EngineId",
+    Kind.ENGINE_SUPPORT: "dflash_doctor.models.engine_support:EngineSupport",
+    Kind.ENGINE_SOURCE: "dflash_doctor.payloads:EngineSourceFacts",
+    Kind.LAUNCH: "dflash_doctor.parse.launch:LaunchConfig",
+    Kind.DRAFTER: "dflash_doctor.models.facts:DrafterFacts",
+    Kind.TARGET: "dflash_doctor.models.facts:TargetFacts",
+    Kind.PROCESS: "dflash_doctor.payloads:Processes",
+    Kind.ENVIRONMENT: "dflash_doctor.payloads:Environment",
+    Kind.GPU: "dflash_doctor.payloads:GpuInventory",
+    Kind.METRICS: "dflash_doctor.payloads:MetricsScrape",
+    Kind.PROBE: "dflash_doctor.payloads:ProbeResult",
+    Kind.HOST: "dflash_doctor.payloads:HostSummary",
+    Kind.WORKLOAD: "dflash_doctor.payloads:Workload",
+}
+_TYPES: dict[Kind, type] = {}
+
+
+def payload_type(kind: Kind) -> type:
+    t = _TYPES.get(kind)
+    if t is None:
+        module, _, name = PAYLOAD_TYPES[kind].partition(":")
+        t = _TYPES[kind] = getattr(importlib.import_module(module), name)
+    return t
 
 
 @dataclass(frozen=True)
@@ -88,10 +128,14 @@ class Missing:
 
 
 class EvidenceSet:
-    """The evidence gathered for one deployment. Collectors add to it; checks only read it."""
+    """The evidence gathered for one deployment. Collectors add to it; checks only read it.
 
-    def __init__(self, label: str = "local") -> None:
+    `baselines` is the reference data in force for this diagnosis (the packaged pair baselines plus the
+    user's extra files, from Settings): knowledge the checks compare evidence with, not evidence."""
+
+    def __init__(self, label: str = "local", baselines: Any = None) -> None:
         self.label = label
+        self._baselines = baselines
         self._items: list[Evidence] = []
         self._missing: dict[Kind, Missing] = {}
         # Inputs the user named that could not be read or used: (input, reason). Each becomes a
@@ -101,7 +145,10 @@ class EvidenceSet:
         # Set when the user pressed Ctrl-C during collection: the report holds what was gathered before.
         self.interrupted = False
 
-    def add(self, kind: Kind, summary: str, source: Source, value: Any = None) -> Evidence:
+    def add(self, kind: Kind, summary: str, source: Source, value: Any) -> Evidence:
+        want = payload_type(kind)
+        if not isinstance(value, want):
+            raise TypeError(f"{kind.value} evidence must be a {want.__name__}, not {type(value).__name__}")
         ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)
         self._items.append(ev)
         self._missing.pop(kind, None)
@@ -117,6 +164,18 @@ class EvidenceSet:
         if kind is not None:
             self.missing(kind, reason)
 
+    @property
+    def baselines(self):
+        if self._baselines is None:
+            from .rank.baselines import default_baselines
+
+            self._baselines = default_baselines()
+        return self._baselines
+
+    @baselines.setter
+    def baselines(self, value) -> None:
+        self._baselines = value
+
     def has(self, kind: Kind) -> bool:
         return any(e.kind == kind for e in self._items)
 
@@ -130,6 +189,59 @@ class EvidenceSet:
     def value(self, kind: Kind) -> Any:
         ev = self.get(kind)
         return ev.value if ev else None
+
+    def ref(self, kind: Kind) -> str | None:
+        ev = self.get(kind)
+        return ev.ref if ev else None
+
+    # Typed reads, one per kind (the newest evidence of the kind, or None).
+    def acceptance(self) -> AcceptanceSummary | None:
+        return self.value(Kind.ACCEPTANCE)
+
+    def log_scan(self) -> ScanStats | None:
+        return self.value(Kind.LOG_SCAN)
+
+    def startup(self) -> StartupFacts | None:
+        return self.value(Kind.STARTUP)
+
+    def engine(self) -> EngineId | None:
+        return self.value(Kind.ENGINE)
+
+    def engine_support(self) -> EngineSupport | None:
+        return self.value(Kind.ENGINE_SUPPORT)
+
+    def engine_source(self) -> EngineSourceFacts | None:
+        return self.value(Kind.ENGINE_SOURCE)
+
+    def launch(self) -> LaunchConfig | None:
+        return self.value(Kind.LAUNCH)
+
+    def drafter(self) -> DrafterFacts | None:
+        return self.value(Kind.DRAFTER)
+
+    def target(self) -> TargetFacts | None:
+        return self.value(Kind.TARGET)
+
+    def processes(self) -> Processes | None:
+        return self.value(Kind.PROCESS)
+
+    def environment(self) -> Environment | None:
+        return self.value(Kind.ENVIRONMENT)
+
+    def gpu(self) -> GpuInventory | None:
+        return self.value(Kind.GPU)
+
+    def metrics(self) -> MetricsScrape | None:
+        return self.value(Kind.METRICS)
+
+    def probe(self) -> ProbeResult | None:
+        return self.value(Kind.PROBE)
+
+    def host(self) -> HostSummary | None:
+        return self.value(Kind.HOST)
+
+    def workload(self) -> Workload | None:
+        return self.value(Kind.WORKLOAD)
 
     def all(self, kind: Kind | None = None) -> list[Evidence]:
         return [e for e in self._items if kind is None or e.kind == kind]

@@ -35,23 +35,23 @@ def register(app: typer.Typer) -> None:
         from ..collect.workload import gather_workload
         from ..doctor import build_report
         from .output import Output
-        from .ranking_opts import load_knowledge, write_plot
+        from .ranking_opts import resolve_settings, write_plot
 
         out = Output(fmt=fmt, path=output)
-        know = load_knowledge(knowledge)
+        settings = resolve_settings(knowledge)
         evidence = gather_files(FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target,
-                                           engine=engine, launch=launch, window=window))
+                                           engine=engine, launch=launch, window=window), settings)
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if probe_result:
             from ..probe.evidence import gather_probe_result
 
             gather_probe_result(evidence, probe_result)
-        report, warnings = build_report(evidence, knowledge=know)
+        report, warnings = build_report(evidence, settings=settings)
         for w in warnings:
             out.warn(w)
         out.report(report)
         if plot:
-            write_plot(plot, report, evidence, log, out)
+            write_plot(plot, report, evidence, out)
         if evidence.interrupted:
             from ..errors import ExitCode
             out.warn("interrupted (Ctrl-C): the report above holds only what was gathered before")

@@ -70,14 +70,17 @@ def register(app: typer.Typer) -> None:
             from ..doctor import build_report
             from ..evidence import Kind
 
-            evidence = gather_files(FileInputs(logs=log, metrics=[metrics] if metrics else [], window=window))
-            acceptance = evidence.value(Kind.ACCEPTANCE)
+            from .ranking_opts import resolve_settings
+
+            settings = resolve_settings()
+            evidence = gather_files(FileInputs(logs=log, metrics=[metrics] if metrics else [], window=window), settings)
+            acceptance = evidence.acceptance()
             source = ", ".join(log) if log else f"{metrics}" + (f" over {window}" if window else "")
             if acceptance is None:
                 errs = "; ".join(f"{w}: {r}" for w, r in evidence.collection_errors)
                 reason = errs or evidence.why_missing(Kind.ACCEPTANCE)
             else:
-                report, warnings = build_report(evidence)
+                report, warnings = build_report(evidence, settings=settings)
                 for w in warnings:
                     out.warn(w)
         result = evaluate(acceptance, th, source, report=report, no_data_reason=reason)
@@ -88,7 +91,7 @@ def register(app: typer.Typer) -> None:
         _emit(result, fmt, out, output, junit)
         if plot and report is not None:
             from .ranking_opts import write_plot
-            write_plot(plot, report, evidence, log, out)
+            write_plot(plot, report, evidence, out)
         elif plot:
             out.warn("no plot: nothing was measured from logs or metrics")
         if evidence is not None and evidence.interrupted:  # a partial measurement never passes a gate

@@ -69,7 +69,7 @@ def _label(spec: str) -> str:
 
 def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Optional[str],
                  known_hosts: Optional[str], pid: Optional[int], timeout: float, progress=None,
-                 probe_result: Optional[str] = None):
+                 probe_result: Optional[str] = None, settings=None):
     """(report, status, error) for one host. Never raises for host problems: they become the report."""
     from ..hosts import HostError, open_host
 
@@ -83,7 +83,7 @@ def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Op
         ev.could_not_collect(f"host {spec}", exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.HOST)
         for kind in (Kind.ACCEPTANCE, Kind.PROCESS, Kind.LAUNCH, Kind.ENGINE):
             ev.missing(kind, f"{spec} could not be reached")
-        report, _ = build_report(ev)
+        report, _ = build_report(ev, settings=settings)
         return report, "unreachable", exc
     from ..collect.host import HostOptions, collect_host
     from ..evidence import EvidenceSet, Kind
@@ -97,12 +97,12 @@ def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Op
 
         ev = EvidenceSet(label=spec)
         ev.could_not_collect(f"host {spec}", exc.message, Kind.HOST)
-        report, _ = build_report(ev)
+        report, _ = build_report(ev, settings=settings)
         return report, "failed", exc
     from ..doctor import build_report
 
     _add_probe_result(evidence, probe_result)
-    report, _ = build_report(evidence)
+    report, _ = build_report(evidence, settings=settings)
     return report, ("interrupted" if evidence.interrupted else "checked"), None
 
 
@@ -189,7 +189,7 @@ def render_fleet(results, fmt: Format, color: bool, width: int) -> str:
     return "\n".join(parts) + "\n" + buf.getvalue()
 
 
-def _completed_or_interrupted(futs, results):
+def _completed_or_interrupted(futs, results, settings=None):
     """as_completed, except that Ctrl-C ends the wait: hosts not finished yet are reported as interrupted
     (their commands end at their timeouts) and the hosts already checked are kept."""
     from concurrent.futures import as_completed
@@ -205,7 +205,7 @@ def _completed_or_interrupted(futs, results):
             if spec not in results:
                 ev = EvidenceSet(label=spec)
                 ev.could_not_collect(f"host {spec}", "interrupted (Ctrl-C) before this host was checked", Kind.HOST)
-                results[spec] = (spec, build_report(ev)[0], "interrupted", None)
+                results[spec] = (spec, build_report(ev, settings=settings)[0], "interrupted", None)
 
 
 def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
@@ -230,7 +230,7 @@ def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
         if progress:
             progress.start()
         try:
-            for fut in _completed_or_interrupted(futs, results):
+            for fut in _completed_or_interrupted(futs, results, kw.get("settings")):
                 spec = futs[fut]
                 try:
                     report, state, err = fut.result()
@@ -240,7 +240,7 @@ def run_fleet(specs: list[str], parallel: int, show_progress: bool, **kw):
                     from ..hosts import HostError
                     ev = EvidenceSet(label=spec)
                     ev.could_not_collect(f"host {spec}", f"internal error ({type(exc).__name__}: {exc})", Kind.HOST)
-                    report, _ = build_report(ev)
+                    report, _ = build_report(ev, settings=kw.get("settings"))
                     state, err = "failed", HostError(f"internal error ({type(exc).__name__}: {exc})")
                 results[spec] = (spec, report, state, err)
                 if progress:
@@ -284,9 +284,11 @@ def register(app: typer.Typer) -> None:
             specs += [h for h in read_hosts_file(hosts_file) if h not in specs]
         if not specs:
             raise UsageError("no host given", hint="dflash-doctor check host local | ssh://user@host | --hosts-file FILE")
+        from .ranking_opts import resolve_settings
+
         out = Output(fmt=fmt, path=output)
         kw = dict(log=log, accept_new=accept_new_host_key, ssh_config=ssh_config, known_hosts=known_hosts, pid=pid,
-                  timeout=timeout, probe_result=probe_result)
+                  timeout=timeout, probe_result=probe_result, settings=resolve_settings())
         if len(specs) == 1:
             report, state, err = _collect_one(specs[0], **kw)
             if err is not None:
@@ -315,7 +317,10 @@ def register(app: typer.Typer) -> None:
         from .common import exit_code_for
         from .output import Output
 
+        from .ranking_opts import resolve_settings
+
         out = Output(fmt=fmt, path=output)
+        settings = resolve_settings()
         try:
             host = BundleHost(bundle)
         except HostError as exc:
@@ -323,7 +328,7 @@ def register(app: typer.Typer) -> None:
         opts = host.manifest.get("options") if isinstance(host.manifest.get("options"), dict) else {}
         evidence = collect_host(host, HostOptions(log=opts.get("log"), pid=opts.get("pid")))
         _add_probe_result(evidence, probe_result)
-        report, warnings = build_report(evidence)
+        report, warnings = build_report(evidence, settings=settings)
         for w in warnings:
             out.warn(w)
         out.report(report)

@@ -28,8 +28,13 @@ def register(app: typer.Typer) -> None:
         from ..render.inspection import render_inspection
         from .output import Output
 
+        from ..models.files import LocalFiles
+        from .ranking_opts import resolve_settings
+
         out = Output(fmt=fmt, path=output)
-        insp = inspect(drafter, target=target, engine=engine, k=k)
+        settings = resolve_settings(validate=False)
+        insp = inspect(drafter, target=target, engine=engine, k=k, files=LocalFiles(settings.hf_cache),
+                       settings=settings)
         for w in insp.loader_warnings:
             out.warn(w)
         out.write(render_inspection(insp, fmt, color=out.color, width=out.width))

@@ -32,7 +32,10 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give --csv or --parquet, not both")
         lo = parse_time_bound(since, "--since") if since else None
         hi = parse_time_bound(until, "--until") if until else None
+        from .ranking_opts import resolve_settings
+
         out = Output(fmt=fmt, path=output)
+        settings = resolve_settings(validate=False)
         ev = EvidenceSet(label="logs")
         if engine:
             gather_engine(ev, engine)
@@ -45,7 +48,7 @@ def register(app: typer.Typer) -> None:
 
             loaded.append(load_checks())
 
-        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare)
+        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
         from ..doctor import build_report
@@ -54,7 +57,7 @@ def register(app: typer.Typer) -> None:
         reg = loaded[0] if loaded else load_checks()
         kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
-        report, warnings = build_report(ev, checks=checks)
+        report, warnings = build_report(ev, checks=checks, settings=settings)
         for w in warnings:
             out.warn(w)
         out.report(report)

@@ -80,13 +80,14 @@ def _served_comparison(result: dict, logs: list[str]) -> list[dict]:
     from ..check import run_checks
     from ..checks.probe_vs_served import ProbeVsServed
     from ..collect.files import gather_logs
-    from ..evidence import EvidenceSet, Kind, Source
+    from ..evidence import EvidenceSet, Source
+    from ..probe.evidence import add_probe_evidence
 
     ev = EvidenceSet()
     gather_logs(ev, logs)
     for what, why in ev.collection_errors:
         print(f"warning: {what}: {why}", file=sys.stderr)
-    ev.add(Kind.PROBE, f"probe τ {result['acceptance']['mean_acceptance_length']}", Source("command", "probe"), result)
+    add_probe_evidence(ev, result, Source("command", "probe"))
     return [f.to_dict() for f in run_checks([ProbeVsServed()], ev)]
 
 

@@ -1,21 +1,35 @@
-"""Helpers shared by `diagnose` and `gate`: extra knowledge files and --plot."""
+"""Settings resolved once per command (flags + environment), and --plot."""
 
 from __future__ import annotations
+
+import os
 
 from ..errors import UsageError
 
 
-def load_knowledge(files: list[str]):
-    from ..rank.knowledge import KnowledgeError, knowledge_for
+def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool = True):
+    """The command's Settings; a bad knowledge file (or DFLASH_DOCTOR_KNOWLEDGE entry) is a usage error,
+    found before anything is collected."""
+    from ..check import declared_observations
+    from ..rank.knowledge import KnowledgeError
+    from ..registry import load_checks
+    from ..settings import Settings
 
-    try:
-        return knowledge_for(tuple(files))
-    except KnowledgeError as exc:
-        raise UsageError(f"bad knowledge data: {exc}", hint="see dflash_doctor/rank/causes.toml for the format") from None
+    settings = Settings.from_env(os.environ, knowledge=tuple(knowledge))
+    if validate:
+        try:
+            settings.knowledge(frozenset(declared_observations(load_checks().checks)))
+            settings.baselines()
+        except KnowledgeError as exc:
+            raise UsageError(f"bad knowledge data: {exc}",
+                             hint="see dflash_doctor/rank/causes.toml and baselines.toml for the format") from None
+        except OSError as exc:
+            raise UsageError(f"cannot read a knowledge or baselines file: {exc.strerror or exc}") from None
+    return settings
 
 
-def write_plot(path: str, report, evidence, logs: list[str], out) -> None:
+def write_plot(path: str, report, evidence, out) -> None:
     from ..render.plot import plot_report
 
-    plot_report(report, evidence, path, logs=logs)
+    plot_report(report, evidence, path)
     out.info(f"plot written to {path}")

@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 
 from ..errors import DoctorError, UsageError
 from ..evidence import EvidenceSet, Kind, Source
-from ..parse.logscan import LogScan, aggregate, scan_file
+from ..models.files import LocalFiles
+from ..parse.logscan import LogScan, scan_file
+from ..payloads import EngineId
+from ..settings import DEFAULT, Settings
+from .builder import EvidenceBuilder
 
 
 @dataclass
@@ -75,7 +79,7 @@ def _in_window(ts: str | None, lo: str | None, hi: str | None) -> bool:
 
 
 def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, since: str | None = None,
-                until: str | None = None, meanwhile=None) -> LogScan | None:
+                until: str | None = None, meanwhile=None, settings: Settings = DEFAULT) -> LogScan | None:
     """Scan server logs (plain, .gz, rotated, '-' for stdin) into LOG_SCAN, ACCEPTANCE and STARTUP."""
     from ..parse.logscan import order_rotated
 
@@ -88,7 +92,7 @@ def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, si
             ev.could_not_collect(f"log {path}", "file not found" if not os.path.exists(path) else "not a regular file")
             continue
         try:
-            scan_file(path, scan, meanwhile=meanwhile)
+            scan_file(path, scan, meanwhile=meanwhile, workers=settings.workers, grep=settings.grep)
             read_any = True
         except OSError as exc:
             ev.could_not_collect(f"log {path}", f"could not read: {exc.strerror or exc}")
@@ -111,49 +115,14 @@ def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, si
         scan.keep(lambda ts: _in_window(ts, since, until))
         scan.note(f"time window {since or '…'} – {until or '…'}: kept {scan.n_intervals} of {before} intervals"
                   + (f" ({untimed} without a timestamp dropped)" if untimed else ""))
-    src = Source("file", ", ".join(scan.sources))
-    ev.add(Kind.LOG_SCAN, f"scanned {_size(scan)}, {scan.n_intervals} spec-decode intervals, "
-                          f"{scan.malformed_count} malformed", src, scan_stats(scan))
-    summary = aggregate(scan)
-    if summary is None:
-        ev.missing(Kind.ACCEPTANCE, "the log holds no spec-decode metrics lines")
-    elif summary.drafts > 0:
-        ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
-                                f"({summary.intervals} intervals)", src, summary)
-        ev.notes.extend(summary.notes)
-    else:
-        ev.missing(Kind.ACCEPTANCE, "; ".join(summary.notes) or "no drafts count in the log")
-    st = scan.startup
-    if st.engine or st.args or st.architecture:
-        ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
-                             + (f", method {st.method}" if st.method else "")
-                             + (f", drafter {st.drafter}" if st.drafter else ""), src, st)
-        ev.notes.insert(0, "launched: " + ", ".join(
-            f"{k} {v}" for k, v in (("engine", st.engine), ("version", st.version), ("model", st.model),
-                                    ("method", st.method), ("drafter", st.drafter),
-                                    ("k", st.num_speculative_tokens), ("architectures", ", ".join(st.architectures)))
-            if v))
-    if scan.mean_normalised:
-        ev.notes.append(f"{scan.mean_normalised} vLLM 0.8.5 line(s) print the mean length without the bonus token; "
-                        "normalised to 1 + accepted/drafts")
-    ev.notes.extend(scan.notes)
+    EvidenceBuilder(ev).add_log_scan(scan, ", ".join(scan.sources))
     return scan
-
-
-def _size(scan: LogScan) -> str:
-    if scan.lines is not None:
-        return f"{scan.lines} lines"
-    return f"{scan.bytes / (1 << 20):.0f} MiB"
-
-
-def scan_stats(scan: LogScan) -> dict:
-    return scan.stats()
 
 
 def gather_engine(ev: EvidenceSet, spec: str) -> None:
     name, version = parse_engine_spec(spec)
-    ev.add(Kind.ENGINE, f"{name} {version or '(version unknown)'}", Source("flag", f"--engine {spec}"),
-           {"name": name, "version": version})
+    EvidenceBuilder(ev).add_engine(EngineId(name, version, version_from=f"--engine {spec}"),
+                                   f"{name} {version or '(version unknown)'}", Source("flag", f"--engine {spec}"))
 
 
 # --- extension points: later capabilities replace these bodies -------------------------------
@@ -163,8 +132,7 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
     several files are taken as consecutive scrapes of one server, in the order given."""
     import time
 
-    from ..parse.frame import summarize
-    from ..parse.prometheus import MetricsError, intervals_from_scrapes, parse_text, parse_window, read_source
+    from ..parse.prometheus import MetricsError, parse_text, parse_window, read_source
 
     wait = None
     if window:
@@ -190,30 +158,9 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
         except OSError as exc:
             ev.could_not_collect(f"metrics {s}", f"could not read: {getattr(exc, 'reason', None) or exc.strerror or exc}",
                                  Kind.METRICS)
-    scrapes = [sc for sc in scrapes if sc.engines] or scrapes
-    if not scrapes:
-        return
-    if not any(sc.engines for sc in scrapes):
-        ev.could_not_collect("metrics " + ", ".join(sources), "no spec-decode series in the scrape "
-                             "(spec decoding off, or metrics disabled)", Kind.METRICS)
-        return
-    st = ev.value(Kind.STARTUP)
-    k_hint = getattr(st, "num_speculative_tokens", None)
-    rows, notes, table = intervals_from_scrapes(scrapes, k_hint)
-    src = Source("url" if sources[0].startswith("http") else "file", ", ".join(sources))
-    summary = summarize(rows) if rows else None
-    ev.add(Kind.METRICS, f"{len(scrapes)} scrape(s), {len(table)} engine series"
-                         + (f", τ {summary.mean_acceptance_length:.2f}" if summary else ""), src,
-           {"scrapes": [sc.to_dict() for sc in scrapes], "engines": table, "notes": notes,
-            "acceptance": summary})
-    ev.notes.extend(notes)
-    if summary is not None and summary.drafts > 0:
-        if ev.has(Kind.ACCEPTANCE):
-            ev.notes.append(f"metrics give τ {summary.mean_acceptance_length:.2f}; the log's acceptance is used "
-                            "for the checks (it has per-interval detail)")
-        else:
-            ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
-                                    "(from /metrics)", src, summary)
+    if scrapes:
+        src = Source("url" if sources[0].startswith("http") else "file", ", ".join(sources))
+        EvidenceBuilder(ev).add_metrics(scrapes, src)
 
 
 def gather_drafter(ev: EvidenceSet, path: str, files=None) -> None:
@@ -278,28 +225,6 @@ def gather_launch(ev: EvidenceSet, text: str) -> None:
     ev.add(Kind.LAUNCH, summary, Source("flag", "--launch"), launch)
 
 
-def gather_engine_support(ev: EvidenceSet) -> None:
-    """Attach the support-table row for the engine named by --engine or found in the log."""
-    from ..models.engine_support import lookup
-    eng = ev.get(Kind.ENGINE)
-    if eng is None or not isinstance(eng.value, dict):
-        ev.missing(Kind.ENGINE_SUPPORT, "engine and version unknown (give --engine NAME==VERSION)")
-        return
-    name, version = eng.value.get("name"), eng.value.get("version")
-    if not version:
-        ev.missing(Kind.ENGINE_SUPPORT, f"{name} version unknown (give --engine {name}==VERSION)")
-        return
-    row = lookup(name, version)
-    if row is None:
-        ev.missing(Kind.ENGINE_SUPPORT, f"{name} {version} is not in the engine-support table")
-        return
-    swa = row.drafter_swa or "n/a"
-    ev.add(Kind.ENGINE_SUPPORT, f"{name} {version}: DFlash {'yes' if row.dflash else 'no'}, target_layer_ids "
-                                f"{row.layer_map or 'n/a'}, drafter SWA {swa}"
-                                + (f" (verified in {row.verified} source)" if row.verified else " (from the reference)"),
-           Source("derived", f"engine_support.toml row {row.range} (from {eng.ref})"), row)
-
-
 def read_at_file(value: str) -> str:
     """`@FILE` means the file's content; anything else is the text itself."""
     if value.startswith("@"):
@@ -312,12 +237,12 @@ def read_at_file(value: str) -> str:
     return value
 
 
-def gather_files(inputs: FileInputs) -> EvidenceSet:
+def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSet:
     """Evidence from the inputs. On Ctrl-C, what was gathered so far is returned with
     `ev.interrupted` set and a could-not-check entry saying the rest was skipped."""
-    ev = EvidenceSet(label="files")
+    ev = EvidenceSet(label="files", baselines=settings.baselines())
     try:
-        _gather_files(ev, inputs)
+        _gather_files(ev, inputs, settings)
     except KeyboardInterrupt:
         ev.interrupted = True
     if ev.interrupted:
@@ -326,11 +251,11 @@ def gather_files(inputs: FileInputs) -> EvidenceSet:
     return ev
 
 
-def _gather_files(ev: EvidenceSet, inputs: FileInputs) -> None:
+def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> None:
     if inputs.engine:
         gather_engine(ev, inputs.engine)
     if inputs.logs:
-        gather_logs(ev, inputs.logs, inputs.engine)
+        gather_logs(ev, inputs.logs, inputs.engine, settings=settings)
         if ev.interrupted:
             return
     elif not inputs.metrics:
@@ -343,21 +268,17 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs) -> None:
         gather_launch(ev, read_at_file(inputs.launch))
     else:
         ev.missing(Kind.LAUNCH, "no launch command given (--launch TEXT|@FILE)")
+    files = LocalFiles(settings.hf_cache)
     if inputs.drafter:
-        gather_drafter(ev, inputs.drafter)
+        gather_drafter(ev, inputs.drafter, files)
     else:
         ev.missing(Kind.DRAFTER, "no drafter given (--drafter PATH)")
     if inputs.target:
-        gather_target(ev, inputs.target)
+        gather_target(ev, inputs.target, files)
     else:
         ev.missing(Kind.TARGET, "no target given (--target PATH)")
-    if not ev.has(Kind.ENGINE):
-        st = ev.value(Kind.STARTUP)
-        if st is not None and st.engine:
-            ev.add(Kind.ENGINE, f"{st.engine} {st.version or '(version not logged)'}",
-                   Source("derived", "log startup lines"), {"name": st.engine, "version": st.version})
-        else:
-            ev.missing(Kind.ENGINE, "engine and version unknown (give --engine NAME==VERSION)")
-    gather_engine_support(ev)
+    builder = EvidenceBuilder(ev)
+    builder.engine_from_startup("engine and version unknown (give --engine NAME==VERSION)")
+    builder.add_engine_support()
     ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
     ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (use `check host`)")

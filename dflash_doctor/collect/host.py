@@ -4,20 +4,22 @@ What is gathered, and how, on the host itself:
   * serving processes (vLLM, SGLang) from /proc: argv, the speculative config, relevant environment;
   * the log (--log PATH, else the process's stdout/stderr file, docker logs, or the unit's journal),
     FILTERED ON THE HOST with `grep -F` so only spec-decode and startup lines cross the network;
-  * the engine's version and location from the serving interpreter's importlib.metadata, and
-    source probes of that installed package (grep over its files, answered from the source on disk);
+  * the engine's package, located and read without running any program of the inspected process
+    (its mapped modules in /proc/PID/maps, the directories beside its interpreter's path), its version
+    from dist-info/_version.py read as text, and source probes of that package (grep over its files);
   * GPUs (nvidia-smi; its absence is a fact), drafter/target configs, model cards and weight headers
-    from the host's HF cache, and a /metrics scrape made on the host.
+    from the host's HF cache (read through a guard: nothing outside the checkpoint directory, nothing the
+    serving process's user could not share), and a /metrics scrape made on the host by its curl/wget.
 
 Read-only guarantee: every command is one of the argv shapes built in this module (grep, head,
-find, readlink, stat, nvidia-smi, the serving interpreter running a fixed read-only script, and the
-fixed `sh -c` scripts in READONLY_SCRIPTS with user values passed as positional parameters, never
-spliced into the script). Nothing is written, killed or restarted. tests/hosts checks this by
-recording every command.
+find, readlink, stat, nvidia-smi, and the fixed `sh -c` scripts in READONLY_SCRIPTS with user values
+passed as positional parameters, never spliced into the script). No interpreter of the host's is
+ever run. Nothing is written, killed or restarted. tests/hosts checks this by recording every command.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -28,10 +30,12 @@ from typing import Any, Callable
 
 from ..evidence import EvidenceSet, Kind, Source
 from ..hosts.base import Host
-from ..parse.launch import LaunchConfig, parse_argv, redact_argv
-from ..parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, LogScan, scan_lines
+from ..parse.launch import parse_argv, redact_argv
+from ..parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
+from ..payloads import (EngineId, EngineSourceFacts, Environment, Gpu, GpuInventory, HostSummary, Processes,
+                        ServingProcess)
 from ..redact import REDACTED, is_secret_key, redact_text
-from . import files as file_inputs
+from .builder import EvidenceBuilder
 
 # Environment variables that change spec-decode behaviour or say where models live.
 RELEVANT_ENV = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_LOG_STATS_INTERVAL", "VLLM_ATTENTION_BACKEND", "VLLM_USE_V1",
@@ -96,75 +100,98 @@ SURVEY = (_EMIT + "max=1048576\n"
           "for c in $(grep -l -a -E -e 'vllm|sglang' /proc/[0-9]*/cmdline 2>/dev/null); do d=${c%/cmdline}; "
           'for x in cmdline environ cgroup; do emit F "$d/$x"; done; emit L "$d/fd/1"; emit L "$d/fd/2"; done\n'
           "exit 0")
+# Checkpoint files are read only when the serving process could share them: `guard PATH` refuses (prints
+# `EF b64(path) O|U`) a path whose real location leaves the checkpoint's own directory ($root: the HF cache
+# repo dir, whose snapshots link into its blobs, or a local checkpoint dir — so no symlink leads out of it),
+# and, when the process is not root, a file owned by another user than the process's that is not
+# world-readable (a process owned by `nobody` naming a directory of links to root-only files gets nothing
+# of them into a report or a bundle). $pid's owner is read from /proc; an unknown owner reads only
+# world-readable files.
+_GUARD = r"""owner_of() { uid=$(stat -c %u -- "/proc/$1" 2>/dev/null); [ -n "$uid" ] || uid=unknown; }
+guard() {
+  rp=$(realpath -e -- "$1" 2>/dev/null) || return 0
+  case $rp in "$rroot"|"$rroot"/*) ;; *) printf 'E%s %s O\n' "$2" "$(printf '%s' "$1" | base64 -w0)"; return 1 ;; esac
+  [ "$uid" = 0 ] && return 0
+  own=$(stat -L -c %u -- "$1" 2>/dev/null); mode=$(stat -L -c %a -- "$1" 2>/dev/null)
+  [ "$own" = "$uid" ] && return 0
+  case $mode in *[0-7]) [ $(( 0$mode & 4 )) -ne 0 ] && return 0 ;; esac
+  printf 'E%s %s U\n' "$2" "$(printf '%s' "$1" | base64 -w0)"; return 1
+}
+gemit() { guard "$2" "$1" && emit "$@"; return 0; }
+"""
 # Model files from an HF cache repo dir (R:DIR; RW: a drafter, with its weights header) or a local
-# checkpoint dir (P:DIR, PW:DIR): the snapshot refs/main names (else the last one), its listing,
-# config.json, README.md, and model.safetensors (first 16 KiB: the header, + size) for a drafter or
-# tokenizer_config.json for a target. A refs/main that is not a hex revision is ignored.
-MODELS = (_EMIT + 'max=$1; shift\nfor a; do\n  role=${a%%:*}; r=${a#*:}\n  case $role in\n    R*)\n'
-          '      emit F "$r/refs/main"\n      rev=$(head -c 100 -- "$r/refs/main" 2>/dev/null)\n'
+# checkpoint dir (P:DIR, PW:DIR), each read through `guard`: the snapshot refs/main names (else the last
+# one), its listing, config.json, README.md, and model.safetensors (first 16 KiB: the header, + size) for a
+# drafter or tokenizer_config.json for a target. A refs/main that is not a hex revision is ignored.
+# $1 = max bytes, $2 = the serving process's pid (whose owner decides what may be read).
+MODELS = (_EMIT + _GUARD + 'max=$1; owner_of "$2"; shift 2\nfor a; do\n  role=${a%%:*}; r=${a#*:}\n'
+          '  rroot=$(realpath -e -- "$r" 2>/dev/null) || rroot=$r\n  case $role in\n    R*)\n'
+          '      gemit F "$r/refs/main"\n      rev=; guard "$r/refs/main" F >/dev/null && rev=$(head -c 100 -- "$r/refs/main" 2>/dev/null)\n'
           "      case $rev in ''|*[!0-9a-f]*) rev=$(ls -1 -- \"$r/snapshots\" 2>/dev/null | tail -n 1) ;; esac\n"
           "      case $rev in ''|*/*|.|..) continue ;; esac\n"
           '      s="$r/snapshots/$rev" ;;\n    *) s=$r ;;\n  esac\n'
-          '  emit D "$s"; emit F "$s/config.json"; emit F "$s/README.md"\n'
-          '  case $role in *W) emit F "$s/model.safetensors" 16384; emit S "$s/model.safetensors" ;;'
-          ' *) emit F "$s/tokenizer_config.json" ;; esac\ndone\nexit 0')
+          '  gemit D "$s"; gemit F "$s/config.json"; gemit F "$s/README.md"\n'
+          '  case $role in *W) gemit F "$s/model.safetensors" 16384; gemit S "$s/model.safetensors" ;;'
+          ' *) gemit F "$s/tokenizer_config.json" ;; esac\ndone\nexit 0')
+# One more checkpoint file (a shard index, a tokenizer file) by the same rule: $1 max, $2 pid, $3 the
+# checkpoint's own directory, then K:PATH items as READ_MANY takes them.
+MODEL_READ = (_EMIT + _GUARD + 'max=$1; owner_of "$2"; rroot=$(realpath -e -- "$3" 2>/dev/null) || rroot=$3; shift 3\n'
+              'for a; do gemit "${a%%:*}" "${a#*:}"; done\nexit 0')
 EXISTING = 'for f; do [ -e "$f" ] && printf "%s\\n" "$f"; done; exit 0'
-READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, AUTOLOG, READ_MANY, SURVEY, MODELS, EXISTING)
 
-# Run by the serving interpreter with one JSON argument (data, not code): finds the engine without
-# importing it (find_spec does not run the package's __init__), reads its installed version,
-# returns the lines of the listed source files that contain the listed literals, and GETs the
-# server's /metrics on the host (only spec-decode samples are returned).
-ENGINE_SCRIPT = r"""
-import importlib.metadata as md, importlib.util as iu, json, os, sys
-req = json.loads(sys.argv[1])
-out = {"python": sys.version.split()[0]}
-for name in ("vllm", "sglang"):
-    try:
-        v = md.version(name)
-    except Exception:
-        v = None
-    try:
-        s = iu.find_spec(name)
-        loc = list(s.submodule_search_locations or []) if s else []
-    except Exception:
-        loc = []
-    if not (v or loc):
-        continue
-    e = out[name] = {"version": v, "location": loc[0] if loc else None, "present": [], "lines": []}
-    if not loc:
-        continue
-    # the spec-decode code wherever a release keeps it: files whose path names one of the words
-    picked = []
-    for root, dirs, files in os.walk(loc[0]):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
-        for fn in sorted(files):
-            rel = os.path.relpath(os.path.join(root, fn), loc[0])
-            if fn.endswith(".py") and any(w in rel for w in req["path_words"]):
-                picked.append(rel)
-    for rel in picked[:400]:
-        e["present"].append(rel)
-        try:
-            with open(os.path.join(loc[0], rel), encoding="utf-8", errors="replace") as fh:
-                for no, line in enumerate(fh, 1):
-                    if any(lit in line for lit in req["literals"]):
-                        e["lines"].append([rel, no, line.strip()[:240]])
-        except OSError:
-            pass
-        if len(e["lines"]) > 3000:
-            break
-url = req.get("metrics_url")
-if url:
-    import urllib.request
-    keep = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
-    try:
-        body = urllib.request.urlopen(url, timeout=5).read(64 << 20).decode("utf-8", "replace")
-        out["metrics"] = {"text": "".join(l + "\n" for l in body.splitlines() if any(k in l for k in keep))}
-    except Exception as exc:
-        out["metrics"] = {"error": str(exc)[:200]}
-print(json.dumps(out))
+# The /metrics GET that ENGINE_LOCATE makes first ($5 = URL built here from the launch's --host/--port and
+# passed as data, "" for none; $6 = newline-separated literals a kept sample line must hold), by a client
+# the host's own user installed (curl, else wget) — never by the serving process's interpreter. Kept lines
+# come back as `M line`; a failure is one `metrics-error …` line.
+_METRICS_GET = """if [ -n "$5" ]; then
+  if command -v curl >/dev/null 2>&1; then
+    { curl -s -S -f -m 5 --max-filesize 67108864 "$5" 2>&1 || echo "metrics-error curl exit status $?"; } | grep -a -F -e "$6" -e metrics-error -e curl: | sed 's/^/M /'
+  elif command -v wget >/dev/null 2>&1; then
+    { wget -q -T 5 -O - "$5" 2>&1 || echo "metrics-error wget exit status $?"; } | grep -a -F -e "$6" -e metrics-error | sed 's/^/M /'
+  else
+    echo "M metrics-error neither curl nor wget is installed on the host"
+  fi
+fi
 """
-INTERPRETER_SCRIPTS = (ENGINE_SCRIPT,)
+# The installed engine, found and read WITHOUT running any program of the host's serving process: its
+# interpreter (argv[0], a shebang, a PATH lookup) may have been written by another user, so it is never
+# executed (SECURITY.md, "Nothing the collector runs was written by someone else"). The package is looked
+# for in the site directories of the extension modules the process has mapped (/proc/PID/maps: what it
+# really imported), then beside the interpreter's path ($4…: P:PREFIX for PREFIX/lib/python3*/site-packages,
+# S:DIR for a sys.path entry such as a PYTHONPATH element or the process's working directory). For the first
+# package found it prints `PKG b64(site dir) how`, the version files (dist-info METADATA, egg-info PKG-INFO,
+# _version.py, version.py: read as data, parsed here, never executed), the spec-decode files of the package
+# (`P relpath`, every .py whose path holds one of the words in $3) and their lines holding a literal of $4
+# (`G relpath:line:text`). $1 = vllm | sglang, $2 = pid; $5, $6: the /metrics GET (_METRICS_GET).
+ENGINE_LOCATE = (_EMIT + _METRICS_GET + r"""max=4096; name=$1; pid=$2; words=$3; lits=$4; shift 6
+found=; how=
+try() { [ -z "$found" ] && [ -f "$1/$name/__init__.py" ] && found=$1 && how=$2; return 0; }
+if [ -r "/proc/$pid/maps" ]; then
+  nl='
+'
+  old=$IFS; IFS=$nl
+  for d in $(grep -o -a -E '/[^ ]*/(site|dist)-packages/' "/proc/$pid/maps" 2>/dev/null | sort -u); do try "${d%/}" maps; done
+  for d in $(grep -o -a -E "/[^ ]*/$name/" "/proc/$pid/maps" 2>/dev/null | sort -u); do try "${d%/$name/}" maps; done
+  IFS=$old
+fi
+for h; do
+  case $h in
+    P:*) p=${h#P:}; for d in "$p"/lib/python3*/site-packages "$p"/lib/python3*/dist-packages "$p"/local/lib/python3*/dist-packages; do try "$d" prefix; done ;;
+    S:*) try "${h#S:}" path ;;
+  esac
+done
+[ -n "$found" ] || { printf 'no %s package found\n' "$name" >&2; exit 0; }
+printf 'PKG %s %s\n' "$(printf '%s' "$found" | base64 -w0)" "$how"
+for f in "$found/$name"-*.dist-info/METADATA "$found/$name"-*.egg-info/PKG-INFO "$found/$name/_version.py" "$found/$name/version.py"; do
+  [ -f "$f" ] && emit F "$f"
+done
+cd -- "$found/$name" 2>/dev/null || exit 0
+files=$(find . -name '*.py' 2>/dev/null | grep -F -e "$words" | sort | head -n 400)
+[ -n "$files" ] || exit 0
+printf '%s\n' "$files" | sed 's/^\.\//P /'
+printf '%s\n' "$files" | tr '\n' '\000' | xargs -0 grep -n -H -F -e "$lits" -- 2>/dev/null | cut -c1-300 | sed 's/^\.\//G /'
+exit 0""")
+METRICS_KEEP = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
 
 # The installed engine's files the probes read: every .py whose path (relative to the package) names
 # one of these words. Releases move this code (v1/worker/gpu_model_runner.py in 0.20-0.23,
@@ -172,6 +199,9 @@ INTERPRETER_SCRIPTS = (ENGINE_SCRIPT,)
 SOURCE_PATH_WORDS = ("dflash", "eagle", "spec_decode", "speculative", "model_runner")
 SOURCE_LITERALS = ("target_layer_ids", "aux_hidden_state_layer_ids", "layer_types", "sliding_window",
                    "NotImplementedError", "VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner", "issues/40898")
+
+READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, AUTOLOG, READ_MANY, SURVEY, MODELS, MODEL_READ,
+                    EXISTING, ENGINE_LOCATE)
 
 SAFETENSORS_PREFIX = 16384  # bytes of a drafter's weights file read with its config (the header)
 LOG_HEAD_LINES = 400  # startup lines kept
@@ -188,26 +218,6 @@ class HostOptions:
     metrics: bool = True
     pid: int | None = None  # examine this serving process (a host may run several)
     parallel: int = 6  # concurrent commands on one host (sshd's MaxSessions defaults to 10)
-
-
-@dataclass
-class ServingProcess:
-    pid: int
-    argv: tuple[str, ...]  # redacted
-    launch: LaunchConfig
-    env: dict[str, str]  # relevant variables only, secrets redacted
-    secret_env: tuple[str, ...]  # names of secret variables that are set (values never kept)
-    stdout: str | None = None
-    stderr: str | None = None
-    cgroup: str | None = None
-    interpreter: str | None = None
-    notes: list[str] = field(default_factory=list)
-    raw_argv: tuple[str, ...] = field(default=(), repr=False)  # unredacted, never stored or rendered
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"pid": self.pid, "argv": list(self.argv), "engine": self.launch.engine, "model": self.launch.model,
-                "env": self.env, "secret_env": list(self.secret_env), "stdout": self.stdout, "stderr": self.stderr,
-                "interpreter": self.interpreter, "notes": list(self.notes)}
 
 
 # --- batched reads ---------------------------------------------------------------------------
@@ -227,7 +237,20 @@ class Batch:
 
 _ERR = {"M": lambda p: FileNotFoundError(2, "No such file or directory", p),
         "P": lambda p: PermissionError(13, "Permission denied", p),
-        "I": lambda p: IsADirectoryError(21, "Is a directory", p)}
+        "I": lambda p: IsADirectoryError(21, "Is a directory", p),
+        # refused by the checkpoint guard (_GUARD): never read, so never in a report or a bundle
+        "O": lambda p: RefusedRead("O", p), "U": lambda p: RefusedRead("U", p)}
+
+
+class RefusedRead(PermissionError):
+    """A checkpoint file the guard would not read (a link out of the checkpoint, another user's file)."""
+
+    WHY = {"O": "not read: its real location is outside the checkpoint directory",
+           "U": "not read: owned by another user than the serving process, and not world-readable"}
+
+    def __init__(self, code: str, path: str):
+        super().__init__(13, self.WHY[code], path)
+        self.code = code
 
 
 def _b64(text: str) -> bytes:
@@ -279,7 +302,8 @@ def encode_batch(b: Batch) -> bytes:
     for kind, table in (("F", b.files), ("L", b.links), ("D", b.dirs), ("S", b.sizes)):
         for path, v in table.items():
             if isinstance(v, OSError):
-                code = "P" if isinstance(v, PermissionError) else "I" if isinstance(v, IsADirectoryError) else "M"
+                code = (v.code if isinstance(v, RefusedRead) else "P" if isinstance(v, PermissionError)
+                        else "I" if isinstance(v, IsADirectoryError) else "M")
                 lines.append(f"E{kind} {e(path)} {code}")
             elif kind == "D":
                 lines.append(f"D {e(path)} {e(chr(0).join(v))}")
@@ -308,6 +332,23 @@ def filter_environ(raw: bytes) -> tuple[dict[str, str], tuple[str, ...]]:
     return env, tuple(sorted(secrets))
 
 
+def safetensors_header_only(data: bytes) -> bytes:
+    """What a bundle keeps of a weights file: its header (8-byte length + JSON text) and nothing else;
+    bytes that do not open like a safetensors header (a link to a key file, say) are not kept at all."""
+    if len(data) < 9 or data[8:9] != b"{":
+        return b""
+    n = int.from_bytes(data[:8], "little")
+    if n > 100_000_000:
+        return b""
+    head = data[:8 + n]
+    try:
+        head[8:].decode("utf-8")
+    except UnicodeDecodeError:
+        if len(head) == 8 + n:
+            return b""  # a whole header that is not text is not a header
+    return head
+
+
 def _sanitize_file(path: str, data: bytes) -> bytes:
     m = _PROC_FILE.match(path)
     if m and m.group(1) == "environ":
@@ -318,7 +359,7 @@ def _sanitize_file(path: str, data: bytes) -> bytes:
         words = data.decode("utf-8", "replace").rstrip("\0").split("\0")
         return "\0".join(redact_argv(words)).encode() + b"\0"
     if path.endswith(".safetensors"):
-        return data  # weight headers: binary, and they hold no secrets
+        return safetensors_header_only(data)
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
@@ -393,6 +434,41 @@ class BatchFiles:
         return self.fallback.exists(path)
 
 
+class GuardedFiles:
+    """The readers' fallback for checkpoint files outside the first batch: one MODEL_READ call per file,
+    under the same guard (nothing outside the checkpoint directory, nothing the serving process's user
+    could not share). Listings and sizes carry no content and go to the host directly."""
+
+    def __init__(self, collector: "HostCollector", root: str, pid: int):
+        from ..models.files import HostFiles
+
+        self.c, self.root, self.pid = collector, root, pid
+        self.plain = HostFiles(collector.host, timeout=collector.opt.timeout)
+        self.name = self.plain.name
+
+    def read(self, path: str, max_bytes: int) -> bytes:
+        res = self.c.host.run(["sh", "-c", MODEL_READ, "sh", str(max_bytes), str(self.pid), self.root, f"F:{path}"],
+                              timeout=self.c.opt.timeout, max_bytes=max_bytes * 2 + (1 << 16))
+        v = parse_batch(res.stdout).files.get(path)
+        if isinstance(v, bytes):
+            return v[:max_bytes]
+        if isinstance(v, OSError):
+            raise v
+        raise OSError(5, res.error or "not read", path)
+
+    def size(self, path: str) -> int:
+        return self.plain.size(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        return self.plain.list_dir(path)
+
+    def is_dir(self, path: str) -> bool:
+        return self.plain.is_dir(path)
+
+    def exists(self, path: str) -> bool:
+        return self.plain.exists(path)
+
+
 # --- collection --------------------------------------------------------------------------------
 
 class HostCollector:
@@ -403,7 +479,9 @@ class HostCollector:
         self.progress = progress or (lambda msg: None)
         self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
         self.ev = EvidenceSet(label=self.label)
+        self.build = EvidenceBuilder(self.ev, host=self.label)
         self.facts: dict[str, Any] = {}
+        self._scraped = None
         self._pool = ThreadPoolExecutor(max_workers=max(1, self.opt.parallel))
 
     def src(self, kind: str, location: str) -> Source:
@@ -439,13 +517,14 @@ class HostCollector:
         finally:
             self._pool.shutdown(wait=not self.ev.interrupted, cancel_futures=self.ev.interrupted)
         elapsed = time.monotonic() - t0
-        value = {"host": self.label, "bytes_received": getattr(self.host, "bytes_received", 0),
-                 "bytes_sent": getattr(self.host, "bytes_sent", 0),
-                 "commands": len(getattr(self.host, "commands", []) or []), "seconds": round(elapsed, 2), **self.facts}
-        self.ev.add(Kind.HOST, f"{self.label}: {value['commands']} read-only commands, "
-                               f"{_size(value['bytes_received'])} received in {elapsed:.1f} s"
-                    + (f"; log {_size(self.facts['log_bytes'])} filtered on the host to "
-                       f"{_size(self.facts['log_filtered_bytes'])}" if self.facts.get("log_bytes") else ""),
+        value = HostSummary(host=self.label, commands=len(getattr(self.host, "commands", []) or []),
+                            bytes_received=getattr(self.host, "bytes_received", 0),
+                            bytes_sent=getattr(self.host, "bytes_sent", 0), seconds=round(elapsed, 2),
+                            **{k: v for k, v in self.facts.items() if k in HostSummary.__dataclass_fields__})
+        self.ev.add(Kind.HOST, f"{self.label}: {value.commands} read-only commands, "
+                               f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
+                    + (f"; log {_size(value.log_bytes)} filtered on the host to "
+                       f"{_size(value.log_filtered_bytes)}" if value.log_bytes else ""),
                     self.src("host", self.label), value)
         return self.ev
 
@@ -481,14 +560,10 @@ class HostCollector:
                     self._run_log(*cmd)
         for f in futures:
             f.result()
-        if not ev.has(Kind.ENGINE):
-            st = ev.value(Kind.STARTUP)
-            if st is not None and getattr(st, "engine", None):
-                ev.add(Kind.ENGINE, f"{st.engine} {st.version or '(version not logged)'}",
-                       Source("derived", "log startup lines", self.label), {"name": st.engine, "version": st.version})
-            else:
-                ev.missing(Kind.ENGINE, "no serving engine was found on the host and the log names none")
-        file_inputs.gather_engine_support(ev)
+        if self._scraped is not None:
+            self._metrics(*self._scraped)
+        self.build.engine_from_startup("no serving engine was found on the host and the log names none")
+        self.build.add_engine_support()
         if not ev.has(Kind.ENGINE_SUPPORT) and not ev.has(Kind.ENGINE):
             ev.missing(Kind.ENGINE_SUPPORT, "the engine and its version are unknown: no serving process was found "
                                             "and no log names one")
@@ -507,16 +582,16 @@ class HostCollector:
             for line in text.splitlines():
                 parts = [p.strip() for p in line.split(",")]
                 if len(parts) >= 4:
-                    gpus.append({"index": parts[0], "name": parts[1], "memory": parts[2], "driver": parts[3]})
-            self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g['name'] for g in gpus})) if gpus
-                        else "nvidia-smi lists no GPU", src, {"present": bool(gpus), "gpus": gpus})
+                    gpus.append(Gpu(index=parts[0], name=parts[1], memory=parts[2], driver=parts[3]))
+            self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g.name for g in gpus})) if gpus
+                        else "nvidia-smi lists no GPU", src, GpuInventory(present=bool(gpus), gpus=tuple(gpus)))
         elif rc == 127 or "not found" in text:
             self.ev.add(Kind.GPU, "no NVIDIA GPU visible: nvidia-smi is not installed", src,
-                        {"present": False, "gpus": [], "reason": "nvidia-smi not found"})
+                        GpuInventory(present=False, reason="nvidia-smi not found"))
         else:
             why = ("timed out after 20 s" if rc == 124 else text.strip() or f"exit status {rc}")[:200]
             self.ev.add(Kind.GPU, f"no GPU visible: nvidia-smi failed ({why})", src,
-                        {"present": False, "gpus": [], "reason": why})
+                        GpuInventory(present=False, reason=why))
 
     # -- processes --
     def _processes(self) -> list[ServingProcess]:
@@ -552,10 +627,10 @@ class HostCollector:
             else:
                 self.ev.missing(Kind.LAUNCH, f"the processes on {self.label} could not be listed")
             return []
+        main = procs[0] = dataclasses.replace(procs[0], interpreter=self._python_hint(list(procs[0].raw_argv),
+                                                                                          dict(procs[0].env)))
         self.ev.add(Kind.PROCESS, f"{len(procs)} serving process(es): "
-                    + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, procs)
-        main = procs[0]
-        main.interpreter = self._interpreter(list(main.raw_argv), main.env)
+                    + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, Processes(tuple(procs)))
         l = main.launch
         if l.spec_error:
             summary = f"pid {main.pid}: invalid --speculative-config"
@@ -567,7 +642,8 @@ class HostCollector:
         # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
         env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
         self.ev.add(Kind.ENVIRONMENT, ", ".join(f"{k}={v}" for k, v in main.env.items() if k.startswith("VLLM_"))
-                    or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"), env_view)
+                    or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"),
+                    Environment(env_view))
         return procs
 
     def _process(self, pid: int, b: Batch) -> ServingProcess | None:
@@ -591,13 +667,13 @@ class HostCollector:
         outs = [b.links.get(f"/proc/{pid}/fd/{fd}") for fd in (1, 2)]
         outs = [o if isinstance(o, str) else None for o in outs]
         cg = b.files.get(f"/proc/{pid}/cgroup")
-        proc = ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
+        return ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
                               stderr=outs[1], cgroup=cg.decode("utf-8", "replace") if isinstance(cg, bytes) else None,
-                              notes=notes)
-        proc.raw_argv = tuple(argv)
-        return proc
+                              notes=tuple(notes), raw_argv=tuple(argv))
 
-    def _interpreter(self, argv: list[str], env: dict[str, str]) -> str | None:
+    def _python_hint(self, argv: list[str], env: dict[str, str]) -> str | None:
+        """Where the serving interpreter lives, as a PATH only: it tells where to look for the engine's
+        package (PREFIX/lib/python3*/site-packages). Nothing found here is ever executed."""
         first = argv[0] if argv else ""
         if re.fullmatch(r"python[\d.]*", os.path.basename(first)):
             return first if first.startswith("/") else self._which(os.path.basename(first), env)
@@ -661,9 +737,10 @@ class HostCollector:
     def _ingest_log(self, where: str, res) -> None:
         ev = self.ev
         err_lines = res.stderr.decode("utf-8", "replace").splitlines()
-        counts = [m for m in (re.fullmatch(r"(\d+) (\d+)", x.strip()) for x in err_lines) if m]
+        # awk's "<spec lines> <all lines>" (the first is empty when no spec line matched)
+        counts = [m for m in (re.fullmatch(r"\s*(\d*) (\d+)", x) for x in err_lines) if m]
         size = [m for m in (re.fullmatch(r"size (\d+)", x.strip()) for x in err_lines) if m]
-        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"(\d+ \d+|size \d+|pid \d+ .*)", x.strip())]
+        complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"\s*(\d* \d+|size \d+|pid \d+ .*)", x)]
         if not res.ok or (complaints and not res.stdout):
             why = res.error or (complaints[0] if complaints else f"exit status {res.rc}")
             ev.could_not_collect(f"log {where}", redact_text(why[:300]), Kind.ACCEPTANCE)
@@ -673,83 +750,61 @@ class HostCollector:
         if size:
             self.facts["log_bytes"] = int(size[-1].group(1))
         if counts:
-            self.facts["log_spec_lines"] = int(counts[-1].group(1))
+            spec_lines = int(counts[-1].group(1) or 0)
+            self.facts["log_spec_lines"] = spec_lines
             self.facts["log_matching_lines"] = int(counts[-1].group(2))
-            if int(counts[-1].group(1)) > LOG_TAIL_LINES:
-                ev.notes.append(f"the log holds {counts[-1].group(1)} spec-decode lines; the last {LOG_TAIL_LINES} "
+            if spec_lines > LOG_TAIL_LINES:
+                ev.notes.append(f"the log holds {spec_lines} spec-decode lines; the last {LOG_TAIL_LINES} "
                                 "were transferred and scanned (the recent picture)")
         lines = res.stdout.decode("utf-8", "replace").splitlines()
         scan = scan_lines(iter(lines), f"{self.label}:{where}")
-        self._add_scan(scan, where, len(lines))
+        self.build.add_log_scan(scan, where, filtered_on_host=True,
+                                lines=self.facts.get("log_matching_lines") or scan.lines, lines_kept=len(lines),
+                                filtered_bytes=self.facts.get("log_filtered_bytes", 0))
 
-    def _add_scan(self, scan: LogScan, where: str, kept: int) -> None:
-        ev = self.ev
-        src = self.src("file", where)
-        stats = file_inputs.scan_stats(scan)
-        stats["filtered_on_host"] = True
-        stats["lines"] = self.facts.get("log_matching_lines") or scan.lines
-        stats["lines_kept"] = kept
-        ev.add(Kind.LOG_SCAN, f"filtered on the host: {stats['lines']} spec-decode/startup lines "
-                              f"({_size(self.facts.get('log_filtered_bytes', 0))}), {len(scan.intervals)} intervals, "
-                              f"{len(scan.malformed)} malformed", src, stats)
-        from ..parse.logscan import aggregate
-        summary = aggregate(scan.intervals)
-        if summary is None:
-            ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
-        else:
-            ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
-                                    f"({summary.intervals} intervals)", src, summary)
-        st = scan.startup
-        if st.engine or st.args or st.architecture:
-            ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
-                   + (f", method {st.method}" if st.method else "") + (f", drafter {st.drafter}" if st.drafter else ""),
-                   src, st)
-
-    # -- the installed engine and its source (one command, run by the serving interpreter) --
+    # -- the installed engine and its source: located and read by fixed shell scripts, nothing executed --
     def _engine(self, main: ServingProcess | None) -> None:
         ev = self.ev
-        if main is None or not main.interpreter:
-            reason = "no serving process" if main is None else f"the interpreter of pid {main.pid} could not be found"
-            ev.missing(Kind.ENGINE_SOURCE, f"the engine's installed source was not read: {reason}")
+        if main is None:
+            ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read: no serving process")
             return
-        l = main.launch
-        port = l.port or (30000 if l.engine == "sglang" else 8000)
-        bind = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
-        url = f"http://{bind}:{port}/metrics" if self.opt.metrics else None
-        request = json.dumps({"path_words": list(SOURCE_PATH_WORDS), "literals": list(SOURCE_LITERALS),
-                              "metrics_url": url}, sort_keys=True)
-        argv = [main.interpreter, "-c", ENGINE_SCRIPT, request]
-        if main.env.get("PYTHONPATH"):
-            argv = ["env", f"PYTHONPATH={main.env['PYTHONPATH']}", *argv]
-        res = self.host.run(argv, timeout=self.opt.timeout, max_bytes=4 << 20)
-        try:
-            info = json.loads(res.stdout.decode("utf-8", "replace").strip().splitlines()[-1]) if res.ok else None
-        except (ValueError, IndexError):
-            info = None
         name = main.launch.engine
-        if isinstance(info, dict) and url:
-            self._metrics(url, info.get("metrics"))
-        if not isinstance(info, dict) or not isinstance(info.get(name), dict):
-            why = res.error or res.stderr.decode("utf-8", "replace").strip()[-200:] or f"{name} is not importable there"
-            ev.could_not_collect(f"engine version via {main.interpreter}", redact_text(why), Kind.ENGINE_SOURCE)
+        hints = []
+        if main.interpreter and main.interpreter.startswith("/"):
+            prefix = os.path.dirname(os.path.dirname(main.interpreter))
+            if prefix and prefix != "/":
+                hints.append(f"P:{prefix}")
+        hints += [f"S:{d}" for d in main.env.get("PYTHONPATH", "").split(":") if d.startswith("/")]
+        hints += ["P:/usr", "P:/usr/local"]
+        url = self._metrics_url(main) if self.opt.metrics else ""
+        res = self.host.run(["sh", "-c", ENGINE_LOCATE, "sh", name, str(main.pid), "\n".join(SOURCE_PATH_WORDS),
+                             "\n".join(SOURCE_LITERALS), url, "\n".join(METRICS_KEEP), *hints],
+                            timeout=self.opt.timeout, max_bytes=64 << 20)
+        found = parse_engine_locate(res.stdout, name)
+        if url:
+            self._scraped = (url, res)  # read once the log is in: a log with drafts has the better acceptance
+        if found is None:
+            why = res.error or res.stderr.decode("utf-8", "replace").strip()[:200] or f"exit status {res.rc}"
+            where = ", ".join(h[2:] for h in hints)
+            ev.could_not_collect(f"{name} package of pid {main.pid}",
+                                 redact_text(f"{why} (looked in the process's mapped modules and under {where})"),
+                                 Kind.ENGINE_SOURCE)
             return
-        eng = info[name]
-        version, location = eng.get("version"), eng.get("location")
-        ev.add(Kind.ENGINE, f"{name} {version or '(no metadata)'} at {location}",
-               self.src("command", f"{main.interpreter} importlib.metadata"),
-               {"name": name, "version": version, "location": location, "python": info.get("python")})
-        if not location:
-            ev.missing(Kind.ENGINE_SOURCE, f"{name} has metadata but no package directory")
-            return
-        present = [str(p) for p in eng.get("present", [])]
-        lines = [(str(x[0]), int(x[1]), str(x[2])) for x in eng.get("lines", [])
-                 if isinstance(x, list) and len(x) == 3 and str(x[1]).isdigit()]
-        probes = probe_source(name, present, lines)
-        probes.update({"engine": name, "version": version, "location": location,
-                       "v2_runner_env": main.env.get("VLLM_USE_V2_MODEL_RUNNER")})
-        summary = (f"{name} {version} source: target_layer_ids {probes['layer_map'] or 'mapping not found'}, "
-                   f"drafter sliding windows {probes['swa']}")
-        ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), probes)
+        version, version_from = found["version"], found["version_from"]
+        location = found["location"]
+        self.build.add_engine(EngineId(name, version, location=location, version_from=version_from,
+                                       found_by=found["how"]),
+                              f"{name} {version or '(version not found)'} at {location}",
+                              self.src("file", version_from or location))
+        p = probe_source(name, found["present"], found["lines"])
+        facts = EngineSourceFacts(engine=name, version=version, location=location, dflash_present=p["dflash_present"],
+                                  layer_map=p["layer_map"], swa=p["swa"],
+                                  requires_v2_for_mixed=p["requires_v2_for_mixed"], files=tuple(p["files"]),
+                                  layer_map_lines=tuple(p["layer_map_lines"]), swa_lines=tuple(p["swa_lines"]),
+                                  v2_runner_env=main.env.get("VLLM_USE_V2_MODEL_RUNNER"))
+        summary = (f"{name} {version} source: target_layer_ids {facts.layer_map or 'mapping not found'}, "
+                   f"drafter sliding windows {facts.swa}")
+        ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), facts)
 
     # -- models from the host's HF cache --
     def _models(self, main: ServingProcess | None) -> None:
@@ -776,7 +831,7 @@ class HostCollector:
             else:
                 dirs[ref] = f"{hub}/models--{ref.replace('/', '--')}"
                 items.append(f"R{w}:{dirs[ref]}")
-        res = self.host.run(["sh", "-c", MODELS, "sh", str(1 << 20), *items], timeout=self.opt.timeout,
+        res = self.host.run(["sh", "-c", MODELS, "sh", str(1 << 20), str(main.pid), *items], timeout=self.opt.timeout,
                             max_bytes=64 << 20)
         b = parse_batch(res.stdout)
         for kind, ref in wanted:
@@ -787,15 +842,15 @@ class HostCollector:
                 why = res.error or ("not in the host's HF cache" if not ref.startswith("/") else "not readable")
                 ev.missing(kind, f"{ref}: {why} ({hub})")
                 continue
-            self._model(kind, ref, snap, b)
+            self._model(kind, ref, snap, b, GuardedFiles(self, d, main.pid))
 
-    def _model(self, kind: Kind, ref: str, snap: str, b: Batch) -> None:
-        """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more call)."""
+    def _model(self, kind: Kind, ref: str, snap: str, b: Batch, fallback: "GuardedFiles") -> None:
+        """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more
+        guarded call)."""
         from ..errors import DoctorError
         from ..models.facts import drafter_facts, target_facts
-        from ..models.files import HostFiles
 
-        files = BatchFiles(b, HostFiles(self.host, timeout=self.opt.timeout), name=self.label)
+        files = BatchFiles(b, fallback, name=self.label)
         try:
             facts = drafter_facts(snap, files) if kind == Kind.DRAFTER else target_facts(snap, files)
         except DoctorError as exc:
@@ -808,17 +863,30 @@ class HostCollector:
         self.ev.add(kind, f"{ref}: {arch} (from the host's HF cache, {snap})", self.src("file", f"{snap}/config.json"),
                     facts)
 
-    # -- /metrics, scraped on the host (by the engine call) --
-    def _metrics(self, url: str, got: Any) -> None:
-        if not isinstance(got, dict) or "text" not in got:
-            why = got.get("error") if isinstance(got, dict) else "no answer"
+    # -- /metrics, scraped on the host by its own curl/wget (the server may listen on loopback only) --
+    @staticmethod
+    def _metrics_url(main: ServingProcess) -> str:
+        l = main.launch
+        default = 30000 if l.engine == "sglang" else 8000
+        port = l.port if isinstance(l.port, int) and 0 < l.port < 65536 else default
+        bind = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]|[0-9A-Fa-f:.]{2,45}", bind):
+            bind = "127.0.0.1"  # a --host value that is no host name or address is not put in a URL
+        if ":" in bind and not bind.startswith("["):
+            bind = f"[{bind}]"
+        return f"http://{bind}:{port}/metrics"
+
+    def _metrics(self, url: str, res) -> None:
+        got = [x[2:] for x in res.stdout.decode("utf-8", "replace").splitlines() if x.startswith("M ")]
+        err = [x[len("metrics-error "):] for x in got if x.startswith("metrics-error ")] + \
+              [x for x in got if x.startswith("curl: ")]
+        text = "".join(x + "\n" for x in got if not x.startswith(("metrics-error ", "curl: ")))
+        if not res.ok or err or not text.strip():
+            why = res.error or (err[0] if err else "no spec-decode samples in the answer")
             self.facts["metrics"] = f"{url}: {why}"
             self.ev.notes.append(redact_text(f"/metrics was not scraped: {url}: {why}"))
             return
-        text = str(got["text"])
-        n = sum(1 for x in text.splitlines() if x and not x.startswith("#"))
-        self.ev.add(Kind.METRICS, f"{url} scraped on the host: {n} spec-decode samples", self.src("url", url),
-                    {"url": url, "text": text, "scraped_on_host": True})
+        self.build.add_metrics_text(text, self.src("url", url), scraped_on_host=True)
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -912,6 +980,59 @@ def probe_source(engine: str, present: list[str], lines: list[tuple[str, int, st
         "swa_lines": [f"{p}:{n}: {t}" for p, n, t in ((refuse or swa_lines)[:4] + needs_v2[:2])]
         or [f"{p}: never reads layer_types or sliding_window" for p in model_files[:2]],
     }
+
+
+_VERSION_PY = re.compile(r"""^\s*(?:__version__|version)\s*(?::\s*str\s*)?=\s*(?:__version__\s*=\s*|version\s*=\s*)?['"]([^'"\n]{1,64})['"]""", re.M)
+
+
+def version_from_files(name: str, files: dict[str, bytes | OSError]) -> tuple[str | None, str | None]:
+    """(version, the file it was read from) from an install's version files, read as data and never
+    executed: dist-info METADATA / egg-info PKG-INFO (`Version:` of the matching `Name:`), then
+    `_version.py` / `version.py` (a string literal assigned to __version__ or version)."""
+    order = sorted((p for p, v in files.items() if isinstance(v, bytes)),
+                   key=lambda p: (0 if p.endswith(("METADATA", "PKG-INFO")) else 1 if p.endswith("_version.py") else 2, p))
+    for path in order:
+        text = files[path][:4096].decode("utf-8", "replace")
+        if path.endswith(("METADATA", "PKG-INFO")):
+            nm = re.search(r"^Name:\s*(\S+)", text, re.M)
+            ver = re.search(r"^Version:\s*([\w.+!-]{1,64})\s*$", text, re.M)
+            if ver and (nm is None or nm.group(1).lower().replace("_", "-") == name):
+                return ver.group(1), path
+        else:
+            m = _VERSION_PY.search(text)
+            if m:
+                return m.group(1), path
+    return None, None
+
+
+def parse_engine_locate(out: bytes, name: str) -> dict | None:
+    """Decode ENGINE_LOCATE's answer: the package's site dir, how it was found, its version and the
+    spec-decode source files with their literal hits. None when no package was found."""
+    pkg = how = None
+    present: list[str] = []
+    lines: list[tuple[str, int, str]] = []
+    rest = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        if line.startswith("PKG "):
+            parts = line.split(" ")
+            pkg = _b64(parts[1]).decode("utf-8", "surrogateescape") if len(parts) > 1 else None
+            how = parts[2] if len(parts) > 2 else None
+        elif line.startswith("P "):
+            present.append(line[2:])
+        elif line.startswith("M "):
+            continue  # the /metrics lines (_metrics reads them)
+        elif line.startswith("G "):
+            m = re.match(r"^G (.+?):(\d+):(.*)$", line)
+            if m:
+                lines.append((m.group(1), int(m.group(2)), m.group(3).strip()[:240]))
+        else:
+            rest.append(line)
+    if not pkg:
+        return None
+    files = parse_batch("\n".join(rest).encode()).files
+    version, version_from = version_from_files(name, files)
+    return {"location": f"{pkg}/{name}", "how": how, "version": version, "version_from": version_from,
+            "present": present[:400], "lines": lines[:3000]}
 
 
 def collect_host(host: Host, options: HostOptions | None = None, progress=None) -> EvidenceSet:

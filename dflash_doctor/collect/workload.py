@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..evidence import EvidenceSet, Kind, Source
+from ..payloads import Workload
 
 
 def gather_workload(ev: EvidenceSet, temperature: float | None = None, thinking: bool | None = None,
@@ -21,4 +22,4 @@ def gather_workload(ev: EvidenceSet, temperature: float | None = None, thinking:
     flags = " ".join(f"--{k} {v}" if not isinstance(v, bool) else ("--thinking" if v else "--no-thinking")
                      for k, v in stated.items())
     summary = ", ".join(f"{k} {v}" for k, v in stated.items())
-    ev.add(Kind.WORKLOAD, f"workload: {summary}", Source("flag", flags), facts)
+    ev.add(Kind.WORKLOAD, f"workload: {summary}", Source("flag", flags), Workload(**facts))

@@ -44,6 +44,9 @@ def describe_os_error(exc: OSError) -> str:
 class LocalFiles:
     name = "local"
 
+    def __init__(self, hf_cache: str | None = None):
+        self.hf_cache = hf_cache  # where repo ids are looked up (Settings.hf_cache); None: the hub's default
+
     def read(self, path: str, max_bytes: int) -> bytes:
         with open(path, "rb") as fh:
             return fh.read(max_bytes)

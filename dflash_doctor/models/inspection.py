@@ -100,10 +100,12 @@ class Inspection:
 
 
 def inspect(drafter: str, target: str | None = None, engine: str | None = None, k: int | None = None,
-            files=None) -> Inspection:
+            files=None, settings=None) -> Inspection:
     """Raises DoctorError when the drafter or target cannot be read at all (the user named them)."""
-    from ..collect.files import add_drafter, add_target, gather_engine, gather_engine_support
+    from ..collect.builder import EvidenceBuilder
+    from ..collect.files import add_drafter, add_target, gather_engine
     from ..doctor import build_report
+    from ..parse.launch import LaunchConfig
     from .facts import drafter_facts, target_facts
 
     ev = EvidenceSet(label=f"inspect-model {drafter}")
@@ -117,12 +119,12 @@ def inspect(drafter: str, target: str | None = None, engine: str | None = None, 
     row = None
     if engine:
         gather_engine(ev, engine)
-        gather_engine_support(ev)
+        EvidenceBuilder(ev).add_engine_support()
         row = ev.value(Kind.ENGINE_SUPPORT)
     else:
         ev.missing(Kind.ENGINE_SUPPORT, "no engine given (--engine NAME==VERSION)")
     if k is not None:
         ev.add(Kind.LAUNCH, f"num_speculative_tokens {k} (flag)", Source("flag", "--num-speculative-tokens"),
-               {"num_speculative_tokens": k})
-    report, warnings = build_report(ev, areas=AREAS)
+               LaunchConfig(engine=None, model=None, num_speculative_tokens=k))
+    report, warnings = build_report(ev, areas=AREAS, settings=settings)
     return Inspection(dfacts, tfacts, row, engine, k, report, tuple(warnings))

@@ -27,15 +27,15 @@ class Checkpoint:
     revision_dir: str | None = None
 
 
-def hf_cache_dir() -> str:
-    """The hub cache dir per the current environment (HF_HUB_CACHE > HF_HOME/hub > default)."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return os.path.expanduser(os.environ["HF_HUB_CACHE"])
-    if os.environ.get("HF_HOME"):
-        return os.path.join(os.path.expanduser(os.environ["HF_HOME"]), "hub")
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = os.path.expanduser(xdg) if xdg else os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "huggingface", "hub")
+def hf_cache_dir(files: FileAccess | None = None) -> str:
+    """The hub cache dir this machine's files are looked up in: the one Settings resolved (HF_HUB_CACHE >
+    HF_HOME/hub > XDG_CACHE_HOME/huggingface/hub), else huggingface_hub's own default."""
+    cache = getattr(files, "hf_cache", None)
+    if cache:
+        return cache
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    return HF_HUB_CACHE
 
 
 def locate(spec: str, files: FileAccess | None = None, role: str = "drafter") -> Checkpoint:
@@ -49,18 +49,17 @@ def locate(spec: str, files: FileAccess | None = None, role: str = "drafter") ->
         raise UsageError(f"{role} {spec!r} is neither a checkpoint directory nor a config.json",
                          hint="give the checkpoint directory, its config.json, or a cached repo id (org/name)")
     if isinstance(files, LocalFiles) and _REPO_ID.match(spec) and not spec.startswith((".", "/")):
-        return _from_hf_cache(spec, role)
+        return _from_hf_cache(spec, role, hf_cache_dir(files))
     raise UsageError(f"{role} {spec!r} not found", hint="give a checkpoint directory, its config.json, or a "
                                                          "repo id already in the local Hugging Face cache")
 
 
-def _from_hf_cache(repo_id: str, role: str) -> Checkpoint:
+def _from_hf_cache(repo_id: str, role: str, cache: str) -> Checkpoint:
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # pragma: no cover - a declared dependency
         raise DoctorError("huggingface_hub is not installed, so repo ids cannot be resolved",
                           hint="pass the checkpoint directory instead") from None
-    cache = hf_cache_dir()
     fetch = (f"fetch it first (this tool never downloads): hf download {repo_id} --include '*.json' "
              f"'*.safetensors' README.md  (or huggingface-cli download …), or pass the checkpoint directory")
     try:

@@ -182,8 +182,12 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:
     if spec:
         method = str(spec.get("method")).lower() if spec.get("method") is not None else None
         drafter = spec.get("model")
-        kk = spec.get("num_speculative_tokens", spec.get("num_draft_tokens"))
-        k = kk if isinstance(kk, int) and not isinstance(kk, bool) else None
+        kk = spec.get("num_speculative_tokens")
+        if kk is None and isinstance(spec.get("num_draft_tokens"), int) and not isinstance(spec["num_draft_tokens"], bool):
+            kk = spec["num_draft_tokens"] - 1  # SGLang counts the verified token among its draft tokens
+        if kk is None:
+            kk = spec.get("num_steps")
+        k = kk if isinstance(kk, int) and not isinstance(kk, bool) and kk >= 0 else None
     port = _num(args.get("port"))
     return LaunchConfig(
         engine=engine, model=model if isinstance(model, str) else None,

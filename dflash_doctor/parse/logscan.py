@@ -30,9 +30,10 @@ PARALLEL_MIN = 256 << 20  # plain files at least this large are split across pro
 
 
 def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None, meanwhile=None,
-              k_hint: int | None = None, k_hint_source: str | None = None) -> LogScan:
+              grep: bool = True, k_hint: int | None = None, k_hint_source: str | None = None) -> LogScan:
     """Scan one log file into `scan`. `meanwhile`: work for this process while worker processes scan
-    a large file (imports, loading the checks); called at most once, possibly not at all. `k_hint`:
+    a large file (imports, loading the checks); called at most once, possibly not at all. `workers`
+    (None: up to 4 by the cores) and `grep` (the GNU grep pre-filter for large files) come from Settings. `k_hint`:
     the number of speculative tokens when the caller knows it (launch command, drafter config), for
     lines that print none (also settable later: `LogScan.apply_k_hint`). Ctrl-C keeps what was read:
     the scan is finished with it, `scan.interrupted` set, and KeyboardInterrupt raised again."""
@@ -45,11 +46,9 @@ def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None
         if src.note:
             scan.note(f"{path}: {src.note}")
         n = workers if workers is not None else min(os.cpu_count() or 1, 4)
-        if os.environ.get("DFLASH_DOCTOR_WORKERS") == "1":
-            n = 1
         from . import prefilter
 
-        grep = prefilter.grep_command() if src.plain and src.size >= prefilter.GREP_MIN else None
+        grep = prefilter.grep_command(grep) if src.plain and src.size >= prefilter.GREP_MIN else None
         if src.plain and src.size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork"):
             _scan_parallel(fh, path, src.size, scan, n, grep, meanwhile)
         elif grep:

@@ -82,20 +82,22 @@ def _rates_ok(pp, ks) -> bool:
 _grep_path: str | None | bool = False
 
 
-def grep_command() -> str | None:
-    """Path of a GNU grep (its -b/-a/-F behaviour is what this module relies on), or None."""
+def grep_command(enabled: bool = True) -> str | None:
+    """Path of a GNU grep (its -b/-a/-F behaviour is what this module relies on), or None; always None when
+    the pre-filter is switched off (Settings.grep, DFLASH_DOCTOR_GREP=0)."""
     global _grep_path
+    if not enabled:
+        return None
     if _grep_path is False:
         _grep_path = None
-        if os.environ.get("DFLASH_DOCTOR_GREP", "1") != "0":
-            exe = shutil.which("grep")
-            if exe:
-                try:
-                    out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
-                except (OSError, subprocess.SubprocessError):
-                    out = b""
-                if b"GNU grep" in out:
-                    _grep_path = exe
+        exe = shutil.which("grep")
+        if exe:
+            try:
+                out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = b""
+            if b"GNU grep" in out:
+                _grep_path = exe
     return _grep_path or None
 
 
@@ -370,8 +372,7 @@ def _grep_pass(g: _GrepScanner, path: str, start: int, end: int, grep: str, lite
             args += ["-e", lit]
         try:
             proc = subprocess.Popen(args, stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env={"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                                    preexec_fn=_grep_child)
+                                    env={"LC_ALL": "C"}, preexec_fn=_grep_child)  # (grep is an absolute path)
         except OSError as exc:
             raise GrepFailed(str(exc)) from None
     finally:

@@ -97,34 +97,6 @@ class LogScan:
     def intervals(self) -> list[SpecInterval]:
         return [SpecInterval.from_row(r) for r in self.all_rows()]
 
-    def stats(self) -> dict:
-        """What the scan saw, as the LOG_SCAN evidence records it."""
-        return {
-            "lines": self.lines,
-            "bytes": self.bytes,
-            "candidate_lines": self.candidate_lines,
-            "intervals": self.n_intervals,
-            "formats": dict(self.formats),
-            "malformed": self.malformed_count,
-            "malformed_examples": [{"source": m.source, "line_no": m.line_no, "offset": m.offset, "where": m.where,
-                                    "reason": m.reason, "text": m.text, "rejected": m.rejected}
-                                   for m in self.malformed[:5]],
-            "notes": list(self.notes),
-            "mean_normalised": self.mean_normalised,
-            "sglang_rate_meaning": self.sglang_rate_meaning,
-            "sources": list(self.sources),
-            # lines whose numbers cannot be true (forged or damaged): a gate fails closed on them
-            "rejected": self.rejected_count,
-            "rejected_examples": [{"where": m.where, "reason": m.reason, "text": m.text}
-                                  for m in self.malformed if m.rejected][:5],
-            "foreign": self.foreign_count,
-            "foreign_examples": [{"where": m.where, "text": m.text} for m in self.foreign[:5]],
-            "salvaged": [s.to_dict() for s in self.salvaged],
-            "salvaged_count": self.salvaged_count,
-            "shadowed": len(self.shadowed),
-            "interrupted": self.interrupted,
-        }
-
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)

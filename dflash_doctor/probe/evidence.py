@@ -23,7 +23,9 @@ def summary_line(result: dict) -> str:
 
 
 def add_probe_evidence(ev: EvidenceSet, result: dict, source: Source) -> Evidence:
-    return ev.add(Kind.PROBE, summary_line(result), source, result)
+    from ..payloads import ProbeResult
+
+    return ev.add(Kind.PROBE, summary_line(result), source, ProbeResult(result))
 
 
 def gather_probe_result(ev: EvidenceSet, path: str) -> None:

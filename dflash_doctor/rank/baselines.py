@@ -8,7 +8,6 @@ deployment runs from whatever evidence names the drafter (log startup lines, lau
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -202,27 +201,6 @@ def default_baselines(extra: tuple[str, ...] = ()) -> Baselines:
     return parse_baselines(tomllib.loads(text.decode("utf-8")), docs)
 
 
-def baselines_from_env() -> Baselines:
-    env = os.environ.get("DFLASH_DOCTOR_BASELINES", "")
-    return default_baselines(tuple(p for p in env.split(os.pathsep) if p))
-
-
-# --- which pair does this deployment run? ------------------------------------------------------
-
-def field_of(obj: Any, *names: str) -> Any:
-    """The first of `names` present on obj (attribute or mapping key); None when none is.
-    Evidence payloads come from several collectors, so read them by name, not by type."""
-    if obj is None:
-        return None
-    for n in names:
-        if isinstance(obj, Mapping) and obj.get(n) is not None:
-            return obj[n]
-        v = getattr(obj, n, None)
-        if v is not None and not callable(v):
-            return v
-    return None
-
-
 @dataclass(frozen=True)
 class PairContext:
     """What the baseline checks need to know about the deployment, with where each fact came from."""
@@ -239,32 +217,22 @@ class PairContext:
 
 
 def drafter_names(evidence) -> list[tuple[str, str]]:
-    """(name, evidence ref) candidates for the drafter, most specific first."""
+    """(name, evidence ref) candidates for the drafter, most specific first: the drafter config's source
+    (a repo id or path), then the drafter the launch command or the log's startup lines name."""
     from ..evidence import Kind
 
     out: list[tuple[str, str]] = []
-    for kind in (Kind.DRAFTER, Kind.LAUNCH, Kind.STARTUP):
+    for ev in reversed(evidence.all(Kind.DRAFTER)):
+        out += [(ev.value.source, ev.ref), (ev.source.location, ev.ref)]
+    for kind in (Kind.LAUNCH, Kind.STARTUP):
         for ev in reversed(evidence.all(kind)):
-            v = ev.value
-            for n in ("repo_id", "name_or_path", "name", "drafter", "model_id"):
-                got = field_of(v, n)
-                if isinstance(got, str):
-                    out.append((got, ev.ref))
-            spec = field_of(v, "speculative_config", "spec_config")
-            got = field_of(spec, "model")
-            if isinstance(got, str):
-                out.append((got, ev.ref))
-            if kind == Kind.DRAFTER:
-                for n in ("path", "location"):
-                    got = field_of(v, n)
-                    if isinstance(got, str):
-                        out.append((got, ev.ref))
-                out.append((ev.source.location, ev.ref))
+            if ev.value.drafter:
+                out.append((ev.value.drafter, ev.ref))
     return out
 
 
 def pair_context(evidence, baselines: Baselines) -> PairContext:
-    from ..evidence import Kind
+    from ..models.launch_view import launch_method
 
     found: DrafterBaseline | None = None
     name = ref = None
@@ -275,21 +243,12 @@ def pair_context(evidence, baselines: Baselines) -> PairContext:
             break
         if name is None:
             name, ref = cand, cref
-    wl = evidence.get(Kind.WORKLOAD)
-    w = wl.value if wl else None
-    acc = evidence.value(Kind.ACCEPTANCE)
-    method = None
-    for kind in (Kind.LAUNCH, Kind.STARTUP):
-        m = field_of(evidence.value(kind), "method")
-        if m is None:
-            m = field_of(field_of(evidence.value(kind), "speculative_config"), "method")
-        if isinstance(m, str):
-            method = m.lower()
-            break
-    temp = field_of(w, "temperature")
-    thinking = field_of(w, "thinking")
-    refs = tuple(r for r in (ref, wl.ref if wl else None) if r)
-    return PairContext(baseline=found, drafter_name=name, drafter_ref=ref, dataset=field_of(w, "dataset"),
-                       temperature=float(temp) if isinstance(temp, (int, float)) else None,
-                       thinking=thinking if isinstance(thinking, bool) else None,
-                       k=getattr(acc, "k", None), method=method or (found.method if found else None), refs=refs)
+    from ..evidence import Kind
+
+    w = evidence.workload()
+    acc = evidence.acceptance()
+    method, _, _ = launch_method(evidence)
+    refs = tuple(r for r in (ref, evidence.ref(Kind.WORKLOAD)) if r)
+    return PairContext(baseline=found, drafter_name=name, drafter_ref=ref, dataset=w.dataset if w else None,
+                       temperature=w.temperature if w else None, thinking=w.thinking if w else None,
+                       k=acc.k if acc else None, method=method or (found.method if found else None), refs=refs)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -108,7 +107,10 @@ def _check_keys(d: dict, allowed: set[str], where: str) -> None:
         raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
 
 
-def parse_knowledge(data: dict, extra_sources: list[dict] | None = None) -> Knowledge:
+def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
+                    declared: frozenset[str] | None = None) -> Knowledge:
+    """Validate the cause knowledge. With `declared` (the observation names the loaded checks declare), a
+    rule whose observation no check declares is refused: it could never fire (a typo, or a check missing)."""
     schema = data.get("schema")
     if schema != 1:
         raise KnowledgeError(f"unsupported causes schema {schema!r} (expected 1)")
@@ -166,6 +168,9 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None) -> Know
     for r in rules:
         if r.cause not in causes:
             raise KnowledgeError(f"rule for observation '{r.observation}' names unknown cause '{r.cause}'")
+        if declared is not None and r.observation not in declared:
+            raise KnowledgeError(f"rule for observation '{r.observation}' (cause '{r.cause}'): no check declares "
+                                 "that observation, so the rule could never fire (a typo?)")
     for s in separators:
         for cid in s.causes:
             if cid not in causes:
@@ -186,8 +191,9 @@ def load_toml(path: Path | str) -> dict:
 
 
 @lru_cache(maxsize=None)
-def default_knowledge(extra: tuple[str, ...] = ()) -> Knowledge:
-    """The packaged causes, plus any extra TOML files (``--knowledge FILE`` or DFLASH_DOCTOR_KNOWLEDGE)."""
+def default_knowledge(extra: tuple[str, ...] = (), declared: frozenset[str] | None = None) -> Knowledge:
+    """The packaged causes, plus any extra TOML files (Settings.knowledge_files: ``--knowledge FILE`` and
+    DFLASH_DOCTOR_KNOWLEDGE), validated against the observations the checks declare when given."""
     text = resources.files("dflash_doctor.rank").joinpath("causes.toml").read_bytes()
     data = tomllib.loads(text.decode("utf-8"))
     docs = []
@@ -198,10 +204,4 @@ def default_knowledge(extra: tuple[str, ...] = ()) -> Knowledge:
             raise KnowledgeError(f"cannot read knowledge file {p}: {exc.strerror or exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise KnowledgeError(f"knowledge file {p} is not valid TOML: {exc}") from None
-    return parse_knowledge(data, docs)
-
-
-def knowledge_for(files: list[str] | tuple[str, ...] = ()) -> Knowledge:
-    """Packaged knowledge + `--knowledge FILE`s + DFLASH_DOCTOR_KNOWLEDGE (os.pathsep-separated files)."""
-    env = [p for p in os.environ.get("DFLASH_DOCTOR_KNOWLEDGE", "").split(os.pathsep) if p]
-    return default_knowledge(tuple(files) + tuple(env))
+    return parse_knowledge(data, docs, declared)

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from ..evidence import Cause, Contribution, EvidenceSet, Finding, Kind, Observation, Status, Verdict
-from .baselines import Baselines, PairContext, default_baselines, pair_context
+from .baselines import Baselines, PairContext, pair_context
 from .knowledge import Knowledge
 
 # Two causes whose confidences differ by less than this cannot be told apart by the evidence at hand.
@@ -115,10 +115,10 @@ def _other_faults_remain(causes: list[Cause], knowledge: Knowledge, baselines: B
 
 def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
          baselines: Baselines | None = None) -> Ranking:
-    baselines = baselines or default_baselines()
+    baselines = baselines or evidence.baselines
     observations = observations_of(findings)
     names = {o.name for o in observations}
-    acceptance = evidence.value(Kind.ACCEPTANCE)
+    acceptance = evidence.acceptance()
     tau_now = acceptance.mean_acceptance_length if acceptance is not None else None
     ctx = pair_context(evidence, baselines)
     causes: list[Cause] = []

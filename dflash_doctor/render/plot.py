@@ -25,33 +25,25 @@ class PlotData:
     timeline: list[tuple[str, float]]  # (interval label, τ)
 
 
-def plot_data(report, evidence=None, logs: list[str] | None = None) -> PlotData:
+def plot_data(report, evidence=None) -> PlotData:
+    """The curve, the pair's reference curve and τ over time — all from the report's acceptance summary
+    and the evidence, never from re-reading the files."""
     acc = report.acceptance
     pp = list(acc.per_position) if acc is not None else []
     reference = label = None
     if evidence is not None:
-        from ..rank.baselines import baselines_from_env, pair_context
+        from ..rank.baselines import pair_context
 
-        ctx = pair_context(evidence, baselines_from_env())
+        ctx = pair_context(evidence, evidence.baselines)
         if ctx.baseline is not None and pp:
             k = min(len(pp), ctx.baseline.k)
             reference = ctx.baseline.reference_curve(ctx.dataset, k)
             ds, tau, _ = ctx.baseline.tau_for(ctx.dataset)
             how = "" if ctx.baseline.curve else ", geometric fit"
             label = f"{ctx.baseline.id} reference ({ctx.baseline.trust}, {ds} τ {tau:.2f}{how})"
-    timeline: list[tuple[str, float]] = []
-    for path in logs or []:
-        if path == "-" or not os.path.isfile(path):
-            continue
-        from ..parse.logscan import iter_file_lines, scan_lines
-
-        try:
-            scan = scan_lines(iter_file_lines(path), path)
-        except OSError:
-            continue
-        for i, iv in enumerate(scan.intervals):
-            if iv.drafts > 0:
-                timeline.append((iv.timestamp or f"#{i + 1}", 1.0 + iv.accepted / iv.drafts))
+    timeline: list[tuple[str, float]] = [
+        (p.get("timestamp") or f"#{i + 1}", float(p["tau"])) for i, p in enumerate(acc.series if acc is not None else ())
+        if isinstance(p.get("tau"), (int, float)) and p.get("drafts", 0) > 0]
     tau = f"τ {acc.mean_acceptance_length:.2f}" if acc is not None else "no acceptance data"
     return PlotData(title=f"dflash-doctor: {plain(report.target)} — {tau}, verdict {report.verdict.value}",
                     per_position=pp, reference=reference, reference_label=label, timeline=timeline)
@@ -112,11 +104,11 @@ def render_plot(data: PlotData, fmt: str) -> bytes:
     return page.encode("utf-8")
 
 
-def plot_report(report, evidence, path: str, logs: list[str] | None = None) -> None:
+def plot_report(report, evidence, path: str) -> None:
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise UsageError(f"--plot {path}: unknown picture format", hint="use FILE.png, FILE.svg or FILE.html")
-    blob = render_plot(plot_data(report, evidence, logs), ext)
+    blob = render_plot(plot_data(report, evidence), ext)
     try:
         with open(path, "wb") as fh:
             fh.write(blob)

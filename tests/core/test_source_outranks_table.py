@@ -5,6 +5,7 @@ observation from the table left in the ranking."""
 from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import Kind, Source
+from dflash_doctor.payloads import EngineSourceFacts
 from dflash_doctor.rank.scoring import observations_of
 from tests.conftest import FIXTURES
 
@@ -24,8 +25,8 @@ def test_release_table_decides_without_source():
 
 
 def test_installed_source_outranks_the_release_table():
-    report, names = _report({"engine": "vllm", "version": "0.20.1", "dflash_present": True,
-                             "layer_map": "plus-one", "swa": "honoured"})
+    report, names = _report(EngineSourceFacts(engine="vllm", version="0.20.1", location="/opt/vllm",
+                                              dflash_present=True, layer_map="plus-one", swa="honoured"))
     assert "engine-layer-map:raw" not in names and "engine-swa:ignored" not in names
     assert {"engine-layer-map:plus-one", "engine-swa:honoured"} <= names
     top = [c.id for c in report.causes[:2]]

@@ -12,6 +12,7 @@ import pytest
 
 from dflash_doctor.check import Check, run_checks
 from dflash_doctor.doctor import build_report
+from dflash_doctor.payloads import HostSummary
 from dflash_doctor.evidence import EvidenceSet, Finding, Kind, Source, Status
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
@@ -96,7 +97,7 @@ def test_every_misbehaving_check_becomes_could_not_check_with_its_reason():
 
 def test_a_crashing_check_leaves_a_complete_report_in_every_format():
     ev = EvidenceSet("local")
-    ev.add(Kind.HOST, "linux", Source("command", "uname"), {"uname": "Linux"})
+    ev.add(Kind.HOST, "linux", Source("command", "uname"), HostSummary(host="linux"))
     report, _ = build_report(ev, checks=[Good(), *_misbehaving()])
     for fmt in Format:
         out = render(report, fmt)

@@ -11,6 +11,7 @@ from hypothesis import given
 
 from dflash_doctor.check import Check
 from dflash_doctor.doctor import build_report
+from dflash_doctor.payloads import HostSummary
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Source, Status
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
@@ -25,6 +26,7 @@ class EchoCheck(Check):
     id = "echo"
     area = "host"
     title = "echo"
+    observations = ("card:under-training", "pairing:mismatch")
 
     def __init__(self, text: str):
         self.text = text
@@ -50,7 +52,8 @@ class Crasher(Check):
 
 def hostile_report(text: str):
     ev = EvidenceSet(label=f"host {text}")
-    ev.add(Kind.HOST, f"uname {text}", Source("command", f"uname -a {text}", host=text), {"uname": text, text: text})
+    ev.add(Kind.HOST, f"uname {text}", Source("command", f"uname -a {text}", host=text),
+           HostSummary(host=text, hostname=text, log=text, metrics=text))
     ev.could_not_collect(f"log {text}", f"permission denied: {text}", Kind.ACCEPTANCE)
     ev.missing(Kind.GPU, f"nvidia-smi said {text}")
     ev.notes.append(f"note {text}")

@@ -41,7 +41,8 @@ def test_python_dict_syntax_is_repaired_without_eval():
 def test_sglang_and_legacy_flags():
     l = parse_launch_text("python -m sglang.launch_server --model-path Q --speculative-algorithm EAGLE3 "
                           "--speculative-draft-model-path D --speculative-num-draft-tokens 4")
-    assert (l.engine, l.model, l.method, l.drafter, l.num_speculative_tokens) == ("sglang", "Q", "eagle3", "D", 4)
+    # SGLang counts the verified token among its draft tokens: 4 draft tokens are k = 3 drafted positions
+    assert (l.engine, l.model, l.method, l.drafter, l.num_speculative_tokens) == ("sglang", "Q", "eagle3", "D", 3)
     l = parse_launch_text("vllm serve Q --speculative-model D --num-speculative-tokens 5")
     assert (l.drafter, l.num_speculative_tokens) == ("D", 5)
     with pytest.raises(LaunchParseError):
@@ -129,14 +130,18 @@ def test_bad_bundle_is_a_usage_error(tmp_path):
 
 
 def test_checks_on_hand_made_evidence():
-    from dflash_doctor.checks.engine_source import EngineSlidingWindow
+    from dflash_doctor.checks.engine_source_swa import EngineSlidingWindow
+    from dflash_doctor.models.facts import drafter_facts
+    from dflash_doctor.payloads import EngineSourceFacts
+    from tests.conftest import FIXTURES
 
     ev = EvidenceSet()
-    ev.add(Kind.ENGINE_SOURCE, "src", Source("file", "x"), {"engine": "vllm", "version": "0.20.1", "dflash_present": True,
-                                                            "layer_map": "raw", "swa": "ignored", "swa_lines": []})
+    ev.add(Kind.ENGINE_SOURCE, "src", Source("file", "x"),
+           EngineSourceFacts(engine="vllm", version="0.20.1", location="/x", dflash_present=True, layer_map="raw",
+                             swa="ignored"))
     [f] = EngineSlidingWindow().run(ev)
     assert f.status == Status.WARN and not f.observations  # drafter unknown: no evidence either way
-    ev.add(Kind.DRAFTER, "d", Source("file", "y"), {"config": {"layer_types": ["sliding_attention", "full_attention"]}})
+    ev.add(Kind.DRAFTER, "d", Source("file", "y"), drafter_facts(str(FIXTURES / "models" / "Qwen3.6-27B-DFlash")))
     [f] = EngineSlidingWindow().run(ev)
     assert f.status == Status.FAIL and f.observations[0].name == "engine-swa:ignored"
 

@@ -8,6 +8,9 @@ import struct
 
 import pytest
 
+from dflash_doctor.models.files import LocalFiles
+from dflash_doctor.settings import Settings
+
 from dflash_doctor.errors import DoctorError, ExitCode
 from dflash_doctor.hosts.base import CommandResult, Host
 from dflash_doctor.models.facts import drafter_facts
@@ -99,24 +102,21 @@ def test_repo_id_resolves_offline_through_hf_hub_cache(tmp_path, monkeypatch):
     hf_cache_repo(cache, "z-lab/Tiny-DFlash", {"config.json": json.dumps(TINY).encode(),
                                                 "model.safetensors": safetensors_bytes(TENSORS),
                                                 "README.md": b"This drafter is a preview."})
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    d = drafter_facts("z-lab/Tiny-DFlash")
+    d = drafter_facts("z-lab/Tiny-DFlash", LocalFiles(Settings.from_env({"HF_HUB_CACHE": str(cache)}).hf_cache))
     assert d.target_layer_ids == (1, 2) and "fc.weight" in d.weights.tensors and not d.weights.problems
     assert [c.kind for c in d.card] == ["preview"]
 
 
 def test_hf_home_is_honoured_when_hf_hub_cache_is_unset(tmp_path, monkeypatch):
     hf_cache_repo(tmp_path / "home" / "hub", "org/m", {"config.json": json.dumps(TINY).encode()})
-    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
-    assert drafter_facts("org/m", with_weights=False).block_size == 4
+    settings = Settings.from_env({"HF_HOME": str(tmp_path / "home")})
+    assert drafter_facts("org/m", LocalFiles(settings.hf_cache), with_weights=False).block_size == 4
 
 
 def test_repo_not_in_cache_says_how_to_fetch_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(DoctorError) as exc:
-        drafter_facts("z-lab/Qwen3-8B-DFlash-b16")
+        drafter_facts("z-lab/Qwen3-8B-DFlash-b16", LocalFiles(str(tmp_path / "empty")))
     assert exc.value.exit_code == ExitCode.NOT_CHECKED
     assert "not in the local Hugging Face cache" in exc.value.message
     assert "hf download z-lab/Qwen3-8B-DFlash-b16" in exc.value.hint
@@ -128,9 +128,8 @@ def test_symlink_loop_in_the_cache_is_named_not_called_missing(tmp_path, monkeyp
     blob = snap.parent.parent / "blobs" / "deadbeef"
     (snap / "config.json").symlink_to("../../blobs/deadbeef")
     blob.symlink_to(snap / "config.json")
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     with pytest.raises(DoctorError) as exc:
-        drafter_facts("org/loop")
+        drafter_facts("org/loop", LocalFiles(str(cache)))
     assert "symlink loop" in exc.value.message
 
 

@@ -87,12 +87,13 @@ def test_100_mb_line_without_newline_keeps_memory_flat(tmp_path, route, head):
         fh.write(b"\n" + good(1).encode())
     # VmHWM, not ru_maxrss: ru_maxrss survives exec, so a child forked from a large pytest process would
     # report the parent's size rather than its own peak.
-    code = ("import re, sys; from dflash_doctor.parse.logscan import scan_file; s = scan_file(sys.argv[1]); "
+    code = ("import re, sys; from dflash_doctor.parse.logscan import scan_file; "
+            "s = scan_file(sys.argv[1], grep=sys.argv[2] == 'grep'); "
             "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
             "print(s.n_intervals, hwm // 1024, '|'.join(s.notes) or '-')")
-    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "DFLASH_DOCTOR_GREP": "1" if route == "grep" else "0"}
-    out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120, env=env)
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    out = subprocess.run([sys.executable, "-c", code, str(p), route], capture_output=True, text=True, timeout=120,
+                         env=env)
     assert out.returncode == 0, out.stderr
     n, rss_mib, notes = out.stdout.strip().split(" ", 2)
     assert int(n) == 3

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dflash_doctor.check import run_checks
-from dflash_doctor.checks.probe_vs_served import ProbeLossless, ProbeVsServed, tau_at
+from dflash_doctor.checks.probe_lossless import ProbeLossless
+from dflash_doctor.checks.probe_vs_served import ProbeVsServed, tau_at
 from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
 from dflash_doctor.parse.records import AcceptanceSummary
+from dflash_doctor.payloads import ProbeResult
 
 
 def curve(tau: float, k: int = 7) -> list[float]:
@@ -34,7 +36,7 @@ def served(tau: float, k: int | None = 7) -> AcceptanceSummary:
 
 def observations(p: dict, s: AcceptanceSummary) -> tuple[set[str], list]:
     ev = EvidenceSet()
-    ev.add(Kind.PROBE, "probe", Source("command", "probe"), p)
+    ev.add(Kind.PROBE, "probe", Source("command", "probe"), ProbeResult(p))
     ev.add(Kind.ACCEPTANCE, "served", Source("file", "log"), s)
     findings = run_checks([ProbeVsServed()], ev)
     return {o.name for f in findings for o in f.observations}, findings
@@ -83,7 +85,7 @@ def test_served_k_shorter_than_the_probe_block_compares_at_that_k():
 
 def test_without_served_acceptance_the_check_cannot_run():
     ev = EvidenceSet()
-    ev.add(Kind.PROBE, "probe", Source("command", "probe"), probe(6.0))
+    ev.add(Kind.PROBE, "probe", Source("command", "probe"), ProbeResult(probe(6.0)))
     [f] = run_checks([ProbeVsServed()], ev)
     assert f.status == Status.COULD_NOT_CHECK
 
@@ -91,6 +93,6 @@ def test_without_served_acceptance_the_check_cannot_run():
 def test_lossless_check():
     ev = EvidenceSet()
     ev.add(Kind.PROBE, "probe", Source("command", "probe"),
-           {**probe(6.0), "lossless": False, "mismatches": [{"prompt": "p1", "first_difference_at": 5}]})
+           ProbeResult({**probe(6.0), "lossless": False, "mismatches": [{"prompt": "p1", "first_difference_at": 5}]}))
     [f] = run_checks([ProbeLossless()], ev)
     assert f.status == Status.WARN and "p1" in f.details[0]

@@ -64,9 +64,17 @@ def evidence(pp=(0.17, 0.017, 0.0, 0.0), drafts=5000.0, with_drafter=False, meth
     ev = EvidenceSet("test")
     ev.add(Kind.ACCEPTANCE, "acc", Source("file", "x.log"), acceptance(list(pp), drafts))
     if with_drafter:
-        ev.add(Kind.DRAFTER, "drafter", Source("file", "drafter"), {"name": "acme/drafter"})
+        import dataclasses
+
+        from dflash_doctor.models.facts import drafter_facts
+        from tests.conftest import FIXTURES
+
+        facts = drafter_facts(str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"))
+        ev.add(Kind.DRAFTER, "drafter", Source("file", "drafter"), dataclasses.replace(facts, source="acme/drafter"))
     if method:
-        ev.add(Kind.LAUNCH, "launch", Source("flag", "--launch"), {"method": method})
+        from dflash_doctor.parse.launch import LaunchConfig
+
+        ev.add(Kind.LAUNCH, "launch", Source("flag", "--launch"), LaunchConfig(engine=None, model=None, method=method))
     return ev
 
 
@@ -177,9 +185,12 @@ def _rank_seed(*extra: str):
     from dflash_doctor.rank.knowledge import default_knowledge
 
     ev = evidence(pp=(0.166, 0.017) + (0.0,) * 13, with_drafter=True)
-    ev.add(Kind.ENGINE_SUPPORT, "vllm 0.20.1 row", Source("derived", "support table"), {})
+    from dflash_doctor.models.engine_support import lookup
+    from dflash_doctor.payloads import ProbeResult
+
+    ev.add(Kind.ENGINE_SUPPORT, "vllm 0.20.1 row", Source("derived", "support table"), lookup("vllm", "0.20.1"))
     if extra:
-        ev.add(Kind.PROBE, "probe", Source("command", "dflash-doctor probe"), {})
+        ev.add(Kind.PROBE, "probe", Source("command", "dflash-doctor probe"), ProbeResult({}))
     r = rank([finding(*SEED_OBS, *extra)], ev, default_knowledge())
     return [c.id for c in r.causes], {c.id: c for c in r.causes}
 

@@ -1,0 +1,178 @@
+"""One evidence builder that every source feeds.
+
+Whatever read the bytes — `diagnose` on files, `check host` over SSH, `check bundle` replaying a host —
+hands its log scan, its Prometheus scrapes and its engine facts to the same methods here, so the same
+bytes give the same LOG_SCAN / ACCEPTANCE / STARTUP / ENGINE / METRICS / ENGINE_SUPPORT evidence
+(tests/core/test_one_builder.py asserts it over every fixture log and bundle).
+
+Acceptance comes from the log when the log has drafts; otherwise from /metrics (a file, a URL, or the
+host's own scrape); a source that has no usable numbers records why, never a τ over zero drafts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..evidence import EvidenceSet, Kind, Source
+from ..payloads import EngineId, MalformedLine, MetricsScrape, ScanStats
+
+if TYPE_CHECKING:
+    from ..parse.logscan import LogScan
+    from ..parse.prometheus import Scrape
+
+
+def _size(scan: "LogScan") -> str:
+    if scan.lines is not None:
+        return f"{scan.lines} lines"
+    return f"{scan.bytes / (1 << 20):.0f} MiB"
+
+
+def scan_stats(scan: "LogScan", filtered_on_host: bool = False, lines: int | None = None,
+               lines_kept: int | None = None) -> ScanStats:
+    return ScanStats(
+        lines=lines if lines is not None else scan.lines, bytes=scan.bytes, candidate_lines=scan.candidate_lines,
+        intervals=scan.n_intervals, formats=dict(scan.formats), malformed=scan.malformed_count,
+        malformed_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text, m.rejected)
+                                 for m in scan.malformed[:5]),
+        notes=tuple(scan.notes), mean_normalised=scan.mean_normalised,
+        sglang_rate_meaning=scan.sglang_rate_meaning, sources=tuple(scan.sources),
+        filtered_on_host=filtered_on_host, lines_kept=lines_kept, rejected=scan.rejected_count,
+        foreign=scan.foreign_count, foreign_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where,
+                                                                         m.reason, m.text) for m in scan.foreign[:5]),
+        salvaged=tuple(s.to_dict() for s in scan.salvaged), salvaged_count=scan.salvaged_count,
+        interrupted=scan.interrupted)
+
+
+class EvidenceBuilder:
+    def __init__(self, ev: EvidenceSet, host: str | None = None):
+        self.ev = ev
+        self.host = host
+
+    def src(self, kind: str, location: str) -> Source:
+        return Source(kind, location, host=self.host)
+
+    # -- logs -------------------------------------------------------------------------------------
+    def add_log_scan(self, scan: "LogScan", where: str, filtered_on_host: bool = False, lines: int | None = None,
+                     lines_kept: int | None = None, filtered_bytes: int = 0) -> None:
+        """LOG_SCAN, then ACCEPTANCE (or why there is none) and STARTUP from one scan."""
+        from ..parse.logscan import aggregate
+
+        ev = self.ev
+        src = self.src("file", where)
+        stats = scan_stats(scan, filtered_on_host, lines, lines_kept)
+        if filtered_on_host:
+            summary = (f"filtered on the host: {stats.lines} spec-decode/startup lines "
+                       f"({filtered_bytes / 1024:.1f} KiB), {stats.intervals} intervals, {stats.malformed} malformed")
+        else:
+            summary = f"scanned {_size(scan)}, {stats.intervals} spec-decode intervals, {stats.malformed} malformed"
+        ev.add(Kind.LOG_SCAN, summary, src, stats)
+        acc = aggregate(scan)
+        if acc is None:
+            ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
+        elif acc.drafts > 0:
+            ev.add(Kind.ACCEPTANCE, f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts "
+                                    f"({acc.intervals} intervals)", src, acc)
+            ev.notes.extend(acc.notes)
+        else:
+            ev.missing(Kind.ACCEPTANCE, "; ".join(acc.notes) or "no drafts count in the log")
+        st = scan.startup
+        if st.engine or st.args or st.architecture:
+            ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
+                                 + (f", method {st.method}" if st.method else "")
+                                 + (f", drafter {st.drafter}" if st.drafter else ""), src, st)
+            launched = ", ".join(
+                f"{k} {v}" for k, v in (("engine", st.engine), ("version", st.version), ("model", st.model),
+                                        ("method", st.method), ("drafter", st.drafter),
+                                        ("k", st.num_speculative_tokens),
+                                        ("architectures", ", ".join(st.architectures))) if v)
+            if launched:
+                ev.notes.insert(0, "launched: " + launched)
+        if scan.mean_normalised:
+            ev.notes.append(f"{scan.mean_normalised} vLLM 0.8.5 line(s) print the mean length without the bonus "
+                            "token; normalised to 1 + accepted/drafts")
+        ev.notes.extend([n for n in scan.notes if n not in ev.notes])
+
+    # -- Prometheus ---------------------------------------------------------------------------------
+    def add_metrics(self, scrapes: "list[Scrape]", src: Source, scraped_on_host: bool = False,
+                    text: str | None = None) -> None:
+        """METRICS from one or more scrapes of one server (several: consecutive, differenced), and
+        ACCEPTANCE from them when nothing better (a log with drafts) gave it."""
+        from ..parse.frame import summarize
+        from ..parse.prometheus import intervals_from_scrapes
+
+        ev = self.ev
+        with_series = [sc for sc in scrapes if sc.engines]
+        if not with_series:
+            ev.could_not_collect(f"metrics {src.location}", "no spec-decode series in the scrape "
+                                 "(spec decoding off, or metrics disabled)", Kind.METRICS)
+            return
+        st = ev.startup()
+        launch = ev.launch()
+        k_hint = (st.num_speculative_tokens if st is not None else None) or \
+                 (launch.num_speculative_tokens if launch is not None else None)
+        rows, notes, table = intervals_from_scrapes(with_series, k_hint)
+        acc = summarize(rows) if rows else None
+        engines = tuple({"engine": name, **row} for name, row in table.items())
+        what = f"{src.location} scraped on the host" if scraped_on_host else f"{len(with_series)} scrape(s)"
+        ev.add(Kind.METRICS, f"{what}: {len(engines)} engine series"
+                             + (f", τ {acc.mean_acceptance_length:.2f}" if acc else ""), src,
+               MetricsScrape(source=src.location, scrapes=len(with_series), engines=engines, acceptance=acc,
+                             notes=tuple(notes), scraped_on_host=scraped_on_host, text=text))
+        ev.notes.extend(notes)
+        if acc is not None and acc.drafts > 0:
+            if ev.has(Kind.ACCEPTANCE):
+                ev.notes.append(f"metrics give τ {acc.mean_acceptance_length:.2f}; the log's acceptance is used "
+                                "for the checks (it has per-interval detail)")
+            else:
+                ev.add(Kind.ACCEPTANCE, f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts "
+                                        "(from /metrics)", src, acc)
+
+    def add_metrics_text(self, text: str, src: Source, scraped_on_host: bool = False) -> None:
+        from ..parse.prometheus import MetricsError, parse_text
+
+        try:
+            scrape = parse_text(text, src.location)
+        except MetricsError as exc:
+            self.ev.could_not_collect(f"metrics {src.location}", str(exc), Kind.METRICS)
+            return
+        self.add_metrics([scrape], src, scraped_on_host=scraped_on_host, text=text)
+
+    # -- engine -------------------------------------------------------------------------------------
+    def add_engine(self, engine: EngineId, summary: str, src: Source) -> None:
+        self.ev.add(Kind.ENGINE, summary, src, engine)
+
+    def engine_from_startup(self, reason_unknown: str) -> None:
+        """ENGINE from the log's startup lines when no better source named it."""
+        ev = self.ev
+        if ev.has(Kind.ENGINE):
+            return
+        st = ev.startup()
+        if st is not None and st.engine:
+            ev.add(Kind.ENGINE, f"{st.engine} {st.version or '(version not logged)'}",
+                   self.src("derived", "log startup lines"),
+                   EngineId(st.engine, st.version, version_from="the log's startup lines" if st.version else None))
+        else:
+            ev.missing(Kind.ENGINE, reason_unknown)
+
+    def add_engine_support(self) -> None:
+        """ENGINE_SUPPORT: the support-table row for the engine and version named by any source."""
+        from ..models.engine_support import lookup
+
+        ev = self.ev
+        eng = ev.get(Kind.ENGINE)
+        if eng is None:
+            ev.missing(Kind.ENGINE_SUPPORT, "engine and version unknown (give --engine NAME==VERSION)")
+            return
+        name, version = eng.value.name, eng.value.version
+        if not version:
+            ev.missing(Kind.ENGINE_SUPPORT, f"{name} version unknown (give --engine {name}==VERSION)")
+            return
+        row = lookup(name, version)
+        if row is None:
+            ev.missing(Kind.ENGINE_SUPPORT, f"{name} {version} is not in the engine-support table")
+            return
+        swa = row.drafter_swa or "n/a"
+        ev.add(Kind.ENGINE_SUPPORT, f"{name} {version}: DFlash {'yes' if row.dflash else 'no'}, target_layer_ids "
+                                    f"{row.layer_map or 'n/a'}, drafter SWA {swa}"
+                                    + (f" (verified in {row.verified} source)" if row.verified else " (from the reference)"),
+               Source("derived", f"engine_support.toml row {row.range} (from {eng.ref})"), row)
