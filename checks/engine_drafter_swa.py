@@ -26,6 +26,10 @@ class EngineDrafterSwa(Check):
             return [self.finding(Status.OK, f"the installed engine source was read (drafter SWA: {src.swa}); "
                                  "engine-source-swa decides, not the release table",
                                  refs=refs + (evidence.ref(Kind.ENGINE_SOURCE),))]
+        from dflash_doctor.models.architectures import support_from_evidence
+        arch = support_from_evidence(evidence)
+        if arch is not None and arch.loadable is False:
+            return [self.finding(Status.OK, f"does not apply: {arch.sentence}", refs=refs)]
         if not d.is_dflash:
             return [self.finding(Status.OK, f"the drafter is {d.method}, not DFlash: the DFlash sliding-window "
                                  "support of the engine does not apply", refs=refs)]

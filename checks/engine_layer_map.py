@@ -39,13 +39,17 @@ class EngineLayerMap(Check):
         if drafter_method is None:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: neither a drafter config nor a launch "
                                  "method says whether this is a DFlash drafter (give --drafter)", refs=refs)]
+        from dflash_doctor.models.architectures import support_from_evidence
+        arch = support_from_evidence(evidence)
+        if arch is not None and arch.loadable is False:
+            return [self.finding(Status.OK, f"does not apply: {arch.sentence}", refs=refs)]
         if drafter_method not in ("dflash", "dflash2"):
             return [self.finding(Status.OK, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
                                  f"(EAGLE-3 aux ids are used {row.eagle3_aux})", refs=refs)]
         if not row.dflash:
             return [self.finding(Status.FAIL, f"{who} has no DFlash support", refs=refs,
                                  remedy="Use vLLM >= 0.22 (or SGLang >= 0.5.23) for DFlash drafters.")]
-        if d is not None and d.layer_ids_source == "eagle_aux_hidden_state_layer_ids":
+        if d is not None and d.ids_capture_before:
             msg = (f"speculators-format ids {list(d.hf_hidden_state_indices or ())} are already shifted and {who} "
                    "uses them as-is: the taps are right")
             return [self.finding(Status.OK, msg, refs=refs,

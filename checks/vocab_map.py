@@ -1,4 +1,6 @@
-"""EAGLE-3 draft vocabularies smaller than the target's need their d2t map; without it drafts collapse."""
+"""EAGLE-3 draft vocabularies smaller than the target's need their d2t map; without it drafts collapse.
+The map only means something for the tokenizer it was built on: the drafter's own `vocab_size` (the
+target vocabulary it was trained against) must be the target's."""
 
 from __future__ import annotations
 
@@ -22,10 +24,18 @@ class DraftVocabMap(Check):
             msg = ("DFlash drafts with the target's own LM head: no draft vocabulary to map" if d.is_dflash
                    else "no draft_vocab_size: the drafter uses the full vocabulary")
             return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("vocab-map:ok", msg, refs),))]
-        target_vocab = tev.value.vocab_size if tev is not None and tev.value.vocab_size else d.vocab_size
+        target_vocab = tev.value.vocab_size if tev is not None else None
+        built_for = d.vocab_size
+        if target_vocab is not None and built_for is not None and built_for != target_vocab:
+            msg = (f"the draft vocabulary ({d.draft_vocab_size} tokens) maps into a {built_for}-token vocabulary; this "
+                   f"target has {target_vocab}: its d2t/t2d point into another tokenizer")
+            return [self.finding(Status.FAIL, msg, refs=refs, observations=(Observation("vocab-map:missing", msg, refs),),
+                                 remedy="Use the drafter built for this target's tokenizer.")]
         if target_vocab is None:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: the target vocabulary size is unknown",
-                                 refs=refs)]
+            target_vocab = built_for
+            if target_vocab is None:
+                return [self.finding(Status.COULD_NOT_CHECK, "could not check: the target vocabulary size is unknown",
+                                     refs=refs)]
         if d.draft_vocab_size >= target_vocab:
             msg = f"draft vocabulary {d.draft_vocab_size} covers the target's {target_vocab}"
             return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("vocab-map:ok", msg, refs),))]
@@ -46,5 +56,10 @@ class DraftVocabMap(Check):
             msg = f"d2t has {d2t.shape[0]} entries but draft_vocab_size is {d.draft_vocab_size}"
             return [self.finding(Status.FAIL, msg, refs=refs, observations=(Observation("vocab-map:missing", msg, refs),),
                                  remedy="The d2t tensor does not belong to this config; re-export the drafter.")]
+        t2d = w.tensors.get("t2d") or w.tensors.get("model.t2d")
+        if t2d is not None and t2d.shape and t2d.shape[0] != target_vocab:
+            msg = f"t2d has {t2d.shape[0]} entries; the target vocabulary is {target_vocab}"
+            return [self.finding(Status.FAIL, msg, refs=refs, observations=(Observation("vocab-map:missing", msg, refs),),
+                                 remedy="The vocabulary map was built for another tokenizer; use the matching drafter.")]
         msg = f"draft vocabulary {d.draft_vocab_size} mapped to the target's {target_vocab} by d2t {list(d2t.shape)}"
         return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("vocab-map:ok", msg, refs),))]

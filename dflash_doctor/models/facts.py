@@ -19,20 +19,15 @@ from ..errors import UsageError
 from ..probe.config import default_target_layer_ids  # torch-free; the probe's own rule
 from .files import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
+from .readers import AUX_SOURCES, read_drafter
+from .readers import target_layers
+from .readers.fields import LIMITS, Fields, show as _show, text_config  # noqa: F401 (re-exported)
 from .safetensors_header import WeightFacts, read_weights
 
 MAX_CONFIG_BYTES = 4 << 20
 MAX_CARD_BYTES = 1 << 20
 MAX_TOKENIZER_BYTES = 64 << 20
 
-# Bounds beyond which a number is a corrupt config, not a model.
-LIMITS = {"hidden_size": 1 << 17, "num_hidden_layers": 4096, "num_target_layers": 4096, "vocab_size": 1 << 24,
-          "draft_vocab_size": 1 << 24, "intermediate_size": 1 << 20, "num_attention_heads": 4096,
-          "num_key_value_heads": 4096, "head_dim": 8192, "block_size": 4096, "sliding_window": 1 << 31,
-          "max_window_layers": 1 << 16, "mask_token_id": 1 << 24, "target_hidden_size": 1 << 17,
-          "swa_window_size": 1 << 31}
-
-DFLASH_ARCHS = {"DFlashDraftModel": "dflash", "DFlash2DraftModel": "dflash2"}
 
 
 @dataclass(frozen=True)
@@ -101,6 +96,31 @@ class DrafterFacts:
     card_file: str | None
     weights: WeightFacts | None
     warnings: tuple[str, ...] = ()
+    family: str = "unknown"  # the config format, in words ("z-lab DFlash", "speculators eagle3", …)
+    intended_target: str | None = None  # the target the drafter names (verifier, base model)
+    intended_target_source: str | None = None
+    not_understood: tuple[str, ...] = ()  # keys that may matter to acceptance and that no reader interprets
+    notes: tuple[str, ...] = ()  # what the reader inferred, and from what
+    mtp_layers: int | None = None
+    medusa_heads: int | None = None
+    medusa_layers: int | None = None
+    embedded_in_target: bool = False  # MTP layers inside the target checkpoint
+    attention_sinks: tuple[str, ...] = ()
+    backbone_rotary_base: float | None = None
+    target_model_type: str | None = None
+    speculative_tokens: int | None = None
+    special_tokens: dict[str, tuple[int, ...]] | None = None  # bos/eos/pad ids stated in the config
+
+    @property
+    def ids_capture_before(self) -> bool:
+        """True when the ids are in the engines' capture-before convention (used as-is, never +1)."""
+        return self.layer_ids_source in AUX_SOURCES or (self.method in ("eagle3", "peagle")
+                                                        and self.target_layer_ids is not None)
+
+    @property
+    def aux_ids_absent(self) -> bool:
+        """An EAGLE-3-style drafter that states no aux ids: engines tap their default layers."""
+        return self.method in ("eagle3", "peagle") and self.target_layer_ids is None
 
     @property
     def swa_layers(self) -> tuple[int, ...]:
@@ -142,10 +162,24 @@ class TargetFacts:
     tokenizer_files: tuple[str, ...]
     special_token_ids: tuple[int, ...] | None  # ids of added/special tokens in the tokenizer files
     warnings: tuple[str, ...] = ()
+    layer_kinds: tuple[str, ...] | None = None  # full | sliding | linear | mamba | conv | mlp, per layer
+    layer_kinds_rule: str = ""  # how they were derived (the transformers rule, named)
+    mtp_layers: int | None = None  # MTP layers shipped in the target (num_nextn_predict_layers, …)
+    mtp_field: str | None = None
+    special_tokens: dict[str, tuple[int, ...]] | None = None  # bos/eos/pad ids stated in the config
+    name_or_path: str | None = None  # `_name_or_path` when the config states it
+    tokenizer_names: dict[int, str] | None = None  # id -> token text for added/special tokens
 
     @property
     def hybrid_linear(self) -> bool:
-        return self.layer_type_counts.get("linear_attention", 0) > 0
+        return bool(self.layer_kinds and any(k in ("linear", "mamba", "conv") for k in self.layer_kinds))
+
+    @property
+    def kind_counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for k in self.layer_kinds or ():
+            out[k] = out.get(k, 0) + 1
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         from ..evidence import to_jsonable
@@ -189,95 +223,7 @@ def load_config(files: FileAccess, path: str, role: str) -> dict[str, Any]:
     return obj
 
 
-class _Fields:
-    """Typed access to a config dict; problems become warnings, bad values read as absent."""
-
-    def __init__(self, cfg: dict[str, Any], warnings: list[str]):
-        self.cfg = cfg
-        self.w = warnings
-
-    def int(self, key: str, where: dict | None = None, label: str | None = None) -> int | None:
-        src = self.cfg if where is None else where
-        if key not in src or src[key] is None:
-            return None
-        v = src[key]
-        name = label or key
-        if isinstance(v, bool) or not isinstance(v, int):
-            if isinstance(v, float) and v.is_integer():
-                v = int(v)
-            else:
-                self.w.append(f"{name} is {_show(v)}, expected an integer; ignored")
-                return None
-        limit = LIMITS.get(key)
-        if v < 0 or (limit is not None and v > limit):
-            self.w.append(f"{name} = {v} is outside any plausible range; ignored")
-            return None
-        return v
-
-    def num(self, key: str, where: dict | None = None, label: str | None = None) -> float | None:
-        src = self.cfg if where is None else where
-        v = src.get(key)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
-            self.w.append(f"{label or key} is {_show(v)}, expected a number; ignored")
-            return None
-        return float(v)
-
-    def _typed(self, key: str, where: dict | None, kind: type, expected: str):
-        """The value of key (in where, else the config) when it is a `kind`; otherwise a warning and None."""
-        v = (self.cfg if where is None else where).get(key)
-        if v is None or isinstance(v, kind):
-            return v
-        self.w.append(f"{key} is {_show(v)}, expected {expected}; ignored")
-        return None
-
-    def bool(self, key: str, where: dict | None = None) -> bool | None:
-        return self._typed(key, where, bool, "true/false")
-
-    def str(self, key: str) -> str | None:
-        v = self._typed(key, None, str, "a string")
-        return None if v is None else v[:200]
-
-    def dict(self, key: str, where: dict | None = None) -> dict | None:
-        return self._typed(key, where, dict, "an object")
-
-    def int_list(self, key: str, where: dict, label: str) -> tuple[int, ...] | None:
-        v = where.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
-            self.w.append(f"{label} is {_show(v)}, expected a list of integers; ignored")
-            return None
-        if len(v) > 4096 or any(i < 0 or i > 1 << 16 for i in v):
-            self.w.append(f"{label} has implausible entries; ignored")
-            return None
-        return tuple(v)
-
-    def str_list(self, key: str, where: dict | None = None) -> tuple[str, ...] | None:
-        src = self.cfg if where is None else where
-        v = src.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, list) or not all(isinstance(i, str) for i in v) or len(v) > 65536:
-            self.w.append(f"{key} is {_show(v)}, expected a list of strings; ignored")
-            return None
-        return tuple(s[:64] for s in v)
-
-
-def _show(v: Any) -> str:
-    s = json.dumps(v) if not isinstance(v, str) else repr(v)
-    return (s[:40] + "…") if len(s) > 40 else s
-
-
-def text_config(cfg: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """Multimodal wrappers (e.g. Qwen3_5ForConditionalGeneration) nest the LM's config."""
-    tc = cfg.get("text_config")
-    if isinstance(tc, dict):
-        merged = {k: v for k, v in cfg.items() if k != "text_config"}
-        merged.update(tc)
-        return merged, True
-    return cfg, False
+_Fields = Fields
 
 
 def read_rope(f: _Fields) -> RopeFacts:
@@ -295,34 +241,6 @@ def read_rope(f: _Fields) -> RopeFacts:
         f.w.append(f"partial_rotary_factor = {prf} is not in (0, 1]; ignored")
         prf = None
     return RopeFacts(theta, scaling, prf, src if theta is not None else "absent")
-
-
-def _method(cfg: dict[str, Any], archs: tuple[str, ...], spec_type: str | None) -> str:
-    for a in archs:
-        if a in DFLASH_ARCHS:
-            return DFLASH_ARCHS[a]
-    low = " ".join(archs).lower()
-    if spec_type:
-        st = spec_type.lower()
-        if "dflash" in st:
-            return "dflash"
-        if "eagle3" in st:
-            return "eagle3"
-        if "eagle" in st:
-            return "eagle"
-    if "dflash" in low:
-        return "dflash"
-    if "eagle3" in low:
-        return "eagle3"
-    if "eagle" in low:
-        return "eagle"
-    if "medusa" in low or "medusa_num_heads" in cfg:
-        return "medusa"
-    if "mtp" in low or "nextn" in low or cfg.get("num_nextn_predict_layers"):
-        return "mtp"
-    if isinstance(cfg.get("dflash_config"), dict):
-        return "dflash"
-    return "unknown"
 
 
 def _layers(f: _Fields, cfg: dict, dcfg: dict, n_layers: int | None, is_dflash: bool) -> tuple[tuple[LayerAttention, ...], str | None, int | None]:
@@ -411,41 +329,26 @@ def drafter_facts(spec: str, files: FileAccess | None = None, with_weights: bool
 
 def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, with_weights: bool = True) -> DrafterFacts:
     warnings: list[str] = []
-    cfg, _nested = text_config(raw)
-    f = _Fields(cfg, warnings)
-    archs = f.str_list("architectures") or ()
-    dcfg = f.dict("dflash_config") or {}
-    spec_type = f.str("speculators_model_type")
-    method = _method(cfg, archs, spec_type)
+    top = Fields(raw, warnings)
+    archs = top.str_list("architectures") or ()
+    r = read_drafter(raw, top, archs)
+    shape = r.shape
+    f = Fields(shape, warnings)
+    if r.shape_label:  # say where a bad shape field was found
+        f = _LabelledFields(shape, warnings, r.shape_label)
+    method = r.method
     is_dflash = method in ("dflash", "dflash2")
     n_layers = f.int("num_hidden_layers")
-    n_target = f.int("num_target_layers") or f.int("num_target_layers", dcfg, "dflash_config.num_target_layers")
+    if r.embedded_in_target or (method == "mtp" and r.mtp_layers is not None):
+        n_layers = r.mtp_layers
+    n_target = r.num_target_layers
 
-    block, block_src = f.int("block_size"), "block_size"
-    if block is None and dcfg:
-        block, block_src = f.int("block_size", dcfg, "dflash_config.block_size"), "dflash_config.block_size"
-    if block is not None and block < 2:
-        warnings.append(f"block_size = {block} is too small for block drafting; ignored")
-        block = None
-    mask = f.int("mask_token_id", dcfg, "dflash_config.mask_token_id") if dcfg else None
-    if mask is None:
-        mask = f.int("mask_token_id")
-
-    ids: tuple[int, ...] | None = None
-    ids_src: str | None = None
-    aux = f.int_list("eagle_aux_hidden_state_layer_ids", cfg, "eagle_aux_hidden_state_layer_ids")
-    if aux is not None:
-        # already in capture-before form (shifted +1); engines use them as-is and they win
-        ids_src = "eagle_aux_hidden_state_layer_ids"
-        ids = tuple(i - 1 for i in aux) if is_dflash else aux
-        hf_idx = aux
+    ids, ids_src = r.ids, r.ids_source
+    if ids is not None and ids_src in AUX_SOURCES:
+        # already in capture-before form (shifted +1 for DFlash); engines use them as-is and they win
+        hf_idx = ids
+        ids = tuple(i - 1 for i in ids) if is_dflash else ids
     else:
-        for where, label in ((dcfg, "dflash_config.target_layer_ids"), (cfg, "target_layer_ids")):
-            if where and "target_layer_ids" in where:
-                ids = f.int_list("target_layer_ids", where, label)
-                ids_src = label
-                if ids is not None:
-                    break
         if ids is None and is_dflash and n_target and n_layers:
             ids = default_target_layer_ids(n_target, n_layers)
             ids_src = "default"
@@ -453,8 +356,16 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
                             f"{list(ids)}; newer checkpoints state them")
         hf_idx = tuple(i + 1 for i in ids) if ids is not None and is_dflash else ids
     raw_idx = ids if is_dflash and ids is not None else None
+    if ids is None and method in ("eagle3", "peagle"):
+        warnings.append("no eagle_aux_hidden_state_layer_ids (top level or in eagle_config): engines tap their "
+                        "default target layers (2, n//2, n−3); if the drafter was trained on other layers, "
+                        "acceptance collapses — check the training recipe")
 
-    layers, swa_src, window = _layers(f, cfg, dcfg, n_layers, is_dflash)
+    layers, swa_src, window = _layers(f, shape, r.dcfg, n_layers, is_dflash)
+    if r.embedded_in_target:
+        # MTP layers are full-attention decoder layers whatever the target's own pattern is
+        layers = tuple(LayerAttention(i, "full", None, True) for i in range(n_layers or 0))
+        swa_src, window = None, None
     card, card_file = _card(files, ckpt.directory)
     weights = None
     if with_weights:
@@ -465,19 +376,56 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
         else:
             weights = read_weights(files, ckpt.directory, names)
 
-    dtype = f.str("torch_dtype") or f.str("dtype")
+    dtype = top.str("torch_dtype") or top.str("dtype") or f.str("torch_dtype") or f.str("dtype")
+    vocab = f.int("vocab_size") if "vocab_size" in shape else top.int("vocab_size")
+    draft_vocab = r.draft_vocab_size
+    if draft_vocab is None and "draft_vocab_size" in raw and method not in ("eagle3", "peagle"):
+        draft_vocab = top.int("draft_vocab_size")
+    not_understood = list(r.not_understood)
+    if method == "unknown":
+        not_understood += [k for k in ("speculators_model_type", "dflash_config", "eagle_config") if k in raw]
     return DrafterFacts(
         source=ckpt.spec, config_path=ckpt.config_path, method=method, architectures=archs,
-        model_type=f.str("model_type"), speculators_format=spec_type is not None,
-        block_size=block, block_size_source=block_src if block is not None else None, mask_token_id=mask,
+        model_type=top.str("model_type"), speculators_format="speculators_model_type" in raw,
+        block_size=r.block_size, block_size_source=r.block_size_source, mask_token_id=r.mask_token_id,
         target_layer_ids=ids, layer_ids_source=ids_src, hf_hidden_state_indices=hf_idx, raw_capture_indices=raw_idx,
         num_target_layers=n_target, num_hidden_layers=n_layers, hidden_size=f.int("hidden_size"),
-        target_hidden_size=f.int("target_hidden_size"), head_dim=f.int("head_dim"),
+        target_hidden_size=r.target_hidden_size, head_dim=f.int("head_dim"),
         num_attention_heads=f.int("num_attention_heads"), num_key_value_heads=f.int("num_key_value_heads"),
-        intermediate_size=f.int("intermediate_size"), vocab_size=f.int("vocab_size"),
-        draft_vocab_size=f.int("draft_vocab_size"), rope=read_rope(f), dtype=dtype, layers=layers,
+        intermediate_size=f.int("intermediate_size"), vocab_size=vocab,
+        draft_vocab_size=draft_vocab, rope=read_rope(f), dtype=dtype, layers=layers,
         swa_config=swa_src, sliding_window=window, card=card, card_file=card_file, weights=weights,
-        warnings=tuple(warnings))
+        warnings=tuple(warnings), family=r.family, intended_target=r.intended_target,
+        intended_target_source=r.intended_target_source, not_understood=tuple(not_understood), notes=tuple(r.notes),
+        mtp_layers=r.mtp_layers, medusa_heads=r.medusa_heads, medusa_layers=r.medusa_layers,
+        embedded_in_target=r.embedded_in_target, attention_sinks=r.attention_sinks,
+        backbone_rotary_base=r.backbone_rotary_base, target_model_type=r.target_model_type,
+        speculative_tokens=r.speculative_tokens, special_tokens=_special_tokens(Fields(raw, warnings), f))
+
+
+class _LabelledFields(Fields):
+    """Fields read from a nested dict: warnings name the nesting (`transformer_layer_config.hidden_size`)."""
+
+    def __init__(self, cfg, warnings, label: str):
+        super().__init__(cfg, warnings)
+        self.label = label
+
+    def int(self, key, where=None, label=None):
+        return super().int(key, where, label or (self.label + key if where is None else None))
+
+    def num(self, key, where=None, label=None):
+        return super().num(key, where, label or (self.label + key if where is None else None))
+
+
+def _special_tokens(*fs: Fields) -> dict[str, tuple[int, ...]] | None:
+    out: dict[str, tuple[int, ...]] = {}
+    for f in fs:
+        for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+            if key not in out and key in f.cfg:
+                v = f.token_ids(key)
+                if v is not None:
+                    out[key] = v
+    return out or None
 
 
 def _card(files: FileAccess, directory: str) -> tuple[tuple[CardWarning, ...], str | None]:
@@ -494,34 +442,46 @@ def target_facts(spec: str, files: FileAccess | None = None) -> TargetFacts:
     ckpt = locate(spec, files, "target")
     raw = load_config(files, ckpt.config_path, "target")
     warnings: list[str] = []
-    top = _Fields(raw, warnings)
+    top = Fields(raw, warnings)
     archs = top.str_list("architectures") or ()
     cfg, nested = text_config(raw)
-    f = _Fields(cfg, warnings)
+    f = Fields(cfg, warnings)
     n = f.int("num_hidden_layers")
-    lt = f.str_list("layer_types")
-    if lt is not None and n is not None and len(lt) != n:
-        warnings.append(f"layer_types has {len(lt)} entries but num_hidden_layers is {n}")
+    kinds, rule, window = target_layers.derive(f, cfg, n)
+    lt = f.str_list("layer_types") if isinstance(cfg.get("layer_types"), list) else None
     counts: dict[str, int] = {}
-    for t in lt or ():
-        counts[t] = counts.get(t, 0) + 1
-    sw = f.int("sliding_window") if f.bool("use_sliding_window") is not False else None
-    if not counts.get("sliding_attention") and f.bool("use_sliding_window") is not True:
-        sw = None  # a window with no sliding layers is not used (e.g. hybrids, Qwen3 defaults)
+    names = {"full": "full_attention", "sliding": "sliding_attention", "linear": "linear_attention",
+             "mamba": "mamba", "conv": "conv", "mlp": "mlp"}
+    for k in kinds or ():
+        counts[names[k]] = counts.get(names[k], 0) + 1
+    sw = window if kinds and "sliding" in kinds else None
     quant = top.dict("quantization_config")
-    tok_files, special = _tokenizer_ids(files, ckpt.directory, warnings)
+    tok_files, special, tok_names = _tokenizer_ids(files, ckpt.directory, warnings)
+    mtp_n, mtp_field = _mtp_count(cfg, f)
     return TargetFacts(
         source=ckpt.spec, config_path=ckpt.config_path, architectures=archs, model_type=top.str("model_type"),
         text_config_nested=nested, num_hidden_layers=n, hidden_size=f.int("hidden_size"),
         vocab_size=f.int("vocab_size"), layer_types=lt, layer_type_counts=counts, sliding_window=sw,
         rope=read_rope(f), quantization=quant, tokenizer_files=tok_files, special_token_ids=special,
-        warnings=tuple(warnings))
+        warnings=tuple(warnings), layer_kinds=kinds, layer_kinds_rule=rule, mtp_layers=mtp_n, mtp_field=mtp_field,
+        special_tokens=_special_tokens(top, f), name_or_path=top.str("_name_or_path"), tokenizer_names=tok_names)
 
 
-def _tokenizer_ids(files: FileAccess, directory: str, warnings: list[str]) -> tuple[tuple[str, ...], tuple[int, ...] | None]:
-    """Ids of added/special tokens, from tokenizer_config.json and tokenizer.json's added_tokens."""
+def _mtp_count(cfg: dict, f: Fields) -> tuple[int | None, str | None]:
+    for key in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers"):
+        if key in cfg:
+            n = f.int(key)
+            if n:
+                return n, key
+    return None, None
+
+
+def _tokenizer_ids(files: FileAccess, directory: str, warnings: list[str]
+                   ) -> tuple[tuple[str, ...], tuple[int, ...] | None, dict[int, str] | None]:
+    """Ids (and texts) of added/special tokens, from tokenizer_config.json and tokenizer.json's added_tokens."""
     found: list[str] = []
     ids: set[int] = set()
+    texts: dict[int, str] = {}
     for name in ("tokenizer_config.json", "tokenizer.json"):
         path = posixpath.join(directory, name)
         try:
@@ -541,8 +501,16 @@ def _tokenizer_ids(files: FileAccess, directory: str, warnings: list[str]) -> tu
         found.append(name)
         dec = obj.get("added_tokens_decoder")
         if isinstance(dec, dict):
-            ids.update(int(k) for k in dec if isinstance(k, str) and k.isdigit())
+            for k, v in dec.items():
+                if isinstance(k, str) and k.isdigit() and len(k) < 9:
+                    ids.add(int(k))
+                    if isinstance(v, dict) and isinstance(v.get("content"), str):
+                        texts.setdefault(int(k), v["content"][:64])
         added = obj.get("added_tokens")
         if isinstance(added, list):
-            ids.update(t["id"] for t in added if isinstance(t, dict) and isinstance(t.get("id"), int))
-    return tuple(found), (tuple(sorted(ids)) if found else None)
+            for t in added:
+                if isinstance(t, dict) and isinstance(t.get("id"), int) and not isinstance(t.get("id"), bool):
+                    ids.add(t["id"])
+                    if isinstance(t.get("content"), str):
+                        texts.setdefault(t["id"], t["content"][:64])
+    return tuple(found), (tuple(sorted(ids)) if found else None), (texts if found else None)

@@ -28,6 +28,11 @@ class Inspection:
     report: Report
     loader_warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    arch: Any = None  # architectures.ArchSupport: can the named engine release load this drafter at all
+
+    @property
+    def engine_cannot_load(self) -> bool:
+        return self.arch is not None and self.arch.loadable is False
 
     @property
     def failed(self) -> bool:
@@ -37,7 +42,7 @@ class Inspection:
         """Drafter features the named engine release drops without a word."""
         d, e = self.drafter, self.engine
         out: list[str] = []
-        if e is None or not d.is_dflash or not e.dflash:
+        if e is None or not d.is_dflash or not e.dflash or self.engine_cannot_load:
             return out
         from .facts import layer_span
         if d.swa_layers and e.drafter_swa == "ignored":
@@ -45,14 +50,14 @@ class Inspection:
                        "run as full attention")
             if any(la.causal for la in d.layers):
                 out.append("the causal mask of the sliding layers: every layer runs non-causal")
-        if e.layer_map == "raw" and d.layer_ids_source != "eagle_aux_hidden_state_layer_ids":
+        if e.layer_map == "raw" and not d.ids_capture_before:
             out.append("the +1 on target_layer_ids: each tap reads the layer before the trained one")
         return out
 
     def eagle3_default_aux_ids(self) -> list[int] | None:
         """The aux ids an engine taps for an EAGLE-3 drafter that states none: (2, n//2, n−3), capture-before."""
         d, t = self.drafter, self.target
-        if d.method != "eagle3" or d.target_layer_ids is not None or t is None or not t.num_hidden_layers:
+        if not d.aux_ids_absent or t is None or not t.num_hidden_layers:
             return None
         n = t.num_hidden_layers
         return [2, n // 2, n - 3]
@@ -90,6 +95,7 @@ class Inspection:
             "drafter": d.to_dict(),
             "target": self.target.to_dict() if self.target else None,
             "engine": ({"spec": self.engine_spec, "support": self.engine.to_dict() if self.engine else None,
+                        "architecture": self.arch.to_dict() if self.arch else None,
                         "silently_ignored": self.silently_ignored()} if self.engine_spec else None),
             "num_speculative_tokens": self.num_speculative_tokens,
             "warnings": self.warnings(),
@@ -110,21 +116,30 @@ def inspect(drafter: str, target: str | None = None, engine: str | None = None, 
 
     ev = EvidenceSet(label=f"inspect-model {drafter}")
     dfacts = drafter_facts(drafter, files)
+    notes: list[str] = []
+    if target is None and dfacts.embedded_in_target:
+        target = drafter  # the MTP layers' own model is the target
+        notes.append("the MTP layers ship inside this model: it is read as the target too")
     tfacts = target_facts(target, files) if target else None
     add_drafter(ev, dfacts, drafter, files)
     if tfacts is not None:
         add_target(ev, tfacts, target, files)
     else:
         ev.missing(Kind.TARGET, "no target given (--target PATH)")
-    row = None
+    row = arch = None
     if engine:
+        from ..collect.files import parse_engine_spec
+        from .architectures import support
         gather_engine(ev, engine)
         EvidenceBuilder(ev).add_engine_support()
         row = ev.value(Kind.ENGINE_SUPPORT)
+        name, version = parse_engine_spec(engine)
+        mt = tfacts.model_type if (dfacts.embedded_in_target and tfacts) else dfacts.model_type
+        arch = support(name, version, dfacts.method, mt, dfacts.speculators_format)
     else:
         ev.missing(Kind.ENGINE_SUPPORT, "no engine given (--engine NAME==VERSION)")
     if k is not None:
         ev.add(Kind.LAUNCH, f"num_speculative_tokens {k} (flag)", Source("flag", "--num-speculative-tokens"),
                LaunchConfig(engine=None, model=None, num_speculative_tokens=k))
     report, warnings = build_report(ev, areas=AREAS, settings=settings)
-    return Inspection(dfacts, tfacts, row, engine, k, report, tuple(warnings))
+    return Inspection(dfacts, tfacts, row, engine, k, report, tuple(warnings), tuple(notes), arch)

@@ -29,39 +29,74 @@ def render_inspection(insp, fmt: Format, color: bool = False, width: int = 100) 
     return redact_text(out)
 
 
+def _val(v, unit: str = "") -> str:
+    return "not stated" if v is None else f"{v}{unit}"
+
+
+def _shape(d) -> str:
+    parts = [f"{_val(d.num_hidden_layers)} layers" if d.num_hidden_layers is not None else "layers not stated"]
+    for label, v in (("hidden", d.hidden_size), ("heads", d.num_attention_heads), ("kv heads", d.num_key_value_heads),
+                     ("head_dim", d.head_dim), ("intermediate", d.intermediate_size)):
+        parts.append(f"{label} {_val(v)}")
+    return ", ".join(parts)
+
+
+def _rope_text(r) -> str:
+    text = f"theta {r.theta:g} (from {r.source})" if r.theta else "theta not stated"
+    if r.scaling:
+        kind = r.scaling.get("rope_type") or r.scaling.get("type") or "?"
+        factor = r.scaling.get("factor")
+        text += f", scaling {kind}" + (f" ×{factor:g}" if isinstance(factor, (int, float)) else "")
+    if r.partial_rotary_factor:
+        text += f", partial rotary {r.partial_rotary_factor:g}"
+    return text
+
+
 def _facts_rows(insp) -> list[tuple[str, str]]:
     d = insp.drafter
     ids = list(d.target_layer_ids) if d.target_layer_ids is not None else None
     rows = [("method", f"{d.method} ({', '.join(d.architectures) or 'no architectures'})"
-                       + (", speculators format" if d.speculators_format else ""))]
+                       + (", speculators format" if d.speculators_format else "")),
+            ("config format", d.family)]
+    if d.intended_target:
+        rows.append(("intended target", f"{d.intended_target} (from {d.intended_target_source})"))
     if d.is_dflash or d.block_size is not None:
         rows.append(("block size", f"{d.block_size} (from {d.block_size_source})" if d.block_size else "not stated"))
     if d.is_dflash or d.mask_token_id is not None:
-        rows.append(("mask_token_id", str(d.mask_token_id) if d.mask_token_id is not None else "not stated"))
+        rows.append(("mask_token_id", _val(d.mask_token_id)))
     if d.is_dflash or ids is not None:
-        rows.append(("target_layer_ids", f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated"))
+        rows.append(("target_layer_ids" if not d.ids_capture_before or d.is_dflash else "EAGLE-3 aux ids",
+                     f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated"))
     if d.hf_hidden_state_indices is not None and d.is_dflash:
         rows.append(("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}  — what the drafter was trained on"))
         rows.append(("raw mapping reads", f"{list(d.raw_capture_indices or ())}  — one layer early, if an engine "
                                           "passes the ids unshifted"))
     aux = insp.eagle3_default_aux_ids()
     if aux is not None:
-        rows.append(("EAGLE-3 aux ids", f"{aux}  — the engine default (2, n//2, n−3), used as-is (capture-before)"))
-    rows += [
-        ("num_target_layers", str(d.num_target_layers) if d.num_target_layers is not None else "not stated"),
-        ("shape", f"{d.num_hidden_layers} layers, hidden {d.hidden_size}, heads {d.num_attention_heads}/"
-                  f"{d.num_key_value_heads}, head_dim {d.head_dim}, intermediate {d.intermediate_size}"),
-        ("vocabulary", f"{d.vocab_size}" + (f", draft vocabulary {d.draft_vocab_size}" if d.draft_vocab_size else "")),
-        ("RoPE", f"theta {d.rope.theta:g}" if d.rope.theta else "theta not stated"),
-        ("dtype", str(d.dtype)),
-        ("sliding window", f"{d.sliding_window} on layers {list(d.swa_layers)} (from {d.swa_config})"
-                           if d.swa_layers else "none"),
-    ]
-    r = d.rope
-    if r.scaling:
-        rows[-3] = ("RoPE", rows[-3][1] + f", scaling {r.scaling}")
-    if r.partial_rotary_factor:
-        rows[-3] = ("RoPE", rows[-3][1] + f", partial rotary {r.partial_rotary_factor:g}")
+        rows.append(("EAGLE-3 aux ids", f"{aux}  — NOT STATED: the engine default (2, n//2, n−3) is used as-is; "
+                                        "if the drafter was trained on other layers, acceptance collapses"))
+    elif d.aux_ids_absent:
+        rows.append(("EAGLE-3 aux ids", "not stated: engines use their default (2, n//2, n−3) of the target "
+                                        "(give --target to see which layers)"))
+    if d.mtp_layers is not None:
+        rows.append(("MTP layers", f"{d.mtp_layers}" + (" (inside the target checkpoint)" if d.embedded_in_target else "")))
+    if d.medusa_heads is not None or d.method == "medusa":
+        rows.append(("Medusa heads", f"{_val(d.medusa_heads)} heads, {_val(d.medusa_layers)} layer(s) each"))
+    if d.num_target_layers is not None or d.is_dflash:
+        rows.append(("num_target_layers", _val(d.num_target_layers)))
+    if d.target_hidden_size is not None:
+        rows.append(("target hidden size", str(d.target_hidden_size)))
+    vocab = f"{_val(d.vocab_size)}"
+    if d.draft_vocab_size is not None:
+        vocab += f", draft vocabulary {d.draft_vocab_size}"
+    rows += [("shape", _shape(d)), ("vocabulary", vocab), ("RoPE", _rope_text(d.rope))]
+    if d.backbone_rotary_base is not None:
+        rows.append(("backbone rotary base", f"{d.backbone_rotary_base:g}"))
+    if d.attention_sinks:
+        rows.append(("attention sinks", f"on ({', '.join(d.attention_sinks)}): engines must keep them"))
+    rows.append(("dtype", _val(d.dtype)))
+    rows.append(("sliding window", f"{d.sliding_window} on layers {list(d.swa_layers)} (from {d.swa_config})"
+                 if d.swa_layers else "none"))
     w = d.weights
     if w is not None:
         desc = {"safetensors": f"{len(w.tensors)} tensors in {len(w.files)} safetensors file(s)",
@@ -69,29 +104,66 @@ def _facts_rows(insp) -> list[tuple[str, str]]:
         rows.append(("weights", desc))
     for c in d.card:
         rows.append(("model card", f"{c.kind}: {c.line}"))
+    if d.not_understood:
+        rows.append(("not understood", ", ".join(d.not_understood)))
+    for n in d.notes:
+        rows.append(("note", n))
     return rows
+
+
+_SHORT = {"linear": "lin", "full": "full", "sliding": "swa", "mamba": "mamb", "conv": "conv", "mlp": "mlp"}
+
+
+def _target_summary(tg) -> str:
+    return (f"{_val(tg.num_hidden_layers)} layers, hidden {_val(tg.hidden_size)}, vocab {_val(tg.vocab_size)}"
+            + (", text config nested in text_config" if tg.text_config_nested else "")
+            + f", RoPE {_rope_text(tg.rope)}"
+            + (f", {tg.mtp_layers} MTP layer(s) ({tg.mtp_field})" if tg.mtp_layers else ""))
+
+
+def _target_kinds(tg) -> str:
+    counts = ", ".join(f"{n} {k}" for k, n in tg.kind_counts.items()) or "unknown"
+    return f"layer kinds: {counts} — rule: {tg.layer_kinds_rule}" + (
+        f"; window {tg.sliding_window}" if tg.sliding_window else "")
 
 
 def _target_grid(insp) -> list[str]:
     tg = insp.target
     n = tg.num_hidden_layers or 0
     d = insp.drafter
-    if d.layer_ids_source == "eagle_aux_hidden_state_layer_ids":
-        tapped = {i - 1 for i in d.hf_hidden_state_indices or ()}
+    if d.embedded_in_target:
+        tapped: set[int] = set()
+    elif d.target_layer_ids is not None and d.ids_capture_before:
+        tapped = {i - 1 for i in (d.hf_hidden_state_indices if d.is_dflash else d.target_layer_ids) or ()}
     elif d.target_layer_ids is not None:
         tapped = set(d.target_layer_ids) if d.is_dflash else {i - 1 for i in d.target_layer_ids}
     else:
         tapped = {i - 1 for i in insp.eagle3_default_aux_ids() or ()}
-    short = {"linear_attention": "lin", "full_attention": "full", "sliding_attention": "swa"}
     cells = []
+    kinds = tg.layer_kinds or ()
     for i in range(min(n, 4096)):
-        if tg.layer_types and i < len(tg.layer_types):
-            kind = short.get(tg.layer_types[i], tg.layer_types[i][:4])
-        else:
-            kind = "swa?" if tg.sliding_window else "full"  # no layer_types: dense attention
+        kind = _SHORT.get(kinds[i], kinds[i][:4]) if i < len(kinds) else "?"
         mark = "◆" if i in tapped else " "
         cells.append(f"{i:>3}{mark}{kind:<4}")
     return [" ".join(cells[j:j + 8]) for j in range(0, len(cells), 8)]
+
+
+def _engine_line(insp) -> str:
+    e = insp.engine
+    if e is None:
+        return "not in the engine-support table: what it does with this drafter is unknown"
+    from ..models.architectures import vtuple
+    basis = " (from the reference)"
+    if e.verified:
+        if vtuple(e.version) == vtuple(e.verified):
+            basis = f" (verified in the {e.verified} wheel)"
+        elif vtuple(e.version) > vtuple(e.verified):
+            basis = (f" (extrapolated: {e.version} was not read; the newest release read for this row is "
+                     f"{e.verified})")
+        else:
+            basis = f" (this row was verified in the {e.verified} wheel; {e.version} assumed the same)"
+    return (f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter sliding windows "
+            f"{e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}" + basis)
 
 
 def _terminal(insp, color: bool, width: int) -> str:
@@ -121,12 +193,11 @@ def _terminal(insp, color: bool, width: int) -> str:
     tg = insp.target
     if tg is not None:
         con.print(Text("Target ", style="bold underline") + t(f"{tg.source}: {', '.join(tg.architectures)}", "bold"))
-        con.print(t(f"{tg.num_hidden_layers} layers, hidden {tg.hidden_size}, vocab {tg.vocab_size}"
-                    + (", text config nested in text_config" if tg.text_config_nested else "")
-                    + (f", rope theta {tg.rope.theta:g}" if tg.rope.theta else "")
-                    + (f", partial rotary {tg.rope.partial_rotary_factor:g}" if tg.rope.partial_rotary_factor else "")))
+        con.print(t(_target_summary(tg)))
+        con.print(t(_target_kinds(tg)))
         if tg.hybrid_linear:
-            con.print(t("GatedDeltaNet hybrid: 'lin' layers are linear attention, not sliding windows", "dim"))
+            con.print(t("hybrid: 'lin'/'mamb'/'conv' layers are linear attention, Mamba or convolution, not sliding "
+                        "windows", "dim"))
         con.print(t("◆ = layer whose output the drafter reads", "dim"))
         for line in _target_grid(insp):
             con.print(t(line))
@@ -134,12 +205,14 @@ def _terminal(insp, color: bool, width: int) -> str:
     if insp.engine_spec:
         e = insp.engine
         con.print(Text("Engine ", style="bold underline") + t(insp.engine_spec, "bold"))
-        if e is None:
-            con.print(t("not in the engine-support table: what it does with this drafter is unknown", "yellow"))
+        if insp.arch is not None:
+            con.print(t(insp.arch.sentence, "bold red" if insp.arch.loadable is False else ""))
+        if insp.engine_cannot_load:
+            pass  # nothing the release "does" with a drafter it cannot load is worth listing
+        elif e is None:
+            con.print(t(_engine_line(insp), "yellow"))
         else:
-            con.print(t(f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter "
-                        f"sliding windows {e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}"
-                        + (f" (verified in the {e.verified} wheel)" if e.verified else " (from the reference)")))
+            con.print(t(_engine_line(insp)))
             ignored = insp.silently_ignored()
             if ignored:
                 con.print(Text("silently ignored by this engine:", style="bold red"))
@@ -163,28 +236,42 @@ def _terminal(insp, color: bool, width: int) -> str:
     return buf.getvalue()
 
 
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|<>~"})
+
+
 def _md(s: object) -> str:
-    return plain(s).replace("|", "\\|")
+    """Untrusted text as inert markdown: no raw HTML (<script>, <img onerror>), no links or images
+    (](javascript:…), tracking pixels), no code spans or emphasis — every markdown metacharacter is escaped
+    and HTML's < > & are entities, so a renderer shows the characters and runs nothing."""
+    text = plain(s).replace("&", "&amp;")
+    return text.translate(_MD_SPECIAL).replace("<", "&lt;").replace(">", "&gt;").replace("\\&lt;", "&lt;") \
+        .replace("\\&gt;", "&gt;").replace("\n", " ")
 
 
 def _markdown(insp) -> str:
     d = insp.drafter
-    lines = [f"# inspect-model `{_md(d.source)}`", "", "| fact | value |", "|---|---|"]
+    lines = [f"# inspect-model {_md(d.source)}", "", "| fact | value |", "|---|---|"]
     lines += [f"| {_md(k)} | {_md(v)} |" for k, v in _facts_rows(insp)]
     if d.layers:
         lines += ["", "## Drafter layers", "", "| layer | attention | window | causal |", "|---|---|---|---|"]
         lines += [f"| {la.index} | {la.attention} | {la.window or '—'} | {'causal' if la.causal else 'non-causal'} |"
                   for la in d.layers]
     if insp.target is not None:
-        lines += ["", f"## Target `{_md(insp.target.source)}`", "", "```", *_target_grid(insp), "```"]
+        tg = insp.target
+        lines += ["", f"## Target {_md(tg.source)}", "", _md(_target_summary(tg)), "", _md(_target_kinds(tg)), "",
+                  "```", *[x.replace("`", "'") for x in _target_grid(insp)], "```"]
     if insp.engine_spec:
         lines += ["", f"## Engine {_md(insp.engine_spec)}", ""]
-        ignored = insp.silently_ignored()
-        lines += [f"- silently ignored: {_md(x)}" for x in ignored] or ["- nothing this drafter uses is ignored"
-                                                                          if insp.engine else "- not in the table"]
+        if insp.arch is not None:
+            lines.append(f"- {_md(insp.arch.sentence)}")
+        if not insp.engine_cannot_load:
+            lines.append(f"- {_md(_engine_line(insp))}")
+            ignored = insp.silently_ignored()
+            lines += [f"- silently ignored: {_md(x)}" for x in ignored] or (
+                ["- nothing this drafter uses is ignored"] if insp.engine else [])
     lines += ["", "## Findings", ""]
     for f in insp.report.findings:
-        lines.append(f"- **{f.status.value}** `{f.check_id}`: {_md(f.message)}"
+        lines.append(f"- **{f.status.value}** {_md(f.check_id)}: {_md(f.message)}"
                      + (f" — fix: {_md(f.remedy)}" if f.remedy and f.status in (Status.FAIL, Status.WARN) else ""))
     warns = insp.warnings()
     if warns:

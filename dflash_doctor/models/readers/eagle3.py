@@ -1,0 +1,68 @@
+"""EAGLE-3 configs: yuhuili's (a one-layer `LlamaForCausalLM` config with `draft_vocab_size`),
+SpecForge's (`LlamaForCausalLMEagle3`, aux ids nested in `eagle_config`), vLLM's `Eagle3*ForCausalLM`,
+NVIDIA Model-Optimizer exports (`eagle_config` / `eagle_architecture_config`), P-EAGLE drafters.
+
+Aux ids: `eagle_config.eagle_aux_hidden_state_layer_ids` (what vLLM and SGLang read for SpecForge
+checkpoints) or top-level `eagle_aux_hidden_state_layer_ids`; both in the engines' capture-before
+convention. A drafter that states none is served with the engine default (2, n//2, n−3)."""
+
+from __future__ import annotations
+
+from .base import Reading, sink_keys, unknown_keys
+from .fields import Fields
+
+PEAGLE_ARCHS = {"PEagleDraftModel", "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM"}
+EAGLE_CONFIG_KNOWN = {"eagle_aux_hidden_state_layer_ids", "use_aux_hidden_state", "use_input_layernorm_in_first_layer",
+                      "use_last_layernorm", "use_mtp_layernorm", "draft_vocab_size", "parallel_draft_step",
+                      "parallel_draft_heads_num_layers", "eagle_decoder_type", "has_lm_head"}
+
+
+def is_eagle3_arch(a: str) -> bool:
+    return "eagle3" in a.lower()
+
+
+def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
+    if any(is_eagle3_arch(a) or a in PEAGLE_ARCHS for a in archs):
+        return True
+    if isinstance(cfg.get("eagle_config"), dict) or isinstance(cfg.get("eagle_architecture_config"), dict):
+        return True
+    # yuhuili's EAGLE-3 checkpoints: a one-layer LlamaForCausalLM config with a draft vocabulary
+    return archs == ("LlamaForCausalLM",) and cfg.get("num_hidden_layers") == 1 and "draft_vocab_size" in cfg
+
+
+def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
+    peagle = any(a in PEAGLE_ARCHS for a in archs)
+    ec = f.dict("eagle_config") or {}
+    mo = f.dict("eagle_architecture_config") or {}
+    if peagle:
+        family = "P-EAGLE (parallel EAGLE-3)"
+    elif mo:
+        family = "Model-Optimizer EAGLE-3 export"
+    elif ec:
+        family = "SpecForge EAGLE-3 (nested eagle_config)"
+    elif archs == ("LlamaForCausalLM",):
+        family = "yuhuili EAGLE-3 (one-layer LlamaForCausalLM)"
+    else:
+        family = "EAGLE-3"
+    shape = cfg
+    if mo:  # Model-Optimizer keeps the draft decoder's own config apart from the target's
+        shape = {**cfg, **mo}
+    r = Reading(family=family, method="peagle" if peagle else "eagle3", shape=shape)
+    for where, key, label in ((ec, "eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids"),
+                              (mo, "eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids"),
+                              (cfg, "eagle_aux_hidden_state_layer_ids", "eagle_aux_hidden_state_layer_ids")):
+        if where and key in where:
+            r.ids = f.int_list(key, where, label)
+            r.ids_source = label
+            if r.ids is not None:
+                break
+    if ec and ec.get("use_aux_hidden_state") is False:
+        r.notes.append("eagle_config.use_aux_hidden_state is false: the drafter reads only the last hidden state "
+                       "(EAGLE-1 style)")
+    r.draft_vocab_size = f.int("draft_vocab_size") or (f.int("draft_vocab_size", ec, "eagle_config.draft_vocab_size")
+                                                       if ec else None)
+    r.target_hidden_size = f.int("target_hidden_size")
+    r.target_model_type = f.str("target_model_type")
+    r.attention_sinks = sink_keys(cfg, ec)
+    r.not_understood = unknown_keys(ec, EAGLE_CONFIG_KNOWN, "eagle_config.")
+    return r

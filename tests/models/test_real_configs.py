@@ -1,0 +1,232 @@
+"""The real public configs in fixtures/configs/real (SOURCES.md): what a reviewer reads from each, and
+issue 16's numbered items on the configs they were reported on."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from dflash_doctor.collect.files import FileInputs, gather_files
+from dflash_doctor.doctor import build_report
+from dflash_doctor.evidence import Status
+from dflash_doctor.models.facts import drafter_facts, target_facts
+
+from .helpers import safetensors_bytes, write_config
+
+REAL = "configs/real/"
+
+# file -> (method, family contains, layers, hidden, vocab, draft vocab, ids as written, ids field, intended target,
+#          MTP layers, sliding layers)
+TABLE = {
+    "specforge--gpt-oss-20B-eagle3.json": ("eagle3", "nested eagle_config", 1, 2880, 201088, 32000, (1, 11, 21),
+                                           "eagle_config.eagle_aux_hidden_state_layer_ids", None, None, ()),
+    "specforge--deepseek-v3-671b-eagle3.json": ("eagle3", "nested eagle_config", 1, 7168, 129280, 32000, (1, 29, 57),
+                                                "eagle_config.eagle_aux_hidden_state_layer_ids", None, None, ()),
+    "specforge--qwen3-235B-A22B-eagle3.json": ("eagle3", "nested eagle_config", 1, 4096, 151936, 32000, (1, 46, 90),
+                                               "eagle_config.eagle_aux_hidden_state_layer_ids", None, None, ()),
+    "specforge--llama3-8B-eagle3.json": ("eagle3", "EAGLE-3", 1, 4096, 128256, 32000, None, None, None, None, ()),
+    "specforge--llama3-70B-ealge3.json": ("eagle3", "EAGLE-3", 1, 8192, 128256, 32000, None, None, None, None, ()),
+    "specforge--qwen3-next-80b-a3b-eagle3.json": ("eagle3", "EAGLE-3", 1, 2048, 151936, 32000, None, None, None, None, ()),
+    "specforge--deepseek-v2-lite-eagle3.json": ("eagle3", "EAGLE-3", 1, 2048, 102400, 32000, None, None, None, None, ()),
+    "specforge--gemma3-1b-eagle3.json": ("eagle3", "EAGLE-3", 1, 1152, 262144, 32000, None, None, None, None, ()),
+    "specforge--qwen2.5-0.5b-eagle3.json": ("eagle3", "EAGLE-3", 1, 896, 151936, 16000, None, None, None, None, ()),
+    "eagle--traineagle3-config.json": ("eagle3", "yuhuili EAGLE-3", 1, 4096, 128256, 32000, None, None, None, None, ()),
+    "eagle--vicuna_7B_config.json": ("eagle", "yuhuili EAGLE-1", 1, 4096, 32000, None, None, None, None, None, ()),
+    "eagle--llama_2_chat_7B_config.json": ("eagle", "yuhuili EAGLE-1", 1, 4096, 32000, None, None, None, None, None, ()),
+    "specforge--qwen3-4b-dflash.json": ("dflash", "z-lab DFlash", 5, 2560, 151936, None, (1, 9, 17, 25, 33),
+                                        "dflash_config.target_layer_ids", None, None, ()),
+    "specforge--qwen3.5-4b-dflash.json": ("dflash", "z-lab DFlash", 5, 2560, 248320, None, (1, 8, 15, 22, 29),
+                                          "dflash_config.target_layer_ids", None, None, ()),
+    "specforge--qwen3.5-35b-a3b-dflash.json": ("dflash", "z-lab DFlash", 8, 2048, 248320, None, (1, 10, 19, 28, 37),
+                                               "dflash_config.target_layer_ids", None, None, ()),
+    "specforge--qwen3.6-27b-dflash.json": ("dflash", "z-lab DFlash", 5, 5120, 248320, None, (1, 16, 31, 46, 61),
+                                           "dflash_config.target_layer_ids", None, None, (0, 1, 2, 3)),
+    "specforge--longcat-flash-dflash.json": ("dflash", "z-lab DFlash", 5, 6144, 131072, None, (1, 7, 13, 19, 25),
+                                             "dflash_config.target_layer_ids", None, None, ()),
+    "specforge--lfm2.5-1.2b-instruct-dflash.json": ("dflash", "z-lab DFlash", 8, 2048, 65536, None, (1, 4, 7, 10, 13),
+                                                    "dflash_config.target_layer_ids", None, None, ()),
+    "specforge--qwen3.6-27b-dflash2.json": ("dflash2", "DFlash2", 5, 5120, 248320, None, (5, 19, 33, 47, 61),
+                                            "dflash_config.target_layer_ids", None, None, (0, 1, 2, 3, 4)),
+    "specforge--qwen3-8b-dspark.json": ("dspark", "DSpark", 5, 4096, 151936, None, (1, 9, 17, 25, 33),
+                                        "dflash_config.target_layer_ids", None, None, ()),
+    "specforge--qwen3-8b-peagle.json": ("peagle", "P-EAGLE", 4, 4096, 151936, 151936, None, None, None, None, ()),
+    "specforge--qwen3-8b-peagle@head.json": ("peagle", "P-EAGLE", 4, 4096, 151936, 32000, None, None, None, None, ()),
+    "specforge--qwen3.5-4b-mtp.json": ("mtp", "MTP draft checkpoint", 1, 2560, 151936, None, None, None, None, 1, ()),
+    "specforge--qwen3.5-122b-a10b-mtp.json": ("mtp", "MTP draft checkpoint", 1, 3072, 248320, 64000, None, None, None,
+                                              1, ()),
+    "xiaomimimo--MiMo-config.json": ("mtp", "MTP inside the target", 2, 4096, 151680, None, None, None, None, 2, ()),
+    "speculators-issue1065--eagle3-qwen3moe.json": ("eagle3", "speculators eagle3", 1, 4096, 151936, 32000,
+                                                    (2, 46, 91, 93), "eagle_aux_hidden_state_layer_ids",
+                                                    "/model/from_s3", None, (0,)),
+    "speculators-issue--dflash-qwen3.6-35b-a3b.json": ("dflash", "speculators dflash", 8, 2048, 248320, 248320,
+                                                       (2, 11, 20, 29, 38), "aux_hidden_state_layer_ids",
+                                                       "RedHatAI/Qwen3.6-35B-A3B-NVFP4", None, ()),
+    "qwen--Qwen3-4B-Instruct-2507-config.json": ("unknown", "unknown", 36, 2560, 151936, None, None, None, None, None, ()),
+}
+
+
+def test_every_real_config_is_listed_with_its_provenance(fixtures_dir):
+    real = fixtures_dir / "configs" / "real"
+    files = sorted(p.name for p in real.glob("*.json"))
+    sources = (real / "SOURCES.md").read_text()
+    assert len(files) >= 25 and sorted(TABLE) == files
+    for name in files:
+        row = next((line for line in sources.splitlines() if line.startswith(f"| {name} |")), None)
+        assert row is not None, name
+        assert re.search(r"\b[0-9a-f]{40}\b|issue", row), row
+        json.loads((real / name).read_text())
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_what_a_reviewer_reads_from_each_real_config(fixtures_dir, name):
+    method, family, layers, hidden, vocab, dvocab, ids, ids_src, intended, mtp, swa = TABLE[name]
+    d = drafter_facts(str(fixtures_dir / "configs" / "real" / name), with_weights=False)
+    assert (d.method, d.num_hidden_layers, d.hidden_size, d.vocab_size, d.draft_vocab_size) == \
+        (method, layers, hidden, vocab, dvocab)
+    assert family in d.family
+    shown = d.hf_hidden_state_indices if d.layer_ids_source == "aux_hidden_state_layer_ids" else d.target_layer_ids
+    assert (shown, d.layer_ids_source) == (ids, ids_src)
+    assert d.intended_target == intended and d.mtp_layers == mtp and d.swa_layers == swa
+
+
+def _dir(tmp_path, fixtures_dir, name, sub="d"):
+    d = tmp_path / sub
+    d.mkdir()
+    shutil.copy(fixtures_dir / "configs" / "real" / name, d / "config.json")
+    return d
+
+
+def _js(cli, *args):
+    r = cli("inspect-model", *map(str, args), "--format", "json")
+    assert "Traceback" not in r.stderr, r.stderr
+    return r, json.loads(r.stdout)
+
+
+def _finding(js, check):
+    return [f for f in js["findings"] if f["check"] == check]
+
+
+# --- issue 16, item by item, on the real configs ------------------------------------------------------------
+
+def test_item1_nested_aux_ids_are_read_and_marked_on_the_target(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--gpt-oss-20B-eagle3.json")
+    t = write_config(tmp_path / "t", {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+                                      "num_hidden_layers": 24, "hidden_size": 2880, "vocab_size": 201088}).parent
+    r, js = _js(cli, d, "--target", t)
+    assert js["target_layer_ids"] == [1, 11, 21] and js["eagle3_default_aux_ids"] is None
+    text = cli("inspect-model", str(d), "--target", str(t)).stdout
+    assert "the engine default" not in text and "[1, 11, 21] (from eagle_config.eagle_aux_hidden_state_layer_ids)" in \
+        " ".join(text.split())
+    grid = " ".join(text.split())
+    assert "0◆swa" in grid and "10◆swa" in grid and "20◆swa" in grid  # taps before layers 1, 11, 21
+    # vLLM 0.20.1 reads only the top-level field: it taps its default instead
+    _, js = _js(cli, d, "--engine", "vllm==0.20.1")
+    assert any(f["status"] == "fail" and "does not read" in f["message"] for f in _finding(js, "engine-loads-drafter"))
+    _, js = _js(cli, d, "--engine", "vllm==0.22.0")
+    assert not any(f["status"] == "fail" for f in _finding(js, "engine-loads-drafter"))
+
+
+def test_item2_eagle3_across_tokenizers_fails(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--llama3-8B-eagle3.json")
+    r, js = _js(cli, d, "--target", fixtures_dir / "models" / "Qwen3-8B")
+    assert r.returncode == 1
+    assert _finding(js, "drafter-target-pairing")[0]["status"] == "fail"
+    assert "128256" in _finding(js, "drafter-target-pairing")[0]["message"]
+    mistral = write_config(tmp_path / "m", {"architectures": ["MistralForCausalLM"], "model_type": "mistral",
+                                            "num_hidden_layers": 32, "hidden_size": 4096, "vocab_size": 32000,
+                                            "sliding_window": 4096}).parent
+    r, js = _js(cli, d, "--target", mistral)
+    vm = _finding(js, "draft-vocab-map")[0]
+    assert vm["status"] == "fail" and "covers" not in vm["message"] and "128256" in vm["message"]
+
+
+def test_item3_dflash2_cannot_load_before_vllm_0_28_and_nothing_is_called_ignored(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--qwen3.6-27b-dflash2.json")
+    r, js = _js(cli, d, "--engine", "vllm==0.20.1")
+    load = _finding(js, "engine-loads-drafter")[0]
+    assert load["status"] == "fail" and "first registered in 0.28.0" in load["message"]
+    assert js["engine"]["silently_ignored"] == [] and _finding(js, "engine-drafter-swa")[0]["status"] == "ok"
+    _, js = _js(cli, d, "--engine", "vllm==0.28.0")
+    assert _finding(js, "engine-loads-drafter")[0]["status"] == "ok"
+
+
+def test_item4_speculators_format_is_read_inside_transformer_layer_config(cli, tmp_path, fixtures_dir):
+    d = drafter_facts(str(fixtures_dir / "configs" / "real" / "speculators-issue1065--eagle3-qwen3moe.json"))
+    assert d.rope.theta == 5e6 and d.sliding_window == 2048 and d.swa_layers == (0,)
+    assert d.num_attention_heads == 64 and d.num_key_value_heads == 4
+    df = drafter_facts(str(fixtures_dir / "configs" / "real" / "speculators-issue--dflash-qwen3.6-35b-a3b.json"))
+    assert df.layer_ids_source == "aux_hidden_state_layer_ids" and df.block_size == 16 and df.mask_token_id == 248070
+    assert df.rope.scaling["rope_type"] == "yarn" and df.intended_target == "RedHatAI/Qwen3.6-35B-A3B-NVFP4"
+    text = " ".join(cli("inspect-model", str(_dir(tmp_path, fixtures_dir,
+                        "speculators-issue--dflash-qwen3.6-35b-a3b.json"))).stdout.split())
+    assert "intended target RedHatAI/Qwen3.6-35B-A3B-NVFP4" in text and "scaling yarn ×64" in text
+    assert "target_layer_ids not stated" not in text
+
+
+def test_item6_mtp_layers_are_counted_not_the_target_stack(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "xiaomimimo--MiMo-config.json")
+    r, js = _js(cli, d)
+    assert js["method"] == "mtp" and js["drafter"]["mtp_layers"] == 2 and len(js["layers"]) == 2
+    assert js["target"]["num_hidden_layers"] == 36  # the model is read as its own target
+
+
+def test_item7_padding_is_never_asserted_from_two_sizes(tmp_path, fixtures_dir):
+    cfg = json.loads((fixtures_dir / "configs" / "real" / "specforge--qwen3-4b-dflash.json").read_text())
+    d = write_config(tmp_path / "d", cfg).parent
+    tcfg = json.loads((fixtures_dir / "configs" / "real" / "qwen--Qwen3-4B-Instruct-2507-config.json").read_text())
+    tcfg["vocab_size"] = 151680  # 256 less: padding, or another tokenizer?
+    t = write_config(tmp_path / "t", tcfg).parent
+    ev = gather_files(FileInputs(drafter=str(d), target=str(t)))
+    report, _ = build_report(ev)
+    f = next(f for f in report.findings if f.check_id == "drafter-target-pairing")
+    assert f.status == Status.COULD_NOT_CHECK and "token ids agree" not in f.message
+    assert "token identity" in f.message
+
+
+def test_item8_unloadable_pair_is_wrong_pairing_first_by_a_clear_margin(tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--qwen3.6-27b-dflash.json")
+    (d / "model.safetensors").write_bytes(safetensors_bytes({"fc.weight": ("BF16", [5120, 25600])}, data=False))
+    t = write_config(tmp_path / "t", {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+                                      "num_hidden_layers": 48, "hidden_size": 2048, "vocab_size": 151936,
+                                      "rope_theta": 1e7}).parent
+    ev = gather_files(FileInputs(drafter=str(d), target=str(t), engine="vllm==0.20.1",
+                                 logs=[str(fixtures_dir / "seed" / "vllm-0.20.1.log")]))
+    report, _ = build_report(ev)
+    top, second = report.causes[0], report.causes[1]
+    assert top.id == "wrong-pairing" and top.confidence - second.confidence > 0.3
+    assert "inspect-model" in top.next_step and "ablate" not in top.next_step
+
+
+def test_inspect_model_prints_no_none_on_any_real_config(cli, tmp_path, fixtures_dir):
+    for i, name in enumerate(sorted(TABLE)):
+        d = _dir(tmp_path, fixtures_dir, name, f"d{i}")
+        out = cli("inspect-model", str(d), "--engine", "vllm==0.30.0").stdout
+        assert not re.search(r"\bNone\b", out), (name, [line for line in out.splitlines() if "None" in line])
+
+
+def test_extrapolated_engine_row_says_so(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--qwen3.6-27b-dflash.json")
+    out = " ".join(cli("inspect-model", str(d), "--engine", "vllm==0.30.0").stdout.split())
+    assert "(verified in the 0.29.0 wheel)" not in out and "extrapolated" in out
+
+
+def test_eagle3_without_aux_ids_warns_and_shows_the_default(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--llama3-70B-ealge3.json")
+    t = write_config(tmp_path / "t", {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                                      "num_hidden_layers": 80, "hidden_size": 8192, "vocab_size": 128256}).parent
+    _, js = _js(cli, d, "--target", t)
+    assert js["eagle3_default_aux_ids"] == [2, 40, 77]
+    assert any("no eagle_aux_hidden_state_layer_ids" in w for w in js["warnings"])
+    assert js["drafter"]["rope"]["scaling"]["rope_type"] == "llama3"
+
+
+def test_target_summary_names_rope_scaling_and_the_layer_kind_rule(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--qwen3-4b-dflash.json")
+    t = _dir(tmp_path, fixtures_dir, "xiaomimimo--MiMo-config.json", "t")
+    out = " ".join(cli("inspect-model", str(d), "--target", str(t)).stdout.split())
+    assert "rule: use_sliding_window is false" in out
+    tf = target_facts(str(t))
+    assert tf.mtp_layers == 2 and tf.sliding_window is None and set(tf.layer_kinds) == {"full"}
