@@ -63,6 +63,9 @@ def parse(line: Line) -> Parsed | None:
             f[_FIELD[m["key"]]] = m["v"]
     if server_line and len(keys) == 1:
         p = to_row("sglang-bench-server-avg", f, "an SGLang `Accept length` line")
+        p.missing = ""  # (this shape never printed counts: nothing is missing from it)
+        for rec in p.defer:
+            rec["missing"] = ""
         p.notes = ("SGLang bench_serving's `Accept length` is the server's average since it started (earlier "
                    "runs and warm-up included), not this run's; its weight is not printed",)
     else:
