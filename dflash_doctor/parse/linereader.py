@@ -15,7 +15,7 @@ import re
 from ..textsafe import strip_ansi
 from . import formats as F
 from .formats._common import VLLM_HEADER as _V1_HEADER
-from .formats._common import BadLine, Impossible, Line, norm_ts, prefix_facts, prefix_ok, unwrap_json
+from .formats._common import BadLine, Impossible, Line, norm_ts, prefix_facts, prefix_ok, prefix_ts, unwrap_json
 from .records import Salvage
 from .result import LogScan, add_row
 from .startup import StartupBuilder
@@ -32,6 +32,13 @@ STARTUP_LITS = (b"args",) + _STARTUP_EXTRA
 STARTUP_LITERALS = tuple(x.decode() for x in _STARTUP_EXTRA) + ("non-default args", "args: Namespace", "server_args")
 _TS_B = re.compile(rb"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)|(?<![\d-])(\d\d-\d\d) (\d\d:\d\d:\d\d)")
 _BLOCK_LITS = tuple(x.encode() for x in F.BLOCK_LITERALS)
+# every format's literals in one pattern: one pass over a line says which formats may read it
+_ALL_LITS = tuple(dict.fromkeys(lit for f in F.FORMATS for lit in f.literals))
+_ANY_LIT = re.compile("|".join(re.escape(x) for x in sorted(_ALL_LITS, key=len, reverse=True)))
+# a prefix's shape for the caches: its dates and times dropped (only they vary between a process's lines)
+_TIMES = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d-\d\d \d\d:\d\d:\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?"
+                    r"|\d+\.\d\d\.\d{3}\.\d{3}")
+_MISS = object()
 _LOOK_BACK = max(f.look_back for f in F.FORMATS)
 
 
@@ -72,6 +79,8 @@ class SourceReader:
         self.replacements = 0
         self.prefixes: dict[bytes, tuple] = {}  # prefix without its timestamp -> (engine tag, only wrappers?)
         self.tags: set = set()
+        self._ok: dict = {}  # (format id, prefix shape) -> whether the prefix makes the line the engine's own
+        self._tags: dict = {}  # prefix shape -> engine tag
 
     def decode(self, raw: bytes) -> str:
         try:
@@ -102,19 +111,27 @@ class SourceReader:
         after = before = lens = None
         scan = self.scan
         text, ts_json, msg_at = message(raw_line)
+        first: dict[str, int] = {}
+        for m in _ANY_LIT.finditer(text):
+            first.setdefault(m.group(), m.start())
+        if not first:
+            return NO_TAG, 0
         foreign = None
         for fmt in F.FORMATS:
             if only is not None and fmt.id not in only:
                 continue
-            pos = -1
-            for lit in fmt.literals:
-                p = text.find(lit)
-                if p >= 0 and (pos < 0 or p < pos):
-                    pos = p
+            pos = min((first[lit] for lit in fmt.literals if lit in first), default=-1)
             if pos < 0:
                 continue
             if not fmt.checks_prefix:
-                if not prefix_ok(text[:pos], fmt.header, fmt.lead, msg_at):
+                prefix = text[:pos]
+                key = (fmt.id, msg_at, _TIMES.sub("", prefix) if len(prefix) < 400 else prefix)
+                ok = self._ok.get(key)
+                if ok is None:
+                    ok = prefix_ok(prefix, fmt.header, fmt.lead, msg_at)
+                    if len(self._ok) < 4096:
+                        self._ok[key] = ok
+                if not ok:
                     if fmt.standing == "engine" and only is None:
                         foreign = foreign or fmt.literals[0]
                     continue
@@ -138,7 +155,7 @@ class SourceReader:
             if parsed is None:
                 continue
             scan.candidate_lines += 1
-            ts, engine = prefix_facts(text[:pos])
+            ts, engine = self._facts(text[:pos])
             if ts_json:
                 ts = norm_ts(ts_json) or ts
             meta = (self.source, no, ts, engine, off)
@@ -159,6 +176,17 @@ class SourceReader:
         if foreign is not None:
             scan.alien(self.source, no, off, foreign, text)
         return NO_TAG, 0
+
+    def _facts(self, prefix: str) -> tuple:
+        """(timestamp, engine tag) of a prefix; the tag cached by the prefix's shape."""
+        key = _TIMES.sub("", prefix) if len(prefix) < 400 else None
+        tag = self._tags.get(key, _MISS) if key is not None else _MISS
+        if tag is _MISS:
+            ts, tag = prefix_facts(prefix)
+            if key is not None and len(self._tags) < 4096:
+                self._tags[key] = tag
+            return ts, tag
+        return prefix_ts(prefix), tag
 
     def startup_scan(self, buf: bytes, end: int | None = None) -> None:
         """Feed the startup lines in buf[:end] to the builder, in file order (a later line wins)."""

@@ -143,6 +143,14 @@ def norm_ts(text: str | None) -> str | None:
     return f"{_MONTHS[m['mon']]:02d}-{int(m['d3']):02d}T{m['t3']}"
 
 
+def prefix_ts(prefix: str) -> str | None:
+    """The engine's own timestamp in the text in front of a message: the last one (a wrapper's comes first)."""
+    ts = None
+    for m in _TS.finditer(prefix):
+        ts = m
+    return norm_ts(ts.group(0)) if ts else None
+
+
 def prefix_facts(prefix: str) -> tuple[str | None, str | None]:
     """(timestamp, engine tag) from the text in front of a message.
 

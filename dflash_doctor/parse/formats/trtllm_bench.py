@@ -107,14 +107,15 @@ def finish(items: list, ctx) -> None:
     for rec, meta in items:
         k, how = None, ""
         if rec["dt"] and rec["adt"] is not None:
-            if ctx.k_hint or ctx.startup_k:
-                k = ctx.k_hint or ctx.startup_k
-                how = f"k = {k} from " + (ctx.k_hint_source or "the caller" if ctx.k_hint else "the startup lines")
-            elif rec["dar"]:
+            # k from the block's own numbers first (every request has AL = 1 + k·DAR), then the caller's
+            if rec["dar"]:
                 est = (rec["al"] - 1.0) / rec["dar"]
                 if round(est) >= 1 and abs(est - round(est)) < 0.25:
                     k = int(round(est))
                     how = f"k = {k} = ([AL] AVERAGE - 1) / [DAR] AVERAGE, rounded"
+            if k is None and (ctx.k_hint or ctx.startup_k):
+                k = ctx.k_hint or ctx.startup_k
+                how = f"k = {k} from " + (ctx.k_hint_source or "the caller" if ctx.k_hint else "the startup lines")
         if k:
             tau = 1.0 + k * rec["adt"] / rec["dt"]
             drafts, est = (rec["n"] * rec["dt"] / k, True) if rec["n"] else (1.0, True)
