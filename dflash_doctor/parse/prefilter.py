@@ -205,9 +205,17 @@ class _GrepScanner:
         fast = self.scan.fast
         fast["src"].extend([self.source] * n)
         fast["no"].extend([None] * n)
-        fast["ts"].extend(ts)
+        if isinstance(ts, tuple):  # (width, blob): the times back to back, as the packed column keeps them
+            fast["ts"].extend_blob(n, ts[0], ts[1])
+        else:
+            fast["ts"].extend(ts)
+            fast["ts"].flush()
         fast["tag"].extend(tags)
-        fast["pp"].extend(pp)
+        if uniform:
+            fast["pp"].extend_uniform(pp, width)
+        else:
+            fast["pp"].extend(pp)
+            fast["pp"].flush()
         fast["est"].extend(est)
         for c, vals in (("drafts", drafts), ("dft", dft), ("acc", acc), ("k", ks), ("mean", list(map(float, mean))),
                         ("athr", list(map(float, athr))), ("dthr", list(map(float, dthr))), ("off", offs)):
@@ -221,8 +229,12 @@ class _GrepScanner:
         differs), so the regexes run once a shape."""
         shape_len, head, tail, a, b, tag = self.shape
         if b and set(map(len, pfx)) == {shape_len} and set(map(itemgetter(slice(0, a)), pfx)) == {head} \
-                and set(map(itemgetter(slice(b, None)), pfx)) == {tail}:
-            # the whole buffer in the shape seen last (the usual case): C-level passes only
+                and set(map(itemgetter(slice(b, None)), pfx)) == {tail} and shape_len > 0:
+            # the whole buffer in the shape seen last (the usual case): C-level passes only, the times kept
+            # back to back for the packed column
+            blob = b"".join(map(itemgetter(slice(a, b)), pfx)).replace(b" ", b"T")
+            if blob.isascii():
+                return (b - a, blob), [tag] * len(pfx)
             ts_out = b"\n".join(map(itemgetter(slice(a, b)), pfx)).decode("ascii", "replace")
             return ts_out.replace(" ", "T").split("\n"), [tag] * len(pfx)
         ts_out, tags = [], []

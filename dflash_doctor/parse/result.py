@@ -15,6 +15,7 @@ from typing import Any
 
 from ..redact import redact_text
 from . import formats as F
+from .packed import PackedRates, PackedText
 from .records import FIELDS, Malformed, Row, Salvage, SpecInterval, StartupFacts, pp_tuple
 
 FAST_COLS = ("src", "no", "ts", "tag", "drafts", "dft", "acc", "k", "pp", "mean", "athr", "dthr", "off", "est")
@@ -24,6 +25,23 @@ JUMP_FACTOR = 1000  # an interval drafting this many times the engine's median i
 JUMP_FLOOR = 10 ** 7  # …when it also drafts more tokens than this (far beyond a node's 10 s of work)
 
 Meta = tuple  # (source, line_no, timestamp, engine tag, byte offset)
+
+
+def new_fast() -> dict:
+    """The fast paths' columns: one entry per vLLM >= 0.10.2 line (rates and times packed: packed.py)."""
+    cols = {k: [] for k in FAST_COLS}
+    cols["pp"], cols["ts"] = PackedRates(), PackedText()
+    return cols
+
+
+def keep_fast(fast: dict, idx: list) -> None:
+    """Keep the fast rows at the increasing indices idx."""
+    for c in FAST_COLS:
+        col = fast[c]
+        if isinstance(col, (PackedRates, PackedText)):
+            col.keep(idx)
+        else:
+            fast[c] = [col[i] for i in idx]
 
 
 @dataclass
@@ -36,7 +54,7 @@ class LogScan:
     lines). Set it before scanning, or later with `apply_k_hint`."""
 
     rows: list[Row] = field(default_factory=list)
-    fast: dict = field(default_factory=lambda: {k: [] for k in FAST_COLS})
+    fast: dict = field(default_factory=new_fast)
     malformed: list[Malformed] = field(default_factory=list)
     malformed_count: int = 0
     rejected_count: int = 0  # of malformed_count: impossible numbers (forged or damaged)
@@ -89,9 +107,7 @@ class LogScan:
         f = self.fast
         idx = [i for i, ts in enumerate(f["ts"]) if pred(ts)]
         if len(idx) != len(f["ts"]):
-            for c in FAST_COLS:
-                col = f[c]
-                f[c] = [col[i] for i in idx]
+            keep_fast(f, idx)
 
     @property
     def intervals(self) -> list[SpecInterval]:
@@ -257,6 +273,9 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
     """An interval drafting orders of magnitude more than the engine's others is not a measurement:
     rejected as forged or damaged (see JUMP_FACTOR, JUMP_FLOOR)."""
     f = scan.fast
+    if not any(r.drafted is not None and r.drafted > JUMP_FLOOR for r in scan.rows[first_row:]) and \
+            (not len(f["dft"]) or max(f["dft"]) <= JUMP_FLOOR):
+        return  # (the usual case, decided at C speed: nothing near the floor)
     series: dict = {}
     for i in range(first_row, len(scan.rows)):
         r = scan.rows[i]
@@ -284,10 +303,7 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
         for i in sorted(drop_fast):
             scan.bad(f["src"][i], f["no"][i], f["off"][i], f"absurd numbers: {f['dft'][i]} tokens drafted in one "
                      f"interval, more than {JUMP_FACTOR}× this engine's other intervals", "", rejected=True)
-        keep = [i for i in range(len(f["ts"])) if i not in drop_fast]
-        for c in FAST_COLS:
-            col = f[c]
-            f[c] = [col[i] for i in keep]
+        keep_fast(f, [i for i in range(len(f["ts"])) if i not in drop_fast])
 
 
 def _supersede(scan: LogScan, source: str) -> None:

@@ -156,6 +156,8 @@ class Scanner(SourceReader):
                         self.skip_until = max(self.skip_until, base + le)
                         _mark_block(buf, ls, le, seen)
                 q = find(lit, le, stop)
+        F_["pp"].flush()
+        F_["ts"].flush()
         if n_fast:
             self.scan.count(F.BY_ID["vllm-v1"].fmt_ids[-1], n_fast)
             self.scan.candidate_lines += n_fast
@@ -265,11 +267,7 @@ def _close(scan, sc, source, count_lines, total, last_byte, first_bytes, part, n
         scan.lines = None
     scan.replacements += sc.replacements
     # the fast path keeps the time as printed; the sortable form has a 'T' between date and time
-    tsl = scan.fast["ts"]
-    for i in range(sc.fast_from, len(tsl)):
-        t = tsl[i]
-        if t is not None and " " in t:
-            tsl[i] = t.replace(" ", "T", 1)
+    scan.fast["ts"].sortable_from(sc.fast_from)
     scan.startup = sc.startup.build()
     if not part:
         input_notes(scan, source, total, first_bytes or b"", scan.replacements)

@@ -18,6 +18,7 @@ import time
 from array import array
 from typing import Callable
 
+from .packed import PackedRates, PackedText
 from .records import Malformed, Row, Salvage
 from .result import FAST_COLS, LogScan
 from .startup import StartupBuilder
@@ -51,6 +52,9 @@ def extend_numeric(fast: dict, c: str, vals) -> None:
 def _pack_fast(fast: dict) -> dict:
     out = {}
     for c, v in fast.items():
+        if isinstance(v, (PackedRates, PackedText)):
+            out[c] = ("packed", v.wire())
+            continue
         tc = ARRAY_COLS.get(c)
         try:
             if isinstance(v, array) and v.typecode == tc:
@@ -64,6 +68,9 @@ def _pack_fast(fast: dict) -> dict:
 
 def _extend_fast(scan: LogScan, c: str, v) -> None:
     cur = scan.fast[c]
+    if isinstance(v, tuple) and v and v[0] == "packed":
+        cur.extend(type(cur).from_wire(v[1]))
+        return
     if not isinstance(v, tuple):
         if c in ARRAY_COLS:
             extend_numeric(scan.fast, c, v)
