@@ -186,6 +186,11 @@ class MetricsScrape:
     notes: tuple[str, ...] = ()
     scraped_on_host: bool = False
     text: str | None = None  # the kept spec-decode sample lines of a host scrape
+    # Prometheus history (diagnose --prometheus): counter resets seen (ISO times, a restart or deploy each),
+    # the query step, and what was asked (server, version, selector, window, queries)
+    restarts: tuple[str, ...] = ()
+    step_seconds: float | None = None
+    history: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

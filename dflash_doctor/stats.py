@@ -185,3 +185,55 @@ def overdispersion(drafts: Sequence[float], accepted: Sequence[float], var_l: fl
     m = sum(a for _, a in pairs) / total_d
     chi = sum(d * (a / d - m) ** 2 for d, a in pairs) / var_l
     return max(1.0, chi / (len(pairs) - 1))
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """τ before and after the one split of a series that separates it most (see `change_point`)."""
+
+    index: int  # first point of the second segment
+    before: Interval
+    after: Interval
+
+    @property
+    def drop(self) -> float:
+        """Share of the accepted tokens per draft lost at the split (τ − 1 after vs before)."""
+        b = self.before.estimate - 1.0
+        return (b - (self.after.estimate - 1.0)) / b if b > 0 else 0.0
+
+
+def change_point(drafts: Sequence[float], accepted: Sequence[float], per_position: Sequence[float] = (),
+                 k: int | None = None, min_drafts: float = 200.0, level: float = 0.99,
+                 design_effect: float = DESIGN_EFFECT) -> ChangePoint | None:
+    """The split of a τ series (per-step drafts and accepted tokens, in time order) into two segments
+    whose τ differ most in units of their standard error, when their `level` intervals do not overlap.
+
+    Every split is tried, so the interval level is stricter than the 95 % of single readings; each
+    segment needs `min_drafts`. Var(L) comes from the whole series' per-position rates (as in
+    `tau_interval`). None when no split separates the two sides.
+    """
+    pts = [(float(d), float(a)) for d, a in zip(drafts, accepted) if d == d and a == a and d >= 0]
+    if len(pts) < 4:
+        return None
+    total_d = sum(d for d, _ in pts)
+    total_a = sum(a for _, a in pts)
+    best, best_score = None, 0.0
+    cd = ca = 0.0
+    for i in range(1, len(pts)):
+        cd += pts[i - 1][0]
+        ca += pts[i - 1][1]
+        rd, ra = total_d - cd, total_a - ca
+        if cd < min_drafts or rd < min_drafts:
+            continue
+        diff = abs(ca / cd - ra / rd)
+        score = diff * math.sqrt(cd * rd / (cd + rd))
+        if score > best_score:
+            best, best_score = (i, cd, ca, rd, ra), score
+    if best is None:
+        return None
+    i, cd, ca, rd, ra = best
+    before = tau_interval(cd, ca, per_position, k, level, design_effect)
+    after = tau_interval(rd, ra, per_position, k, level, design_effect)
+    if before.high < after.low or after.high < before.low:
+        return ChangePoint(i, before, after)
+    return None

@@ -40,9 +40,9 @@ def _root(
 
 def _register() -> None:
     # Each module adds its own commands; none imports heavy libraries at import time.
-    from . import checks_cmd, diagnose, gate, host, inspect_model, logs, probe
+    from . import checks_cmd, diagnose, fleet, gate, host, inspect_model, known_issues, logs, monitor, probe
 
-    for module in (diagnose, logs, inspect_model, host, probe, gate, checks_cmd):
+    for module in (diagnose, logs, inspect_model, host, probe, gate, fleet, monitor, known_issues, checks_cmd):
         module.register(app)
 
 

@@ -8,6 +8,8 @@ import typer
 
 from ..render import Format
 from .common import FormatOpt, OutputOpt, exit_code_for
+from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
+                        InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
 
 
 def register(app: typer.Typer) -> None:
@@ -27,6 +29,20 @@ def register(app: typer.Typer) -> None:
         knowledge: List[str] = typer.Option([], "--knowledge", help="Extra causes/rules TOML (repeatable; also DFLASH_DOCTOR_KNOWLEDGE)."),
         plot: Optional[str] = typer.Option(None, "--plot", help="Draw the curve vs the pair's reference and τ over time: FILE.png|.svg|.html."),
         probe_result: Optional[str] = typer.Option(None, "--probe-result", help="JSON from `dflash-doctor probe --format json -o FILE`."),
+        prometheus: Optional[str] = typer.Option(None, "--prometheus", help="Read the engine's history from this "
+                                                 "Prometheus (with --selector naming one engine)."),
+        selector: Optional[str] = SelectorOpt,
+        since: str = SinceOpt,
+        step: str = StepOpt,
+        until: Optional[str] = UntilOpt,
+        timeout: float = TimeoutOpt,
+        bearer_token_file: Optional[str] = BearerFileOpt,
+        bearer_token_env: Optional[str] = BearerEnvOpt,
+        basic_auth_user: Optional[str] = BasicUserOpt,
+        basic_auth_file: Optional[str] = BasicFileOpt,
+        basic_auth_env: Optional[str] = BasicEnvOpt,
+        ca_file: Optional[str] = CaFileOpt,
+        insecure_skip_verify: bool = InsecureOpt,
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
@@ -41,6 +57,13 @@ def register(app: typer.Typer) -> None:
         settings = resolve_settings(knowledge)
         evidence = gather_files(FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target,
                                            engine=engine, launch=launch, window=window), settings)
+        if prometheus:
+            from ..prometheus.gather import gather_prometheus
+            from .prom_opts import prom_source
+
+            gather_prometheus(evidence, prom_source(prometheus, selector, since, step, until, timeout, bearer_token_file,
+                                                    bearer_token_env, basic_auth_user, basic_auth_file,
+                                                    basic_auth_env, ca_file, insecure_skip_verify))
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if probe_result:
             from ..probe.evidence import gather_probe_result

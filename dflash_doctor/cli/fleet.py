@@ -1,0 +1,65 @@
+"""`dflash-doctor fleet --prometheus URL`: every engine's acceptance from Prometheus, outliers first.
+
+Exit 0 all engines healthy (or too few drafts to judge), 1 any engine has a problem, 3 nothing could
+be read (Prometheus unreachable, or no spec-decode series match), 2 usage errors.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..render import Format
+from .common import FormatOpt, OutputOpt
+from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
+                        InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("fleet")
+    def fleet(
+        prometheus: str = typer.Option(..., "--prometheus", help="Prometheus base URL, e.g. http://prometheus:9090."),
+        selector: Optional[str] = SelectorOpt,
+        since: str = SinceOpt,
+        step: str = StepOpt,
+        by: str = typer.Option("instance", "--by", help="Label(s) that name an engine: instance, pod, model_name, "
+                                                        "or several: instance,engine."),
+        peers: str = typer.Option("model_name", "--peers", help="Label(s) engines must share to be compared for "
+                                                                "outliers (they must also share k)."),
+        until: Optional[str] = UntilOpt,
+        timeout: float = TimeoutOpt,
+        bearer_token_file: Optional[str] = BearerFileOpt,
+        bearer_token_env: Optional[str] = BearerEnvOpt,
+        basic_auth_user: Optional[str] = BasicUserOpt,
+        basic_auth_file: Optional[str] = BasicFileOpt,
+        basic_auth_env: Optional[str] = BasicEnvOpt,
+        ca_file: Optional[str] = CaFileOpt,
+        insecure_skip_verify: bool = InsecureOpt,
+        fmt: Format = FormatOpt,
+        output: Optional[str] = OutputOpt,
+    ) -> int:
+        """Acceptance of every engine Prometheus scrapes: τ, curve, trend, verdict; outliers first."""
+        from ..errors import ExitCode, UsageError
+        from ..prometheus.fleet import FleetQuery, run_fleet
+        from ..prometheus.queries import parse_duration, parse_labels
+        from ..render.fleet import render_fleet
+        from .output import Output
+        from .prom_opts import make_auth, parse_until
+
+        out = Output(fmt=fmt, path=output)
+        if timeout <= 0:
+            raise UsageError("--timeout must be positive")
+        q = FleetQuery(selector=selector, since=parse_duration(since, "--since"), step=parse_duration(step, "--step"),
+                       by=parse_labels(by, "--by"), peers=parse_labels(peers, "--peers"), until=parse_until(until))
+        if q.step > q.since:
+            raise UsageError("--step is longer than --since", hint="e.g. --since 6h --step 5m")
+        auth = make_auth(bearer_token_file, bearer_token_env, basic_auth_user, basic_auth_file,
+                         basic_auth_env, ca_file, insecure_skip_verify)
+        result = run_fleet(prometheus, q, auth, timeout)
+        out.write(render_fleet(result, fmt, color=out.color, width=out.width), redacted=True)
+        if not result.engines:
+            out.warn(f"no spec-decode series match {selector or 'any selector'} in the window "
+                     "(spec decoding off, the engines not scraped, or a selector that matches nothing)")
+            return int(ExitCode.NOT_CHECKED)
+        return int(ExitCode.PROBLEMS if result.verdict == "problem" else ExitCode.OK)
