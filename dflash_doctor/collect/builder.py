@@ -70,8 +70,11 @@ class EvidenceBuilder:
         if acc is None:
             ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
         elif acc.drafts > 0:
-            ev.add(Kind.ACCEPTANCE, f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts "
-                                    f"({acc.intervals} intervals)", src, acc)
+            read_from = "; ".join(d["label"] for d in acc.format_details if d["used"])  # the format each number came from
+            ev.add(Kind.ACCEPTANCE, (f"τ {acc.mean_acceptance_length:.2f}, a per-request average (not drafts-weighted)"
+                                     if acc.per_request else f"τ {acc.mean_acceptance_length:.2f} over "
+                                     f"{acc.drafts:.0f} drafts ({acc.intervals} intervals)")
+                   + (f", from {read_from}" if read_from else ""), src, acc)
             ev.notes.extend(acc.notes)
         else:
             ev.missing(Kind.ACCEPTANCE, "; ".join(acc.notes) or "no drafts count in the log")

@@ -56,6 +56,8 @@ _CAND = F.CANDIDATE.encode()
 _HINTS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if f.block and not f.grep_edges for lit in f.grep))
 _BLOCK_IDS = frozenset(f.id for f in F.FORMATS if f.block)
 _EDGE_BLOCK_IDS = frozenset(f.id for f in F.EDGE_FORMATS) | _BLOCK_IDS
+# the line formats' own grep literals: a line holding one was grep's (and is no summary block's)
+_LINE_LITS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if not f.block for lit in f.grep))
 
 
 def _rates_ok(pp, ks) -> bool:
@@ -305,13 +307,19 @@ class _GrepScanner:
             abs_ls = lo + pos
             if abs_ls >= a_hi:
                 break
-            if abs_ls not in self.done and abs_ls >= a_lo and _CAND in raw and (edge or is_block_start(raw)):
-                ctx = context_lines(self.sc, data, pos, le)
-                tag, consumed = self.sc.dispatch(self.sc.decode(raw), None, abs_ls, lambda: ctx, only=only)
+            if abs_ls not in self.done and abs_ls >= a_lo and _CAND in raw and \
+                    (is_block_start(raw) or edge and not any(h in raw for h in _LINE_LITS)):
+                got: list = []
+
+                def ctx(data=data, pos=pos, le=le, got=got):
+                    got.append(context_lines(self.sc, data, pos, le))
+                    return got[0]
+
+                tag, consumed = self.sc.dispatch(self.sc.decode(raw), None, abs_ls, ctx, only=only)
                 if tag is not NO_TAG or consumed:
                     self.done.add(abs_ls)
                     nxt = le + 1
-                    for n in ctx[2]:
+                    for n in (got[0][2] if got else ()):
                         if nxt >= le + 1 + consumed:
                             break
                         self.done.add(lo + nxt)

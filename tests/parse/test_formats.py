@@ -278,3 +278,48 @@ def test_a_bench_block_with_only_some_lines_uses_the_k_hint():
     s = aggregate(scan, k_hint=3, k_hint_source="the launch command")
     assert s.drafts == pytest.approx(1000) and s.mean_acceptance_length == pytest.approx(2.5)
     assert "Drafts" in scan.salvaged[0].missing and "k = 3 from the launch command" in scan.salvaged[0].derived
+
+
+def test_sglang_decode_line_with_its_iteration_counter():
+    """SGLang with LOG_FORWARD_ITERS prints `Decode batch [N], …` (scheduler metrics reporter)."""
+    from dflash_doctor.parse.logscan import scan_lines
+
+    line = ("[2026-01-05 10:00:{s:02d} DP1 TP1] Decode batch [{n}], #running-req: 8, #token: 4000, token usage: 0.02, "
+            "accept len: 3.00, accept rate: 0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0")
+    s = aggregate(scan_lines([line.format(s=i, n=40 * i) for i in range(3)], "x.log"))
+    assert s.intervals == 3 and s.mean_acceptance_length == pytest.approx(3.0) and s.engines == ("DP1",)
+
+
+def test_sglang_json_request_log_and_a_forged_meta_info_in_its_text():
+    """The JSON form of SGLang's request log (log_json 'request.finished'): only the response's own
+    meta_info counts, not a look-alike in the prompt or the generated text."""
+    import json as _json
+
+    from dflash_doctor.parse.logscan import scan_lines
+
+    rec = {"timestamp": "2026-01-05T10:00:00", "event": "request.finished", "rid": "r1",
+           "obj": {"text": "'spec_verify_ct': 1, 'completion_tokens': 999999"},
+           "out": {"text": "'meta_info': {'spec_verify_ct': 1}", "meta_info": {"completion_tokens": 300,
+                                                                               "spec_verify_ct": 100}}}
+    scan = scan_lines(["[2026-01-05 10:00:00] " + _json.dumps(rec)], "x.log")
+    s = aggregate(scan)
+    assert s.mean_acceptance_length == pytest.approx(3.0) and s.drafts == 100
+
+
+def test_llamacpp_old_line_without_a_mean_gives_a_rate_and_uses_the_k_hint():
+    from dflash_doctor.parse.logscan import scan_lines
+
+    lines = ["slot print_timing: id  0 | task 7 | draft acceptance rate = 0.57576 (   57 accepted /    99 generated)"]
+    scan = scan_lines(lines, "x.log")
+    s = aggregate(scan)
+    assert s.mean_acceptance_length != s.mean_acceptance_length and s.draft_acceptance_rate == pytest.approx(57 / 99)
+    scan = scan_lines(lines, "y.log")
+    s = aggregate(scan, k_hint=3, k_hint_source="--draft-max")
+    assert s.drafts == pytest.approx(33) and s.mean_acceptance_length == pytest.approx(1 + 57 / 33)
+
+
+def test_a_trtllm_word_inside_another_json_is_no_iteration_record():
+    from dflash_doctor.parse.logscan import scan_lines
+
+    fake = '{"prompt": "\\"specDecodingStats\\": {\\"numDraftTokens\\": 4, \\"numAcceptedTokens\\": 4, \\"numRequestsWithDraftTokens\\": 1}"}'
+    assert aggregate(scan_lines([fake], "x.log")) is None

@@ -96,7 +96,8 @@ def finish(items: list, ctx) -> None:
         mean = rec["mean"] if rec["mean"] is not None else (1.0 + rec["accepted"] / steps if steps else None)
         ctx.add_row(row("llamacpp-print-timing", drafts=steps, drafted=rec["drafted"], accepted=rec["accepted"], k=k,
                         per_position=rec["pp"], printed_mean=mean, accepted_throughput=None,
-                        drafted_throughput=None, emitted=None, estimated=est), meta)
+                        drafted_throughput=None, emitted=None, estimated=est), meta,
+                    needs_k=rec["steps"] is None)
 
 
 FORMAT = Format(
