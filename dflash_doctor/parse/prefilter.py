@@ -192,7 +192,7 @@ class _GrepScanner:
             return False
         ts, tags = got
         k = ks[0]
-        if uniform and not any(d % k for d in dft):
+        if uniform and not any(map(k.__rmod__, dft)):
             drafts, est = list(map(k.__rtruediv__, dft)), [False] * n
         else:
             drafts, est = [], []
