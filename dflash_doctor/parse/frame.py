@@ -183,15 +183,21 @@ def _columns(data: Any) -> dict[str, Any]:
         parts.append(d)
     if fast and len(fast["ts"]):
         n = len(fast["ts"])
+
+        def num(c):  # a machine array of doubles is read in place (no copy); anything else converted
+            v = fast[c]
+            if getattr(v, "typecode", None) == "d" and len(v) == n:
+                return np.frombuffer(v, dtype=np.float64)
+            return np.array(v, dtype=float)
+
         parts.append({
             "fmt": np.full(n, "vllm-v1-0.10.2", dtype=object), "source": _obj(fast["src"]),
             "line_no": np.array(fast["no"], dtype=float), "timestamp": _text_array(fast["ts"]),
-            "engine": _obj(fast["tag"]), "drafts": np.array(fast["drafts"], dtype=float),
+            "engine": _obj(fast["tag"]), "drafts": num("drafts"),
             "drafted": np.array(fast["dft"], dtype=float), "accepted": np.array(fast["acc"], dtype=float),
             "k": np.array(fast["k"], dtype=float), "per_position": _rates_from_packed(fast["pp"], fast["k"]),
-            "printed_mean": np.array(fast["mean"], dtype=float),
-            "accepted_throughput": np.array(fast["athr"], dtype=float),
-            "drafted_throughput": np.array(fast["dthr"], dtype=float), "emitted": np.full(n, np.nan),
+            "printed_mean": num("mean"), "accepted_throughput": num("athr"),
+            "drafted_throughput": num("dthr"), "emitted": np.full(n, np.nan),
             "offset": np.array(fast["off"], dtype=float), "estimated": np.array(fast["est"], dtype=bool),
             "per_request": np.zeros(n, dtype=bool), "npos": np.array(fast["k"], dtype=np.int64),
         })

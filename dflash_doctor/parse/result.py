@@ -82,7 +82,6 @@ class LogScan:
     startup_hints: dict = field(default_factory=dict)  # facts a metrics format implies (llama.cpp's drafter kind)
     deferred: list = field(default_factory=list)  # (format id, record, meta) until the source is finished
     k_pending: list = field(default_factory=list)  # (format id, record, meta) whose rows depend on k
-    unwrapped: list = field(default_factory=list)
 
     @property
     def n_intervals(self) -> int:

@@ -175,7 +175,7 @@ def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanw
         os.close(w)
         kids.append((pid, r))
     interrupted = False
-    chunks: dict[int, list[bytes]] = {r: [] for _, r in kids}
+    chunks: dict[int, bytearray] = {r: bytearray() for _, r in kids}  # (grown in place: no joined copy)
     open_fds = set(chunks)
     try:
         try:  # overlap: the workers scan while this process loads what aggregation needs
@@ -195,7 +195,7 @@ def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanw
         _drain(selectors, open_fds, chunks, time.monotonic() + STOP_WAIT)
     payloads = []
     for pid, r in kids:
-        data = b"".join(chunks.pop(r))
+        data = chunks.pop(r)
         try:  # a worker writes its payload only when its scan succeeded
             payloads.append(marshal.loads(data) if data else None)
         except (EOFError, ValueError, TypeError):
@@ -232,7 +232,7 @@ def _drain(selectors, open_fds: set, chunks: dict, deadline: float | None) -> No
             for key, _ in sel.select(timeout):
                 piece = os.read(key.fd, 1 << 20)
                 if piece:
-                    chunks[key.fd].append(piece)
+                    chunks[key.fd] += piece
                 else:
                     sel.unregister(key.fd)
                     os.close(key.fd)
