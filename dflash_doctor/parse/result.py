@@ -264,6 +264,9 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
                   f"echoed command) were not taken as metrics lines, e.g. {ex.where if ex.line_no or ex.offset else ex.source}")
 
 
+_CUMULATIVE = {"vllm-v0", "llamacpp-statistics"}
+
+
 def _series_key(fmt: str, engine) -> tuple:
     return (fmt.split("-")[0] if fmt != FAST_FMT else "vllm", engine)
 
@@ -278,7 +281,8 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
     series: dict = {}
     for i in range(first_row, len(scan.rows)):
         r = scan.rows[i]
-        if r.source == source and r.drafted is not None:
+        # (cumulative counters' first difference is everything since the engine started: not a jump)
+        if r.source == source and r.drafted is not None and r.fmt not in _CUMULATIVE:
             series.setdefault(_series_key(r.fmt, r.engine), []).append(("r", i, r.drafted))
     for i, (s, tag, d) in enumerate(zip(f["src"], f["tag"], f["dft"])):
         if s == source:
