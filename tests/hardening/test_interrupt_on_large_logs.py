@@ -4,6 +4,7 @@ streamed route kept its intervals. Every route must."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -45,6 +46,11 @@ def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, monkeypatch,
     tally.fault("Ctrl-C on a large log")
     if workers > 1:
         monkeypatch.setattr(logscan, "PARALLEL_MIN", 1)
+    # (Python's own Ctrl-C handler, whatever an earlier test left installed; and no gc callbacks, such as the
+    # one hypothesis installs: a KeyboardInterrupt raised inside one is swallowed as "unraisable")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    callbacks = gc.callbacks[:]
+    gc.callbacks.clear()
     scan = logscan.LogScan()
     timer = _interrupt_after(0.8)
     t0 = time.monotonic()
@@ -53,6 +59,8 @@ def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, monkeypatch,
             logscan.scan_file(str(big_log), scan, workers=workers)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+        gc.callbacks.extend(callbacks)
     assert time.monotonic() - t0 < 20  # the workers stop when asked, they do not finish the file first
     assert scan.interrupted
     assert 0 < scan.n_intervals < (66 << 20) // len(LINE)
