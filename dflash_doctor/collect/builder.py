@@ -32,11 +32,15 @@ def scan_stats(scan: "LogScan", filtered_on_host: bool = False, lines: int | Non
     return ScanStats(
         lines=lines if lines is not None else scan.lines, bytes=scan.bytes, candidate_lines=scan.candidate_lines,
         intervals=scan.n_intervals, formats=dict(scan.formats), malformed=scan.malformed_count,
-        malformed_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text)
+        malformed_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text, m.rejected)
                                  for m in scan.malformed[:5]),
         notes=tuple(scan.notes), mean_normalised=scan.mean_normalised,
         sglang_rate_meaning=scan.sglang_rate_meaning, sources=tuple(scan.sources),
-        filtered_on_host=filtered_on_host, lines_kept=lines_kept)
+        filtered_on_host=filtered_on_host, lines_kept=lines_kept, rejected=scan.rejected_count,
+        foreign=scan.foreign_count, foreign_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where,
+                                                                         m.reason, m.text) for m in scan.foreign[:5]),
+        salvaged=tuple(s.to_dict() for s in scan.salvaged), salvaged_count=scan.salvaged_count,
+        interrupted=scan.interrupted)
 
 
 class EvidenceBuilder:
@@ -66,8 +70,11 @@ class EvidenceBuilder:
         if acc is None:
             ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
         elif acc.drafts > 0:
-            ev.add(Kind.ACCEPTANCE, f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts "
-                                    f"({acc.intervals} intervals)", src, acc)
+            read_from = "; ".join(d["label"] for d in acc.format_details if d["used"])  # the format each number came from
+            ev.add(Kind.ACCEPTANCE, (f"τ {acc.mean_acceptance_length:.2f}, a per-request average (not drafts-weighted)"
+                                     if acc.per_request else f"τ {acc.mean_acceptance_length:.2f} over "
+                                     f"{acc.drafts:.0f} drafts ({acc.intervals} intervals)")
+                   + (f", from {read_from}" if read_from else ""), src, acc)
             ev.notes.extend(acc.notes)
         else:
             ev.missing(Kind.ACCEPTANCE, "; ".join(acc.notes) or "no drafts count in the log")

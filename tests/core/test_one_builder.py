@@ -19,11 +19,17 @@ from dflash_doctor.collect.host import HostCollector, HostOptions, collect_host
 from dflash_doctor.evidence import Kind
 from dflash_doctor.hosts.bundle import BundleHost, _dec
 from dflash_doctor.hosts.local import LocalHost
+from dflash_doctor.parse import formats as F
 from tests.conftest import FIXTURES
 
-# Server logs. The client tools' summaries (`vllm bench serve`, the offline example) are not in a server's log,
-# so the host's log filter does not carry them (collect/host.py, SPEC_LITERALS).
-LOGS = sorted(p for p in (FIXTURES / "logs").iterdir() if p.is_file() and p.suffix in (".log", ".jsonl"))
+# Server logs. The client tools' summaries (`vllm bench serve`, the offline example, trtllm-bench) are not in a
+# server's log, and the host's log filter (one grep on the host) carries only the server formats of the main grep
+# pass (parse/formats: SERVER_LITERALS; not llama.cpp's or SGLang's request-log lines), so only the fixtures of
+# those formats can read the same both ways.
+_HOST_FORMATS = {f.id for f in F.FORMATS if f.server and f.grep_pass == F.MAIN_PASS}
+_EXPECTED = json.loads((FIXTURES / "logs" / "EXPECTED.json").read_text())
+LOGS = sorted(p for p in (FIXTURES / "logs").iterdir() if p.is_file() and p.suffix in (".log", ".jsonl")
+              and set(_EXPECTED.get(p.name, {}).get("formats", ["?"])) <= _HOST_FORMATS)
 BUNDLES = sorted(p for p in (FIXTURES / "hosts").iterdir() if (p / "manifest.json").exists())
 
 
