@@ -52,6 +52,16 @@ class EvidenceBuilder:
         return Source(kind, location, host=self.host)
 
     # -- logs -------------------------------------------------------------------------------------
+    def k_hint(self) -> tuple[int | None, str | None]:
+        """The k the launch command (or, for DFlash, the drafter's block) gives, for log lines that print none."""
+        launch = self.ev.launch()
+        if launch is not None and launch.num_speculative_tokens:
+            return launch.num_speculative_tokens, "the launch command"
+        d = self.ev.drafter()
+        if d is not None and d.is_dflash and d.block_size:
+            return d.block_size - 1, "the drafter's block size − 1"
+        return None, None
+
     def add_log_scan(self, scan: "LogScan", where: str, filtered_on_host: bool = False, lines: int | None = None,
                      lines_kept: int | None = None, filtered_bytes: int = 0) -> None:
         """LOG_SCAN, then ACCEPTANCE (or why there is none) and STARTUP from one scan."""
@@ -66,7 +76,8 @@ class EvidenceBuilder:
         else:
             summary = f"scanned {_size(scan)}, {stats.intervals} spec-decode intervals, {stats.malformed} malformed"
         ev.add(Kind.LOG_SCAN, summary, src, stats)
-        acc = aggregate(scan)
+        k, k_from = self.k_hint()
+        acc = aggregate(scan, k_hint=k, k_hint_source=k_from)
         if acc is None:
             ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
         elif acc.drafts > 0:

@@ -112,3 +112,17 @@ def test_check_host_uses_the_metrics_it_scraped_when_the_log_has_no_numbers(tmp_
     assert acc is not None and acc.formats == ("vllm-metrics",)
     assert acc.mean_acceptance_length == pytest.approx(1.18, abs=0.01)
     assert ev.get(Kind.ACCEPTANCE).source.kind == "url"
+
+
+def test_the_launch_commands_k_settles_a_log_that_prints_none(tmp_path):
+    """Issue 13 item 5: 0.8.3 lines print Drafted but not k; the launch command's k turns them into drafts."""
+    src = (FIXTURES / "logs" / "vllm-0.8.3.log").read_text().splitlines()
+    log = tmp_path / "no-k.log"
+    log.write_text("\n".join(x for x in src if "SpecDecoding metrics" in x) + "\n")
+    startup_k = gather_files(FileInputs(logs=[str(FIXTURES / "logs" / "vllm-0.8.3.log")])).acceptance()
+    k = startup_k.k
+    launch = f"vllm serve Q --speculative-config '{{\"method\": \"eagle3\", \"model\": \"D\", \"num_speculative_tokens\": {k}}}'"
+    ev = gather_files(FileInputs(logs=[str(log)], launch=launch))
+    acc = ev.acceptance()
+    assert acc is not None and acc.k == k
+    assert acc.mean_acceptance_length == pytest.approx(startup_k.mean_acceptance_length, abs=1e-9)
