@@ -118,10 +118,12 @@ class SourceReader:
             return NO_TAG, 0
         foreign = None
         for fmt in F.FORMATS:
-            if only is not None and fmt.id not in only:
-                continue
             pos = min((first[lit] for lit in fmt.literals if lit in first), default=-1)
             if pos < 0:
+                continue
+            if only is not None and fmt.id not in only:
+                if self._claims(fmt, text, pos, msg_at):
+                    return NO_TAG, 0  # a format tried before the `only` ones reads it: the line is its route's
                 continue
             if not fmt.checks_prefix:
                 prefix = text[:pos]
@@ -176,6 +178,17 @@ class SourceReader:
         if foreign is not None:
             scan.alien(self.source, no, off, foreign, text)
         return NO_TAG, 0
+
+    def _claims(self, fmt, text: str, pos: int, msg_at: int | None) -> bool:
+        """Whether `fmt` (a format outside the `only` ones of a dispatch) would read the line: on the
+        streamed route it comes first and keeps the line, so a block format must not take it (the grep
+        route reads it through its own literal). Nothing is recorded."""
+        if not fmt.checks_prefix and not prefix_ok(text[:pos], fmt.header, fmt.lead, msg_at):
+            return False
+        try:
+            return fmt.parse(Line(text, pos)) is not None
+        except BadLine:
+            return True
 
     def _facts(self, prefix: str) -> tuple:
         """(timestamp, engine tag) of a prefix; the tag cached by the prefix's shape."""

@@ -14,10 +14,10 @@ import sys
 from typing import Iterable
 
 from . import formats as F
-from .linereader import CHUNK, MAX_LINE, STARTUP_LITERALS  # noqa: F401  (re-exported)
-from .records import FIELDS, MIN_DRAFTS, AcceptanceSummary, Row, StartupFacts, pp_tuple  # noqa: F401
-from .result import FAST_COLS, LogScan, finish_source  # noqa: F401
-from .sources import COUNT_LINES_BELOW, LineReader, Range, iter_file_lines, open_source  # noqa: F401
+from .linereader import CHUNK, STARTUP_LITERALS
+from .records import MIN_DRAFTS, AcceptanceSummary, StartupFacts
+from .result import LogScan, finish_source
+from .sources import LineReader, Range, open_source
 from .startup import StartupBuilder
 from .stream import input_notes, scan_stream
 from .workers import merge, run_parallel
@@ -27,6 +27,9 @@ from .workers import merge, run_parallel
 # the registry, and the startup lines' literals.
 SPEC_LINE_LITERALS = F.SERVER_LITERALS
 PARALLEL_MIN = 256 << 20  # plain files at least this large are split across processes
+
+__all__ = ["LogScan", "AcceptanceSummary", "StartupFacts", "STARTUP_LITERALS", "SPEC_LINE_LITERALS", "PARALLEL_MIN",
+           "scan_file", "scan_lines", "aggregate", "order_rotated"]
 
 
 def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None, meanwhile=None,
@@ -78,9 +81,9 @@ def _scan_part(fh, path: str, start: int, end: int, size: int, grep: str | None,
 
 
 def _passes(fh, size: int) -> list[str]:
-    from .prefilter import head_lines, passes_for
+    from .prefilter import passes_for, selection_sample
 
-    return passes_for(head_lines(fh.fileno(), size))
+    return passes_for(selection_sample(fh.fileno(), size))
 
 
 def _scan_grep(fh, path: str, size: int, scan: LogScan, grep: str) -> None:

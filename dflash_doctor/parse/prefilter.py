@@ -14,8 +14,10 @@ reads the file and only its candidate lines, with their byte offsets, reach Pyth
     around a hit on its header or one of its lines;
   * formats without a fast literal (the offline example, the generic reader) are looked for in the
     file's first and last TAIL bytes, where a script's output puts its summary;
-  * a pass other than the main one (llama.cpp's literals, SGLang's request log) runs when the file's
-    head names its engine, or when the main pass found nothing.
+  * a pass other than the main one (llama.cpp's literals, SGLang's request log) runs when a sample of
+    the file (head, tail, windows between: `selection_sample`) holds its markers or its own literals,
+    or when the main pass found nothing;
+  * each source's rows are put in file order once it is read (result.finish_source).
 
 grep runs with SIGINT ignored (a Ctrl-C is this process's to handle: what was read is kept) and with
 its data segment capped (RLIMIT_DATA): grep holds a whole line to print it, so a huge line would make
@@ -45,6 +47,7 @@ READ = 1 << 18
 TAIL = 1 << 20  # bytes at each end of the file searched for formats without a fast literal
 STARTUP_BEFORE = 256 << 10  # read before the first metrics line of a new process for its startup lines
 GREP_DATA_LIMIT = 4 * MAX_LINE + (8 << 20)  # grep's data segment: any line much longer than MAX_LINE stops it
+SELECT_WINDOWS, SELECT_WINDOW = 8, 64 << 10  # windows between head and tail searched for the passes' markers
 
 # One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as the streamed fast path,
 # with two cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up
@@ -103,13 +106,29 @@ def grep_command(enabled: bool = True) -> str | None:
     return _grep_path or None
 
 
-def passes_for(head: bytes) -> list[str]:
-    """The grep passes a file needs: the main one, and each other pass whose markers its head holds."""
+def passes_for(sample: bytes) -> list[str]:
+    """The grep passes a file needs: the main one, and each other pass whose markers the file's
+    sample (`selection_sample`) holds. A pass's own literals are among its markers (formats/__init__.py):
+    a file holding one of its lines in the sample selects it, whatever else was cut or left out."""
     out = [F.MAIN_PASS]
     for name, (_, marks) in F.GREP_PASSES.items():
-        if name != F.MAIN_PASS and any(m.encode() in head for m in marks):
+        if name != F.MAIN_PASS and any(m.encode() in sample for m in marks):
             out.append(name)
     return out
+
+
+def selection_sample(fd: int, size: int) -> bytes:
+    """The text a file's grep passes are chosen by: its head (the startup lines name the engine), its
+    last CHUNK bytes, and SELECT_WINDOWS windows spread evenly between. A format whose lines start only
+    after the head (a request log switched on later, a head full of long prompts) is found there, at the
+    cost of reading about 1 MiB; one whose lines are in none of these places and that the main pass does
+    not find either is the residue (then the other passes run anyway: logscan._other_passes)."""
+    parts = [head_lines(fd, size)]
+    if size > CHUNK:
+        step = size // (SELECT_WINDOWS + 1)
+        parts += [os.pread(fd, SELECT_WINDOW, i * step) for i in range(1, SELECT_WINDOWS + 1)]
+        parts.append(os.pread(fd, CHUNK, max(0, size - CHUNK)))
+    return b"\n".join(parts)
 
 
 class GrepFailed(OSError):
@@ -358,15 +377,9 @@ def scan_range(fh, path: str, start: int, end: int, size: int, scan: LogScan, gr
     g = _GrepScanner(scan, path, fd, start, end, size)
     if start == 0 and head:
         g.sc.startup_scan(head_lines(fd, size))
-    first_row = len(scan.rows)
-    try:
-        names = passes or [F.MAIN_PASS]
-        for name in names:
+    try:  # (each pass adds its rows in file order; finish_source puts the passes' rows in one file order)
+        for name in passes or [F.MAIN_PASS]:
             _grep_pass(g, path, start, end, grep, F.GREP_PASSES[name][0])
-        if len(names) > 1:  # each pass added its rows in file order: merge them into one file order
-            tail = scan.rows[first_row:]
-            tail.sort(key=lambda r: r.offset if r.offset is not None else -1)
-            scan.rows[first_row:] = tail
         g.edges()
     except KeyboardInterrupt:
         scan.interrupted = True

@@ -12,6 +12,7 @@ merges it and raises KeyboardInterrupt again — the intervals read before are k
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import signal
 import time
@@ -179,7 +180,7 @@ def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanw
     open_fds = set(chunks)
     try:
         try:  # overlap: the workers scan while this process loads what aggregation needs
-            import numpy  # noqa: F401
+            importlib.import_module("numpy")
         except ImportError:
             pass
         if meanwhile is not None:

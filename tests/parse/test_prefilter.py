@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dflash_doctor.parse import logscan, prefilter
@@ -168,8 +168,30 @@ _POOL = [ln for p in LOGS if "offline" not in p.name and "bench" not in p.name
          and p.name not in ("sglang-0.5.2.log", "sglang-0.5.23.log") for ln in p.read_text("utf-8", "replace").splitlines()]
 
 
+
+
+def _fixture_line(name: str, holding: str) -> str:
+    return next(ln for ln in (FIX / name).read_text().splitlines() if holding in ln)
+
+
+_DECODE = _fixture_line("sglang-0.5.23-requests.log", "08:01:00 TP0] Decode batch")
+_FINISH_0 = _fixture_line("sglang-0.5.23-requests.log", "rid='req-0'")
+_FINISH_1 = _fixture_line("sglang-0.5.23-requests.log", "rid='req-1'")
+_TIMING = _fixture_line("llamacpp-server.log", "| task 1 | draft acceptance")
+_GENERIC = _fixture_line("generic-eval-summary.txt", "avg acceptance length")
+_V1_092 = _fixture_line("vllm-0.9.2.log", "SpecDecoding metrics")
+
+
 @given(lines=st.lists(st.one_of(st.sampled_from(_POOL), st.text(max_size=80)), min_size=1, max_size=120),
        cut=st.integers(0, 200))
+# the request line's marker ('spec_verify_ct') cut off: its pass was not run (a pass's literals now select it)
+@example(lines=[_DECODE, _FINISH_0], cut=29)
+# a llama.cpp line holding the offline example's block literal was read by the reader of last resort in the
+# grep route's block window (a block format now gives way to a line format tried before it)
+@example(lines=[_TIMING, _GENERIC], cut=0)
+@example(lines=[_GENERIC, _TIMING], cut=0)
+# rows of two grep passes (main: the vLLM line; requests: the SGLang lines) in one file order
+@example(lines=[_FINISH_0, _V1_092, _FINISH_1], cut=0)
 def test_random_mixtures_read_the_same(tmp_path_factory, lines, cut):
     """Lines drawn from every server-log fixture, junk between them and the last line cut anywhere. (One
     range: split across workers, a range that starts after the startup lines parses old formats without
@@ -182,6 +204,49 @@ def test_random_mixtures_read_the_same(tmp_path_factory, lines, cut):
         grep = _scan(p, mp, True, workers=1)
         python = _scan(p, mp, False)
     _same(grep, python)
+
+
+def test_a_pass_is_selected_by_lines_that_start_after_the_file_s_head(tmp_path, monkeypatch):
+    """The grep passes other than the main one were chosen by the file's first 256 KiB: a request log whose
+    first `Finish:` line comes later (a head full of decode lines, or of long prompts) lost its requests on the
+    grep route. The choice now also samples the tail and windows between (prefilter.selection_sample)."""
+    head = (FIX / "sglang-0.5.23-requests.log").read_text().splitlines()[0] + "\n"
+    decode = [ln for ln in (FIX / "sglang-0.5.23-requests.log").read_text().splitlines() if "Decode batch" in ln]
+    text = head + "\n".join(decode[i % len(decode)] for i in range(1800)) + "\n"
+    text += "\n".join(f"{decode[i % len(decode)]}\n{_FINISH_0.replace('req-0', f'req-{i}')}" for i in range(1000)) + "\n"
+    p = tmp_path / "late-requests.log"
+    p.write_text(text)
+    assert b"Finish: obj" not in p.read_bytes()[:300 << 10]
+    grep = _scan(p, monkeypatch, True)
+    assert grep[0].formats.get("sglang-request") == 1000
+    _same(grep, _scan(p, monkeypatch, False))
+
+
+def test_lines_without_a_fast_literal_are_found_by_the_grep_route_too(tmp_path, monkeypatch):
+    """llama.cpp releases that log the draft line through SLT_INF with a leading newline (or SLT_CNT) print it
+    alone, without the `| ` of its lead; SGLang's JSON request log (`--log-requests-format json`,
+    utils/log_utils.py log_json) has no `Finish: obj`. The streamed route reads both; the grep route once
+    missed them (its literals were `| draft acceptance` and `Finish: obj`)."""
+    llama = ("0.08.434.829 I slot print_timing: id  0 | task {t} | \n"
+             "prompt eval time =      35.12 ms /    12 tokens (    2.93 ms per token,   341.68 tokens per second)\n"
+             "       eval time =    1203.55 ms /   128 tokens (    9.40 ms per token,   106.35 tokens per second)\n"
+             "      total time =    1238.67 ms /   140 tokens\n"
+             "0.08.434.829 I slot print_timing: id  0 | task {t} | \n"
+             "draft acceptance rate = 0.57576 (   57 accepted /    99 generated)\n")
+    p = tmp_path / "llama.log"
+    p.write_text("0.00.010.410 I llama_model_loader: loaded meta data\n" + "".join(llama.format(t=t) for t in range(5)))
+    grep = _scan(p, monkeypatch, True)
+    assert grep[0].formats == {"llamacpp-print-timing": 5}
+    _same(grep, _scan(p, monkeypatch, False))
+    rec = ('[2026-03-02 08:01:0{i}] {{"timestamp": "2026-03-02T08:01:0{i}.5", "event": "request.finished", "rid": "r{i}", '
+           '"obj": {{"rid": "r{i}", "stream": false}}, "out": {{"meta_info": {{"id": "r{i}", "completion_tokens": 30{i}, '
+           '"spec_accept_length": 2.5, "spec_verify_ct": 11{i}}}}}}}\n')
+    p = tmp_path / "sglang-json.log"
+    p.write_text("[2026-03-02 08:00:00] server_args=ServerArgs(speculative_algorithm='EAGLE3', log_requests=True)\n"
+                 + "".join(rec.format(i=i) for i in range(5)))
+    grep = _scan(p, monkeypatch, True)
+    assert grep[0].formats == {"sglang-request": 5}
+    _same(grep, _scan(p, monkeypatch, False))
 
 
 def test_grep_ending_on_its_own_is_not_a_failure(tmp_path):

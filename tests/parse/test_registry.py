@@ -17,8 +17,8 @@ PARSE = Path(__file__).resolve().parents[2] / "dflash_doctor" / "parse"
 
 
 def _fmt(**kw) -> Format:
-    base = dict(id="new-engine", engine="x", label="x", meaning="x", literals=("Xccept: ",), parse=lambda line: None,
-                grep=("XYZ metrics",))
+    base = dict(id="new-engine", engine="x", label="x", meaning="x", literals=("XYZ metrics: Xccept",),
+                parse=lambda line: None, grep=("XYZ metrics",))
     base.update(kw)
     return Format(**base)
 
@@ -30,6 +30,13 @@ def _fmt(**kw) -> Format:
     (dict(grep=(), grep_edges=False), "no grep literal and not grep_edges"),
     (dict(literals=("Drafted tokens",)), "would never see its lines"),
     (dict(grep_pass="mine"), "needs grep_markers"),
+    # the streamed route reads lines by `Xccept: `; the grep route would find only those holding `XYZ metrics`
+    (dict(literals=("Xccept: ",), grep=("XYZ metrics",)), "holds none of its grep literals"),
+    (dict(literals=("Xccept: ", "XYZ metrics: Xccept"), grep=("XYZ metrics",)), "holds none of its grep literals"),
+    # a common first byte is refused in the main pass even with a reason, and in a pass of its own without one
+    (dict(literals=("draft Xccept",), grep=("draft Xccept",), grep_slow="no other way"), "starts with 'd'"),
+    (dict(literals=("draft Xccept",), grep=("draft Xccept",), grep_pass="mine", grep_markers=("mine",)),
+     "starts with 'd'"),
 ])
 def test_the_registry_refuses_what_a_scanner_could_not_find(kw, why):
     with pytest.raises(FormatRegistryError, match=why.split(",")[0].replace("(", r"\(").replace(")", r"\)")):
@@ -40,15 +47,29 @@ def test_a_third_first_byte_in_a_grep_pass_is_refused():
     """GNU grep skips ahead with memchr2 on at most two first bytes (measured: 0.36 s with S and D, 0.59-0.70 s
     with a third, even a rare one); the main pass uses S and D."""
     with pytest.raises(FormatRegistryError, match="3 distinct bytes"):
-        validate(list(F.FORMATS) + [_fmt(grep=("Xyzzy metrics",))])
-    validate(list(F.FORMATS) + [_fmt(grep=("Draft stats",))])  # one of the pass's bytes: fine
+        validate(list(F.FORMATS) + [_fmt(literals=("Xyzzy metrics: Xccept",), grep=("Xyzzy metrics",))])
+    validate(list(F.FORMATS) + [_fmt(literals=("Draft stats: Xccept",), grep=("Draft stats",))])  # one of the pass's bytes
 
 
 def test_every_grep_pass_and_the_host_filter_follow_the_rule():
+    slow = {lit for f in F.FORMATS if f.grep_slow for lit in f.grep}
     for name, (lits, _) in F.GREP_PASSES.items():
         assert len({x[0] for x in lits}) <= 2, name
-        assert not any(x[0].islower() or x[0].isdigit() or x[0].isspace() for x in lits), name
+        common = [x for x in lits if x[0].islower() or x[0].isdigit() or x[0].isspace()]
+        assert not common or name != F.MAIN_PASS and set(common) <= slow, name
     assert len({x[0] for x in F.SERVER_LITERALS}) <= 2
+    assert not any(x[0].islower() or x[0].isdigit() or x[0].isspace() for x in F.SERVER_LITERALS)
+
+
+def test_a_pass_of_its_own_may_use_a_slow_literal_when_it_says_why():
+    validate(list(F.FORMATS) + [_fmt(literals=("draft Xccept",), grep=("draft Xccept",), grep_pass="mine",
+                                     grep_markers=("mine",), grep_slow="no fast part in every line")])
+
+
+def test_a_pass_s_own_literals_select_it():
+    """A file holding one of a pass's lines needs the pass, whatever markers were cut off or never printed."""
+    for name, (lits, marks) in F.GREP_PASSES.items():
+        assert set(lits) <= set(marks), name
 
 
 def test_every_searcher_takes_its_literals_from_the_registry():

@@ -14,9 +14,15 @@ adding a third first byte, even a rare one (`Xyzzy`, `#calls`, `Finish`): 0.59-0
 of which one is a lowercase letter (`d`): 0.86 s, both lowercase (`e`, `t`): 1.40 s, a space: 1.11 s;
 `|` and `#` together: 0.25 s, `[`: 0.40 s. So each grep pass's literals must start with at most two
 distinct bytes, none a lowercase letter, digit or whitespace; a literal that cannot follow the rule
-goes to a pass of its own (run only when the file's head names its engine, or when the main pass
-found nothing) or is looked for at the file's ends only (`grep_edges`). `validate` enforces it at
-import time; `FormatRegistryError` says which literal broke it and why.
+goes to a pass of its own (run only when a sample of the file holds one of the pass's markers or
+literals, or when the main pass found nothing: prefilter.selection_sample) or is looked for at the
+file's ends only (`grep_edges`). A pass of its own may break the first-byte rule only where the format
+says why (`grep_slow`: no fast part is in every line; only files that select the pass pay for it).
+
+The grep route must find every line the streamed route reads: a line format's grep literals must
+cover its literals (each literal holds one of them), or files of 64 MiB and more would count fewer
+lines than smaller ones. `validate` enforces both at import time; `FormatRegistryError` says which
+literal broke them and why.
 """
 
 from __future__ import annotations
@@ -56,13 +62,21 @@ def validate(formats: list[Format]) -> None:
         for lit in f.grep:
             if not lit:
                 raise FormatRegistryError(f"format {f.id}: an empty grep literal")
-            if lit[0] in _COMMON_FIRST_BYTES:
+            if lit[0] in _COMMON_FIRST_BYTES and not (f.grep_slow and f.grep_pass != MAIN_PASS):
                 raise FormatRegistryError(
                     f"format {f.id}: grep literal {lit!r} starts with {lit[0]!r}, a byte common in log text (a lowercase "
                     "letter, digit or whitespace): GNU grep's memchr2 skip would stop at nearly every byte (measured "
                     "0.86-1.40 s instead of 0.36 s on 1 GiB); choose a part of the line that starts with an uppercase "
-                    "letter or punctuation, or use a pass of its own, or grep_edges")
+                    "letter or punctuation, or use a pass of its own (with grep_slow saying why no such part exists), "
+                    "or grep_edges")
             passes.setdefault(f.grep_pass, []).append((lit, f.id))
+        if f.grep and not f.block:
+            for lit in f.literals:
+                if not any(g in lit for g in f.grep):
+                    raise FormatRegistryError(
+                        f"format {f.id}: the streamed scanner reads its lines by {lit!r}, which holds none of its grep "
+                        f"literals ({', '.join(map(repr, f.grep))}): files of 64 MiB and more (the grep route) would miss "
+                        "lines that smaller files count; add a grep literal that every such line holds")
     for name in passes:
         if name != MAIN_PASS and not any(f.grep_markers for f in formats if f.grep_pass == name):
             raise FormatRegistryError(f"grep pass {name!r} needs grep_markers (what in a file's head selects it)")
@@ -105,7 +119,9 @@ BLOCK_LITERALS: tuple[str, ...] = tuple(dict.fromkeys(lit for f in FORMATS if f.
 GREP_PASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 for _f in FORMATS:
     lits, marks = GREP_PASSES.get(_f.grep_pass, ((), ()))
-    GREP_PASSES[_f.grep_pass] = (tuple(dict.fromkeys(lits + _f.grep)), tuple(dict.fromkeys(marks + _f.grep_markers)))
+    # a pass's own literals always select it: a file holding one of its lines needs it, whatever else it lacks
+    GREP_PASSES[_f.grep_pass] = (tuple(dict.fromkeys(lits + _f.grep)),
+                                 tuple(dict.fromkeys(marks + _f.grep + _f.grep_markers)))
 EDGE_FORMATS = tuple(f for f in FORMATS if f.grep_edges)
 # The host's remote filter (one `grep -F` over the whole log on the host, collect/host.py) keeps the lines a
 # serving engine prints (client tools' summaries are not in a server's log). One grep, so the same first-byte

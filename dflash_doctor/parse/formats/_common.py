@@ -281,7 +281,10 @@ class Format:
     block: bool = False  # the literal's line starts a block: `after`/`before` are filled
     grep: tuple[str, ...] = ()  # literals for the grep pre-filter's pass (see formats/__init__.py: the rule)
     grep_pass: str = "main"
-    grep_markers: tuple[str, ...] = ()  # text in a file's head that selects this format's grep pass
+    grep_markers: tuple[str, ...] = ()  # text in a file's head that selects this format's grep pass (its grep
+    #                                     literals select it too)
+    grep_slow: str = ""  # why this format's pass (not the main one) may use a literal with a common first byte:
+    #                      no fast literal is in every line the streamed route reads; only files that select it pay
     grep_edges: bool = False  # the grep route looks for it only near the file's ends (a script's last output)
     scan_extra: tuple[str, ...] = ()  # literals without "ccept" the streamed scanner must find too
     candidate_in_line: bool = False  # every line of the format holds "ccept" besides its literal

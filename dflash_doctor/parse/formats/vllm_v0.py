@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ._common import VLLM_HEADER, I, N, BadLine, Format, Impossible, Line, Parsed, count, num, rate, row
+from ._common import VLLM_HEADER, I, N, BadLine, Format, Impossible, Line, Parsed, count, rate, row
 
 LITERAL = "Speculative metrics"
 _V0 = re.compile(

@@ -181,7 +181,7 @@ def finish(items: list, ctx) -> None:
             if rec["mean"] is not None:
                 c = set(k_candidates(rec))
                 cands = c if cands is None else cands & c
-        k, how, est = None, "", True
+        k, how = None, ""
         for k_try, where in ((known, "complete lines of the same engine"), (ctx.startup_k, "the startup lines"),
                              (ctx.k_hint, ctx.k_hint_source or "the caller")):
             if not k_try:
