@@ -23,6 +23,11 @@ def register(app: typer.Typer) -> None:
         output: Optional[str] = OutputOpt,
     ) -> int:
         """Parse vLLM / SGLang spec-decode lines: τ, per-position curve, signature, trend, startup facts."""
+        from .ranking_opts import resolve_settings
+
+        settings = resolve_settings(validate=False)
+        if not engine:  # (with --engine the workers would need its parsed form: they start with the scan)
+            _start_scan_early(files, settings)
         from ..collect.files import gather_engine, gather_logs, parse_time_bound
         from ..errors import UsageError
         from ..evidence import EvidenceSet, Kind
@@ -32,20 +37,19 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give --csv or --parquet, not both")
         lo = parse_time_bound(since, "--since") if since else None
         hi = parse_time_bound(until, "--until") if until else None
-        from .ranking_opts import resolve_settings
-
         out = Output(fmt=fmt, path=output)
-        settings = resolve_settings(validate=False)
         ev = EvidenceSet(label="logs")
         if engine:
             gather_engine(ev, engine)
         loaded: list = []
 
         def prepare() -> None:  # while worker processes scan a large log: what the report needs next
-            from .. import doctor  # noqa: F401
-            from ..parse import frame  # noqa: F401
+            import importlib
+
             from ..registry import load_checks
 
+            for name in ("dflash_doctor.doctor", "dflash_doctor.parse.frame"):
+                importlib.import_module(name)
             loaded.append(load_checks())
 
         scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
@@ -66,6 +70,17 @@ def register(app: typer.Typer) -> None:
             out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))
+
+
+def _start_scan_early(files: list[str], settings) -> None:
+    """A large log's scan workers start before the rest of this command's imports (the evidence model,
+    the collectors, the checks): the scan, the long part, overlaps them, and gather_logs' scan_file takes
+    its results. Only the first file the scan reads (rotated logs are read oldest first)."""
+    from ..parse.logscan import order_rotated, start_scan
+
+    first = order_rotated(list(files))[:1]
+    if first:
+        start_scan(first[0], workers=settings.workers, grep=settings.grep)
 
 
 def _export(scan, csv: str | None, parquet: str | None, out) -> None:

@@ -20,7 +20,7 @@ from .result import LogScan, finish_source
 from .sources import LineReader, Range, open_source
 from .startup import StartupBuilder
 from .stream import input_notes, scan_stream
-from .workers import merge, run_parallel
+from .workers import merge
 
 # What the host's remote pre-filter (grep -F on the host, collect/host.py) keeps: the metrics lines a
 # SERVER log holds (bench and offline summaries are printed by client tools, not by the server), from
@@ -29,7 +29,78 @@ SPEC_LINE_LITERALS = F.SERVER_LITERALS
 PARALLEL_MIN = 256 << 20  # plain files at least this large are split across processes
 
 __all__ = ["LogScan", "AcceptanceSummary", "StartupFacts", "STARTUP_LITERALS", "SPEC_LINE_LITERALS", "PARALLEL_MIN",
-           "scan_file", "scan_lines", "aggregate", "order_rotated"]
+           "scan_file", "start_scan", "scan_lines", "aggregate", "order_rotated"]
+
+
+class _Started:
+    """A large file's scan begun by `start_scan`: its source, byte ranges, grep passes and workers."""
+
+    def __init__(self, src, n: int, grep: str | None, engine_hint, points, passes, workers):
+        st = os.fstat(src.stream.fileno())
+        self.src, self.n, self.grep, self.engine_hint = src, n, grep, engine_hint
+        self.points, self.passes, self.workers = points, passes, workers
+        self.ident = (st.st_dev, st.st_ino)
+
+    def fits(self, path: str, n: int, grep: str | None, engine_hint) -> bool:
+        """The same file (grown at most: the scan reads it as it was when begun) and the same switches."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return ((st.st_dev, st.st_ino) == self.ident and st.st_size >= self.src.size and n == self.n
+                and grep == self.grep and engine_hint == self.engine_hint)
+
+    def abandon(self) -> None:
+        try:
+            self.workers.abandon()
+        finally:
+            self.src.stream.close()
+
+
+_STARTED: dict[str, _Started] = {}
+
+
+def start_scan(path: str, workers: int | None = None, grep: bool = True, engine_hint=None) -> bool:
+    """Begin scanning a large plain file now: its worker processes start at once, and `scan_file` on the
+    same path with the same switches takes their results later instead of starting again. For a
+    caller with imports to do before it can call `scan_file` (the `logs` command): the scan, the long
+    part, overlaps them. True when workers were started; anything else (a small, compressed or missing
+    file, one worker) is left to `scan_file`. A begun scan nobody takes is stopped at exit."""
+    if path == "-" or path in _STARTED or not hasattr(os, "fork"):
+        return False
+    n = _n_workers(workers)
+    try:
+        src = open_source(path)
+    except OSError:
+        return False
+    if not (src.plain and src.size >= PARALLEL_MIN and n > 1):
+        src.stream.close()
+        return False
+    from . import prefilter
+    from .workers import Workers
+
+    grep_cmd = prefilter.grep_command(grep) if src.size >= prefilter.GREP_MIN else None
+    points, passes, tasks = _plan(src.stream, path, src.size, n, grep_cmd)
+    try:
+        started = _Started(src, n, grep_cmd, engine_hint, points, passes, Workers(tasks, engine_hint))
+    except BaseException:
+        src.stream.close()
+        raise
+    if not _STARTED:
+        import atexit
+
+        atexit.register(_abandon_all)
+    _STARTED[path] = started
+    return True
+
+
+def _abandon_all() -> None:
+    while _STARTED:
+        _STARTED.popitem()[1].abandon()
+
+
+def _n_workers(workers: int | None) -> int:
+    return workers if workers is not None else min(os.cpu_count() or 1, 4)
 
 
 def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None, meanwhile=None,
@@ -43,17 +114,25 @@ def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None
     scan = scan if scan is not None else LogScan()
     if k_hint and not scan.k_hint:
         scan.k_hint, scan.k_hint_source = k_hint, k_hint_source or "the caller"
-    src = open_source(path)
+    n = _n_workers(workers)
+    started = _STARTED.pop(path, None)
+    if started is not None:
+        from . import prefilter
+
+        want = prefilter.grep_command(grep) if started.src.size >= prefilter.GREP_MIN else None
+        if not started.fits(path, n, want, scan.engine_hint):
+            started.abandon()
+            started = None
+    src = started.src if started is not None else open_source(path)
     fh = src.stream
     try:
         if src.note:
             scan.note(f"{path}: {src.note}")
-        n = workers if workers is not None else min(os.cpu_count() or 1, 4)
         from . import prefilter
 
         grep = prefilter.grep_command(grep) if src.plain and src.size >= prefilter.GREP_MIN else None
-        if src.plain and src.size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork"):
-            _scan_parallel(fh, path, src.size, scan, n, grep, meanwhile)
+        if started is not None or src.plain and src.size >= PARALLEL_MIN and n > 1 and hasattr(os, "fork"):
+            _scan_parallel(fh, path, src.size, scan, n, grep, meanwhile, started)
         elif grep:
             _scan_grep(fh, path, src.size, scan, grep)
         else:
@@ -150,16 +229,30 @@ def _split_points(fh, size: int, n: int) -> list[int]:
     return points
 
 
-def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | None = None, meanwhile=None) -> None:
-    """Byte ranges (split at newlines) scanned in forked workers (workers.py) while this process
-    imports what aggregation needs; merged in file order. Ctrl-C: what the workers read is merged."""
-    import gc
-
+def _plan(fh, path: str, size: int, n: int, grep: str | None) -> tuple[list[int], list[str] | None, list]:
+    """The byte ranges (split at newlines), grep passes and worker tasks of a parallel scan."""
     points = _split_points(fh, size, n)
     passes = _passes(fh, size) if grep else None
     tasks = [(lambda part, a=points[i], b=points[i + 1]: _scan_part(fh, path, a, b, size, grep, passes, part))
              for i in range(n)]
-    payloads, interrupted = run_parallel(tasks, scan.engine_hint, meanwhile)
+    return points, passes, tasks
+
+
+def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | None = None, meanwhile=None,
+                   started: _Started | None = None) -> None:
+    """Byte ranges (split at newlines) scanned in forked workers (workers.py) while this process
+    imports what aggregation needs; merged in file order. Ctrl-C: what the workers read is merged.
+    `started`: the workers `start_scan` began for this file."""
+    import gc
+
+    if started is None:
+        from .workers import Workers
+
+        _, passes, tasks = _plan(fh, path, size, n, grep)
+        workers = Workers(tasks, scan.engine_hint)
+    else:
+        passes, workers = started.passes, started.workers
+    payloads, interrupted = workers.collect(meanwhile)
     good = [p for p in payloads if p is not None]
     try:
         if interrupted:

@@ -1,8 +1,9 @@
 """Scanning byte ranges of one file in forked worker processes, and merging what they read.
 
-`run_parallel(tasks)` forks one worker per task; a task fills the `LogScan` it is given. Results come
-back through pipes as `marshal` data (`pack`): plain tuples written by our own child a moment ago,
-never anything read from the input. `merge` adds the parts, in file order, to the caller's scan.
+`Workers(tasks)` forks one worker per task at once and `collect()`s their results later (`run_parallel`
+does both); a task fills the `LogScan` it is given. Results come back through pipes as `marshal` data
+(`pack`): plain tuples written by our own child a moment ago, never anything read from the input.
+`merge` adds the parts, in file order, to the caller's scan.
 
 Ctrl-C: the workers ignore SIGINT (so do their grep children); the parent, interrupted, asks them
 with SIGUSR1 to stop where they are and send what they have read, waits for that a few seconds,
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import gc
 import importlib
+import marshal
 import os
+import selectors
 import signal
 import time
 from array import array
@@ -142,85 +145,114 @@ def _on_usr1(signum, frame):  # pragma: no cover - runs in a worker
     raise KeyboardInterrupt
 
 
-def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanwhile=None) -> tuple[list, bool]:
-    """Run each task(part) in its own forked process; return (packed parts in task order, None for a
-    worker that failed; whether the run was interrupted)."""
-    import marshal
-    import selectors
+class Workers:
+    """Worker processes forked now, one per task (a task fills the `LogScan` it is given); `collect`
+    gathers what they send, `abandon` stops them unread. Started early (logscan.start_scan), they scan
+    while this process imports what it needs next."""
 
-    kids = []
-    for task in tasks:
-        r, w = os.pipe()
-        big_pipe(w)
-        pid = os.fork()
-        if pid == 0:  # worker
-            os.close(r)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what a Ctrl-C ends
-            signal.signal(signal.SIGUSR1, _on_usr1)
-            gc.disable()  # a short-lived child that makes no cycles: no collector passes over its rows
-            code = 0
-            try:
-                part = LogScan(engine_hint=engine_hint)
-                try:
-                    task(part)
-                except KeyboardInterrupt:
-                    part.interrupted = True
-                signal.signal(signal.SIGUSR1, signal.SIG_IGN)
-                payload = marshal.dumps(pack(part))
-                with os.fdopen(w, "wb") as out:
-                    out.write(payload)
-            except BaseException:  # noqa: BLE001 - a worker must never return into the CLI
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(w)
-        kids.append((pid, r))
-    interrupted = False
-    chunks: dict[int, bytearray] = {r: bytearray() for _, r in kids}  # (grown in place: no joined copy)
-    open_fds = set(chunks)
-    try:
-        try:  # overlap: the workers scan while this process loads what aggregation needs
-            importlib.import_module("numpy")
-        except ImportError:
-            pass
-        if meanwhile is not None:
-            meanwhile()
-        _drain(selectors, open_fds, chunks, None)
-    except KeyboardInterrupt:
-        interrupted = True
-        for pid, _ in kids:
+    def __init__(self, tasks: list[Callable[[LogScan], None]], engine_hint=None):
+        self.kids: list[tuple[int, int]] = []
+        for task in tasks:
+            r, w = os.pipe()
+            big_pipe(w)
+            pid = os.fork()
+            if pid == 0:  # worker
+                os.close(r)
+                for _, other in self.kids:  # (the pipes of workers forked before: theirs, not this one's)
+                    os.close(other)
+                _worker(task, w, engine_hint)
+            os.close(w)
+            self.kids.append((pid, r))
+
+    def collect(self, meanwhile=None) -> tuple[list, bool]:
+        """(packed parts in task order, None for a worker that failed; whether the run was interrupted).
+        `meanwhile` runs in this process while the workers scan."""
+        interrupted = False
+        chunks: dict[int, bytearray] = {r: bytearray() for _, r in self.kids}  # (grown in place: no joined copy)
+        open_fds = set(chunks)
+        try:
+            try:  # overlap: the workers scan while this process loads what aggregation needs
+                importlib.import_module("numpy")
+            except ImportError:
+                pass
+            if meanwhile is not None:
+                meanwhile()
+            _drain(open_fds, chunks, None)
+        except KeyboardInterrupt:
+            interrupted = True
+            self._stop(open_fds, chunks)
+        payloads = []
+        for _, r in self.kids:
+            data = chunks.pop(r)
+            try:  # a worker writes its payload only when its scan succeeded
+                payloads.append(marshal.loads(data) if data else None)
+            except (EOFError, ValueError, TypeError):
+                payloads.append(None)
+            del data
+        self._reap(interrupted)
+        return payloads, interrupted
+
+    def abandon(self) -> None:
+        """Stop the workers and drop what they read (a scan begun early that nobody asked for)."""
+        chunks: dict[int, bytearray] = {r: bytearray() for _, r in self.kids}
+        self._stop(set(chunks), chunks)
+        self._reap(True)
+
+    def _stop(self, open_fds: set, chunks: dict) -> None:
+        for pid, _ in self.kids:
             try:
                 os.kill(pid, signal.SIGUSR1)
             except OSError:
                 pass
-        _drain(selectors, open_fds, chunks, time.monotonic() + STOP_WAIT)
-    payloads = []
-    for pid, r in kids:
-        data = chunks.pop(r)
-        try:  # a worker writes its payload only when its scan succeeded
-            payloads.append(marshal.loads(data) if data else None)
-        except (EOFError, ValueError, TypeError):
-            payloads.append(None)
-        del data
-    for pid, _ in kids:
-        try:
-            if interrupted:
-                for _ in range(50):
-                    done, _status = os.waitpid(pid, os.WNOHANG)
-                    if done:
-                        break
-                    time.sleep(0.02)
+        _drain(open_fds, chunks, time.monotonic() + STOP_WAIT)
+
+    def _reap(self, interrupted: bool) -> None:
+        for pid, _ in self.kids:
+            try:
+                if interrupted:
+                    for _ in range(50):
+                        done, _status = os.waitpid(pid, os.WNOHANG)
+                        if done:
+                            break
+                        time.sleep(0.02)
+                    else:
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
                 else:
-                    os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
-            else:
-                os.waitpid(pid, 0)
-        except (ChildProcessError, OSError):
-            pass
-    return payloads, interrupted
+            except (ChildProcessError, OSError):
+                pass
+        self.kids = []
 
 
-def _drain(selectors, open_fds: set, chunks: dict, deadline: float | None) -> None:
+def _worker(task, w: int, engine_hint) -> None:  # pragma: no cover - runs in a worker, never returns
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what a Ctrl-C ends
+    signal.signal(signal.SIGUSR1, _on_usr1)
+    gc.disable()  # a short-lived child that makes no cycles: no collector passes over its rows
+    code = 0
+    try:
+        part = LogScan(engine_hint=engine_hint)
+        try:
+            task(part)
+        except KeyboardInterrupt:
+            part.interrupted = True
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        payload = marshal.dumps(pack(part))
+        with os.fdopen(w, "wb") as out:
+            out.write(payload)
+    except BaseException:  # noqa: BLE001 - a worker must never return into the caller
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanwhile=None) -> tuple[list, bool]:
+    """Run each task(part) in its own forked process; return (packed parts in task order, None for a
+    worker that failed; whether the run was interrupted)."""
+    return Workers(tasks, engine_hint).collect(meanwhile)
+
+
+def _drain(open_fds: set, chunks: dict, deadline: float | None) -> None:
     """Read the workers' pipes until they close (or the deadline passes: the rest are closed unread);
     a Ctrl-C meanwhile goes on up, leaving open_fds saying which are still open."""
     with selectors.DefaultSelector() as sel:
