@@ -23,11 +23,8 @@ def register(app: typer.Typer) -> None:
         output: Optional[str] = OutputOpt,
     ) -> int:
         """Parse vLLM / SGLang spec-decode lines: τ, per-position curve, signature, trend, startup facts."""
-        from .ranking_opts import resolve_settings
-
-        settings = resolve_settings(validate=False)
         if not engine:  # (with --engine the workers would need its parsed form: they start with the scan)
-            _start_scan_early(files, settings)
+            _start_scan_early(files)
         from ..collect.files import gather_engine, gather_logs, parse_time_bound
         from ..errors import UsageError
         from ..evidence import EvidenceSet, Kind
@@ -37,7 +34,10 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give --csv or --parquet, not both")
         lo = parse_time_bound(since, "--since") if since else None
         hi = parse_time_bound(until, "--until") if until else None
+        from .ranking_opts import resolve_settings
+
         out = Output(fmt=fmt, path=output)
+        settings = resolve_settings(validate=False)
         ev = EvidenceSet(label="logs")
         if engine:
             gather_engine(ev, engine)
@@ -72,15 +72,21 @@ def register(app: typer.Typer) -> None:
         return int(exit_code_for(report))
 
 
-def _start_scan_early(files: list[str], settings) -> None:
-    """A large log's scan workers start before the rest of this command's imports (the evidence model,
-    the collectors, the checks): the scan, the long part, overlaps them, and gather_logs' scan_file takes
-    its results. Only the first file the scan reads (rotated logs are read oldest first)."""
+def _start_scan_early(files: list[str]) -> None:
+    """A large log's scan workers start before this command's imports (the settings' validators, the
+    evidence model, the collectors, the checks): the scan, the long part, overlaps them, and gather_logs'
+    scan_file takes its results. Only the first file the scan reads (rotated logs are read oldest first).
+    The scanner's two switches are read as resolve_settings reads them (Settings.from_env); scan_file
+    starts again should the command's settings differ."""
+    import os
+
     from ..parse.logscan import order_rotated, start_scan
+    from ..settings import Settings
 
     first = order_rotated(list(files))[:1]
     if first:
-        start_scan(first[0], workers=settings.workers, grep=settings.grep)
+        switches = Settings.from_env(os.environ)
+        start_scan(first[0], workers=switches.workers, grep=switches.grep)
 
 
 def _export(scan, csv: str | None, parquet: str | None, out) -> None:

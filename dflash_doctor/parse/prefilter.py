@@ -33,6 +33,7 @@ import re
 import shutil
 import signal
 import subprocess
+from array import array
 from operator import gt, itemgetter
 
 from . import formats as F
@@ -50,10 +51,15 @@ GREP_DATA_LIMIT = 4 * MAX_LINE + (8 << 20)  # grep's data segment: any line much
 SELECT_WINDOWS, SELECT_WINDOW = 8, 64 << 10  # windows between head and tail searched for the passes' markers
 
 # One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as the streamed fast path,
-# with two cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up
-# to the message, and the rates are taken loosely, then checked a whole buffer at a time (_rates_ok).
+# with cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up to
+# the message, the rates are taken loosely, then checked a whole buffer at a time (_rates_ok), and the
+# average rate (not used) is not captured. Eight groups: `split` gives the text between matches at every
+# ninth place (all empty: every line of the buffer is one of these) and each column as a C-level slice.
 _FASTG = re.compile(rb"(?m)^(\d+):((?:[^S\n]++|S(?!pecDecoding metrics: ))*+)" + FAST_BODY.replace(
-    rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)") + rb"[ \t\r]*\n")
+    rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)").replace(
+    rb"(\d+\.\d)%", rb"\d+\.\d%") + rb"[ \t\r]*\n")
+_NG = 8
+assert _FASTG.groups == _NG
 _DIGITS = b"0123456789"
 _CAND = F.CANDIDATE.encode()
 _HINTS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if f.block and not f.grep_edges for lit in f.grep))
@@ -175,44 +181,47 @@ class _GrepScanner:
     # -- the grep output --
     def block(self, buf: bytes) -> None:
         """Complete grep output lines."""
-        rows = _FASTG.findall(buf)
-        if len(rows) == buf.count(b"\n") and self.fast_rows(rows):
+        parts = _FASTG.split(buf)
+        if not any(parts[0::_NG + 1]) and self.fast_rows([parts[i::_NG + 1] for i in range(1, _NG + 1)]):
             return
         pos = 0  # mixed or unusual: walk the matches, other lines one by one
         for m in _FASTG.finditer(buf):
             if m.start() != pos:
                 self.slow_lines(buf[pos:m.start()])
-            if not self.fast_rows([m.groups()]):
+            if not self.fast_rows([[g] for g in m.groups()]):
                 self.slow_lines(m.group(0))
             pos = m.end()
         if pos < len(buf):
             self.slow_lines(buf[pos:])
 
-    def fast_rows(self, rows: list[tuple]) -> bool:
-        """Append vLLM >= 0.10.2 lines column-wise; False (nothing appended) when one needs the
-        dispatch (accepted > drafted, a count beyond the cap, a prefix that is not only wrappers)."""
-        if not rows:
+    def fast_rows(self, cols: list[list]) -> bool:
+        """Append vLLM >= 0.10.2 lines (given column-wise: the regex's groups) to the fast columns; False
+        (nothing appended) when one needs the dispatch (accepted > drafted, a count beyond the cap, a
+        prefix that is not only wrappers)."""
+        offs, pfx, mean, athr, dthr, acc, dft, pp = cols
+        if not offs:
             return True
-        offs, pfx, mean, athr, dthr, acc, dft, pp, _rate = zip(*rows)
         acc = list(map(int, acc))
         dft = list(map(int, dft))
         if any(map(gt, acc, dft)) or max(dft) > 10 ** 15:
             return False
-        n = len(rows)
+        n = len(offs)
         widths = set(map(len, pp))
         width = widths.pop() if len(widths) == 1 else 0
         uniform = width and (width + 2) % 7 == 0  # one k for the whole buffer, as vLLM prints it
         ks = [(width + 2) // 7] * n if uniform else [p.count(b",") + 1 for p in pp]
         if not _rates_ok(pp, ks):
             return False
-        offs = list(map(self.start.__add__, map(int, offs)))
+        offs = array("q", map(self.start.__add__, map(int, offs)) if self.start else map(int, offs))
         got = self.prefixes(pfx, offs)
         if got is None:
             return False
         ts, tags = got
         k = ks[0]
+        # (numbers go straight into machine arrays where they can: no list of Python objects in between)
         if uniform and not any(map(k.__rmod__, dft)):
-            drafts, est = list(map(k.__rtruediv__, dft)), [False] * n
+            drafts, est = array("d", map(k.__rtruediv__, dft)), [False] * n
+            ks = array("q", [k]) * n
         else:
             drafts, est = [], []
             for d, k, a, p in zip(dft, ks, acc, pp):
@@ -238,8 +247,8 @@ class _GrepScanner:
             fast["pp"].extend(pp)
             fast["pp"].flush()
         fast["est"].extend(est)
-        for c, vals in (("drafts", drafts), ("dft", dft), ("acc", acc), ("k", ks), ("mean", list(map(float, mean))),
-                        ("athr", list(map(float, athr))), ("dthr", list(map(float, dthr))), ("off", offs)):
+        for c, vals in (("drafts", drafts), ("dft", dft), ("acc", acc), ("k", ks), ("mean", array("d", map(float, mean))),
+                        ("athr", array("d", map(float, athr))), ("dthr", array("d", map(float, dthr))), ("off", offs)):
             extend_numeric(fast, c, vals)
         self.n_fast += n
         return True
@@ -249,15 +258,17 @@ class _GrepScanner:
         prefix is not only wrappers. Lines of one process share the prefix's shape (only the time
         differs), so the regexes run once a shape."""
         shape_len, head, tail, a, b, tag = self.shape
-        if b and set(map(len, pfx)) == {shape_len} and set(map(itemgetter(slice(0, a)), pfx)) == {head} \
-                and set(map(itemgetter(slice(b, None)), pfx)) == {tail} and shape_len > 0:
-            # the whole buffer in the shape seen last (the usual case): C-level passes only, the times kept
-            # back to back for the packed column
-            blob = b"".join(map(itemgetter(slice(a, b)), pfx)).replace(b" ", b"T")
-            if blob.isascii():
-                return (b - a, blob), [tag] * len(pfx)
-            ts_out = b"\n".join(map(itemgetter(slice(a, b)), pfx)).decode("ascii", "replace")
-            return ts_out.replace(" ", "T").split("\n"), [tag] * len(pfx)
+        if b and shape_len > 0 and set(map(len, pfx)) == {shape_len}:
+            # the whole buffer in the shape seen last (the usual case): every prefix is head + its time +
+            # tail (all of one length, so the joined prefixes equal that template exactly then); C-level
+            # passes only, the times kept back to back for the packed column
+            times = list(map(itemgetter(slice(a, b)), pfx))
+            if b"".join(pfx) == head + (tail + head).join(times) + tail:
+                blob = b"".join(times).replace(b" ", b"T")
+                if blob.isascii():
+                    return (b - a, blob), [tag] * len(pfx)
+                ts_out = b"\n".join(times).decode("ascii", "replace")
+                return ts_out.replace(" ", "T").split("\n"), [tag] * len(pfx)
         ts_out, tags = [], []
         add_ts, add_tag = ts_out.append, tags.append
         sc = self.sc

@@ -41,6 +41,9 @@ def extend_numeric(fast: dict, c: str, vals) -> None:
     if type(col) is list and not col:
         fast[c] = col = array(ARRAY_COLS[c])
     if type(col) is not list:
+        if type(vals) is array and vals.typecode == col.typecode:
+            col.extend(vals)  # (a copy of machine numbers)
+            return
         if not isinstance(vals, list):
             vals = list(vals)
         before = len(col)
