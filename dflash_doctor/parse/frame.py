@@ -136,6 +136,26 @@ def _rates_from_packed(col, k_col) -> RateMatrix:
                       np.array(exact, dtype=float).reshape(len(exact), kmax))
 
 
+def _runs(col, n: int, dtype):
+    """A column as a numpy array, filled a run at a time when it is kept as runs (packed.PackedRuns);
+    None is NaN in a float column."""
+    import numpy as np
+
+    if isinstance(col, tuple):  # (first, length, value) triples given
+        runs = col
+    elif hasattr(col, "runs"):
+        runs = col.runs()
+    else:
+        return _obj(col) if dtype is object else np.array(col, dtype=dtype)
+    arr = np.empty(n, dtype=dtype)
+    for pos, m, v in runs:
+        if isinstance(v, list):
+            arr[pos:pos + m] = _obj(v) if dtype is object else np.array(v, dtype=dtype)
+        else:
+            arr[pos:pos + m] = np.nan if v is None and dtype is float else v
+    return arr
+
+
 def _text_array(col):
     """Timestamps as an array: fixed-width bytes when the column is one packed width (no object per
     line), else objects."""
@@ -146,7 +166,7 @@ def _text_array(col):
         ss = col.wire()
         if ss and all(seg[0] == "text" for seg in ss) and len({seg[2] for seg in ss}) == 1:
             w = ss[0][2]
-            return np.frombuffer(b"".join(seg[3] for seg in ss), dtype=f"S{w}")
+            return np.frombuffer(ss[0][3] if len(ss) == 1 else b"".join(seg[3] for seg in ss), dtype=f"S{w}")
     return _obj(list(col))
 
 
@@ -157,9 +177,9 @@ def ts_text(v):
     return v
 
 
-def _columns(data: Any) -> dict[str, Any]:
+def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """Numpy columns (plus `npos`, the number of per-position rates; `per_position` is a RateMatrix) from
-    a LogScan, SpecIntervals or field tuples, in file order."""
+    a LogScan, SpecIntervals or field tuples, in file order; the `skip` ones are not built."""
     import numpy as np
 
     fast = getattr(data, "fast", None)
@@ -172,6 +192,8 @@ def _columns(data: Any) -> dict[str, Any]:
         cols = list(zip(*rows))
         d = {}
         for name, col in zip(FIELDS, cols):
+            if name in skip:
+                continue
             if name in _NUMERIC:
                 d[name] = np.array(col, dtype=float)
             elif name in ("estimated", "per_request"):
@@ -190,17 +212,22 @@ def _columns(data: Any) -> dict[str, Any]:
                 return np.frombuffer(v, dtype=np.float64)
             return np.array(v, dtype=float)
 
-        parts.append({
-            "fmt": np.full(n, "vllm-v1-0.10.2", dtype=object), "source": _obj(fast["src"]),
-            "line_no": np.array(fast["no"], dtype=float), "timestamp": _text_array(fast["ts"]),
-            "engine": _obj(fast["tag"]), "drafts": num("drafts"),
+        rates = _rates_from_packed(fast["pp"], fast["k"])
+        d = {
+            # (one str object shared by every row: np.full would make a copy of it per row)
+            "fmt": _runs(((0, n, "vllm-v1-0.10.2"),), n, object), "source": _runs(fast["src"], n, object),
+            "line_no": None, "timestamp": _text_array(fast["ts"]),
+            "engine": _runs(fast["tag"], n, object), "drafts": num("drafts"),
             "drafted": np.array(fast["dft"], dtype=float), "accepted": np.array(fast["acc"], dtype=float),
-            "k": np.array(fast["k"], dtype=float), "per_position": _rates_from_packed(fast["pp"], fast["k"]),
+            "k": np.array(fast["k"], dtype=float), "per_position": rates,
             "printed_mean": num("mean"), "accepted_throughput": num("athr"),
             "drafted_throughput": num("dthr"), "emitted": np.full(n, np.nan),
-            "offset": np.array(fast["off"], dtype=float), "estimated": np.array(fast["est"], dtype=bool),
-            "per_request": np.zeros(n, dtype=bool), "npos": np.array(fast["k"], dtype=np.int64),
-        })
+            "offset": np.array(fast["off"], dtype=float), "estimated": _runs(fast["est"], n, bool),
+            "per_request": np.zeros(n, dtype=bool), "npos": rates.npos,
+        }
+        if "line_no" not in skip:  # (None for every fast row of the grep route: it reads by offset)
+            d["line_no"] = _runs(fast["no"], n, float)
+        parts.append({k: v for k, v in d.items() if k not in skip})
     if not parts:
         return {}
     if len(parts) == 1:
@@ -313,10 +340,12 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     a figure; per-request averages only when no drafts-weighted figure exists (then flagged)."""
     import numpy as np
 
-    df = _columns(data)
+    df = _columns(data, skip=("line_no",))
     if not df or not len(df["drafts"]):
         return None
     df = _with_tau(df)
+    for c in ("emitted", "offset"):  # (not read below: a million intervals' worth of memory less)
+        del df[c]
     notes: list[str] = []
     drafts_c = df["drafts"]
     pref_c = df["prefix_accepted"]
@@ -351,7 +380,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
                           "lower standing than the known formats' figures: kept aside, not used"}
         if alt not in alternatives:
             alternatives.append(alt)
-    details = _format_details(df, use_mask, getattr(data, "shadowed", ()) or ())
+    details = _format_details(df, use_mask, getattr(data, "shadowed", ()) or (), (fmt_codes, fmt_names))
     if not use_mask.any():
         if not rate_mask.any() or drafted_c[rate_mask].sum() <= 0:
             return None
@@ -411,8 +440,8 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         first = 1.0 + pref[:t].sum() / w[:t].sum()
         last = 1.0 + pref[n - t:].sum() / w[n - t:].sum()
     nb = min(n, SERIES_POINTS)
-    bins = np.arange(n) * nb // n
-    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+    # interval i falls in bin i·nb // n; with nb <= n every bin is hit and bin b starts at ceil(b·n / nb)
+    starts = -((-np.arange(nb, dtype=np.int64) * n) // nb)
     ends = np.r_[starts[1:], n] - 1
     bw, bp = np.add.reduceat(w, starts), np.add.reduceat(pref, starts)
     ts_col, src_col = use["timestamp"], use["source"]
@@ -471,15 +500,15 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     )
 
 
-def _format_details(df: dict, use_mask, shadowed) -> tuple[dict, ...]:
+def _format_details(df: dict, use_mask, shadowed, factorized) -> tuple[dict, ...]:
     """One row per format variant the numbers came from (used or set aside): what it means, how many
-    intervals, drafts and τ."""
+    intervals, drafts and τ. `factorized`: the fmt column's (codes, names)."""
     import numpy as np
 
     out = []
-    fmts = df["fmt"]
-    for f in dict.fromkeys(fmts.tolist()):
-        m = fmts == f
+    codes, names = factorized
+    for i, f in enumerate(names):
+        m = codes == i
         label, meaning = _label(str(f))
         w = df["drafts"][m]
         pa = df["prefix_accepted"][m]

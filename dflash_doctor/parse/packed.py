@@ -1,4 +1,4 @@
-"""Compact columns for the fast paths' per-position rates and timestamps.
+"""Compact columns for the fast paths' per-position rates, timestamps and per-line constants.
 
 A 1 GiB server log holds ~160 000 vLLM metrics lines (a metrics-dense one ten times that). Kept as one
 bytes object per line, the rate lists alone cost ~150 bytes a line and the timestamps ~70: most of the
@@ -7,7 +7,9 @@ fixed shapes — rates as `d.ddd` joined by ', ', times as `MM-DD HH:MM:SS` — 
 same k (or the same time width) is stored as a few byte strings: the rates' four digit columns
 (4 bytes a rate), the times back to back. Anything else (a rate printed otherwise, a missing time) is
 kept as it is, in order. The columns behave as sequences (len, iteration, indexing, `del col[n:]`), and
-the aggregation reads the digits straight into numpy without a Python object per line.
+the aggregation reads the digits straight into numpy without a Python object per line. The source,
+line number (None on the grep route), process tag and estimated flag are the same for long runs of
+lines: kept as runs (PackedRuns).
 """
 
 from __future__ import annotations
@@ -250,11 +252,82 @@ class PackedText(_Segments):
                             items[j] = t.replace(" ", "T", 1)
             pos += m
 
+    def compact(self) -> None:
+        """Consecutive packed segments of one width joined into one (the aggregation then reads the times
+        in place, without a joined copy beside the pieces)."""
+        self.flush()
+        out: list[tuple] = []
+        run: list[tuple] = []
+        for seg in self.segs + [None]:
+            if seg is not None and seg[0] == "text" and (not run or run[0][2] == seg[2]):
+                run.append(seg)
+                continue
+            if len(run) > 1:
+                out.append(("text", sum(s[1] for s in run), run[0][2], b"".join(s[3] for s in run)))
+            else:
+                out.extend(run)
+            run = [seg] if seg is not None and seg[0] == "text" else []
+            if seg is not None and seg[0] != "text":
+                out.append(seg)
+        self.segs = out
+
     def extend_blob(self, n: int, width: int, blob: bytes) -> None:
         """n strings of `width` ASCII bytes, back to back (the grep route's C-level join)."""
         self.flush()
         self.segs.append(("text", n, width, blob))
         self.n += n
+
+
+class PackedRuns(_Segments):
+    """A column whose value repeats for long runs of lines (the source, the process tag, None for the
+    line number, the estimated flag). Packed segment: ("run", n, value)."""
+
+    def _add(self, items: list) -> None:
+        if not items:
+            return
+        if items.count(items[0]) == len(items):  # (the usual case: one value, C-level)
+            self._run(items[0], len(items))
+            return
+        from itertools import groupby
+
+        runs = [(v, sum(1 for _ in g)) for v, g in groupby(items)]
+        if len(runs) * 8 > len(items):  # short runs: a plain list is smaller
+            super()._add(items)
+            return
+        for v, m in runs:
+            self._run(v, m)
+
+    def _run(self, value, n: int) -> None:
+        last = self.segs[-1] if self.segs else None
+        if last is not None and last[0] == "run" and type(last[2]) is type(value) and last[2] == value:
+            self.segs[-1] = ("run", last[1] + n, last[2])
+        else:
+            self.segs.append(("run", n, value))
+        self.n += n
+
+    def extend_run(self, value, n: int) -> None:
+        """n lines with the same value."""
+        self.flush()
+        if n:
+            self._run(value, n)
+
+    def _one(self, seg, i):
+        return seg[2]
+
+    def _unpack(self, seg) -> Iterator:
+        from itertools import repeat
+
+        return repeat(seg[2], seg[1])
+
+    def runs(self) -> Iterator[tuple[int, int, Any]]:
+        """(first index, length, value or a list of values) per segment, in order: what the aggregation
+        fills its arrays from without an object per line."""
+        self.flush()
+        pos = 0
+        for seg in self.segs:
+            m = self._seg_len(seg)
+            yield pos, m, (seg[2] if seg[0] == "run" else seg[1])
+            pos += m
 
 
 def to_numpy_text(col: Any):

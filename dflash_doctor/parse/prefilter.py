@@ -233,20 +233,22 @@ class _GrepScanner:
                     drafts.append(a / tot if tot else d / k)
                     est.append(True)
         fast = self.scan.fast
-        fast["src"].extend([self.source] * n)
-        fast["no"].extend([None] * n)
+        fast["src"].extend_run(self.source, n)
+        fast["no"].extend_run(None, n)
         if isinstance(ts, tuple):  # (width, blob): the times back to back, as the packed column keeps them
             fast["ts"].extend_blob(n, ts[0], ts[1])
         else:
             fast["ts"].extend(ts)
             fast["ts"].flush()
         fast["tag"].extend(tags)
+        fast["tag"].flush()
         if uniform:
             fast["pp"].extend_uniform(pp, width)
         else:
             fast["pp"].extend(pp)
             fast["pp"].flush()
         fast["est"].extend(est)
+        fast["est"].flush()
         for c, vals in (("drafts", drafts), ("dft", dft), ("acc", acc), ("k", ks), ("mean", array("d", map(float, mean))),
                         ("athr", array("d", map(float, athr))), ("dthr", array("d", map(float, dthr))), ("off", offs)):
             extend_numeric(fast, c, vals)

@@ -15,11 +15,12 @@ from typing import Any
 
 from ..redact import redact_text
 from . import formats as F
-from .packed import PackedRates, PackedText
+from .packed import PackedRates, PackedRuns, PackedText
 from .records import Malformed, Row, Salvage, SpecInterval, StartupFacts
 
 FAST_COLS = ("src", "no", "ts", "tag", "drafts", "dft", "acc", "k", "pp", "mean", "athr", "dthr", "off", "est")
 FAST_FMT = "vllm-v1-0.10.2"
+RUN_COLS = ("src", "no", "tag", "est")  # the same value for long runs of lines (packed.PackedRuns)
 MAX_EXAMPLES = 20
 JUMP_FACTOR = 1000  # an interval drafting this many times the engine's median is not a measurement…
 JUMP_FLOOR = 10 ** 7  # …when it also drafts more tokens than this (far beyond a node's 10 s of work)
@@ -31,6 +32,8 @@ def new_fast() -> dict:
     """The fast paths' columns: one entry per vLLM >= 0.10.2 line (rates and times packed: packed.py)."""
     cols = {k: [] for k in FAST_COLS}
     cols["pp"], cols["ts"] = PackedRates(), PackedText()
+    for c in RUN_COLS:
+        cols[c] = PackedRuns()
     return cols
 
 
@@ -38,7 +41,7 @@ def keep_fast(fast: dict, idx: list) -> None:
     """Keep the fast rows at the increasing indices idx."""
     for c in FAST_COLS:
         col = fast[c]
-        if isinstance(col, (PackedRates, PackedText)):
+        if isinstance(col, (PackedRates, PackedText, PackedRuns)):
             col.keep(idx)
         else:
             fast[c] = [col[i] for i in idx]
@@ -256,6 +259,7 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
     tail = scan.rows[first_row:]
     tail.sort(key=_file_order)
     scan.rows[first_row:] = tail
+    scan.fast["ts"].compact()  # (the times in one piece: the aggregation reads them in place)
     if scan.salvaged_count:
         shown = "; ".join(f"{s.where} ({s.fmt}): missing {s.missing}" + (f" — {s.derived}" if s.derived else "")
                           for s in scan.salvaged[:3])

@@ -17,7 +17,7 @@ from typing import IO
 from . import formats as F
 from .formats.vllm_v1 import FAST_BODY
 from .linereader import BLOCK_LOOKAHEAD, CHUNK, MAX_LINE, NO_TAG, SourceReader, context_lines, prefix_shape
-from .result import FAST_COLS, LogScan, finish_source
+from .result import FAST_COLS, RUN_COLS, LogScan, finish_source
 
 _FAST = re.compile(FAST_BODY + rb"[ \t\r]*$", re.M)
 _CAND = F.CANDIDATE.encode()
@@ -156,8 +156,8 @@ class Scanner(SourceReader):
                         self.skip_until = max(self.skip_until, base + le)
                         _mark_block(buf, ls, le, seen)
                 q = find(lit, le, stop)
-        F_["pp"].flush()
-        F_["ts"].flush()
+        for c in ("pp", "ts") + RUN_COLS:  # (packed a chunk at a time)
+            F_[c].flush()
         if n_fast:
             self.scan.count(F.BY_ID["vllm-v1"].fmt_ids[-1], n_fast)
             self.scan.candidate_lines += n_fast

@@ -22,7 +22,7 @@ import time
 from array import array
 from typing import Callable
 
-from .packed import PackedRates, PackedText
+from .packed import PackedRates, PackedRuns, PackedText
 from .records import Malformed, Row, Salvage
 from .result import FAST_COLS, LogScan
 from .startup import StartupBuilder
@@ -59,7 +59,7 @@ def extend_numeric(fast: dict, c: str, vals) -> None:
 def _pack_fast(fast: dict) -> dict:
     out = {}
     for c, v in fast.items():
-        if isinstance(v, (PackedRates, PackedText)):
+        if isinstance(v, (PackedRates, PackedText, PackedRuns)):
             out[c] = ("packed", v.wire())
             continue
         tc = ARRAY_COLS.get(c)
