@@ -437,7 +437,8 @@ def _grep_pass(g: _GrepScanner, path: str, start: int, end: int, grep: str, lite
         carry = b""
         skipping = 0
         while True:
-            data = out.read1(READ) if hasattr(out, "read1") else out.read(READ)
+            # READ bytes at a time (grep writes a few KiB at a time: each buffer's handling has a fixed cost)
+            data = out.read(READ)
             if not data:
                 break
             if skipping:
