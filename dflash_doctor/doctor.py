@@ -45,3 +45,25 @@ def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, k
         advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,
     )
     return report, warnings
+
+
+# Imported while a host works (the collectors' `meanwhile`): what the diagnosis needs once its answers arrive.
+# pandas is not among them: summaries need numpy only, and on a loopback host the import's CPU is taken
+# from the host's own work.
+WARM_MODULES = ("numpy", "dflash_doctor.parse.frame", "dflash_doctor.models.facts",
+                "dflash_doctor.models.engine_support", "dflash_doctor.render.json_report")
+
+
+def warm_imports() -> None:
+    """Import the modules used after a host's answers arrive (~0.4 s of imports), and the checks."""
+    import importlib
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module that cannot be imported reports that itself where it is needed
+            pass
+    try:
+        load_checks(include_plugins=False)
+    except Exception:
+        pass

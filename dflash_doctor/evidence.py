@@ -167,10 +167,7 @@ class EvidenceSet:
 
     @property
     def baselines(self):
-        if self._baselines is None:
-            from .rank.baselines import default_baselines
-
-            self._baselines = default_baselines()
+        """The baselines set for this diagnosis, or None (rank.baselines.in_force supplies the packaged ones)."""
         return self._baselines
 
     @baselines.setter

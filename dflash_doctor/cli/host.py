@@ -92,7 +92,7 @@ def _collect_one(spec: str, log: Optional[str], accept_new: bool, ssh_config: Op
     opts = HostOptions(log=log, pid=pid, timeout=timeout)
     try:
         with host:
-            evidence = collect_host(host, opts, progress=progress)
+            evidence = collect_host(host, opts, progress=progress, meanwhile=_warm)
     except HostError as exc:
         from ..doctor import build_report
 
@@ -334,7 +334,7 @@ def register(app: typer.Typer) -> None:
         except HostError as exc:
             raise DoctorError(exc.message, exc.hint, ExitCode.USAGE) from None
         opts = host.manifest.get("options") if isinstance(host.manifest.get("options"), dict) else {}
-        evidence = collect_host(host, HostOptions(log=opts.get("log"), pid=opts.get("pid")))
+        evidence = collect_host(host, HostOptions(log=opts.get("log"), pid=opts.get("pid")), meanwhile=_warm)
         _add_probe_result(evidence, probe_result)
         report, warnings = build_report(evidence, settings=settings)
         for w in warnings:
@@ -391,3 +391,10 @@ def _note_transfer(out, report) -> None:
     for ev in report.evidence:
         if ev.kind == Kind.HOST:
             out.info(ev.summary)
+
+
+def _warm() -> None:
+    """Run on the collector's pool while the host works: import the diagnosis (doctor.warm_imports)."""
+    from ..doctor import warm_imports
+
+    warm_imports()

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """Read a drafter (and its target) like a reviewer: SWA layers, layer taps, pairing, vocab, RoPE."""
         from ..errors import ExitCode
-        from ..models.inspection import inspect
+        from ..inspection import inspect
         from ..render.inspection import render_inspection
         from .output import Output
 

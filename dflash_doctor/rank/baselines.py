@@ -231,6 +231,13 @@ def drafter_names(evidence) -> list[tuple[str, str]]:
     return out
 
 
+def in_force(evidence) -> Baselines:
+    """The baselines of this diagnosis: those set on the evidence (Settings, at the CLI), else the packaged ones."""
+    if evidence.baselines is None:
+        evidence.baselines = default_baselines()
+    return evidence.baselines
+
+
 def pair_context(evidence, baselines: Baselines) -> PairContext:
     from ..models.launch_view import launch_method
 

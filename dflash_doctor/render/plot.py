@@ -32,9 +32,9 @@ def plot_data(report, evidence=None) -> PlotData:
     pp = list(acc.per_position) if acc is not None else []
     reference = label = None
     if evidence is not None:
-        from ..rank.baselines import pair_context
+        from ..rank.baselines import in_force, pair_context
 
-        ctx = pair_context(evidence, evidence.baselines)
+        ctx = pair_context(evidence, in_force(evidence))
         if ctx.baseline is not None and pp:
             k = min(len(pp), ctx.baseline.k)
             reference = ctx.baseline.reference_curve(ctx.dataset, k)
