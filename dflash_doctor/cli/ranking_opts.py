@@ -28,6 +28,15 @@ def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool
     return settings
 
 
+def saved_probe(path: str | None):
+    """`--probe-result FILE` read and validated before anything is collected (a bad file: usage error)."""
+    if not path:
+        return None
+    from ..probe.evidence import read_probe_result
+
+    return read_probe_result(path)
+
+
 def write_plot(path: str, report, evidence, out) -> None:
     from ..render.plot import plot_report
 

@@ -175,7 +175,8 @@ def _gather_model(ev: EvidenceSet, what: str, kind: Kind, read, add, path: str, 
     try:
         facts = read(path, files)
     except DoctorError as exc:
-        ev.could_not_collect(f"{what} {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), kind)
+        ev.could_not_collect(f"{what} {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        ev.missing(kind, exc.message + (f" ({exc.hint})" if exc.hint else ""), Source("flag", path))
         return
     add(ev, facts, path, files)
 
@@ -235,6 +236,39 @@ def read_at_file(value: str) -> str:
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     return value
+
+
+def require_inputs(inputs: FileInputs, others: bool = False) -> list[str]:
+    """Input mistakes as one-line usage errors, before anything is read: nothing given, a log or metrics file
+    that is not there (or is a directory). The same file named twice is read once (returned as a warning)."""
+    if not (inputs.logs or inputs.metrics or inputs.drafter or inputs.target or inputs.launch or inputs.engine
+            or others):
+        raise UsageError("nothing to diagnose", hint="give a server log: dflash-doctor diagnose --log server.log "
+                                                     "(or --metrics URL, --drafter DIR|REPO_ID, --prometheus URL)")
+    warnings: list[str] = []
+    for flag, paths in (("--log", inputs.logs), ("--metrics", inputs.metrics)):
+        seen: dict[str, str] = {}
+        kept: list[str] = []
+        for p in paths:
+            if p == "-" or (flag == "--metrics" and p.startswith(("http://", "https://"))):
+                key = p
+            else:
+                if not os.path.exists(p):
+                    raise UsageError(f"{flag} {p}: no such file",
+                                     hint="check the path" + ("; `--log -` reads the log from stdin" if flag == "--log"
+                                                              else "; a URL starts with http:// or https://"))
+                if os.path.isdir(p):
+                    raise UsageError(f"{flag} {p} is a directory, not a file",
+                                     hint="did you mean `dflash-doctor check bundle " + p + "`?"
+                                     if os.path.exists(os.path.join(p, "manifest.json")) else "name the log file in it")
+                key = os.path.realpath(p)
+            if key in seen:
+                warnings.append(f"{p} was given twice ({flag} {seen[key]}): read once")
+                continue
+            seen[key] = p
+            kept.append(p)
+        paths[:] = kept
+    return warnings
 
 
 def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSet:

@@ -38,6 +38,15 @@ class Inspection:
     def failed(self) -> bool:
         return any(f.status == Status.FAIL for f in self.report.findings)
 
+    @property
+    def exit_code(self) -> int:
+        """1 a check failed, 0 some check passed and none failed, 3 nothing could be checked."""
+        if self.failed:
+            return 1
+        if any(f.status in (Status.OK, Status.WARN) for f in self.report.findings):
+            return 0
+        return 3
+
     def silently_ignored(self) -> list[str]:
         """Drafter features the named engine release drops without a word."""
         d, e = self.drafter, self.engine

@@ -12,6 +12,13 @@ from ..prometheus.queries import promql_duration
 from ..redact import redact_text
 from ..textsafe import plain
 
+FORMATS = ("terminal", "json", "markdown")
+
+
+def render(fleet, fmt, style) -> str:
+    return render_fleet(fleet, fmt, color=style.color, width=style.width or 150)
+
+
 VERDICT_MARK = {"problem": ("✗", "red"), "healthy": ("✓", "green"), "insufficient-data": ("?", "yellow"),
                 "could-not-check": ("?", "bright_black")}
 

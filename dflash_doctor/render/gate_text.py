@@ -4,7 +4,21 @@ from __future__ import annotations
 
 from ..gate import GateResult, Outcome
 from ..textsafe import plain
+from . import Format
+from .layout import Style
 from .markdown import md
+
+FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
+
+
+def render(result: GateResult, fmt: Format, style: Style) -> str:
+    if fmt == Format.JSON:
+        from .json_report import dumps_safe
+
+        return dumps_safe(result.to_dict())
+    if fmt == Format.MARKDOWN:
+        return render_gate_markdown(result)
+    return render_gate_text(result)
 
 MARK = {Outcome.PASS: "✓", Outcome.FAIL: "✗", Outcome.NO_DATA: "?"}
 ICON = {Outcome.PASS: "✅", Outcome.FAIL: "❌", Outcome.NO_DATA: "❔"}

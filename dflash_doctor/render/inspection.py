@@ -18,10 +18,19 @@ from . import Format
 from .terminal import MARK, t
 
 
-def render_inspection(insp, fmt: Format, color: bool = False, width: int = 100) -> str:
+FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
+
+
+def render(insp, fmt: Format, style) -> str:
+    return render_inspection(insp, fmt, color=style.color, width=style.width)
+
+
+def render_inspection(insp, fmt: Format, color: bool = False, width: int | None = 100) -> str:
     from ..redact import redact_text
     if fmt == Format.JSON:
-        out = json.dumps(insp.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        from .json_report import dumps_safe
+
+        out = dumps_safe(insp.to_dict())
     elif fmt == Format.MARKDOWN:
         out = _markdown(insp)
     else:

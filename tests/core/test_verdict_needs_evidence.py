@@ -15,7 +15,7 @@ def test_no_baseline_and_no_curve_is_not_healthy(cli, log):
     assert report["acceptance"]["mean_acceptance_length"] > 1.5
     assert report["verdict"] == "insufficient-data"
     assert any("cannot be judged" in n for n in report["notes"])
-    assert proc.returncode == 0
+    assert proc.returncode == 3  # exit codes follow the verdict: insufficient-data is 3
 
 
 def test_healthy_needs_the_pair_at_its_baseline(cli):
