@@ -132,18 +132,23 @@ def stable_refs(report: Report) -> Report:
     return dataclasses.replace(report, evidence=evidence, findings=findings, causes=causes)
 
 
-def compare_with_served(result: dict, logs: list[str], settings: Settings | None = None
-                        ) -> tuple[list[dict], list[str]]:
-    """A fresh probe against the served τ of these logs (the probe-vs-served check): its findings, and the
-    inputs that could not be read."""
+def served_evidence(logs: list[str], settings: Settings | None = None) -> tuple[EvidenceSet, list[str]]:
+    """The served side of `probe --log`: the logs' acceptance and the pair they name."""
+    from .collect.builder import EvidenceBuilder
     from .collect.files import gather_logs
-    from .probe.evidence import add_probe_evidence
-    from .registry import load_checks
 
     ev = EvidenceSet()
     gather_logs(ev, logs, settings=settings or DEFAULT)
-    from .evidence import Source
+    EvidenceBuilder(ev).engine_from_startup("the log names no engine")
+    return ev, [f"{w}: {r}" for w, r in ev.collection_errors]
 
-    add_probe_evidence(ev, result, Source("command", "probe"))
+
+def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
+    """A fresh probe against the served τ (the probe-vs-served check): its findings."""
+    from .evidence import Source
+    from .probe.evidence import add_probe_evidence
+    from .registry import load_checks
+
+    add_probe_evidence(served, result, Source("command", "probe"))
     checks = [c for c in load_checks().checks if c.id == "probe-vs-served"]
-    return [f.to_dict() for f in run_checks(checks, ev)], [f"{w}: {r}" for w, r in ev.collection_errors]
+    return [f.to_dict() for f in run_checks(checks, served)]

@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import DoctorError, MissingExtra, UsageError
-from .common import OutputOpt, TextOrJson, TextOrJsonOpt, examples
+from .common import ForcePairOpt, OutputOpt, TextOrJson, TextOrJsonOpt, examples
 
 
 def _need_torch() -> None:
@@ -59,6 +59,8 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key",
                                                  help="Trust an unknown SSH host key on first use."),
         timeout: float = typer.Option(3600.0, "--timeout", metavar="SECONDS", help="Time the remote probe may run."),
+        force_probe_pair: bool = typer.Option(False, "--force-probe-pair",
+                                              help="Compare with --log even when the log serves another pair."),
         fmt: TextOrJson = TextOrJsonOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
@@ -72,11 +74,22 @@ def register(app: typer.Typer) -> None:
         from .progress import ProbeProgress
 
         out = Output(fmt=fmt.value, path=output)
-        if log:  # a served log that is not there is a mistake to say before a long probe, not after
+        served = None
+        if log:  # a served log that is not there, or of another pair, is a mistake to say before a long probe
             from ..collect.files import FileInputs, require_inputs
+            from ..doctor import served_evidence
+            from ..probe.evidence import SavedProbe, probe_pair_mismatch
 
             for w in require_inputs(FileInputs(logs=log)):
                 out.warn(w)
+            served, warnings = served_evidence(log)
+            for w in warnings:
+                out.warn(w)
+            why = probe_pair_mismatch(served, SavedProbe("probe", {"drafter": drafter, "target": target}),
+                                      what="this probe")
+            if why and not force_probe_pair:
+                raise UsageError(why.replace("the deployment serves", "--log serves"),
+                                 hint="probe the served pair, or pass --force-probe-pair to compare anyway")
         names = _parse_ablate(ablate)
         job = dict(target=target, drafter=drafter, prompts=prompts, max_new_tokens=max_new_tokens,
                    block_size=block_size, device=device, dtype=dtype, temperature=temperature,
@@ -101,12 +114,10 @@ def register(app: typer.Typer) -> None:
 
             with ProbeProgress(out) as progress:
                 result = run_probe(progress=progress, **job)
-        if log:
+        if served is not None:
             from ..doctor import compare_with_served
 
-            result["served_comparison"], warnings = compare_with_served(result, log)
-            for w in warnings:
-                out.warn(w)
+            result["served_comparison"] = compare_with_served(result, served)
         run = ProbeRun(result)
         out.show(run)
         return run.exit_code

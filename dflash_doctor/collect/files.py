@@ -238,7 +238,7 @@ def read_at_file(value: str) -> str:
     return value
 
 
-def require_inputs(inputs: FileInputs, others: bool = False) -> list[str]:
+def require_inputs(inputs: FileInputs, others: bool = False, missing_ok: bool = False) -> list[str]:
     """Input mistakes as one-line usage errors, before anything is read: nothing given, a log or metrics file
     that is not there (or is a directory). The same file named twice is read once (returned as a warning)."""
     if not (inputs.logs or inputs.metrics or inputs.drafter or inputs.target or inputs.launch or inputs.engine
@@ -253,15 +253,18 @@ def require_inputs(inputs: FileInputs, others: bool = False) -> list[str]:
             if p == "-" or (flag == "--metrics" and p.startswith(("http://", "https://"))):
                 key = p
             else:
-                if not os.path.exists(p):
+                if not os.path.exists(p) and missing_ok:
+                    key = p
+                elif not os.path.exists(p):
                     raise UsageError(f"{flag} {p}: no such file",
                                      hint="check the path" + ("; `--log -` reads the log from stdin" if flag == "--log"
                                                               else "; a URL starts with http:// or https://"))
-                if os.path.isdir(p):
+                elif os.path.isdir(p):
                     raise UsageError(f"{flag} {p} is a directory, not a file",
                                      hint="did you mean `dflash-doctor check bundle " + p + "`?"
                                      if os.path.exists(os.path.join(p, "manifest.json")) else "name the log file in it")
-                key = os.path.realpath(p)
+                else:
+                    key = os.path.realpath(p)
             if key in seen:
                 warnings.append(f"{p} was given twice ({flag} {seen[key]}): read once")
                 continue

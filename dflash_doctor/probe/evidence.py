@@ -81,7 +81,7 @@ def _pair_words(drafter: str | None, drev: str | None, target: str | None, trev:
     return f"{one(drafter, drev)} on {one(target, trev)}"
 
 
-def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe) -> str | None:
+def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe, what: str | None = None) -> str | None:
     """Why the saved probe is of another pair than the deployment serves, or None when it matches (or the
     deployment names no pair to compare with)."""
     from ..rank.plan import names_of
@@ -91,7 +91,7 @@ def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe) -> str | None:
     verdicts = [_same(pd, names.drafter), _same(pt, names.target)]
     revs = [(pdrev, names.drafter_revision), (ptrev, names.target_revision)]
     if False in verdicts or any(a and b and not (a.startswith(b) or b.startswith(a)) for a, b in revs):
-        return (f"the probe result {saved.path} is for {_pair_words(pd, pdrev, pt, ptrev)}, but the deployment "
+        return (f"{what or f'the probe result {saved.path}'} is for {_pair_words(pd, pdrev, pt, ptrev)}, but the deployment "
                 f"serves {_pair_words(names.drafter, names.drafter_revision, names.target, names.target_revision)}")
     return None
 
