@@ -17,7 +17,7 @@ ICON = {Status.OK: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.COUL
         Status.NOT_APPLICABLE: "➖"}
 _SPAN = re.compile(r"`([^`\n]+)`")
 # A code span is kept only when its text cannot close it, open HTML or an entity, or split a table cell.
-_SAFE_SPAN = re.compile(r"^[^<>&|\\]*$")
+_SAFE_SPAN = re.compile(r"^[^<>&|\\\[\]]*$")
 
 
 def _escape(text: str) -> str:
@@ -61,7 +61,7 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
             out.append(f"- then: {md(step_words(report, s))}")
         out.append("")
     if plan is not None and plan.next_command and report.verdict.value != "healthy":
-        out.append(f"**Next:** `{plain(plan.next_command).replace('`', '')}`"
+        out.append(f"**Next:** {md('`' + plan.next_command.replace('`', '') + '`')}"
                    + (f" ({md(plan.next_why)})" if plan.next_why else ""))
         out.append("")
     acc = report.acceptance
