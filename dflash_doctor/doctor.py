@@ -46,13 +46,16 @@ def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, k
     plan = build_plan(ranking.causes, evidence, knowledge, invocation)
     names = plan.names
     # The facts already collected go into every command the report suggests (fill: names, release).
-    causes = tuple(dataclasses.replace(c, fix=fill(c.fix, names), next_step=fill(c.next_step, names))
+    causes = tuple(dataclasses.replace(c, fix=fill(c.fix, names), next_step=fill(c.next_step, names),
+                                       missing_evidence=tuple(fill(m, names) for m in c.missing_evidence))
                    for c in ranking.causes)
-    findings = [dataclasses.replace(f, remedy=fill(f.remedy, names)) if f.remedy else f for f in findings]
+    findings = [dataclasses.replace(f, message=fill(f.message, names), remedy=fill(f.remedy, names) if f.remedy else None)
+                for f in findings]
     notes = tuple(dict.fromkeys(fill(n, names) for n in (*evidence.notes, *ranking.notes)))
     report = Report(
         target=evidence.label, verdict=ranking.verdict, acceptance=evidence.acceptance(),
-        findings=tuple(findings), causes=causes, evidence=tuple(evidence), missing=tuple(evidence.missing_items),
+        findings=tuple(findings), causes=causes, evidence=tuple(evidence),
+        missing=tuple(dataclasses.replace(m, reason=fill(m.reason, names)) for m in evidence.missing_items),
         notes=notes, tool_version=__version__,
         advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,
         plan=plan,

@@ -157,11 +157,11 @@ class EvidenceBuilder:
         ev = self.ev
         eng = ev.get(Kind.ENGINE)
         if eng is None:
-            ev.missing(Kind.ENGINE_SUPPORT, "engine and version unknown (give --engine NAME==VERSION)")
+            ev.missing(Kind.ENGINE_SUPPORT, "engine and release unknown (`--engine NAME==VERSION`)")
             return
         name, version = eng.value.name, eng.value.version
         if not version:
-            ev.missing(Kind.ENGINE_SUPPORT, f"{name} version unknown (give --engine {name}==VERSION)")
+            ev.missing(Kind.ENGINE_SUPPORT, f"{name} release unknown (`--engine {name}==VERSION`)")
             return
         row = lookup(name, version)
         if row is None:

@@ -304,18 +304,18 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
     if inputs.launch:
         gather_launch(ev, read_at_file(inputs.launch))
     else:
-        ev.missing(Kind.LAUNCH, "no launch command given (--launch TEXT|@FILE)")
+        ev.missing(Kind.LAUNCH, "no launch command given (`--launch @serve-command.txt`)")
     files = LocalFiles(settings.hf_cache)
     if inputs.drafter:
         gather_drafter(ev, inputs.drafter, files)
     else:
-        ev.missing(Kind.DRAFTER, "no drafter given (--drafter PATH)")
+        ev.missing(Kind.DRAFTER, "no drafter given (`--drafter DRAFTER`)")
     if inputs.target:
         gather_target(ev, inputs.target, files)
     else:
-        ev.missing(Kind.TARGET, "no target given (--target PATH)")
+        ev.missing(Kind.TARGET, "no target given (`--target TARGET`)")
     builder = EvidenceBuilder(ev)
-    builder.engine_from_startup("engine and version unknown (give --engine NAME==VERSION)")
+    builder.engine_from_startup("engine and release unknown (`--engine NAME==VERSION`)")
     builder.add_engine_support()
     ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
-    ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (use `check host`)")
+    ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (`dflash-doctor check host HOST` reads it)")

@@ -245,6 +245,10 @@ def fill(text: str, names: Names) -> str:
             cmd = re.sub(r"(inspect-model\s+)DRAFTER\b", lambda x: x.group(1) + names.drafter, cmd)
         if names.target:
             cmd = re.sub(r"(--target\s+)(?:TARGET|PATH|DIR|T)\b", lambda x: x.group(1) + names.target, cmd)
+        # a probe needs the pair: name it when the evidence does
+        if re.match(r"dflash-doctor probe\b", cmd) and names.target and names.drafter and "--target" not in cmd:
+            cmd = cmd.replace("dflash-doctor probe", f"dflash-doctor probe --target {names.target} "
+                                                     f"--drafter {names.drafter}", 1)
         return f"`{cmd}`"
 
     out = _CODE.sub(one, text)
@@ -479,10 +483,10 @@ def _next_command(causes: Sequence[Cause], planned: Sequence[Cause], names: Name
         for k in _missing_kinds(c):
             score[k] = score.get(k, 0.0) + (0.25 + c.confidence * (1 - c.confidence)) / COST.get(k, 2)
             why.setdefault(k, []).append(c.id)
-    for kind in sorted(score, key=lambda k: (-score[k], COST.get(k, 2), k)):
+    for kind in sorted(score, key=lambda k: (COST.get(k, 2), -score[k], k)):  # cheap evidence first
         cmd = _command_for(kind, names, invocation, open_causes)
         if cmd:
-            return cmd, f"{_KIND_WORDS.get(kind, kind)} would decide {', '.join(why[kind])}"
+            return cmd, f"{_KIND_WORDS.get(kind, kind)} decides {', '.join(why[kind])}"
     top = open_causes[0]
     text = fill(top.next_step, names)
     m = _CODE.search(text)
@@ -491,7 +495,7 @@ def _next_command(causes: Sequence[Cause], planned: Sequence[Cause], names: Name
 
 _KIND_WORDS = {"drafter": "the drafter config", "target": "the target config", "engine": "the engine release",
                "engine-support": "the engine release", "engine-source": "the installed engine source",
-               "probe": "a probe (draft/verify on a GPU)", "launch": "the launch command",
+               "probe": "a probe run on a GPU", "launch": "the launch command",
                "workload": "the workload", "acceptance": "acceptance numbers"}
 
 

@@ -99,9 +99,9 @@ class Page:
             self._out.append(text)
             return
         s = text.plain
-        if hang is None:
+        if hang is None:  # under the text after the record's indent and a short marker ("✓ ", "1. ", "+ ")
             m = re.match(r"\s*(?:\S{1,3}\s+)?", s)
-            hang = len(m.group()) if m else 0
+            hang = max(2, len(m.group()) if m else 0)
         hang = min(hang, max(0, width // 2))
         offsets = _breaks(s, width, hang)
         pieces = text.divide(offsets) if offsets else [text]

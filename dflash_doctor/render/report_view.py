@@ -30,6 +30,7 @@ class Waiting:
     kind: str
     reason: str
     checks: tuple[str, ...]
+    asked: bool = True  # the diagnosis asked for this input (it is in the report's missing evidence)
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,15 @@ def fold_checks(report: Report) -> FoldedChecks:
         else:
             not_checked.append(f)
     order = [m.kind.value for m in report.missing]
+    # inputs this diagnosis asked for (report.missing); a check waiting on something nobody asked for (a host,
+    # in `diagnose`) is counted, not listed, unless -v
     kinds = sorted(set(waiting) | set(reasons), key=lambda k: (-len(waiting.get(k, ())), order.index(k)
                                                                if k in order else 99, k))
     return FoldedChecks(
         problems=tuple(f for f in report.findings if f.status == Status.FAIL),
         warnings=tuple(f for f in report.findings if f.status == Status.WARN),
-        waiting=tuple(Waiting(k, reasons.get(k, f"no {k} evidence"), tuple(dict.fromkeys(waiting.get(k, ()))))
-                      for k in kinds),
+        waiting=tuple(Waiting(k, reasons.get(k, f"no {k} evidence"), tuple(dict.fromkeys(waiting.get(k, ()))),
+                              asked=k in reasons) for k in kinds),
         not_checked=tuple(not_checked), passed=tuple(f for f in report.findings if f.status == Status.OK),
         not_applicable=tuple(f for f in report.findings if f.status == Status.NOT_APPLICABLE), inputs=tuple(inputs))
 
@@ -93,8 +96,12 @@ def tau_line(report: Report) -> str | None:
 def verdict_words(report: Report) -> str:
     v = report.verdict
     if v == Verdict.PROBLEM:
-        n = len(summary_causes(report))
-        return "problem" + (f": {n} cause{'s' if n != 1 else ''} to fix" if n else "")
+        top = summary_causes(report)
+        likely = sum(1 for _, c, _ in top if c.confidence >= 0.5)
+        parts = [f"{likely} likely cause{'s' if likely != 1 else ''}" if likely else "",
+                 f"{len(top) - likely} possible" if len(top) > likely else ""]
+        words = ", ".join(p for p in parts if p)
+        return "problem" + (f": {words}" if words else "")
     if v == Verdict.HEALTHY:
         return "healthy: τ is where this pair should be"
     acc = report.acceptance
@@ -163,8 +170,16 @@ _NOTE_DETAIL = ("Expected τ if fixed:",)
 
 
 def notes_for(report: Report, verbose: bool) -> list[str]:
-    """Report notes; the formula behind "τ if fixed" only in the verbose view."""
-    return [n for n in report.notes if verbose or not n.startswith(_NOTE_DETAIL)]
+    """Report notes; the formula behind "τ if fixed" only in the verbose view, and the list of missing inputs
+    said once (under Checks), not again in a note."""
+    out = []
+    for n in report.notes:
+        if not verbose and n.startswith(_NOTE_DETAIL):
+            continue
+        if not verbose and n.startswith("Ranked mostly from the acceptance figures") and ": missing" in n:
+            n = n.split(": missing", 1)[0] + " (the missing inputs are listed under Checks)."
+        out.append(n)
+    return out
 
 
 _REF = re.compile(r"^E\d+$")

@@ -58,7 +58,7 @@ def summary(page: Page, report: Report) -> None:
     if plan is not None and plan.next_command and report.verdict != Verdict.HEALTHY:
         page.line(("next: ", "bold"), plan.next_command, hang=2)
         if plan.next_why:
-            page.line("  ", (f"({plan.next_why})", "dim"), hang=3)
+            page.line("  ", (f"why: {plan.next_why}", "dim"), hang=7)
 
 
 def causes(page: Page, report: Report, verbose: bool) -> None:
@@ -128,7 +128,7 @@ def checks(page: Page, report: Report, verbose: bool) -> None:
     for f in folded.not_checked:
         _finding(page, f, verbose)
     for w in folded.waiting:
-        if not w.checks and not verbose:
+        if not verbose and (not w.checks or not w.asked):
             continue
         mark, st = MARK[Status.COULD_NOT_CHECK]
         waits = (f" — {len(w.checks)} check{'s' if len(w.checks) != 1 else ''} waiting"
