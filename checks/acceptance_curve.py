@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.rank.readings import design_effect
 from dflash_doctor.rank.signature import classify
 
 
@@ -22,12 +23,13 @@ class AcceptanceCurve(Check):
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ACCEPTANCE)
         acc = evidence.acceptance()
-        sig = classify(acc.per_position, acc.mean_acceptance_length, acc.drafts, acc.min_drafts)
+        sig = classify(acc, design_effect(acc, acc.k))
         detail = f"τ {acc.mean_acceptance_length:.2f}, per-position {_curve(acc.per_position)}"
         if sig.id in ("noise", "unknown"):
             return [self.finding(Status.COULD_NOT_CHECK, f"could not judge the curve: {sig.description}", refs=(ev.ref,))]
         status = {"all-zero": Status.FAIL, "cliff-after-first": Status.FAIL, "steep": Status.WARN,
                   "uniform-low": Status.WARN, "geometric": Status.OK, "healthy": Status.OK}[sig.id]
-        obs = (Observation(f"signature:{sig.id}", detail, (ev.ref,)),)
+        detail += f" — {sig.strength:.0%} sure from the counts" if sig.strength < 0.995 else ""
+        obs = (Observation(f"signature:{sig.id}", detail, (ev.ref,), strength=sig.strength),)
         return [self.finding(status, f"curve signature '{sig.id}': {sig.description}", refs=(ev.ref,),
                              details=(detail,), observations=obs)]

@@ -1,14 +1,16 @@
-"""Compare τ and the per-position curve with what the drafter × target pair should reach
-(rank/baselines.toml: published τ per dataset, reference curves)."""
+"""τ and the per-position curve against what the deployment should reach: the pair's published baseline
+when the drafter is known (rank/baselines.toml), else what trained drafters of its method reach at the
+served k (rank/reference.toml) — read from the counts (rank/readings.py), never from a draft cutoff."""
 
 from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
 from dflash_doctor.rank.baselines import geometric_ratio, pair_context
-from dflash_doctor.rank.signature import HEALTHY_RHO, against_reference, excess_ratio
+from dflash_doctor.rank.readings import DECISIVE, level_reading
+from dflash_doctor.rank.signature import against_reference, excess_ratio
 
-# Below this share of the reference's accepted tokens/draft, τ is "far below" the pair.
+# Below this share of the reference's accepted tokens/draft, τ is "far below" the pair or band.
 FAR_BELOW_RHO = 0.4
 # Published DFlash τ drops by ~0.5–1.5 at temperature 1 (dflash.md); allow the upper end, scaled by T.
 SAMPLING_DROP_AT_T1 = 1.5
@@ -17,7 +19,7 @@ SAMPLING_DROP_AT_T1 = 1.5
 class TauVsBaseline(Check):
     id = "tau-vs-baseline"
     area = "acceptance"
-    title = "τ and curve against the pair's published / reference baseline"
+    title = "τ against the pair's baseline or the method's band"
     needs = (Kind.ACCEPTANCE,)
     wants = (Kind.STARTUP, Kind.DRAFTER, Kind.LAUNCH, Kind.WORKLOAD)
     observations = ("tau:at-baseline", "tau:below-baseline", "tau:far-below-baseline", "temperature:collapse",
@@ -26,55 +28,69 @@ class TauVsBaseline(Check):
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ACCEPTANCE)
         acc = evidence.acceptance()
-        if not acc.sufficient:
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: only {acc.drafts:.0f} drafts "
-                                 f"(minimum {acc.min_drafts})", refs=(ev.ref,))]
-        baselines = evidence.baselines
-        ctx = pair_context(evidence, baselines)
-        b = ctx.baseline
-        if b is None:
-            known = ", ".join(d.id for d in baselines.drafters)
-            who = f"drafter {ctx.drafter_name!r}" if ctx.drafter_name else "a drafter not named in the evidence"
-            return [self.finding(Status.COULD_NOT_CHECK,
-                                 f"could not check: no published or reference τ for {who} (baselines exist for {known})",
-                                 refs=(ev.ref,), remedy="Name the drafter (--drafter, or a log with its startup lines), "
-                                 "or add the pair to a baselines file (DFLASH_DOCTOR_BASELINES).")]
-        k = min(acc.k or b.k, b.k)
-        label, pub_tau, exact = b.tau_for(ctx.dataset)
-        ref_curve = b.reference_curve(ctx.dataset, k)
-        ref_tau = 1.0 + sum(ref_curve)
+        reading = level_reading(evidence)
+        ctx = pair_context(evidence, evidence.baselines)
+        refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])
+        band = reading.band
+        if reading.verdict == "no-band" or band is None or band.low is None:
+            why = band.note if band is not None and band.note else (
+                f"no reference figures for method {reading.method.describe()}")
+            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {why}", refs=(ev.ref,),
+                                 remedy="Name the drafter (--drafter, or a log with its startup lines) or the method "
+                                        "(--launch), or add the pair to a baselines file (DFLASH_DOCTOR_BASELINES).")]
+        k = reading.k or acc.k or band.k
         temp = ctx.temperature or 0.0
         allowance = SAMPLING_DROP_AT_T1 * min(temp, 1.0)
-        if allowance:
-            adj_tau = max(1.0 + 1e-6, ref_tau - allowance)
-            a = geometric_ratio(adj_tau, k)
-            ref_curve = [a ** i for i in range(1, k + 1)]
-            ref_tau = adj_tau
-        pp = list(acc.per_position[:k])
-        tau_k = 1.0 + sum(pp) if pp else acc.mean_acceptance_length
-        rho = excess_ratio(tau_k, ref_tau)
-        refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])
-        where = (f"{b.id} ({b.trust}: {b.source}); {'dataset ' + label if exact or ctx.dataset else 'dataset unknown, lowest published τ (' + label + ')'}"
-                 f", published τ {pub_tau:.2f} at k={b.k} → reference τ {ref_tau:.2f} at k={k}"
-                 + (f", lowered by {allowance:.2f} for temperature {temp:g}" if allowance else ""))
-        detail = f"τ {tau_k:.2f} vs reference {ref_tau:.2f} ({rho:.0%} of its accepted tokens/draft); {where}"
-        obs: list[Observation] = []
-        if rho >= HEALTHY_RHO:
-            status, msg = Status.OK, f"τ {tau_k:.2f} is where {b.id} should be (reference {ref_tau:.2f})"
-            obs.append(Observation("tau:at-baseline", detail, refs))
-        elif rho < FAR_BELOW_RHO:
-            status, msg = Status.FAIL, f"τ {tau_k:.2f} is far below what {b.id} reaches (reference {ref_tau:.2f})"
-            obs.append(Observation("tau:far-below-baseline", detail, refs))
-            if temp > 0:
-                obs.append(Observation("temperature:collapse", f"temperature {temp:g}; " + detail, refs))
+        ref_tau = band.typical if band.typical is not None else band.low / 0.9
+        ref_tau = max(1.0 + 1e-6, ref_tau - allowance)
+        rho = excess_ratio(reading.tau, ref_tau)
+        if band.basis == "pair" and ctx.baseline:
+            who = f"{ctx.baseline.id} ({ctx.baseline.trust}: {ctx.baseline.source})"
+        elif reading.method.known:
+            who = f"trained {band.method} drafters"
         else:
-            status, msg = Status.WARN, f"τ {tau_k:.2f} is below what {b.id} reaches (reference {ref_tau:.2f})"
-            obs.append(Observation("tau:below-baseline", detail, refs))
-        sig = against_reference(pp, tau_k, ref_curve) if len(pp) >= 2 else None
-        if sig is not None:
-            obs.append(Observation(f"signature:{sig.id}", f"{sig.description}; {where}", refs))
-        if not exact and not ctx.dataset and len(b.tau) > 1:
-            msg += " — dataset unknown, compared with its lowest published τ; give --dataset for a tighter comparison"
-        if b.trust != "published":
-            msg += f" — {b.trust} reference, not a published figure"
-        return [self.finding(status, msg, refs=refs, details=(detail,), observations=tuple(obs))]
+            who = f"trained drafters of the likely methods ({reading.method.describe()})"
+        where = (f"{who}: {band.describe()}" + (f", lowered by {allowance:.2f} for temperature {temp:g}" if allowance else ""))
+        detail = f"{reading.describe()}; reference τ {ref_tau:.2f} ({rho:.0%} of its accepted tokens/draft)"
+        obs: list[Observation] = []
+        p_h = reading.p_healthy if reading.p_healthy is not None else 0.0
+        p_bad = max(1.0 - p_h, reading.p_dead)
+        if reading.verdict == "healthy":
+            status, msg = Status.OK, f"τ {reading.tau:.2f} is where {who} should be (band from {band.low:.2f})"
+        elif reading.verdict == "problem":
+            far = rho < FAR_BELOW_RHO or reading.p_dead >= DECISIVE
+            status = Status.FAIL
+            msg = (f"τ {reading.tau:.2f} is {'far ' if far else ''}below what {who} reach at k={k} "
+                   f"(≥ {band.low:.2f})")
+        else:
+            status = Status.WARN
+            settle = ("; the method decides it (name it with --launch or --drafter)" if reading.method_decides
+                      else f"; about {reading.drafts_to_settle:,} drafts at this τ would settle it"
+                      if reading.drafts_to_settle else "")
+            msg = (f"τ {reading.tau:.2f} could be within or below what {who} reach at k={k} (from {band.low:.2f}): "
+                   f"P(in the band) {p_h:.0%} from these counts{settle}")
+        if p_h >= 0.5:
+            obs.append(Observation("tau:at-baseline", detail, refs, strength=p_h))
+        elif rho < FAR_BELOW_RHO or reading.p_dead >= 0.5:
+            obs.append(Observation("tau:far-below-baseline", detail, refs, strength=p_bad))
+            if temp > 0:
+                obs.append(Observation("temperature:collapse", f"temperature {temp:g}; " + detail, refs, strength=p_bad))
+        else:
+            obs.append(Observation("tau:below-baseline", detail, refs, strength=p_bad))
+        # the shape against the pair's reference curve (a known pair only: a method band has no single curve)
+        if band.basis == "pair" and ctx.baseline is not None and len(acc.per_position) >= 2:
+            kk = min(acc.k or ctx.baseline.k, ctx.baseline.k)
+            ref_curve = ctx.baseline.reference_curve(ctx.dataset, kk)
+            if allowance:
+                a = geometric_ratio(max(1.0 + 1e-6, 1.0 + sum(ref_curve) - allowance), kk)
+                ref_curve = [a ** i for i in range(1, kk + 1)]
+            pp = list(acc.per_position[:kk])
+            sig = against_reference(pp, 1.0 + sum(pp), ref_curve)
+            if sig is not None:
+                obs.append(Observation(f"signature:{sig.id}", f"{sig.description}; {where}", refs,
+                                       strength=max(p_h, p_bad)))
+        if ctx.baseline is not None and band.basis == "pair" and ctx.baseline.trust != "published":
+            msg += f" — {ctx.baseline.trust} reference, not a published figure"
+        if band.basis != "pair" and (band.extrapolated or band.sparse):
+            msg += " — " + ("extrapolated band" if band.extrapolated else "few published figures")
+        return [self.finding(status, msg, refs=refs, details=(detail, where), observations=tuple(obs))]

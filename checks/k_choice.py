@@ -32,7 +32,7 @@ class KChoice(Check):
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
         details = tuple(a["notes"]) + (a["formula"], cost_words(a["cost_model"]))
         acc = evidence.acceptance()
-        sig = classify(acc.per_position, acc.mean_acceptance_length, acc.drafts, acc.min_drafts).id
+        sig = classify(acc).id
         if sig in BROKEN and a["recommended_k"] != a["current_k"]:
             return [self.finding(
                 Status.WARN, f"{a['summary']} — but only for the curve as measured, whose shape ('{sig}') says the "

@@ -1,24 +1,38 @@
-"""Is there enough data to judge? Below the minimum sample, per-position zeros are noise."""
+"""Do the counts settle the level? Not a draft cutoff: the interval of τ from its drafts and per-position
+rates (rank/readings.py) either sits on one side of the healthy band's edge, or straddles it — then the
+finding says how many drafts at this τ would settle it."""
 
 from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.rank.readings import level_reading
 
 
 class SampleSize(Check):
     id = "sample-size"
     area = "acceptance"
-    title = "Enough drafts to judge acceptance"
+    title = "The counts settle the acceptance level"
     needs = (Kind.ACCEPTANCE,)
     observations = ("sample:insufficient",)
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ACCEPTANCE)
         acc = evidence.acceptance()
-        if acc.sufficient:
-            return [self.finding(Status.OK, f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)", refs=(ev.ref,))]
+        r = level_reading(evidence)
+        where = f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)"
+        if r.basis == "per-request":
+            where = "a per-request average (no draft counts)"
+        if r.verdict in ("healthy", "problem"):
+            return [self.finding(Status.OK, f"{where} settle it: {r.describe()}", refs=(ev.ref,))]
+        if r.verdict == "no-band":
+            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: no healthy band to compare {where} with "
+                                 f"({r.describe()})", refs=(ev.ref,))]
+        more = ("; the method decides it, not more drafts (name it with --launch or --drafter)" if r.method_decides
+                else f"; about {r.drafts_to_settle:,} drafts at this τ would settle it" if r.drafts_to_settle
+                else "; a pair baseline (--drafter) or a probe would settle it sooner")
         return [self.finding(
-            Status.WARN, f"only {acc.drafts:.0f} drafts (minimum {acc.min_drafts}): per-position zeros are noise",
-            refs=(ev.ref,), remedy="Collect a longer log under real load before judging the drafter.",
-            observations=(Observation("sample:insufficient", f"{acc.drafts:.0f} drafts", (ev.ref,)),))]
+            Status.WARN, f"{where} do not separate healthy from impaired: {r.describe()}{more}", refs=(ev.ref,),
+            remedy="Collect a longer log under real load, or run `dflash-doctor probe` for the clean-room τ.",
+            observations=(Observation("sample:insufficient", where, (ev.ref,),
+                                      strength=1.0 - abs(2 * (r.p_healthy or 0.5) - 1.0)),))]

@@ -288,6 +288,9 @@ class Observation:
     name: str
     detail: str
     refs: tuple[str, ...] = ()
+    # How sure the evidence makes this observation (0–1): a reading of the acceptance numbers holds only as
+    # far as its counts settle it (rank/readings.py); facts read from a config or a source are 1.
+    strength: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """The CI gate: measured acceptance against thresholds -> pass / fail / no data.
 
 One ThresholdResult per threshold the user asked for; the gate passes only when every threshold
-passed. "No data" (nothing measured, or fewer drafts than --min-drafts) is its own outcome with its
-own exit code (3): a gate never passes on silence, and never fails a build on a sample too small to
-judge.
+passed. Each threshold is judged on the measurement's 95 % interval from its counts (dflash_doctor.stats:
+τ from its drafts and per-position rates, a position's rate as a proportion of drafts): it FAILS when the
+whole interval lies below the threshold, PASSES when the whole interval is at or above it, and gives
+"no data" (exit 3) only when the interval straddles it — a gate never passes on silence, and never fails a
+build on a sample the counts cannot decide. 181 drafts at τ 1.18 fail a threshold of 3; 65 drafts at
+τ 3.1 decide nothing about a threshold of 3. `--min-drafts N` stays as an explicit floor (default none).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ class Thresholds:
     max_regression_pct: float | None = None
     baseline_tau: float | None = None
     baseline_label: str | None = None
-    min_drafts: int = 200
+    min_drafts: int = 0
 
     def any(self) -> bool:
         return self.min_acceptance_length is not None or bool(self.min_position_rates) or \
@@ -136,9 +139,30 @@ def load_baseline_tau(path: str) -> tuple[float, str]:
     return float(tau), f"{path} (generated {data.get('generated_at', 'at an unknown time')})"
 
 
+LEVEL = 0.95  # the confidence level of every interval a threshold is judged on
+
+
+def _judge(iv, threshold: float) -> Outcome:
+    if not (math.isfinite(iv.estimate) and math.isfinite(iv.low)) or iv.n != iv.n:
+        return Outcome.NO_DATA  # a measurement that is not a finite number decides nothing
+    if iv.high < threshold:
+        return Outcome.FAIL
+    if iv.low >= threshold:
+        return Outcome.PASS
+    return Outcome.NO_DATA
+
+
+def _span(iv, fmt: str = ".2f") -> str:
+    hi = "∞" if math.isinf(iv.high) else format(iv.high, fmt)
+    return f"[{format(iv.low, fmt)}–{hi}, {LEVEL:.0%}]"
+
+
 def evaluate(acceptance, thresholds: Thresholds, source: str, report: Report | None = None,
              no_data_reason: str | None = None) -> GateResult:
     """Judge the acceptance summary (parse.AcceptanceSummary or None) against the thresholds."""
+    from . import stats
+    from .rank.readings import REQUEST_AVERAGE_SPREAD, design_effect
+
     results: list[ThresholdResult] = []
     measured: dict[str, Any] = {}
     notes: list[str] = []
@@ -147,7 +171,7 @@ def evaluate(acceptance, thresholds: Thresholds, source: str, report: Report | N
         measured = {"mean_acceptance_length": acceptance.mean_acceptance_length, "drafts": acceptance.drafts,
                     "k": acceptance.k, "per_position": list(acceptance.per_position),
                     "intervals": acceptance.intervals}
-    enough = acceptance is not None and drafts >= thresholds.min_drafts
+    enough = acceptance is not None and (drafts >= thresholds.min_drafts or acceptance.per_request)
     if acceptance is None:
         why = no_data_reason or "no spec-decode acceptance was measured"
     elif not enough:
@@ -159,21 +183,39 @@ def evaluate(acceptance, thresholds: Thresholds, source: str, report: Report | N
     def nodata(name: str, threshold: float | None, extra: dict | None = None) -> ThresholdResult:
         return ThresholdResult(name, Outcome.NO_DATA, f"no data: {why}", None, threshold, {**common, **(extra or {})})
 
-    results.append(ThresholdResult(
-        "min-drafts", Outcome.PASS if enough else Outcome.NO_DATA,
-        f"{drafts:.0f} drafts ≥ {thresholds.min_drafts}" if enough else f"no data: {why}",
-        drafts if acceptance is not None else None, float(thresholds.min_drafts), dict(common)))
+    if thresholds.min_drafts > 0 or acceptance is None:  # an explicit floor (or nothing measured) is its own row
+        results.append(ThresholdResult(
+            "min-drafts", Outcome.PASS if enough else Outcome.NO_DATA,
+            f"{drafts:.0f} drafts ≥ {thresholds.min_drafts}" if enough else f"no data: {why}",
+            drafts if acceptance is not None else None, float(thresholds.min_drafts), dict(common)))
     tau = acceptance.mean_acceptance_length if acceptance is not None else None
+    tau_iv = deff = None
+    if acceptance is not None:
+        deff = design_effect(acceptance, acceptance.k)
+        if acceptance.per_request:
+            spread = REQUEST_AVERAGE_SPREAD * tau
+            tau_iv = stats.Interval(tau, max(1.0, tau - 1.96 * spread), tau + 1.96 * spread, 0.0)
+        else:
+            tau_iv = stats.tau_interval(acceptance.drafts, (tau - 1.0) * acceptance.drafts, acceptance.per_position,
+                                        acceptance.k, design_effect=deff)
+        measured["mean_acceptance_length_interval"] = [tau_iv.low, tau_iv.high]
+        measured["confidence_level"] = LEVEL
+
+    def tau_result(name: str, x: float, extra: dict) -> ThresholdResult:
+        out = _judge(tau_iv, x)
+        rel = {Outcome.PASS: "≥", Outcome.FAIL: "<", Outcome.NO_DATA: "straddles"}[out]
+        msg = (f"mean acceptance length {tau:.2f} {_span(tau_iv)} {rel} {x:.3g}"
+               + ("" if out != Outcome.NO_DATA else ": the counts cannot decide it"))
+        return ThresholdResult(name, out, msg, tau, x, {**common, "mean_acceptance_length": tau,
+                                                        "interval_low": tau_iv.low, "interval_high": tau_iv.high,
+                                                        "k": acceptance.k, **extra})
+
     if thresholds.min_acceptance_length is not None:
         x = thresholds.min_acceptance_length
         if not enough:
             results.append(nodata("min-acceptance-length", x))
         else:
-            ok = tau >= x
-            results.append(ThresholdResult(
-                "min-acceptance-length", Outcome.PASS if ok else Outcome.FAIL,
-                f"mean acceptance length {tau:.2f} {'≥' if ok else '<'} {x:g}", tau, x,
-                {**common, "mean_acceptance_length": tau, "k": acceptance.k}))
+            results.append(tau_result("min-acceptance-length", x, {}))
     for pr in thresholds.min_position_rates:
         name = f"min-position-rate[{pr.position}]"
         if not enough:
@@ -189,10 +231,16 @@ def evaluate(acceptance, thresholds: Thresholds, source: str, report: Report | N
                                            {**common, "position": pr.position, "k": acceptance.k}))
             continue
         rate = pp[pr.position - 1]
-        ok = rate >= pr.rate
-        results.append(ThresholdResult(name, Outcome.PASS if ok else Outcome.FAIL,
-                                       f"position {pr.position} acceptance rate {rate:.3f} {'≥' if ok else '<'} {pr.rate:g}",
-                                       rate, pr.rate, {**common, "position": pr.position, "rate": rate}))
+        iv = stats.wilson(rate * drafts, drafts, design_effect=deff or stats.DESIGN_EFFECT)
+        if acceptance.per_request:
+            iv = stats.Interval(rate, 0.0, 1.0, 0.0)  # no counts behind a per-request figure
+        out = _judge(iv, pr.rate)
+        rel = {Outcome.PASS: "≥", Outcome.FAIL: "<", Outcome.NO_DATA: "straddles"}[out]
+        results.append(ThresholdResult(name, out, f"position {pr.position} acceptance rate {rate:.3f} "
+                                       f"{_span(iv, '.3f')} {rel} {pr.rate:g}"
+                                       + ("" if out != Outcome.NO_DATA else ": the counts cannot decide it"),
+                                       rate, pr.rate, {**common, "position": pr.position, "rate": rate,
+                                                       "interval_low": iv.low, "interval_high": iv.high}))
     if thresholds.max_regression_pct is not None:
         pct = thresholds.max_regression_pct
         base = thresholds.baseline_tau
@@ -202,14 +250,18 @@ def evaluate(acceptance, thresholds: Thresholds, source: str, report: Report | N
             results.append(nodata("max-regression", pct, {"baseline_mean_acceptance_length": base}))
         else:
             reg = 100.0 * (base - tau) / base
-            ok = reg <= pct
+            floor = base * (1.0 - pct / 100.0)
+            out = _judge(tau_iv, floor)
+            word = {Outcome.PASS: "within", Outcome.FAIL: "beyond", Outcome.NO_DATA: "possibly beyond"}[out]
             results.append(ThresholdResult(
-                "max-regression", Outcome.PASS if ok else Outcome.FAIL,
-                f"mean acceptance length {tau:.2f} vs baseline {base:.2f}: "
+                "max-regression", out,
+                f"mean acceptance length {tau:.2f} {_span(tau_iv)} vs baseline {base:.2f}: "
                 + (f"{reg:.1f} % lower" if reg > 0 else f"{-reg:.1f} % higher")
-                + f" ({'within' if ok else 'beyond'} the allowed {pct:g} %)", reg, pct,
+                + f" ({word} the allowed {pct:g} %, i.e. τ ≥ {floor:.2f})"
+                + ("" if out != Outcome.NO_DATA else ": the counts cannot decide it"), reg, pct,
                 {**common, "mean_acceptance_length": tau, "baseline_mean_acceptance_length": base,
-                 "regression_pct": reg, "baseline": thresholds.baseline_label or ""}))
+                 "regression_pct": reg, "baseline": thresholds.baseline_label or "",
+                 "interval_low": tau_iv.low, "interval_high": tau_iv.high}))
     if any(r.outcome == Outcome.FAIL for r in results):
         outcome = Outcome.FAIL
     elif any(r.outcome == Outcome.NO_DATA for r in results):

@@ -1,6 +1,7 @@
 """`dflash-doctor gate`: fail a CI pipeline when acceptance falls below thresholds.
 
-Exit 0 pass, 1 a threshold failed, 3 no data (nothing measured, or fewer drafts than --min-drafts),
+Exit 0 pass, 1 a threshold failed, 3 no data (nothing measured, the 95 % interval straddles a threshold, or
+fewer drafts than --min-drafts),
 2 usage errors. Outputs: the result (--format terminal|json|markdown, stdout or --output), a JUnit
 file (--junit), GitHub Actions annotations and step summary when running in GitHub Actions.
 """
@@ -41,8 +42,9 @@ def register(app: typer.Typer) -> None:
                                                        help="Fail when τ is more than PCT % below the --baseline's τ."),
         baseline: Optional[str] = typer.Option(None, "--baseline", metavar="REPORT.json",
                                                help="A saved earlier report (JSON) to compare with."),
-        min_drafts: int = typer.Option(200, "--min-drafts", metavar="N",
-                                       help="Below this many drafts the gate reports no data (exit 3)."),
+        min_drafts: int = typer.Option(0, "--min-drafts", metavar="N",
+                                       help="An explicit floor: below this many drafts the gate reports no data "
+                                            "(exit 3). Default none: the counts' 95 % interval decides."),
         junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE.xml",
                                             help="Write a JUnit XML file: one testcase per threshold."),
         plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.html",
@@ -61,8 +63,8 @@ def register(app: typer.Typer) -> None:
         sources = sum(bool(x) for x in (log, metrics, probe))
         if sources != 1:
             raise UsageError("give exactly one source: --log FILE…, --metrics URL [--window 60s], or --probe RESULT.json")
-        if min_drafts < 1:
-            raise UsageError("--min-drafts must be at least 1")
+        if min_drafts < 0:
+            raise UsageError("--min-drafts must be 0 or more")
         if max_regression is not None and not baseline:
             raise UsageError("--max-regression needs --baseline REPORT.json",
                              hint="save one with `dflash-doctor diagnose --log … --format json -o REPORT.json`")

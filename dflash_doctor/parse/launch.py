@@ -117,7 +117,21 @@ def _engine_of(words: Sequence[str]) -> tuple[str | None, int]:
             return "vllm", i + 1
         if w.startswith("sglang.launch_server") or (base == "sglang" and i + 1 < len(words) and words[i + 1] == "serve"):
             return "sglang", i + 1 if w.startswith("sglang.") else i + 2
+        if _is_offline_example(w):
+            return "vllm", i + 1
     return None, 0
+
+
+def _is_offline_example(word: str) -> bool:
+    """vLLM's own offline spec-decode example (examples/offline_inference/spec_decode.py), which users run and
+    paste as often as `vllm serve`."""
+    return word.replace("\\", "/").endswith("offline_inference/spec_decode.py")
+
+
+# Its flags (the script's argparse names, either spelling) -> the speculative config they set.
+_OFFLINE_EXAMPLE = {"method": "method", "num_spec_tokens": "num_speculative_tokens", "eagle_dir": "model",
+                    "draft_model": "model", "prompt_lookup_max": "prompt_lookup_max",
+                    "prompt_lookup_min": "prompt_lookup_min"}
 
 
 def parse_argv(argv: Sequence[str]) -> LaunchConfig:
@@ -168,6 +182,13 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:
     if spec_words is not None:
         spec_text = " ".join(spec_words)
         spec, error, fix = parse_spec_json(spec_words)
+    elif any(_is_offline_example(w) for w in words[:start]):
+        spec = {key: _num(args[name]) for name, key in _OFFLINE_EXAMPLE.items()
+                if args.get(name) not in (None, True)} or None
+        if spec is not None and isinstance(spec.get("method"), str):
+            spec["method"] = spec["method"].lower()
+        if not model and isinstance(args.get("model_dir"), str):
+            model = args["model_dir"]
     else:
         legacy: dict[str, Any] = {}
         for flag, key in {**_LEGACY_VLLM, **_SGLANG_SPEC}.items():

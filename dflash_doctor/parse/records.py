@@ -105,6 +105,12 @@ class AcceptanceSummary:
     per_engine: tuple[dict, ...] = ()  # one row per engine tag: engine, drafts, tau, intervals
     series: tuple[dict, ...] = ()  # per-interval τ over time (thinned to at most ~200 points)
     throughput: dict | None = None  # mean accepted / drafted tokens/s where printed
+    # How the figure stands: "counts" (drafts-weighted from printed or exactly derived counts), "estimated"
+    # (drafts-weighted, some weights estimated), "per-request" (an average over requests, each weighted
+    # equally: not comparable with a drafts-weighted mean, and weaker), "unrecognised-format" (read by the
+    # generic key-value reader).
+    standing: str = "counts"
+    per_request: bool = False  # the mean is a per-request average (see standing)
 
     @property
     def sufficient(self) -> bool:
@@ -133,4 +139,6 @@ class AcceptanceSummary:
             "per_engine": [dict(e) for e in self.per_engine],
             "series": [dict(s) for s in self.series],
             "throughput": self.throughput,
+            "standing": self.standing,
+            "per_request": self.per_request,
         }

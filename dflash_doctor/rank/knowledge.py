@@ -12,9 +12,14 @@ from pathlib import Path
 
 from ..evidence import Kind
 
+# Speculative methods, as the method belief (rank/method.py) and the reference bands name them.
+METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
+
 CAUSE_IDS = (
     "undertrained-drafter", "layer-offset", "swa-ignored", "wrong-pairing", "method-mismatch", "draft-vocab-map",
     "rope-mismatch", "workload-shift", "sampling-mismatch", "engine-bug", "rotated-quantization", "launch-config",
+    # usual suspects: commonly blamed, answered with the evidence against them
+    "prefix-caching", "eager-mode", "tensor-parallel", "k-too-large",
 )
 
 
@@ -34,6 +39,12 @@ class CauseSpec:
     # How τ would look with this cause fixed: "baseline" (the pair's reference τ), "effect:NAME"
     # (τ × baselines.toml [effect] NAME, capped by the baseline) or "unknown".
     expected_tau: str = "unknown"
+    # The methods the cause can exist for (empty: every method). A cause's prior is scaled by how likely the
+    # deployment runs one of them (rank/method.py): no sliding windows to ignore in an EAGLE-3 head.
+    methods: tuple[str, ...] = ()
+    # A cause users commonly blame (a weak drafter, prefix caching, eager mode …): listed whenever any evidence
+    # speaks to it, for or against, so the report answers the usual suspect instead of staying silent.
+    suspect: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,8 @@ def _req(d: dict, key: str, typ, where: str):
     return val
 
 
-_CAUSE_KEYS = {"id", "title", "prior", "fix", "next_step", "decided_by", "silence_note", "expected_tau"}
+_CAUSE_KEYS = {"id", "title", "prior", "fix", "next_step", "decided_by", "silence_note", "expected_tau", "methods",
+               "suspect"}
 _RULE_KEYS = {"observation", "cause", "weight", "text"}
 _OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -141,10 +153,17 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
             expected = c.get("expected_tau", "unknown")
             if not isinstance(expected, str) or not _EXPECTED.match(expected):
                 raise KnowledgeError(f"{where}: expected_tau must be 'baseline', 'unknown' or 'effect:NAME'")
+            methods = c.get("methods", [])
+            if not isinstance(methods, list) or not all(isinstance(x, str) and x in METHODS for x in methods):
+                raise KnowledgeError(f"{where}: methods must be a list of {', '.join(METHODS)}")
+            suspect = c.get("suspect", False)
+            if not isinstance(suspect, bool):
+                raise KnowledgeError(f"{where}: suspect must be true or false")
             causes[cid] = CauseSpec(
                 id=cid, title=_req(c, "title", str, where), prior=prior,
                 fix=_req(c, "fix", str, where), next_step=_req(c, "next_step", str, where),
                 decided_by=tuple(decided), silence_note=c.get("silence_note"), expected_tau=expected,
+                methods=tuple(methods), suspect=suspect,
             )
         for i, r in enumerate(doc.get("rule", [])):
             where = f"rule #{i + 1} ({r.get('observation')!r} -> {r.get('cause')!r})"
@@ -175,8 +194,8 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
         for cid in s.causes:
             if cid not in causes:
                 raise KnowledgeError(f"separator names unknown cause '{cid}'")
-    for cid in causes:
-        if not any(r.cause == cid and r.weight > 0 for r in rules):
+    for cid, spec in causes.items():
+        if not any(r.cause == cid and (r.weight > 0 or spec.suspect) for r in rules):
             raise KnowledgeError(f"cause '{cid}' has no rule that can point at it: it could never be ranked")
     circ = data.get("circumstantial", [])
     if not isinstance(circ, list) or not all(isinstance(x, str) and _ID.match(x) for x in circ):

@@ -138,11 +138,13 @@ class Band:
     def describe(self) -> str:
         if self.low is None:
             return f"no healthy floor for {self.method} at k={self.k}: {self.note}"
-        who = "this pair's baseline" if self.basis == "pair" else f"trained {self.method} drafters"
+        ds = f" on {self.dataset}" if self.dataset else ""
+        who = (f"this pair (its published τ{ds}) reaches" if self.basis == "pair"
+               else f"trained {self.method} drafters{ds} reach")
         typ = f", typical {self.typical:.2f}" if self.typical is not None else ""
         extra = " (extrapolated from figures at smaller k)" if self.extrapolated else ""
         thin = "; few figures, treat the edge as rough" if self.sparse else ""
-        return f"{who} reach τ ≥ {self.low:.2f} at k={self.k}{typ}{extra}{thin}"
+        return f"{who} τ ≥ {self.low:.2f} at k={self.k}{typ}{extra}{thin}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "k": self.k, "dataset": self.dataset, "basis": self.basis,
@@ -352,14 +354,15 @@ def method_prior() -> dict[str, float]:
     return default_reference().method_prior()
 
 
-def healthy_band(method: str | None, k: int, dataset: str | None = None, drafter: str | None = None) -> Band | None:
+def healthy_band(method: str | None, k: int, dataset: str | None = None, drafter: str | None = None,
+                 baselines=None) -> Band | None:
     """A pair baseline (baselines.toml) when the drafter is known there — it overrides the method band —
     else the method band. Pair low edge: the same margin × the pair's reference τ at the served k."""
     ref = default_reference()
     if drafter:
         from .baselines import default_baselines
 
-        b = default_baselines().find(drafter)
+        b = (baselines or default_baselines()).find(drafter)
         if b is not None and k >= 1:
             name, _tau, _exact = b.tau_for(dataset)
             curve = b.reference_curve(dataset, min(k, b.k))

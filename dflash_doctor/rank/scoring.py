@@ -115,35 +115,50 @@ def _other_faults_remain(causes: list[Cause], knowledge: Knowledge, baselines: B
 
 def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
          baselines: Baselines | None = None) -> Ranking:
+    from .method import infer_method
+    from .readings import level_reading
+
     baselines = baselines or evidence.baselines
     observations = observations_of(findings)
     names = {o.name for o in observations}
     acceptance = evidence.acceptance()
     tau_now = acceptance.mean_acceptance_length if acceptance is not None else None
     ctx = pair_context(evidence, baselines)
+    belief = infer_method(evidence)
+    reading = level_reading(evidence)
     causes: list[Cause] = []
     for spec in knowledge.causes.values():
+        applies = belief.p(spec.methods) if spec.methods else 1.0
+        if applies < 0.01:
+            continue  # a cause that cannot exist for this method (no windows to ignore in an EAGLE-3 head)
         pro: list[Contribution] = []
         con: list[Contribution] = []
         for obs in observations:
             for rule in knowledge.rules_for(obs.name):
                 if rule.cause != spec.id:
                     continue
-                c = Contribution(obs.name, rule.weight, f"{rule.text} — {obs.detail}" if obs.detail else rule.text,
+                weight = rule.weight * max(0.0, min(1.0, obs.strength))
+                if weight == 0:
+                    continue
+                sure = f" ({obs.strength:.0%} sure from the counts)" if obs.strength < 0.995 else ""
+                c = Contribution(obs.name, weight, (f"{rule.text} — {obs.detail}" if obs.detail else rule.text) + sure,
                                  obs.refs)
-                (pro if rule.weight > 0 else con).append(c)
-        if not pro:
-            continue  # nothing points at it: not a candidate
+                (pro if weight > 0 else con).append(c)
+        if not pro and not (spec.suspect and con):
+            continue  # nothing points at it (a usual suspect is still answered when evidence speaks against it)
         coverage, missing_kinds = coverage_of(spec.decided_by, evidence)
         both = pro + con
         curve = sum(c.weight for c in both if knowledge.is_circumstantial(c.observation))
         facts = sum(c.weight for c in both if not knowledge.is_circumstantial(c.observation))
-        logit = spec.prior + facts + coverage * curve
+        logit = spec.prior + math.log(applies) + facts + coverage * curve
         missing = [f"{k.value}: {evidence.why_missing(k)}" for k in missing_kinds]
         notes = []
         if coverage < 1.0:
             notes.append(f"curve evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} "
                          f"kinds of deciding evidence are missing")
+        if applies < 0.99:
+            notes.append(f"applies to {', '.join(spec.methods)} only: {applies:.0%} likely for this deployment's "
+                         f"method ({belief.describe()})")
         if spec.silence_note and not evidence.has(Kind.DRAFTER):
             notes.append(spec.silence_note)
         fixed = expected_tau(spec.expected_tau, tau_now, ctx, baselines)
@@ -180,32 +195,37 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
     if acceptance is not None and not evidence.has(Kind.DRAFTER) and "signature:cliff-after-first" in names:
         notes.append("Silence is not evidence: the log says nothing about sliding windows, layer taps or RoPE "
                      "because engines do not log them. Give --drafter and --engine to decide those causes.")
-    if acceptance is not None and ctx.baseline is None and not (names & {"tau:at-baseline", "tau:below-baseline",
-                                                                         "tau:far-below-baseline"}):
-        notes.append(f"No published baseline for the drafter ({ctx.drafter_name or 'not named in the evidence'}): "
-                     "whether τ is low for this pair cannot be judged from the numbers alone.")
+    if reading is not None:
+        notes.append(f"Method: {belief.describe()}" + (f" — {belief.conflict}" if belief.conflict else "") + ".")
 
     failing = [f for f in findings if f.status == Status.FAIL]
     strong = [c for c in causes if c.confidence >= 0.5]
-    if acceptance is not None and not acceptance.sufficient and not failing:
-        verdict = Verdict.INSUFFICIENT_DATA
-    elif acceptance is None and not failing and not strong:
-        verdict = Verdict.INSUFFICIENT_DATA
-    elif ({"signature:healthy", "tau:at-baseline"} & names) and not failing and not strong:
-        verdict = Verdict.HEALTHY
-    elif not failing and not strong and acceptance is not None \
-            and not names & {"tau:below-baseline", "tau:far-below-baseline"}:
-        # Nothing failed and no cause is likely, but nothing shows τ is where the pair should be either:
-        # calling it a problem would be a false alarm, calling it healthy a pass without evidence.
-        verdict = Verdict.INSUFFICIENT_DATA
-        why = ("there is no published baseline for this drafter" if ctx.baseline is None
-               else "τ could not be compared with the pair's baseline")
-        notes.append(f"Verdict insufficient-data: no check failed and no cause is likely, but {why}, so the level "
-                     "of τ cannot be judged (name the drafter with --drafter, or run `dflash-doctor probe`).")
-    else:
+    level = reading.verdict if reading is not None else None
+    if acceptance is None:
+        verdict = Verdict.PROBLEM if (failing or strong) else Verdict.INSUFFICIENT_DATA
+    elif level == "problem":
         verdict = Verdict.PROBLEM
-    if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None
-                                      and acceptance.sufficient):
+    elif level == "healthy":
+        verdict = Verdict.PROBLEM if (failing or strong) else Verdict.HEALTHY
+    elif failing or strong:
+        verdict = Verdict.PROBLEM
+    else:
+        verdict = Verdict.INSUFFICIENT_DATA
+        if level == "undecided" and reading.method_decides:
+            fits = ", ".join(f"{m} {'yes' if ph >= 0.5 else 'no'}" for m, pm, ph in reading.by_method if pm >= 0.1)
+            notes.append(f"Verdict insufficient-data: the counts settle τ ({reading.describe()}), but whether that is "
+                         f"healthy depends on the method, which the evidence does not name (in the band for: {fits}). "
+                         "Name it with --launch or --drafter.")
+        elif level == "undecided":
+            more = (f" About {reading.drafts_to_settle:,} drafts at this τ would settle it" if reading.drafts_to_settle
+                    else " A pair baseline (--drafter) or a probe would settle it")
+            notes.append(f"Verdict insufficient-data: the counts are consistent with both a healthy and an impaired "
+                         f"drafter ({reading.describe()}; P(in the band) {reading.p_healthy:.0%}).{more}.")
+        else:
+            notes.append("Verdict insufficient-data: no check failed and no cause is likely, but there is no healthy "
+                         f"band to judge τ against ({reading.describe() if reading else 'no acceptance'}); name the "
+                         "drafter (--drafter) or the method (--launch), or run `dflash-doctor probe`.")
+    if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None):
         causes_out: tuple[Cause, ...] = tuple(causes)
     else:
         causes_out = tuple(c for c in causes if c.confidence >= 0.5)

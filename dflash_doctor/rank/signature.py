@@ -14,6 +14,7 @@ from typing import Sequence
 class Signature:
     id: str  # all-zero | cliff-after-first | geometric | steep | uniform-low | small-uniform-drop | healthy | noise | unknown
     description: str
+    strength: float = 1.0  # how sure the counts make it (0–1)
 
 
 # Level against the pair's reference, as the share of the reference's accepted tokens/draft that
@@ -53,28 +54,34 @@ def against_reference(per_position: Sequence[float], tau: float, reference: Sequ
                                     f"tokens/draft (τ {tau:.2f} vs {ref_tau:.2f})")
 
 
-def classify(per_position: Sequence[float], tau: float, drafts: float, min_drafts: int = 200,
-             baseline: Sequence[float] | None = None) -> Signature:
-    pp = list(per_position)
-    if drafts < min_drafts:
-        return Signature("noise", f"only {drafts:.0f} drafts: below {min_drafts} the curve's shape is noise")
+def classify(acc, deff: float | None = None) -> Signature:
+    """The curve's signature from its counts (an AcceptanceSummary): the signature the counts make most
+    likely, with that probability as `strength` (rank/readings.curve_reading). No draft cutoff: 14 hits
+    at position 1 over 200 drafts settle a cliff; 65 drafts of a smooth curve settle nothing."""
+    from .. import stats
+    from .readings import curve_reading
+
+    pp = list(acc.per_position)
+    reading = curve_reading(acc, stats.DESIGN_EFFECT if deff is None else deff)
+    if reading.strengths.get("all-zero", 0.0) >= 0.5:
+        return Signature("all-zero", "every draft rejected: mean length 1.00, every position ≈ 0",
+                         reading.strengths["all-zero"])
     if not pp:
         return Signature("unknown", "no per-position rates in the evidence")
-    if tau <= 1.005 and max(pp) < 0.01:
-        return Signature("all-zero", "every draft rejected: mean length 1.00, every position ≈ 0")
-    p1 = pp[0]
-    p2 = pp[1] if len(pp) > 1 else None
-    if p2 is not None and 0.01 <= p1 <= 0.40 and p2 <= max(0.02, 0.12 * p1) and all(r <= p2 + 1e-9 for r in pp[2:]):
-        return Signature("cliff-after-first",
-                         f"position 1 at {p1:.3f}, position 2 at {p2:.3f}, the rest ≈ 0: single lucky hits, never two in a row")
-    if baseline:
-        ref = against_reference(pp, tau, baseline)
-        if ref is not None:
-            return ref
-    conds = [pp[i] / pp[i - 1] for i in range(1, min(len(pp), 4)) if pp[i - 1] > 0.02]
-    if conds:
-        mean_ratio = sum(conds) / len(conds)
-        if mean_ratio < 0.4:
-            return Signature("steep", f"each position keeps only ~{mean_ratio:.0%} of the previous one: steeper than geometric")
-        return Signature("geometric", f"smooth decay, position 1 at {p1:.2f}, ~{mean_ratio:.0%} kept per step")
-    return Signature("unknown", "too few non-zero positions to judge the shape")
+    if len(pp) < 2:
+        return Signature("unknown", "one position only: no shape to read")
+    sid, strength = max(((k, v) for k, v in reading.strengths.items() if k != "all-zero"), key=lambda x: x[1],
+                        default=("unknown", 0.0))
+    c2 = reading.c2
+    if strength < 0.5 or c2 is None:
+        need = "more drafts" if c2 is not None else "hits at position 1"
+        return Signature("noise", f"{acc.drafts:.0f} drafts do not settle the curve's shape (position 1 at "
+                                  f"{pp[0]:.3f}; {need} would)", strength)
+    cond = f"P(position 2 | position 1) {c2.estimate:.2f} [{c2.low:.2f}–{c2.high:.2f}]"
+    if sid == "cliff-after-first":
+        return Signature(sid, f"position 1 at {pp[0]:.3f}, position 2 at {pp[1]:.3f} ({cond}): single lucky hits, "
+                              "never two in a row", strength)
+    if sid == "geometric":
+        return Signature(sid, f"smooth decay, position 1 at {pp[0]:.2f}, {cond}", strength)
+    return Signature("steep", f"each position keeps little of the previous one ({cond}): steeper than geometric",
+                     strength)

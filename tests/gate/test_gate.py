@@ -16,7 +16,8 @@ SCEN = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 SEED = Path(__file__).resolve().parents[2] / "fixtures" / "seed" / "vllm-0.20.1.log"
 HEALTHY = SCEN / "healthy" / "vllm.log"  # τ ≈ 6.40, position 1 ≈ 0.85
 OFFSET = SCEN / "layer-offset" / "vllm.log"  # τ ≈ 5.4
-FEW = SCEN / "insufficient-data" / "vllm.log"  # ~120 drafts
+DECIDED = SCEN / "few-drafts-decisive" / "vllm.log"  # ~120 drafts, position 1 at 0.29, nothing after
+FEW = SCEN / "insufficient-data" / "vllm.log"  # ~65 drafts at τ 3.1
 NO_SPEC = SCEN / "launch-config" / "vllm.log"  # no SpecDecoding lines at all
 SCHEMA = xmlschema.XMLSchema(str(Path(__file__).with_name("junit.xsd")))
 
@@ -39,7 +40,8 @@ def test_gate_passes_on_a_healthy_log_and_junit_carries_the_figures(cli, tmp_pat
     assert "passed" in r.stdout
     SCHEMA.validate(str(junit))
     cases = _cases(junit)
-    assert set(cases) == {"min-drafts", "min-acceptance-length", "min-position-rate[1]"}
+    # (no min-drafts case: there is no draft floor unless the user sets one)
+    assert set(cases) == {"min-acceptance-length", "min-position-rate[1]"}
     assert all(c.is_passed for c in cases.values())
     tau = float(_props(cases["min-acceptance-length"])["measured"])
     assert 6.2 < tau < 6.6
@@ -58,10 +60,10 @@ def test_gate_fails_below_threshold_with_one_failure_per_threshold(cli, tmp_path
     assert cases["min-position-rate[1]"].is_passed  # 0.166 ≥ 0.1
     assert cases["min-position-rate[2]"].is_failure  # 0.017 < 0.1
     failure = cases["min-acceptance-length"].result[0]
-    assert "1.18 < 3" in failure.message
+    assert "1.18 [1.18–1.19, 95%] < 3" in failure.message  # the whole interval below the threshold
     assert float(_props(cases["min-acceptance-length"])["measured"]) == pytest.approx(1.18, abs=0.01)
     suite = next(iter(junitparser.JUnitXml.fromfile(str(junit))))
-    assert suite.failures == 2 and suite.tests == 4
+    assert suite.failures == 2 and suite.tests == 3
     # The failing gate names the most likely causes from the same evidence.
     assert "most likely causes" in r.stdout
 
@@ -69,7 +71,8 @@ def test_gate_fails_below_threshold_with_one_failure_per_threshold(cli, tmp_path
 @pytest.mark.parametrize("log", [FEW, NO_SPEC, Path("/nonexistent/server.log")], ids=["few-drafts", "no-spec-lines", "missing-file"])
 def test_gate_reports_no_data_with_exit_3(cli, tmp_path, log):
     junit = tmp_path / "gate.xml"
-    r = cli("gate", "--log", str(log), "--min-acceptance-length", "2", "--junit", str(junit))
+    # FEW: ~65 drafts at τ 3.1, whose 95 % interval (about 2.3–3.9) straddles 3
+    r = cli("gate", "--log", str(log), "--min-acceptance-length", "3", "--junit", str(junit))
     assert r.returncode == 3, r.stdout + r.stderr
     assert "no data" in r.stdout
     SCHEMA.validate(str(junit))
@@ -77,10 +80,14 @@ def test_gate_reports_no_data_with_exit_3(cli, tmp_path, log):
     assert cases["min-acceptance-length"].is_skipped
 
 
-def test_min_drafts_is_a_threshold_the_user_sets(cli):
-    # ~120 drafts: no data under the default 200, judged when the user lowers the minimum.
-    assert cli("gate", "--log", str(FEW), "--min-acceptance-length", "1.1").returncode == 3
-    assert cli("gate", "--log", str(FEW), "--min-acceptance-length", "1.1", "--min-drafts", "50").returncode == 0
+def test_counts_decide_not_a_cutoff_and_min_drafts_is_an_explicit_floor(cli):
+    # ~65 drafts at τ 3.1: the interval is wholly above 1.1 (pass) and straddles 3 (no data) …
+    assert cli("gate", "--log", str(FEW), "--min-acceptance-length", "1.1").returncode == 0
+    assert cli("gate", "--log", str(FEW), "--min-acceptance-length", "3").returncode == 3
+    # … ~120 drafts with position 1 at 0.29 and nothing after: τ 1.29, decisively below 3 (fail) …
+    assert cli("gate", "--log", str(DECIDED), "--min-acceptance-length", "3").returncode == 1
+    # … unless the user sets a floor of drafts
+    assert cli("gate", "--log", str(DECIDED), "--min-acceptance-length", "3", "--min-drafts", "200").returncode == 3
 
 
 def test_regression_against_a_saved_report(cli, tmp_path):
@@ -99,8 +106,11 @@ def test_regression_against_a_saved_report(cli, tmp_path):
     # A saved gate result works as a baseline too.
     saved = tmp_path / "gate.json"
     saved.write_text(fail.stdout)
-    again = cli("gate", "--log", str(OFFSET), "--max-regression", "1", "--baseline", str(saved))
+    again = cli("gate", "--log", str(OFFSET), "--max-regression", "5", "--baseline", str(saved))
     assert again.returncode == 0, again.stdout + again.stderr  # same log: 0 % regression
+    # 1 % of τ is within the interval of ~29k drafts: the counts cannot decide it (exit 3, not a pass)
+    tight = cli("gate", "--log", str(OFFSET), "--max-regression", "1", "--baseline", str(saved))
+    assert tight.returncode == 3, tight.stdout + tight.stderr
 
 
 def test_github_actions_annotations_and_step_summary(cli, tmp_path):
@@ -110,8 +120,10 @@ def test_github_actions_annotations_and_step_summary(cli, tmp_path):
             env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     assert r.returncode == 1
     lines = r.stdout.splitlines()
-    assert "::error title=dflash-doctor gate%3A min-acceptance-length::mean acceptance length 1.18 < 3" in lines
-    assert "::notice title=dflash-doctor gate%3A min-position-rate[1]::position 1 acceptance rate 0.166 ≥ 0.1" in lines
+    assert ("::error title=dflash-doctor gate%3A min-acceptance-length::mean acceptance length 1.18 "
+            "[1.18–1.19, 95%25] < 3") in lines
+    assert any(x.startswith("::notice title=dflash-doctor gate%3A min-position-rate[1]::position 1 acceptance rate "
+                            "0.166 [") and x.endswith("≥ 0.1") for x in lines)
     assert any(l.startswith("::notice title=dflash-doctor%3A most likely cause::") for l in lines)
     text = summary.read_text()
     assert text.startswith("earlier step output\n")  # appended, never overwritten
@@ -186,6 +198,10 @@ from dflash_doctor.parse.records import AcceptanceSummary
        drafts=st.floats(0, 1e6), x=st.floats(1, 17), pos=st.integers(1, 16), rate=st.floats(0, 1),
        min_drafts=st.integers(1, 1000))
 def test_gate_outcome_is_exactly_the_thresholds(rates, drafts, x, pos, rate, min_drafts):
+    """Pass only when every threshold's interval is at or above it, fail when one lies wholly below, no data when
+    one straddles — and never pass a point estimate below a threshold, never fail one above it."""
+    from dflash_doctor import stats
+
     tau = 1 + sum(rates)
     acc = AcceptanceSummary(mean_acceptance_length=tau, per_position=tuple(rates), drafts=drafts, drafted=0,
                             accepted=0, k=len(rates), draft_acceptance_rate=None, intervals=1, formats=("t",))
@@ -193,8 +209,22 @@ def test_gate_outcome_is_exactly_the_thresholds(rates, drafts, x, pos, rate, min
                                    min_drafts=min_drafts), "t")
     if drafts < min_drafts:
         assert res.outcome == Outcome.NO_DATA and int(res.exit_code) == 3
-    else:
-        measured = rates[pos - 1] if pos <= len(rates) else 0.0
-        should_pass = tau >= x and measured >= rate
-        assert (res.outcome == Outcome.PASS) == should_pass
-        assert int(res.exit_code) == (0 if should_pass else 1)
+        return
+    measured = rates[pos - 1] if pos <= len(rates) else 0.0
+    tau_iv = stats.tau_interval(drafts, (tau - 1) * drafts, tuple(rates), len(rates))
+    pos_iv = stats.wilson(measured * drafts, drafts) if pos <= len(rates) else stats.Interval(0.0, 0.0, 0.0, drafts)
+
+    def judged(iv, t):
+        if not (iv.estimate == iv.estimate) or iv.n == 0:
+            return Outcome.NO_DATA
+        return Outcome.FAIL if iv.high < t else Outcome.PASS if iv.low >= t else Outcome.NO_DATA
+
+    each = {judged(tau_iv, x), judged(pos_iv, rate) if pos <= len(rates) else
+            (Outcome.PASS if rate <= 0.0 else Outcome.FAIL)}
+    expected = Outcome.FAIL if Outcome.FAIL in each else Outcome.NO_DATA if Outcome.NO_DATA in each else Outcome.PASS
+    assert res.outcome == expected
+    assert int(res.exit_code) == {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.NO_DATA: 3}[expected]
+    if res.outcome == Outcome.PASS:
+        assert tau >= x and measured >= rate
+    if res.outcome == Outcome.FAIL:
+        assert tau < x or measured < rate

@@ -116,8 +116,12 @@ def test_verdicts():
     healthy = rank([Finding("t", Status.OK, "ok", observations=(Observation("tau:at-baseline", "at"),))],
                    evidence(pp=(0.85, 0.72, 0.6)), KNOW)
     assert healthy.verdict == Verdict.HEALTHY and healthy.causes == ()
-    few = rank([finding("signature:cliff-after-first")][:0], evidence(drafts=50), KNOW)
+    # 50 drafts near the edge of every band: healthy and impaired alike
+    few = rank([], evidence(pp=(0.6, 0.35, 0.15), drafts=50), KNOW)
     assert few.verdict == Verdict.INSUFFICIENT_DATA
+    # 14 hits at position 1 over 200 drafts: no trained drafter of any kind accepts so little — decided
+    decided = rank([], evidence(pp=(0.07, 0.0, 0.0, 0.0), drafts=200), KNOW)
+    assert decided.verdict == Verdict.PROBLEM
     none = rank([], EvidenceSet("empty"), KNOW)
     assert none.verdict == Verdict.INSUFFICIENT_DATA
     problem = rank([finding("signature:cliff-after-first")], evidence(), KNOW)
