@@ -23,15 +23,15 @@ class EngineDrafterSwa(Check):
         src = evidence.engine_source()
         if src is not None and src.swa != "no-dflash":
             # The installed source on the host outranks the release table (patched or source installs differ).
-            return [self.finding(Status.OK, f"the installed engine source was read (drafter SWA: {src.swa}); "
+            return [self.finding(Status.NOT_APPLICABLE, f"the installed engine source was read (drafter SWA: {src.swa}); "
                                  "engine-source-swa decides, not the release table",
                                  refs=refs + (evidence.ref(Kind.ENGINE_SOURCE),))]
         from dflash_doctor.models.architectures import support_from_evidence
         arch = support_from_evidence(evidence)
         if arch is not None and arch.loadable is False:
-            return [self.finding(Status.OK, f"does not apply: {arch.sentence}", refs=refs)]
+            return [self.finding(Status.NOT_APPLICABLE, f"does not apply: {arch.sentence}", refs=refs)]
         if not d.is_dflash:
-            return [self.finding(Status.OK, f"the drafter is {d.method}, not DFlash: the DFlash sliding-window "
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {d.method}, not DFlash: the DFlash sliding-window "
                                  "support of the engine does not apply", refs=refs)]
         if not d.layers:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: the drafter's layers are unknown", refs=refs)]

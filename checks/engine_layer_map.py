@@ -27,7 +27,7 @@ class EngineLayerMap(Check):
         src = evidence.engine_source()
         if src is not None and src.layer_map is not None:
             # The installed source on the host outranks the release table (patched or source installs differ).
-            return [self.finding(Status.OK, f"the installed engine source was read ({src.layer_map} mapping); "
+            return [self.finding(Status.NOT_APPLICABLE, f"the installed engine source was read ({src.layer_map} mapping); "
                                  "engine-source-layer-map decides, not the release table",
                                  refs=(sev.ref, evidence.ref(Kind.ENGINE_SOURCE)))]
         dev = evidence.get(Kind.DRAFTER)
@@ -42,9 +42,9 @@ class EngineLayerMap(Check):
         from dflash_doctor.models.architectures import support_from_evidence
         arch = support_from_evidence(evidence)
         if arch is not None and arch.loadable is False:
-            return [self.finding(Status.OK, f"does not apply: {arch.sentence}", refs=refs)]
+            return [self.finding(Status.NOT_APPLICABLE, f"does not apply: {arch.sentence}", refs=refs)]
         if drafter_method not in ("dflash", "dflash2"):
-            return [self.finding(Status.OK, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
                                  f"(EAGLE-3 aux ids are used {row.eagle3_aux})", refs=refs)]
         if not row.dflash:
             return [self.finding(Status.FAIL, f"{who} has no DFlash support", refs=refs,

@@ -22,7 +22,7 @@ class EngineLayerMap(Check):
         lines = p.layer_map_lines
         dev, d = evidence.get(Kind.DRAFTER), evidence.drafter()
         if d is not None and d.method not in ("dflash", "dflash2", "unknown"):
-            return [self.finding(Status.OK, f"the drafter is {d.method}: the DFlash target_layer_ids mapping does not "
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {d.method}: the DFlash target_layer_ids mapping does not "
                                  "apply", refs=(ev.ref, dev.ref))]
         if not p.dflash_present:
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {p.engine} {p.version} "
