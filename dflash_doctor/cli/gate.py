@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
         _emit(result, fmt, out, output, junit)
         if plot and report is not None:
             from .ranking_opts import write_plot
-            write_plot(plot, report, evidence, out)
+            write_plot(plot, report, evidence, out, thresholds=th)
         elif plot:
             out.warn("no plot: nothing was measured from logs or metrics")
         if evidence is not None and evidence.interrupted:  # a partial measurement never passes a gate

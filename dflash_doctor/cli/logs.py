@@ -95,6 +95,10 @@ def _export(scan, csv: str | None, parquet: str | None, out) -> None:
     from ..parse.frame import export_frame
 
     df = export_frame(scan)
+    for col in ("line_no", "offset", "k", "drafts", "drafted", "accepted", "prefix_accepted", "emitted"):
+        # counts and line numbers are integers: a float column (NaN where absent) would print 43.0
+        if col in df.columns and df[col].dtype.kind == "f" and (df[col].dropna() % 1 == 0).all():
+            df[col] = df[col].astype("Int64")
     try:
         if csv:
             df.to_csv(csv, index=False)

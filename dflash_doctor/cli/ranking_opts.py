@@ -37,8 +37,8 @@ def saved_probe(path: str | None):
     return read_probe_result(path)
 
 
-def write_plot(path: str, report, evidence, out) -> None:
+def write_plot(path: str, report, evidence, out, thresholds=None) -> None:
     from ..render.plot import plot_report
 
-    plot_report(report, evidence, path)
+    plot_report(report, evidence, path, thresholds)
     out.info(f"plot written to {path}")

@@ -115,6 +115,11 @@ class EvidenceBuilder:
                MetricsScrape(source=src.location, scrapes=len(with_series), engines=engines, acceptance=acc,
                              notes=tuple(notes), scraped_on_host=scraped_on_host, text=text))
         ev.notes.extend(notes)
+        if acc is None or not acc.drafts > 0:
+            idle = (f"no drafts between the {len(with_series)} scrapes: the engine was idle in the window (send "
+                    "traffic, or widen --window)" if len(with_series) > 1
+                    else "no drafts since the server started: it has served no speculative request yet")
+            ev.missing(Kind.ACCEPTANCE, idle)
         if acc is not None and acc.drafts > 0:
             if ev.has(Kind.ACCEPTANCE):
                 ev.notes.append(f"metrics give τ {acc.mean_acceptance_length:.2f}; the log's acceptance is used "

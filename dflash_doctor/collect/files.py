@@ -299,7 +299,7 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
         ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
         gather_metrics(ev, inputs.metrics, inputs.window)
-        if not inputs.logs and not ev.has(Kind.ACCEPTANCE):
+        if not inputs.logs and not ev.has(Kind.ACCEPTANCE) and Kind.ACCEPTANCE not in {m.kind for m in ev.missing_items}:
             ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
     if inputs.launch:
         gather_launch(ev, read_at_file(inputs.launch))

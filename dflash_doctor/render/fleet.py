@@ -142,7 +142,9 @@ def _terminal(fleet, color: bool, width: int) -> str:
             con.print(t(f"note: {n}", "bright_black"))
     con.print()
     con.print(t(_summary(fleet), "bold"))
-    return buf.getvalue()
+    from .layout import rstrip_lines
+
+    return rstrip_lines(buf.getvalue())
 
 
 def _selector_for(e) -> str:

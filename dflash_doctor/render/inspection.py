@@ -22,7 +22,9 @@ FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 
 def render(insp, fmt: Format, style) -> str:
-    return render_inspection(insp, fmt, color=style.color, width=style.width)
+    from .layout import TABLE_WIDTH_PIPED
+
+    return render_inspection(insp, fmt, color=style.color, width=style.width or TABLE_WIDTH_PIPED)
 
 
 def render_inspection(insp, fmt: Format, color: bool = False, width: int | None = 100) -> str:
@@ -242,7 +244,9 @@ def _terminal(insp, color: bool, width: int) -> str:
         con.print(Text("Warnings", style="bold underline"))
         for w in warns:
             con.print(Text("  ! ", style="yellow") + t(w))
-    return buf.getvalue()
+    from .layout import rstrip_lines
+
+    return rstrip_lines(buf.getvalue())
 
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|<>~"})

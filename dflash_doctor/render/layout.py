@@ -127,3 +127,12 @@ class Page:
 def _lstrip(text: Text) -> Text:
     n = len(text.plain) - len(text.plain.lstrip(" "))
     return text[n:] if n else text
+
+
+# Rich tables need a width; piped (no wrapping asked for) they get a wide one, and lose their padding spaces.
+TABLE_WIDTH_PIPED = 200
+
+
+def rstrip_lines(text: str) -> str:
+    """No line ends in spaces (rich pads table cells)."""
+    return "\n".join(line.rstrip(" ") for line in text.split("\n"))
