@@ -28,6 +28,22 @@ app = typer.Typer(
 )
 
 
+def _plain_required_metavars() -> None:
+    """Typer writes a required argument as {DRAFTER} in usage lines; click's convention (and ours) is DRAFTER."""
+    from typer.core import TyperArgument
+
+    original = TyperArgument.make_metavar
+
+    def make_metavar(self, ctx, *args, **kw):
+        var = original(self, ctx, *args, **kw)
+        return var[1:-1] if var.startswith("{") and var.endswith("}") else var
+
+    TyperArgument.make_metavar = make_metavar
+
+
+_plain_required_metavars()
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"dflash-doctor {__version__}")

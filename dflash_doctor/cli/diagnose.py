@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         launch: Optional[str] = typer.Option(None, "--launch", metavar="TEXT|@FILE",
                                              help="The serve command line, as text or @file."),
         dataset: Optional[str] = typer.Option(None, "--dataset", metavar="NAME", help="Workload the log covers "
-                                              "(gsm8k, mt-bench, random …): picks the published τ to compare with."),
+                                              "(gsm8k, mt-bench, random, etc.): picks the published τ to compare with."),
         temperature: Optional[float] = typer.Option(None, "--temperature", metavar="T",
                                                     help="Sampling temperature of the requests."),
         thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking",

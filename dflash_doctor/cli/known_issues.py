@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
                                              help="vllm, sglang, vllm-ascend or tensorrt-llm, with its release; "
                                                   "without it, list the whole database."),
         method: Optional[str] = typer.Option(None, "--method", "-m", metavar="METHOD", help="Speculative method: "
-                                             "dflash, eagle3, eagle, mtp, medusa, draft, ngram, …"),
+                                             "dflash, eagle3, eagle, mtp, medusa, draft, ngram, etc."),
         runner: Optional[str] = typer.Option(None, "--runner", metavar="v1|v2", help="Model runner / speculative "
                                              "worker (VLLM_USE_V2_MODEL_RUNNER, SGLANG_ENABLE_SPEC_V2)."),
         fact: List[str] = typer.Option([], "--fact", metavar="KEY=VALUE", help="A deployment fact (repeatable), "

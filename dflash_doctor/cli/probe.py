@@ -128,7 +128,7 @@ def register(app: typer.Typer) -> None:
         target: str = typer.Option(..., "--target", metavar="DIR|REPO_ID",
                                    help="Target checkpoint directory or cached repo id."),
         dump: str = typer.Option(..., "--dump", metavar="FILE.safetensors",
-                                 help="A dump of input_ids + hidden_states.0, .1, … captured from the engine."),
+                                 help="A dump of input_ids + hidden_states.0, .1, etc. captured from the engine."),
         drafter: Optional[str] = typer.Option(None, "--drafter", metavar="DIR",
                                               help="Drafter whose target_layer_ids define the expected taps."),
         device: str = typer.Option("auto", "--device", metavar="cpu|cuda|auto", help="Where to run."),

@@ -33,6 +33,8 @@ from ..evidence import Cause, EvidenceSet, Kind
 PLAN_FLOOR = 0.15
 # A step whose causes are all less likely than this is conditional: "if these are the causes".
 LIKELY = 0.5
+# A cause at least this likely is settled: it needs its fix, not more evidence.
+SETTLED = 0.9
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "vllm-ascend": "vllm-ascend", "tensorrt-llm": "TensorRT-LLM",
                 "llama.cpp": "llama.cpp"}
@@ -474,7 +476,8 @@ def _missing_kinds(c: Cause) -> list[str]:
 def _next_command(causes: Sequence[Cause], planned: Sequence[Cause], names: Names,
                   invocation: Sequence[str] | None, evidence: EvidenceSet) -> tuple[str | None, str | None]:
     """The one command that would settle most of what is open, cheapest evidence first."""
-    open_causes = [c for c in planned if c.confidence < 0.9] or list(planned[:1])
+    # what is still open: a planned cause not yet near-certain (one at ≥ 0.9 needs its fix, not more evidence)
+    open_causes = [c for c in planned if c.confidence < SETTLED]
     if not open_causes:
         return None, None
     score: dict[str, float] = {}
@@ -488,9 +491,10 @@ def _next_command(causes: Sequence[Cause], planned: Sequence[Cause], names: Name
         if cmd:
             return cmd, f"{_KIND_WORDS.get(kind, kind)} decides {', '.join(why[kind])}"
     top = open_causes[0]
-    text = fill(top.next_step, names)
-    m = _CODE.search(text)
-    return (m.group(1) if m else None), (f"settles {top.id}" if m else None)
+    for m in _CODE.finditer(fill(top.next_step, names)):
+        if m.group(1).startswith("dflash-doctor "):
+            return m.group(1), f"settles {top.id}"
+    return None, None
 
 
 _KIND_WORDS = {"drafter": "the drafter config", "target": "the target config", "engine": "the engine release",

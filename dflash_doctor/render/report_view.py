@@ -60,7 +60,8 @@ def fold_checks(report: Report) -> FoldedChecks:
         if f.status != Status.COULD_NOT_CHECK:
             continue
         if f.check_id == "inputs":
-            inputs.append(f)
+            if not any(m.reason and m.reason in f.message for m in report.missing):  # said once, on its input's line
+                inputs.append(f)
         elif f.waiting_for:
             for k in f.waiting_for:
                 waiting.setdefault(k, []).append(f.check_id)
@@ -176,7 +177,7 @@ def notes_for(report: Report, verbose: bool) -> list[str]:
     for n in report.notes:
         if not verbose and n.startswith(_NOTE_DETAIL):
             continue
-        if not verbose and n.startswith("Ranked mostly from the acceptance figures") and ": missing" in n:
+        if n.startswith("Ranked mostly from the acceptance figures") and ": missing" in n:
             n = n.split(": missing", 1)[0] + " (the missing inputs are listed under Checks)."
         out.append(n)
     return out

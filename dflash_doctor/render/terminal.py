@@ -134,6 +134,11 @@ def checks(page: Page, report: Report, verbose: bool) -> None:
         waits = (f" — {len(w.checks)} check{'s' if len(w.checks) != 1 else ''} waiting"
                  + (f": {', '.join(w.checks)}" if verbose or len(w.checks) <= 3 else "")) if w.checks else ""
         page.line((f"{mark} ", st), (w.kind, "bold"), f": {w.reason}{waits}", hang=2)
+    if verbose:  # every check on its own line; the reason stays said once, above
+        for f in report.findings:
+            if f.status == Status.COULD_NOT_CHECK and f.waiting_for:
+                page.line((f"{MARK[f.status][0]} ", MARK[f.status][1]), (f.check_id, "bold"),
+                          f": waiting for {', '.join(f.waiting_for)}", hang=2)
     if verbose:
         for f in (*folded.passed, *folded.not_applicable):
             _finding(page, f, verbose)
