@@ -40,12 +40,13 @@ class Inspection:
 
     @property
     def exit_code(self) -> int:
-        """1 a check failed, 0 some check passed and none failed, 3 nothing could be checked."""
+        """1 a check failed; 3 nothing could be judged (not a drafter any reader knows, or no check passed);
+        0 otherwise."""
         if self.failed:
             return 1
-        if any(f.status in (Status.OK, Status.WARN) for f in self.report.findings):
-            return 0
-        return 3
+        if self.drafter.method in (None, "unknown") or not any(f.status == Status.OK for f in self.report.findings):
+            return 3
+        return 0
 
     def silently_ignored(self) -> list[str]:
         """Drafter features the named engine release drops without a word."""
