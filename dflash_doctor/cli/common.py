@@ -12,11 +12,15 @@ import enum
 import os
 import sys
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from ..errors import ExitCode
-from ..evidence import Report
 from ..render import Format
+
+if TYPE_CHECKING:
+    from ..evidence import Report
 
 
 class TextOrJson(str, enum.Enum):
@@ -44,7 +48,7 @@ def examples(*lines: str) -> str:
     return "Examples:\n\n\b\n" + "\n".join(f"  {x}" for x in lines)
 
 
-def exit_code_for(report: Report) -> ExitCode:
+def exit_code_for(report: "Report") -> ExitCode:
     """problem 1, healthy 0, insufficient-data 3."""
     return ExitCode(report.exit_code)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import importlib
 
-from .layout import Style
+from .style import Style
 
 
 class Format(str, enum.Enum):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
 from typing import Iterable, Union
 
 from rich.cells import cell_len
@@ -19,15 +18,9 @@ from rich.console import Console
 from rich.text import Text
 
 from ..textsafe import plain
+from .style import Style
 
-
-@dataclass(frozen=True)
-class Style:
-    """How text is laid out: colour allowed, the width to wrap at (None: never wrap), every detail or not."""
-
-    color: bool = False
-    width: int | None = None
-    verbose: bool = False
+__all__ = ["Page", "Style", "t", "rstrip_lines", "TABLE_WIDTH_PIPED"]
 
 
 Part = Union[str, tuple[str, str], Text]
