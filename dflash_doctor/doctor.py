@@ -49,8 +49,7 @@ def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, k
     causes = tuple(dataclasses.replace(c, fix=fill(c.fix, names), next_step=fill(c.next_step, names),
                                        missing_evidence=tuple(fill(m, names) for m in c.missing_evidence))
                    for c in ranking.causes)
-    findings = [dataclasses.replace(f, message=fill(f.message, names), remedy=fill(f.remedy, names) if f.remedy else None)
-                for f in findings]
+    findings = [dataclasses.replace(f, remedy=fill(f.remedy, names)) if f.remedy else f for f in findings]
     notes = tuple(dict.fromkeys(fill(n, names) for n in (*evidence.notes, *ranking.notes)))
     report = Report(
         target=evidence.label, verdict=ranking.verdict, acceptance=evidence.acceptance(),

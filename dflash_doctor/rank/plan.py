@@ -221,6 +221,7 @@ def names_of(evidence: EvidenceSet) -> Names:
 
 
 _CODE = re.compile(r"`([^`\n]*)`")
+_EMPTIED = "\x00"  # a code span fill() emptied (never in text: plain() escapes NUL)
 
 
 def fill(text: str, names: Names) -> str:
@@ -237,7 +238,7 @@ def fill(text: str, names: Names) -> str:
         if names.engine_source_read:
             cmd = re.sub(r"\s*--engine\s+NAME==VERSION", "", cmd)
             if not cmd.strip():
-                return "``"
+                return _EMPTIED
         elif names.engine_spec:
             cmd = cmd.replace("NAME==VERSION", names.engine_spec)
         elif names.engine:
@@ -255,7 +256,7 @@ def fill(text: str, names: Names) -> str:
 
     out = _CODE.sub(one, text)
     # a hint that only asked for the release, once the source decided: drop it (and its parenthesis)
-    return re.sub(r"\s*\(``[^()]*\)|\s*``", "", out)
+    return re.sub(r"\s*\(" + _EMPTIED + r"[^()]*\)|\s*" + _EMPTIED, "", out)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -127,7 +127,6 @@ def test_cli_probe_json(cli):
     # the served seed τ (1.18) fails against the probe: a failed check is exit 1 (issue 17 item 9)
     assert res.returncode == 1, res.stderr
     r = json.loads(res.stdout)
-    assert [c["status"] for c in r["served_comparison"]] == ["fail"]
     assert r["lossless"] is True
     assert r["acceptance"]["steps"] > 0 and len(r["acceptance"]["per_position"]) == 7
     assert r["acceptance"]["mean_acceptance_length"] == pytest.approx(1 + sum(r["acceptance"]["per_position"]))
