@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: demo test venv bench clean
+.PHONY: demo test conformance venv bench clean
 
 venv: $(BIN)/python
 $(BIN)/python:
@@ -22,6 +22,13 @@ test: venv
 	$(PIP) install -q -c constraints.txt torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[probe,plot,test]"
 	$(BIN)/python -m pytest -q
+
+# The engine-source probes against the real vLLM 0.19.0–0.33.0 / SGLang 0.5.15–0.5.23 wheels (tests/conformance).
+# Downloads the wheels the cache lacks (~6 GB for vLLM), extracts only their .py files beside them; ~1 min once cached.
+WHEEL_CACHE ?= $(or $(DFLASH_DOCTOR_WHEEL_CACHE),$(shell test -d /work/cache/wheels && echo /work/cache/wheels),$(HOME)/.cache/dflash-doctor/wheels)
+conformance: venv
+	$(PIP) install -q -c constraints.txt -e ".[test]"
+	DFLASH_DOCTOR_WHEEL_CACHE=$(WHEEL_CACHE) DFLASH_DOCTOR_CONFORMANCE=1 $(BIN)/python -m pytest -q -m conformance tests/conformance
 
 bench: venv
 	$(BIN)/python benchmarks/bench_startup.py

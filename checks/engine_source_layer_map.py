@@ -1,11 +1,17 @@
-"""Does the INSTALLED engine's source map DFlash target_layer_ids with +1? (answered from the engine's
-files on the host, collected by `check host`, never from log silence; a patched or source install can
-differ from its version number, so this outranks the release table's engine-layer-map)"""
+"""Does the INSTALLED engine's source map DFlash target_layer_ids with +1, on the runner this launch uses?
+
+Answered by dflash_doctor.engines from the engine's files read on the host (`check host`), parsed with
+`ast` here (nothing from the engine is run): the code that reads the ids, followed to where they leave,
+and the target model's capture loop. A patched or source install can differ from its version number, so
+this outranks the release table's engine-layer-map when it decided; a disagreement shows both.
+"""
 
 from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+
+from ._engine_view import MAP_OBSERVATIONS, map_finding, not_dflash, origin, source_analysis, source_outcome, table_note
 
 
 class EngineLayerMap(Check):
@@ -13,28 +19,22 @@ class EngineLayerMap(Check):
     area = "engine"
     title = "Installed engine source maps DFlash target_layer_ids with +1"
     needs = (Kind.ENGINE_SOURCE,)
-    wants = (Kind.DRAFTER,)
-    observations = ("engine-layer-map:plus-one", "engine-layer-map:raw")
+    wants = (Kind.DRAFTER, Kind.TARGET, Kind.ENVIRONMENT, Kind.LAUNCH, Kind.ENGINE_SUPPORT)
+    observations = MAP_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.ENGINE_SOURCE)
-        p = evidence.engine_source()
-        lines = p.layer_map_lines
-        dev, d = evidence.get(Kind.DRAFTER), evidence.drafter()
-        if d is not None and d.method not in ("dflash", "dflash2", "unknown"):
-            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {d.method}: the DFlash target_layer_ids mapping does not "
-                                 "apply", refs=(ev.ref, dev.ref))]
-        if not p.dflash_present:
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {p.engine} {p.version} "
-                                 "has no DFlash code", refs=(ev.ref,))]
-        if p.layer_map == "plus-one":
-            return [self.finding(Status.OK, f"{p.engine} {p.version} reads hidden states at target_layer_ids + 1",
-                                 refs=(ev.ref,), details=lines,
-                                 observations=(Observation("engine-layer-map:plus-one", "the installed source adds 1", (ev.ref,)),))]
-        if p.layer_map == "raw":
-            return [self.finding(
-                Status.FAIL, f"{p.engine} {p.version} passes target_layer_ids raw: every tap is one layer early",
-                refs=(ev.ref,), details=lines, remedy="upgrade vLLM to a release with PR #40727 (0.22 or later)",
-                observations=(Observation("engine-layer-map:raw", "the installed source reads the ids without +1", (ev.ref,)),))]
-        return [self.finding(Status.COULD_NOT_CHECK, "could not check: no code reading target_layer_ids was found in "
-                             "the installed source", refs=(ev.ref,))]
+        a, ev = source_analysis(evidence)
+        refs = (ev.ref,) + tuple(e.ref for e in (evidence.get(Kind.DRAFTER),) if e is not None)
+        method = not_dflash(evidence)
+        if method:
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {method}: the DFlash target_layer_ids mapping does not "
+                                 "apply", refs=refs)]
+        d = evidence.drafter()
+        who = f"{a.engine} {a.version.value or '(version unknown)'}"
+        if d is not None and d.ids_capture_before:
+            msg = (f"the drafter's ids are already in the capture-before convention (speculators format) and {who} "
+                   "uses them as-is: the taps are right")
+            return [self.finding(Status.OK, msg, refs=refs,
+                                 observations=(Observation("engine-layer-map:plus-one", msg, refs),))]
+        o, _ = source_outcome(evidence)
+        return [map_finding(self, o, refs, origin(a), who, table_note(a, evidence.engine_support(), ("layer_map",)))]

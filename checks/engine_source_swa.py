@@ -1,60 +1,41 @@
-"""Does the INSTALLED engine's source honour the drafter's sliding-window layers? (from the engine's files
-on the host; outranks the release table's engine-drafter-swa)"""
+"""Can the INSTALLED engine serve this drafter with this launch, and does it honour its sliding windows?
+
+From dflash_doctor.engines' reading of the engine's files on the host (the DFlash drafter module, its
+mixed-layer refusals and their conditions, the runner the engine picks from VLLM_USE_V2_MODEL_RUNNER and
+its own rules): one outcome — honoured, ignored, refused or absent. Refused and absent are failing
+findings about the launch (the engine's own error, the launch that works), not causes of low acceptance.
+Outranks the release table's engine-drafter-swa when it decided.
+"""
 
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Kind, Status
+
+from ._engine_view import (LAUNCH_OBSERVATIONS, SWA_OBSERVATIONS, drafter_span, not_dflash, origin, source_analysis,
+                           source_outcome, swa_finding, table_note)
 
 
 class EngineSlidingWindow(Check):
     id = "engine-source-swa"
     area = "engine"
-    title = "Installed engine source honours the drafter's sliding-window layers"
+    title = "Installed engine can serve this drafter and honours its sliding windows"
     needs = (Kind.ENGINE_SOURCE,)
-    wants = (Kind.DRAFTER, Kind.PROCESS, Kind.ENVIRONMENT)
-    observations = ("engine-swa:ignored", "engine-swa:honoured", "engine-swa:refused")
+    wants = (Kind.DRAFTER, Kind.TARGET, Kind.ENVIRONMENT, Kind.LAUNCH, Kind.ENGINE_SUPPORT, Kind.ACCEPTANCE)
+    observations = SWA_OBSERVATIONS + LAUNCH_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.ENGINE_SOURCE)
-        p = evidence.engine_source()
-        dev, d = evidence.get(Kind.DRAFTER), evidence.drafter()
-        has_swa = bool(d.swa_layers) if d is not None and d.layers else None
+        a, ev = source_analysis(evidence)
+        dev = evidence.get(Kind.DRAFTER)
         refs = (ev.ref,) + ((dev.ref,) if dev else ())
-        swa = p.swa
-        lines = p.swa_lines
-        if swa == "no-dflash":
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: the installed engine has no DFlash code",
+        method = not_dflash(evidence)
+        if method:
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {method}, not DFlash: the DFlash checks do not apply",
                                  refs=refs)]
-        if has_swa is False:
-            return [self.finding(Status.OK, f"the drafter has no sliding-window layers (engine: {swa})", refs=refs)]
-        unknown = " (whether the drafter has sliding-window layers is unknown)" if has_swa is None else ""
-        if swa == "ignored":
-            obs = (Observation("engine-swa:ignored", "the installed drafter code never reads layer_types/sliding_window",
-                               refs),) if has_swa else ()
-            return [self.finding(Status.FAIL if has_swa else Status.WARN,
-                                 f"{p.engine} {p.version} runs every drafter layer as full attention{unknown}",
-                                 refs=refs, details=lines, observations=obs,
-                                 remedy="use an engine release that honours drafter sliding windows (vLLM ≥ 0.26, which runs "
-                                        "mixed sliding/full drafters on the V2 model runner; SGLang ≥ 0.5.23)")]
-        if swa and swa.startswith("refused-mixed"):
-            env = evidence.environment()
-            v2 = bool(env and env.v2_runner) or str(p.v2_runner_env or "").strip().lower() in ("1", "true", "yes")
-            running = evidence.has(Kind.PROCESS)
-            if v2 or (running and has_swa):
-                why = ("VLLM_USE_V2_MODEL_RUNNER=1" if v2 else
-                       "the server is running with this drafter, which this code allows for mixed layers only on "
-                       "the V2 runner")
-                return [self.finding(Status.OK, f"{p.engine} {p.version} honours the sliding windows on the "
-                                     f"V2 runner ({why})", refs=refs, details=lines,
-                                     observations=(Observation("engine-swa:honoured", why, refs),) if has_swa else ())]
-            return [self.finding(Status.WARN, f"{p.engine} {p.version} refuses mixed sliding/full drafters "
-                                 "unless VLLM_USE_V2_MODEL_RUNNER=1" + unknown, refs=refs, details=lines,
-                                 observations=(Observation("engine-swa:refused", "mixed layer types refused", refs),)
-                                 if has_swa else ())]
-        if swa == "honoured":
-            return [self.finding(Status.OK, f"{p.engine} {p.version} reads the drafter's layer_types/sliding_window",
-                                 refs=refs, details=lines,
-                                 observations=(Observation("engine-swa:honoured", "the drafter code reads layer_types", refs),)
-                                 if has_swa else ())]
-        return [self.finding(Status.COULD_NOT_CHECK, f"could not check: sliding-window handling unclear ({swa})", refs=refs)]
+        o, _ = source_outcome(evidence)
+        extra = table_note(a, evidence.engine_support(), ("dflash", "drafter_swa", "v2_dflash", "runner_unset",
+                                                          "mixed_forces_v2", "v1_rejects_mixed"))
+        if o.value in ("refused", "absent") and evidence.has(Kind.ACCEPTANCE):
+            extra += ("yet acceptance numbers were collected for this server: what runs is not what was read (another "
+                      "drafter revision, environment or install) — re-check the process",)
+        return [swa_finding(self, o, refs, origin(a), extra, lead=drafter_span(evidence))]

@@ -13,11 +13,12 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 if TYPE_CHECKING:
+    from .engines.analysis import EngineAnalysis
     from .models.engine_support import EngineSupport
     from .models.facts import DrafterFacts, TargetFacts
     from .parse.launch import LaunchConfig
     from .parse.records import AcceptanceSummary, StartupFacts
-    from .payloads import (EngineId, EngineSourceFacts, Environment, GpuInventory, HostSummary, MetricsScrape,
+    from .payloads import (EngineId, Environment, GpuInventory, HostSummary, MetricsScrape,
                            ProbeResult, Processes, ScanStats, Workload)
 
 REPORT_SCHEMA = "dflash-doctor/report@1"
@@ -56,7 +57,7 @@ PAYLOAD_TYPES: dict[Kind, str] = {
     Kind.STARTUP: "dflash_doctor.parse.records:StartupFacts",
     Kind.ENGINE: "dflash_doctor.payloads:EngineId",
     Kind.ENGINE_SUPPORT: "dflash_doctor.models.engine_support:EngineSupport",
-    Kind.ENGINE_SOURCE: "dflash_doctor.payloads:EngineSourceFacts",
+    Kind.ENGINE_SOURCE: "dflash_doctor.engines.analysis:EngineAnalysis",
     Kind.LAUNCH: "dflash_doctor.parse.launch:LaunchConfig",
     Kind.DRAFTER: "dflash_doctor.models.facts:DrafterFacts",
     Kind.TARGET: "dflash_doctor.models.facts:TargetFacts",
@@ -216,7 +217,7 @@ class EvidenceSet:
     def engine_support(self) -> EngineSupport | None:
         return self.value(Kind.ENGINE_SUPPORT)
 
-    def engine_source(self) -> EngineSourceFacts | None:
+    def engine_source(self) -> EngineAnalysis | None:
         return self.value(Kind.ENGINE_SOURCE)
 
     def launch(self) -> LaunchConfig | None:

@@ -4,7 +4,7 @@ Every `Evidence.value` is one frozen dataclass per `Kind` (the table is `evidenc
 check reads `evidence.environment().v2_runner`, never a dict key that one collector happens to write.
 The payloads produced by readers live with them: AcceptanceSummary and StartupFacts (parse.records),
 LaunchConfig (parse.launch), DrafterFacts and TargetFacts (models.facts), EngineSupport
-(models.engine_support).
+(models.engine_support), EngineAnalysis (engines.analysis: the installed engine's source).
 """
 
 from __future__ import annotations
@@ -28,27 +28,7 @@ class EngineId:
     location: str | None = None  # the installed package directory, when read on a host
     version_from: str | None = None  # the file, flag or log line the version was read from
     found_by: str | None = None  # how the package was located on the host (maps | prefix | path)
-
-
-LayerMap = Literal["plus-one", "raw"]
-SwaHandling = Literal["no-dflash", "ignored", "honoured", "refused-mixed", "refused-mixed-without-v2"]
-
-
-@dataclass(frozen=True)
-class EngineSourceFacts:
-    """What the installed engine's source does with a DFlash drafter (answers with the lines they rest on)."""
-
-    engine: str
-    version: str | None
-    location: str | None
-    dflash_present: bool
-    layer_map: LayerMap | None  # None: no code reading target_layer_ids was found
-    swa: SwaHandling
-    requires_v2_for_mixed: bool = False
-    files: tuple[str, ...] = ()
-    layer_map_lines: tuple[str, ...] = ()
-    swa_lines: tuple[str, ...] = ()
-    v2_runner_env: str | None = None  # VLLM_USE_V2_MODEL_RUNNER as the serving process had it
+    version_readings: tuple[tuple[str, str], ...] = ()  # (where, version) for every place the install keeps one
 
 
 @dataclass(frozen=True)

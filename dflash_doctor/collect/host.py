@@ -6,7 +6,8 @@ What is gathered, and how, on the host itself:
     FILTERED ON THE HOST with `grep -F` so only spec-decode and startup lines cross the network;
   * the engine's package, located and read without running any program of the inspected process
     (its mapped modules in /proc/PID/maps, the directories beside its interpreter's path), its version
-    from dist-info/_version.py read as text, and source probes of that package (grep over its files);
+    from dist-info/_version.py read as text, and the files of that package dflash_doctor.engines asks for
+    (read as text through a guard, analysed here with `ast`: nothing of the engine is imported or run);
   * GPUs (nvidia-smi; its absence is a fact), drafter/target configs, model cards and weight headers
     from the host's HF cache (read through a guard: nothing outside the checkpoint directory, nothing the
     serving process's user could not share), and a /metrics scrape made on the host by its curl/wget.
@@ -32,7 +33,7 @@ from ..evidence import EvidenceSet, Kind, Source
 from ..hosts.base import Host
 from ..parse.launch import parse_argv, redact_argv
 from ..parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
-from ..payloads import (EngineId, EngineSourceFacts, Environment, Gpu, GpuInventory, HostSummary, Processes,
+from ..payloads import (EngineId, Environment, Gpu, GpuInventory, HostSummary, Processes,
                         ServingProcess)
 from ..redact import REDACTED, is_secret_key, redact_text
 from .builder import EvidenceBuilder
@@ -157,13 +158,15 @@ fi
 # interpreter (argv[0], a shebang, a PATH lookup) may have been written by another user, so it is never
 # executed (SECURITY.md, "Nothing the collector runs was written by someone else"). The package is looked
 # for in the site directories of the extension modules the process has mapped (/proc/PID/maps: what it
-# really imported), then beside the interpreter's path ($4…: P:PREFIX for PREFIX/lib/python3*/site-packages,
+# really imported), then beside the interpreter's path ($7…: P:PREFIX for PREFIX/lib/python3*/site-packages,
 # S:DIR for a sys.path entry such as a PYTHONPATH element or the process's working directory). For the first
 # package found it prints `PKG b64(site dir) how`, the version files (dist-info METADATA, egg-info PKG-INFO,
-# _version.py, version.py: read as data, parsed here, never executed), the spec-decode files of the package
-# (`P relpath`, every .py whose path holds one of the words in $3) and their lines holding a literal of $4
-# (`G relpath:line:text`). $1 = vllm | sglang, $2 = pid; $5, $6: the /metrics GET (_METRICS_GET).
-ENGINE_LOCATE = (_EMIT + _METRICS_GET + r"""max=4096; name=$1; pid=$2; words=$3; lits=$4; shift 6
+# _version.py, version.py: read as data through `guard`, parsed here, never executed) and the package's
+# .py files under the path prefixes of $3 (`P relpath`), and the files of $4 (newline-separated paths
+# relative to the package: what every analysis reads, engines.static_files) through `guard`; the rest of
+# what dflash_doctor.engines wants (the target's model modules) comes by ENGINE_READ once the target is
+# known. $1 = vllm | sglang, $2 = pid; $5, $6: the /metrics GET.
+ENGINE_LOCATE = (_EMIT + _GUARD + _METRICS_GET + r"""max=4096; name=$1; pid=$2; words=$3; want=$4; shift 6
 found=; how=
 try() { [ -z "$found" ] && [ -f "$1/$name/__init__.py" ] && found=$1 && how=$2; return 0; }
 if [ -r "/proc/$pid/maps" ]; then
@@ -182,23 +185,27 @@ for h; do
 done
 [ -n "$found" ] || { printf 'no %s package found\n' "$name" >&2; exit 0; }
 printf 'PKG %s %s\n' "$(printf '%s' "$found" | base64 -w0)" "$how"
+owner_of "$pid"; rroot=$(realpath -e -- "$found" 2>/dev/null) || rroot=$found
 for f in "$found/$name"-*.dist-info/METADATA "$found/$name"-*.egg-info/PKG-INFO "$found/$name/_version.py" "$found/$name/version.py"; do
-  [ -f "$f" ] && emit F "$f"
+  [ -f "$f" ] && gemit F "$f"
+done
+printf '%s\n' "$want" | while IFS= read -r r; do
+  case $r in ''|/*|*..*) continue ;; esac
+  [ -f "$found/$name/$r" ] && gemit F "$found/$name/$r" 4194304
 done
 cd -- "$found/$name" 2>/dev/null || exit 0
-files=$(find . -name '*.py' 2>/dev/null | grep -F -e "$words" | sort | head -n 400)
-[ -n "$files" ] || exit 0
-printf '%s\n' "$files" | sed 's/^\.\//P /'
-printf '%s\n' "$files" | tr '\n' '\000' | xargs -0 grep -n -H -F -e "$lits" -- 2>/dev/null | cut -c1-300 | sed 's/^\.\//G /'
+find . -name '*.py' 2>/dev/null | grep -F -e "$words" | sort | head -n 20000 | sed 's/^\.\//P /'
 exit 0""")
 METRICS_KEEP = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
+# The engine's files dflash_doctor.engines reads (by `guard`: nothing outside the site dir, no other
+# user's unreadable file): the same fixed script as MODEL_READ ($1 max bytes, $2 pid, $3 the site dir).
+ENGINE_READ = MODEL_READ
+ENGINE_FILE_MAX = 4 << 20
 
-# The installed engine's files the probes read: every .py whose path (relative to the package) names
-# one of these words. Releases move this code (v1/worker/gpu_model_runner.py in 0.20-0.23,
-# v1/worker/gpu/spec_decode/eagle/eagle3_utils.py and models/qwen3_dflash.py later).
-SOURCE_PATH_WORDS = ("dflash", "eagle", "spec_decode", "speculative", "model_runner")
-SOURCE_LITERALS = ("target_layer_ids", "aux_hidden_state_layer_ids", "layer_types", "sliding_window",
-                   "NotImplementedError", "VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner", "issues/40898")
+# Where in a package the analysis can want a file (relative to the package dir; both engines). The
+# listing is limited to these so a large install lists what matters (~2,000 names for vLLM).
+SOURCE_PREFIXES = ("./config/", "./envs.py", "./_version.py", "./version.py", "./v1/worker/", "./v1/spec_decode/",
+                   "./model_executor/models/", "./models/", "./srt/models/", "./srt/speculative/")
 
 READONLY_SCRIPTS = (FILTER_LOG, FILTER_DOCKER, FILTER_JOURNAL, AUTOLOG, READ_MANY, SURVEY, MODELS, MODEL_READ,
                     EXISTING, ENGINE_LOCATE)
@@ -545,7 +552,8 @@ class HostCollector:
         main = procs[0] if procs else None
         # Both go to the host's shared shell in the order they arrive: the quick model read first, so that
         # its parsing here overlaps the engine's interpreter run there.
-        futures = [self._pool.submit(self._models, main), self._pool.submit(self._engine, main)]
+        models_f = self._pool.submit(self._models, main)
+        futures = [models_f, self._pool.submit(self._engine, main, models_f)]
         if self.opt.log:
             log_f.result()
         else:
@@ -763,7 +771,10 @@ class HostCollector:
                                 filtered_bytes=self.facts.get("log_filtered_bytes", 0))
 
     # -- the installed engine and its source: located and read by fixed shell scripts, nothing executed --
-    def _engine(self, main: ServingProcess | None) -> None:
+    def _engine(self, main: ServingProcess | None, models_done=None) -> None:
+        """Three reads on the host: locate the package (listing + version files + /metrics), the files the
+        analysis wants (engines.wanted_files, given the target's architectures), and the modules the
+        target's classes import (engines.follow_up). The analysis runs here, on the text (ast)."""
         ev = self.ev
         if main is None:
             ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read: no serving process")
@@ -777,8 +788,10 @@ class HostCollector:
         hints += [f"S:{d}" for d in main.env.get("PYTHONPATH", "").split(":") if d.startswith("/")]
         hints += ["P:/usr", "P:/usr/local"]
         url = self._metrics_url(main) if self.opt.metrics else ""
-        res = self.host.run(["sh", "-c", ENGINE_LOCATE, "sh", name, str(main.pid), "\n".join(SOURCE_PATH_WORDS),
-                             "\n".join(SOURCE_LITERALS), url, "\n".join(METRICS_KEEP), *hints],
+        from ..engines import static_files
+
+        res = self.host.run(["sh", "-c", ENGINE_LOCATE, "sh", name, str(main.pid), "\n".join(SOURCE_PREFIXES),
+                             "\n".join(static_files(name)), url, "\n".join(METRICS_KEEP), *hints],
                             timeout=self.opt.timeout, max_bytes=64 << 20)
         found = parse_engine_locate(res.stdout, name)
         if url:
@@ -790,21 +803,41 @@ class HostCollector:
                                  redact_text(f"{why} (looked in the process's mapped modules and under {where})"),
                                  Kind.ENGINE_SOURCE)
             return
-        version, version_from = found["version"], found["version_from"]
-        location = found["location"]
-        self.build.add_engine(EngineId(name, version, location=location, version_from=version_from,
-                                       found_by=found["how"]),
-                              f"{name} {version or '(version not found)'} at {location}",
-                              self.src("file", version_from or location))
-        p = probe_source(name, found["present"], found["lines"])
-        facts = EngineSourceFacts(engine=name, version=version, location=location, dflash_present=p["dflash_present"],
-                                  layer_map=p["layer_map"], swa=p["swa"],
-                                  requires_v2_for_mixed=p["requires_v2_for_mixed"], files=tuple(p["files"]),
-                                  layer_map_lines=tuple(p["layer_map_lines"]), swa_lines=tuple(p["swa_lines"]),
-                                  v2_runner_env=main.env.get("VLLM_USE_V2_MODEL_RUNNER"))
-        summary = (f"{name} {version} source: target_layer_ids {facts.layer_map or 'mapping not found'}, "
-                   f"drafter sliding windows {facts.swa}")
-        ev.add(Kind.ENGINE_SOURCE, summary, self.src("file", location), facts)
+        from ..engines import FetchedTree, analyse, follow_up, wanted_files
+        from ..engines.version import read_version
+
+        site, location = found["site"], found["location"]
+        tree = FetchedTree(found["listing"], found["files"], name=f"{self.label}:{site}")
+        version = read_version(name, tree)
+        self.build.add_engine(EngineId(name, version.value, location=location, version_from=version.source,
+                                       found_by=found["how"], version_readings=version.readings),
+                              f"{name} {version.value or '(version not found)'} at {location}"
+                              + (f" (from {version.source})" if version.source else ""),
+                              self.src("file", f"{site}/{version.source}" if version.source else location))
+        if models_done is not None:
+            models_done.result()  # the target's architectures pick its model files
+        target = ev.target()
+        archs = tuple(getattr(target, "architectures", ()) or ())
+        self._read_engine(tree, site, main.pid, wanted_files(name, tree.listing(), archs))
+        self._read_engine(tree, site, main.pid, follow_up(name, tree, archs))
+        analysis = analyse(tree, name, archs)
+        maps = ", ".join(f"{k} {v.value or 'undecided'}" for k, v in analysis.layer_map.items())
+        dfl = (", ".join(analysis.dflash.value) if analysis.dflash.value else
+               "no DFlash" if analysis.dflash.decided else "DFlash undecided")
+        ev.add(Kind.ENGINE_SOURCE, f"{name} {version.value or '(version not found)'} source: {dfl}; target_layer_ids "
+                                   f"{maps}" + (f"; {len(analysis.missing)} wanted files not read" if analysis.missing
+                                                else ""),
+               self.src("file", location), analysis)
+
+    def _read_engine(self, tree, site: str, pid: int, rels: list[str]) -> None:
+        """Fetch the engine files `rels` (relative to the site dir) through the guarded reader."""
+        rels = [r for r in rels if tree.read(r) is None and "/../" not in f"/{r}/"]
+        if not rels:
+            return
+        res = self.host.run(["sh", "-c", ENGINE_READ, "sh", str(ENGINE_FILE_MAX), str(pid), site,
+                             *[f"F:{site}/{r}" for r in rels]], timeout=self.opt.timeout, max_bytes=64 << 20)
+        got = parse_batch(res.stdout).files
+        tree.add({p[len(site) + 1:]: v for p, v in got.items() if isinstance(v, bytes) and p.startswith(site + "/")})
 
     # -- models from the host's HF cache --
     def _models(self, main: ServingProcess | None) -> None:
@@ -941,98 +974,36 @@ def _size(n: int | None) -> str:
     return f"{n} B"
 
 
-def probe_source(engine: str, present: list[str], lines: list[tuple[str, int, str]]) -> dict[str, Any]:
-    """Answer the source questions from grep hits (path, line, text) of the installed engine.
-
-    layer_map: "plus-one" when the code that reads target_layer_ids adds 1, "raw" when it reads them
-    without, None when no such code was found. swa: "honoured" when the drafter model code reads
-    layer_types/sliding_window, "ignored" when DFlash is present but its code never reads them,
-    "refused-mixed" when it raises NotImplementedError for mixed layer types (V2 runner required).
-    """
-    dflash_files = [p for p in present if "dflash" in p.lower()]
-    has_dflash = bool(dflash_files)
-    ids = [l for l in lines if "target_layer_ids" in l[2] or "aux_hidden_state_layer_ids" in l[2]]
-    # the mapping adds one to each id (`[i + 1 for i in ...target_layer_ids]`, `layer_id + 1`), not to a length
-    mapping = [l for l in ids if re.search(r"\w\s*\+\s*1\b", l[2]) and "len(" not in l[2]
-               and "target_layer_ids" in l[2]]
-    reading = [l for l in ids if "target_layer_ids" in l[2] and re.search(r"\bfor\b|\[|getattr|\.get\(|=", l[2])
-               and not l[2].lstrip().startswith("#")]
-    layer_map = "plus-one" if mapping else ("raw" if reading and has_dflash else None)
-    model_files = [p for p in dflash_files if "models/" in p]
-    swa_lines = [l for l in lines if l[0] in model_files and ("layer_types" in l[2] or "sliding_window" in l[2])]
-    needs_v2 = [l for l in lines if "dflash" in l[0].lower()
-                and ("VLLM_USE_V2_MODEL_RUNNER" in l[2] or "use_v2_model_runner" in l[2])]
-    v2_files = {l[0] for l in needs_v2}
-    refuse = [l for l in lines if "dflash" in l[0].lower() and ("issues/40898" in l[2]
-              or ("NotImplementedError" in l[2] and (l[0] in v2_files or "layer" in l[2].lower())))]
-    if not has_dflash:
-        swa = "no-dflash"
-    elif refuse:
-        swa = "refused-mixed-without-v2" if needs_v2 else "refused-mixed"
-    elif swa_lines:
-        swa = "honoured"
-    else:
-        swa = "ignored"
-    return {
-        "dflash_present": has_dflash, "files": present, "layer_map": layer_map, "swa": swa,
-        "requires_v2_for_mixed": bool(refuse and needs_v2),
-        "layer_map_lines": [f"{p}:{n}: {t}" for p, n, t in (mapping or reading)[:4]],
-        "swa_lines": [f"{p}:{n}: {t}" for p, n, t in ((refuse or swa_lines)[:4] + needs_v2[:2])]
-        or [f"{p}: never reads layer_types or sliding_window" for p in model_files[:2]],
-    }
-
-
-_VERSION_PY = re.compile(r"""^\s*(?:__version__|version)\s*(?::\s*str\s*)?=\s*(?:__version__\s*=\s*|version\s*=\s*)?['"]([^'"\n]{1,64})['"]""", re.M)
-
-
-def version_from_files(name: str, files: dict[str, bytes | OSError]) -> tuple[str | None, str | None]:
-    """(version, the file it was read from) from an install's version files, read as data and never
-    executed: dist-info METADATA / egg-info PKG-INFO (`Version:` of the matching `Name:`), then
-    `_version.py` / `version.py` (a string literal assigned to __version__ or version)."""
-    order = sorted((p for p, v in files.items() if isinstance(v, bytes)),
-                   key=lambda p: (0 if p.endswith(("METADATA", "PKG-INFO")) else 1 if p.endswith("_version.py") else 2, p))
-    for path in order:
-        text = files[path][:4096].decode("utf-8", "replace")
-        if path.endswith(("METADATA", "PKG-INFO")):
-            nm = re.search(r"^Name:\s*(\S+)", text, re.M)
-            ver = re.search(r"^Version:\s*([\w.+!-]{1,64})\s*$", text, re.M)
-            if ver and (nm is None or nm.group(1).lower().replace("_", "-") == name):
-                return ver.group(1), path
-        else:
-            m = _VERSION_PY.search(text)
-            if m:
-                return m.group(1), path
-    return None, None
-
-
 def parse_engine_locate(out: bytes, name: str) -> dict | None:
-    """Decode ENGINE_LOCATE's answer: the package's site dir, how it was found, its version and the
-    spec-decode source files with their literal hits. None when no package was found."""
-    pkg = how = None
-    present: list[str] = []
-    lines: list[tuple[str, int, str]] = []
+    """Decode ENGINE_LOCATE's answer: the package's site dir, how it was found, the listing and the version
+    files (both relative to the site dir, as dflash_doctor.engines wants them). None when no package was found."""
+    site = how = None
+    listing: list[str] = []
     rest = []
     for line in out.decode("utf-8", "replace").splitlines():
         if line.startswith("PKG "):
             parts = line.split(" ")
-            pkg = _b64(parts[1]).decode("utf-8", "surrogateescape") if len(parts) > 1 else None
+            site = _b64(parts[1]).decode("utf-8", "surrogateescape") if len(parts) > 1 else None
             how = parts[2] if len(parts) > 2 else None
         elif line.startswith("P "):
-            present.append(line[2:])
+            rel = line[2:].strip()
+            if rel and not rel.startswith("/") and ".." not in rel.split("/"):
+                listing.append(f"{name}/{rel}")
         elif line.startswith("M "):
             continue  # the /metrics lines (_metrics reads them)
-        elif line.startswith("G "):
-            m = re.match(r"^G (.+?):(\d+):(.*)$", line)
-            if m:
-                lines.append((m.group(1), int(m.group(2)), m.group(3).strip()[:240]))
         else:
             rest.append(line)
-    if not pkg:
+    if not site:
         return None
-    files = parse_batch("\n".join(rest).encode()).files
-    version, version_from = version_from_files(name, files)
-    return {"location": f"{pkg}/{name}", "how": how, "version": version, "version_from": version_from,
-            "present": present[:400], "lines": lines[:3000]}
+    files = {}
+    for path, data in parse_batch("\n".join(rest).encode()).files.items():
+        if isinstance(data, bytes) and path.startswith(site.rstrip("/") + "/"):
+            rel = path[len(site.rstrip("/")) + 1:]
+            files[rel] = data
+            if rel not in listing:
+                listing.append(rel)
+    return {"site": site.rstrip("/"), "location": f"{site.rstrip('/')}/{name}", "how": how, "listing": listing,
+            "files": files}
 
 
 def collect_host(host: Host, options: HostOptions | None = None, progress=None) -> EvidenceSet:

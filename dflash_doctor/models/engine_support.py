@@ -11,6 +11,9 @@ from typing import Any
 
 LAYER_MAPS = {"", "raw", "plus-one"}
 SWA_MODES = {"", "ignored", "uniform-only", "v2-runner", "honoured", "unknown"}
+CAUSAL_MODES = {"", "config", "per-layer"}
+RUNNER_UNSET = {"", "v1", "engine"}
+RUNNER_DEFAULTS = {"", "v1-unless-default-model", "v2"}
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,17 @@ class EngineSupport:
     verified: str | None
     source: str
     notes: str
+    dflash2: bool = False
+    causal: str | None = None
+    v2_dflash: bool | None = None  # vLLM: the V2 runner accepts method dflash
+    runner_unset: str | None = None  # vLLM: "v1" | "engine"
+    runner_default: str | None = None  # vLLM: "v1-unless-default-model" | "v2"
+    mixed_forces_v2: bool = False
+    dflash2_forces_v2: bool = False
+    v1_rejects_mixed: bool = False
+    mixed_error: str | None = None
+    v1_error: str | None = None
+    v2_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -33,32 +47,6 @@ class EngineSupport:
         """The parts of `source` that mention any of `words` (for citing the right line of the source)."""
         parts = [p.strip() for p in self.source.split(";") if p.strip()]
         return tuple(p for p in parts if any(w in p for w in words))
-
-    def swa_outcome(self, swa_mix: str, v2_runner: bool | None = None) -> tuple[str | None, str]:
-        """(observation suffix or None, sentence) for a drafter whose sliding layers are `swa_mix`."""
-        who = f"{self.engine} {self.version}"
-        if swa_mix == "none":
-            return None, f"the drafter has no sliding-window layers; {who}'s handling of them does not matter"
-        mode = self.drafter_swa
-        if not self.dflash:
-            return None, f"{who} has no DFlash support"
-        if mode == "ignored":
-            return "ignored", f"{who} runs every DFlash drafter layer as full, non-causal attention: the sliding windows are silently ignored"
-        if mode == "honoured":
-            return "honoured", f"{who} honours the drafter's sliding windows per layer"
-        if mode == "uniform-only":
-            if swa_mix == "all":
-                return "honoured", f"{who} honours sliding windows when every drafter layer slides"
-            return "refused", f"{who} refuses drafters that mix sliding and full layers (NotImplementedError at load)"
-        if mode == "v2-runner":
-            if v2_runner is False and swa_mix == "mixed":
-                return "refused", (f"{who} with VLLM_USE_V2_MODEL_RUNNER=0 (V1 runner) refuses mixed sliding/full "
-                                   "drafters at load")
-            if v2_runner is True:
-                return "honoured", f"{who} honours the sliding windows per layer on the V2 model runner (in use)"
-            return "honoured", (f"{who} honours the sliding windows per layer: it picks the V2 model runner for a "
-                                "mixed drafter unless VLLM_USE_V2_MODEL_RUNNER=0")
-        return None, f"whether {who} honours drafter sliding windows is not established"
 
 
 def _vtuple(v: str) -> tuple[int, ...]:
@@ -74,7 +62,9 @@ def load_table() -> tuple[dict[str, Any], ...]:
     text = resources.files("dflash_doctor.models").joinpath("engine_support.toml").read_text(encoding="utf-8")
     rows = tomllib.loads(text).get("row", [])
     for r in rows:
-        if r.get("layer_map", "") not in LAYER_MAPS or r.get("drafter_swa", "") not in SWA_MODES:
+        if (r.get("layer_map", "") not in LAYER_MAPS or r.get("drafter_swa", "") not in SWA_MODES
+                or r.get("causal", "") not in CAUSAL_MODES or r.get("runner_unset", "") not in RUNNER_UNSET
+                or r.get("runner_default", "") not in RUNNER_DEFAULTS):
             raise ValueError(f"engine_support.toml: bad row {r.get('engine')} {r.get('min')}..{r.get('max')}")
         _vtuple(r["min"]), _vtuple(r["max"])
     return tuple(rows)
@@ -94,5 +84,28 @@ def lookup(engine: str, version: str | None) -> EngineSupport | None:
                                  dflash=bool(r["dflash"]), layer_map=r.get("layer_map") or None,
                                  drafter_swa=r.get("drafter_swa") or None, eagle3_aux=r.get("eagle3_aux", "as-is"),
                                  verified=r.get("verified") or None, source=" ".join(r.get("source", "").split()),
-                                 notes=r.get("notes", ""))
+                                 notes=r.get("notes", ""), dflash2=bool(r.get("dflash2")),
+                                 causal=r.get("causal") or None, v2_dflash=r.get("v2_dflash"),
+                                 runner_unset=r.get("runner_unset") or None,
+                                 runner_default=r.get("runner_default") or None,
+                                 mixed_forces_v2=bool(r.get("mixed_forces_v2")),
+                                 dflash2_forces_v2=bool(r.get("dflash2_forces_v2")),
+                                 v1_rejects_mixed=bool(r.get("v1_rejects_mixed")),
+                                 mixed_error=r.get("mixed_error") or None, v1_error=r.get("v1_error") or None,
+                                 v2_error=r.get("v2_error") or None)
+    return None
+
+
+def first_release(engine: str, what: str) -> str | None:
+    """The first release in the table that serves `what`: "dflash" (any DFlash), "mixed" (a mixed
+    sliding/full DFlash drafter), "DFlash2DraftModel" (a DFlash2 drafter)."""
+    rows = sorted((r for r in load_table() if r["engine"] == engine.lower()), key=lambda r: _vtuple(r["min"]))
+    for r in rows:
+        if not r.get("dflash"):
+            continue
+        if what == "mixed" and r.get("drafter_swa") not in ("v2-runner", "honoured"):
+            continue
+        if what == "DFlash2DraftModel" and not r.get("dflash2"):
+            continue
+        return r["min"]
     return None

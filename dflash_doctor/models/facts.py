@@ -43,14 +43,15 @@ class LayerAttention:
 
 @dataclass(frozen=True)
 class RopeFacts:
-    theta: float | None
+    theta: float | None  # the full-attention layers' theta when it differs per layer kind
     scaling: dict | None  # rope_scaling / non-default rope_parameters type
     partial_rotary_factor: float | None
     source: str  # which field the theta came from
+    per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-4, MiMo-V2 swa_rope_theta)
 
     def to_dict(self) -> dict[str, Any]:
         return {"theta": self.theta, "scaling": self.scaling, "partial_rotary_factor": self.partial_rotary_factor,
-                "source": self.source}
+                "source": self.source, "per_layer_type": self.per_layer_type}
 
 
 @dataclass(frozen=True)
@@ -226,21 +227,61 @@ def load_config(files: FileAccess, path: str, role: str) -> dict[str, Any]:
 _Fields = Fields
 
 
+# rope types that rotate positions unscaled: "proportional" (Gemma-4) only changes which dimensions rotate,
+# which partial_rotary_factor already says (transformers modeling_rope_utils)
+UNSCALED_ROPE = (None, "default", "proportional")
+
+
 def read_rope(f: _Fields) -> RopeFacts:
+    """RoPE as transformers reads it. `rope_parameters` may be keyed by attention kind (Gemma-4:
+    {"full_attention": {...}, "sliding_attention": {...}}); MiMo-V2 gives sliding layers their own
+    `swa_rope_theta`. `theta` is the full-attention layers' value; the others are in `per_layer_type`."""
     params = f.dict("rope_parameters") or {}
+    kinds = {k: v for k, v in params.items() if k.endswith("_attention") and isinstance(v, dict)}
+    if kinds:
+        return _rope_per_kind(f, kinds)
+    per_kind = None
     theta, src = f.num("rope_theta"), "rope_theta"
     if theta is None and params:
         theta, src = f.num("rope_theta", params, "rope_parameters.rope_theta"), "rope_parameters.rope_theta"
+    swa = f.num("swa_rope_theta") if "swa_rope_theta" in f.cfg else None
+    if swa is not None and theta is not None and swa != theta:
+        per_kind = {"full_attention": theta, "sliding_attention": swa}
+        src += f"; sliding layers {swa:g} from swa_rope_theta"
     scaling = f.dict("rope_scaling")
-    if scaling is None and params.get("rope_type") not in (None, "default"):
+    if scaling is None and params.get("rope_type") not in UNSCALED_ROPE:
         scaling = {k: v for k, v in params.items() if k not in ("rope_theta",)}
     prf = f.num("partial_rotary_factor")
     if prf is None and params:
         prf = f.num("partial_rotary_factor", params, "rope_parameters.partial_rotary_factor")
+    prf = _rotary_fraction(f, prf)
+    return RopeFacts(theta, scaling, prf, src if theta is not None else "absent", per_kind)
+
+
+def _rope_per_kind(f: _Fields, kinds: dict[str, dict]) -> RopeFacts:
+    per_kind: dict[str, float] = {}
+    for kind, p in kinds.items():
+        v = f.num("rope_theta", p, f"rope_parameters.{kind}.rope_theta")
+        if v is not None:
+            per_kind[kind] = v
+    # the full-attention layers carry the long-context RoPE
+    main = "full_attention" if "full_attention" in kinds else sorted(kinds)[0]
+    p = kinds[main]
+    theta = per_kind.get(main)
+    others = ", ".join(f"{k} {v:g}" for k, v in sorted(per_kind.items()) if k != main)
+    kind = p.get("rope_type")
+    src = f"rope_parameters.{main}.rope_theta" + (f" ({kind})" if kind not in (None, "default") else "") \
+        + (f"; {others}" if others else "")
+    scaling = {k: v for k, v in p.items() if k != "rope_theta"} if kind not in UNSCALED_ROPE else None
+    prf = _rotary_fraction(f, f.num("partial_rotary_factor", p, f"rope_parameters.{main}.partial_rotary_factor"))
+    return RopeFacts(theta, scaling, prf, src if theta is not None else "absent", per_kind or None)
+
+
+def _rotary_fraction(f: _Fields, prf: float | None) -> float | None:
     if prf is not None and not 0 < prf <= 1:
         f.w.append(f"partial_rotary_factor = {prf} is not in (0, 1]; ignored")
-        prf = None
-    return RopeFacts(theta, scaling, prf, src if theta is not None else "absent")
+        return None
+    return prf
 
 
 def _layers(f: _Fields, cfg: dict, dcfg: dict, n_layers: int | None, is_dflash: bool) -> tuple[tuple[LayerAttention, ...], str | None, int | None]:
@@ -361,11 +402,15 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
                         "default target layers (2, n//2, n−3); if the drafter was trained on other layers, "
                         "acceptance collapses — check the training recipe")
 
-    layers, swa_src, window = _layers(f, shape, r.dcfg, n_layers, is_dflash)
     if r.embedded_in_target:
-        # MTP layers are full-attention decoder layers whatever the target's own pattern is
-        layers = tuple(LayerAttention(i, "full", None, True) for i in range(n_layers or 0))
-        swa_src, window = None, None
+        # MTP layers are decoder layers of their own, whatever the target's pattern is: full attention,
+        # unless the reader knows the engines build them sliding (MiMo-V2). The target's layer_types
+        # describe the target's stack, not these layers.
+        kind = "sliding" if r.mtp_window is not None else "full"
+        layers = tuple(LayerAttention(i, kind, r.mtp_window, True) for i in range(n_layers or 0))
+        swa_src, window = (r.mtp_window_source, r.mtp_window) if r.mtp_window is not None else (None, None)
+    else:
+        layers, swa_src, window = _layers(f, shape, r.dcfg, n_layers, is_dflash)
     card, card_file = _card(files, ckpt.directory)
     weights = None
     if with_weights:
@@ -381,6 +426,7 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
     draft_vocab = r.draft_vocab_size
     if draft_vocab is None and "draft_vocab_size" in raw and method not in ("eagle3", "peagle"):
         draft_vocab = top.int("draft_vocab_size")
+    special = _own_special_tokens(_special_tokens(Fields(raw, warnings), f), vocab, warnings)
     not_understood = list(r.not_understood)
     if method == "unknown":
         not_understood += [k for k in ("speculators_model_type", "dflash_config", "eagle_config") if k in raw]
@@ -400,7 +446,7 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
         mtp_layers=r.mtp_layers, medusa_heads=r.medusa_heads, medusa_layers=r.medusa_layers,
         embedded_in_target=r.embedded_in_target, attention_sinks=r.attention_sinks,
         backbone_rotary_base=r.backbone_rotary_base, target_model_type=r.target_model_type,
-        speculative_tokens=r.speculative_tokens, special_tokens=_special_tokens(Fields(raw, warnings), f))
+        speculative_tokens=r.speculative_tokens, special_tokens=special)
 
 
 class _LabelledFields(Fields):
@@ -415,6 +461,24 @@ class _LabelledFields(Fields):
 
     def num(self, key, where=None, label=None):
         return super().num(key, where, label or (self.label + key if where is None else None))
+
+
+def _own_special_tokens(special: dict[str, tuple[int, ...]] | None, vocab: int | None,
+                        warnings: list[str]) -> dict[str, tuple[int, ...]] | None:
+    """Drop bos/eos/pad ids that lie outside the drafter's own vocabulary: such a field was copied from
+    another model's config (SpecForge's DeepSeek-V3 EAGLE-3 config carries Qwen's 151643/151645 beside
+    vocab_size 129280). It contradicts the config itself, so it is no evidence about the target."""
+    if not special or vocab is None:
+        return special
+    out = {}
+    for key, ids in special.items():
+        bad = [i for i in ids if i >= vocab]
+        if bad:
+            warnings.append(f"{key} {bad[0] if len(ids) == 1 else list(ids)} is outside the drafter's own vocabulary "
+                            f"({vocab}): copied from another model's config; not used to compare tokenizers")
+        else:
+            out[key] = ids
+    return out or None
 
 
 def _special_tokens(*fs: Fields) -> dict[str, tuple[int, ...]] | None:

@@ -111,6 +111,9 @@ class AcceptanceSummary:
     # generic key-value reader).
     standing: str = "counts"
     per_request: bool = False  # the mean is a per-request average (see standing)
+    k_candidates: tuple[int, ...] = ()  # when k was derived from the arithmetic and more than one value fits
+    format_details: tuple[dict, ...] = ()  # one row per format the numbers came from: id, label, meaning, …
+    alternatives: tuple[dict, ...] = ()  # other printed acceptance figures, kept but not used for τ
 
     @property
     def sufficient(self) -> bool:
@@ -141,4 +144,7 @@ class AcceptanceSummary:
             "throughput": self.throughput,
             "standing": self.standing,
             "per_request": self.per_request,
+            "k_candidates": list(self.k_candidates),
+            "format_details": [dict(f) for f in self.format_details],
+            "alternatives": [dict(a) for a in self.alternatives],
         }

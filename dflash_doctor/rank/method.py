@@ -88,6 +88,46 @@ def _k_likelihood(method: str, k: int) -> float:
     return 1.0
 
 
+# A method the engine release could not run (its drafter architecture is not registered there) keeps only this
+# much of its likelihood: the release evidence can be wrong (a patched install), so never exactly zero.
+UNAVAILABLE = 0.02
+# Methods whose very existence in a release models/architectures.toml settles: DFlash's model and proposer arrived
+# whole (vLLM 0.20.0, SGLang 0.5.11). EAGLE/EAGLE-3 were served under other registry names before the ones
+# tracked, MTP heads are the target's own class and a draft model is any ordinary model: not ruled out this way.
+_TRACKED = ("dflash",)
+
+
+def _release_bounds(evidence: "EvidenceSet") -> list[tuple[str, str]]:
+    """(engine, version) pairs the evidence pins: the engine and version named (flag, startup line, installed
+    package), or the newest release a log format's shape allows (format_details `releases` "<=X")."""
+    out: list[tuple[str, str]] = []
+    eng = evidence.engine()
+    if eng is not None and eng.version:
+        out.append((eng.name, eng.version))
+    acc = evidence.acceptance()
+    for row in (acc.format_details if acc is not None else ()):
+        rel, engine = row.get("releases"), row.get("engine")
+        if isinstance(rel, str) and isinstance(engine, str):
+            for part in rel.split(","):
+                part = part.strip()
+                if part.startswith("<="):
+                    out.append((engine, part[2:].strip()))
+    return out
+
+
+def unavailable(evidence: "EvidenceSet") -> dict[str, str]:
+    """Methods the pinned engine release cannot run, with why (models/architectures.toml, from the registries)."""
+    from ..models.architectures import support
+
+    out: dict[str, str] = {}
+    for engine, version in _release_bounds(evidence):
+        for m in _TRACKED:
+            a = support(engine, version, m)
+            if a is not None and a.loadable is False and a.name:
+                out.setdefault(m, a.sentence)
+    return out
+
+
 def infer_method(evidence: "EvidenceSet") -> MethodBelief:
     from ..evidence import Kind
 
@@ -125,6 +165,12 @@ def infer_method(evidence: "EvidenceSet") -> MethodBelief:
         if acc.k:
             for m in METHODS:
                 logp[m] += math.log(_k_likelihood(m, acc.k))
+    stated = {m for m, src, _ in said if src in ("drafter", "launch", "startup")}
+    for m, why in unavailable(evidence).items():
+        if m in stated:
+            continue  # what the launch or the drafter says ran, ran (engine-loads-drafter judges whether it could)
+        logp[m] += math.log(UNAVAILABLE)
+        said.append((m, f"unavailable: {why}", None))
     conflict = None
     named = {s: m for m, s, _ in said if s in ("drafter", "launch")}
     if len(set(named.values())) > 1:

@@ -1,7 +1,8 @@
 """A fake spec-decode deployment on disk, for tests, bundles and the SSH benchmark.
 
 Writes (all authored here from the reference facts): a venv whose python is the real interpreter
-with a fake installed `vllm` package (dist-info + the source files `check host` probes), an HF
+with a fake installed `vllm` or `sglang` package (dist-info + the small synthetic source files of
+tests/engines/synth.py that encode that release's behaviour), an HF
 cache with drafter/target configs, model cards and safetensors headers, a vLLM-format log of a
 chosen size, and a `vllm` entry script. `start_server` runs that script as a process whose
 /proc cmdline carries the speculative config, stdout goes to the log, and /metrics is served.
@@ -52,7 +53,7 @@ def _eagle3() -> dict:
 @dataclass
 class Scenario:
     name: str
-    engine_version: str  # which fake engine source to install: "0.20.1" (raw ids, no SWA) or "0.26.0"
+    engine_version: str  # which synthetic engine release to install (tests/engines/synth.py)
     target: str
     target_config: dict
     drafter: str
@@ -64,6 +65,9 @@ class Scenario:
     env: dict = field(default_factory=dict)
     spec_json: str | None = None  # the --speculative-config word(s) exactly; default json.dumps
     drafter_tensors: dict = field(default_factory=dict)
+    engine: str = "vllm"  # "vllm" | "sglang"
+    engine_changes: dict = field(default_factory=dict)  # synth.VllmBehaviour fields changed (a hand patch …)
+    dist_info: bool = True  # False: a source checkout on PYTHONPATH (no dist-info)
 
 
 def dflash_tensors(hidden: int, layers: int, heads: int, kv: int, head_dim: int, inter: int, taps: int) -> dict:
@@ -106,59 +110,42 @@ def scenarios() -> dict[str, Scenario]:
         "eagle", 3, (0.004, 0.0, 0.0),
         drafter_card="# Qwen3-8B EAGLE-3 speculator\n\nServe with method eagle3.\n",
         drafter_tensors={"d2t": ["I64", [32000]], "fc.weight": ["BF16", [4096, 12288]]})
-    return {s.name: s for s in (seed, healthy, offset, eagle)}
+    extra = issue15_scenarios(seed)
+    return {s.name: s for s in (seed, healthy, offset, eagle, *extra)}
+
+
+def issue15_scenarios(seed: Scenario) -> list[Scenario]:
+    """The seed drafter (4 sliding + 1 full layers) on its Qwen3.6 target, served by the installs of
+    issue 15's table: each reads right only if the engine's own rules are followed."""
+    from dataclasses import replace
+
+    def on(name, version, **kw):
+        return replace(seed, name=name, engine_version=version, **kw)
+
+    return [
+        on("vllm-0.25-mixed", "0.25.0"),  # refused whatever the runner
+        on("vllm-0.25-mixed-v2", "0.25.0", env={"VLLM_USE_V2_MODEL_RUNNER": "1"}),
+        on("vllm-0.26-v1", "0.26.0", env={"VLLM_USE_V2_MODEL_RUNNER": "0"}),  # refused at load on V1
+        on("vllm-0.29-v1", "0.29.0", env={"VLLM_USE_V2_MODEL_RUNNER": "0"}),  # rejected at config time on V1
+        on("vllm-0.20.1-patched", "0.20.1", engine_changes={"runner_map": "patched-line"}),  # +1 by hand
+        on("vllm-0.19.1", "0.19.1"),  # no DFlash at all
+        on("vllm-0.26-no-dist-info", "0.26.0", dist_info=False),  # a checkout: version from vllm/_version.py
+        on("sglang-0.5.22", "0.5.22", engine="sglang", method="dflash", k=15),
+        on("sglang-0.5.23", "0.5.23", engine="sglang", method="dflash", k=15),
+    ]
 
 
 # --- the fake engine source -------------------------------------------------------------------
 
-def engine_sources(version: str) -> dict[str, str]:
-    """Python files an installed vLLM of this behaviour holds (only the lines the probes care about)."""
-    if version == "0.20.1":
-        runner = (
-            "# vLLM GPU model runner (fake, for dflash-doctor tests)\n"
-            "class GPUModelRunner:\n"
-            "    def _dflash_aux_layers(self, draft_config):\n"
-            "        dflash_config = draft_config.hf_config.dflash_config\n"
-            "        return tuple(dflash_config[\"target_layer_ids\"])\n")
-        model = (
-            "# DFlash draft model (fake)\n"
-            "class DFlashAttention:\n"
-            "    def __init__(self, config, prefix=''):\n"
-            "        self.num_heads = config.num_attention_heads\n"
-            "        self.is_causal = False\n")
-        proposer = "# DFlash proposer (fake)\nclass DFlashProposer:\n    block_size = 16\n"
-    else:
-        # later layout: the +1 lives in the V2 runner's eagle3 helpers, the window logic in the model file
-        runner = "# vLLM GPU model runner (fake, for dflash-doctor tests)\nclass GPUModelRunner:\n    pass\n"
-        model = (
-            "# DFlash draft model (fake)\n"
-            "def layer_mode(config, idx, v2_runner):\n"
-            "    kinds = getattr(config, \"layer_types\", None) or []\n"
-            "    n_sliding = sum(k == 'sliding_attention' for k in kinds)\n"
-            "    if 0 < n_sliding < len(kinds) and not v2_runner.use_v2_model_runner:\n"
-            "        raise NotImplementedError(\n"
-            "            'mixed sliding/full DFlash drafters run only on the V2 model runner '\n"
-            "            '(VLLM_USE_V2_MODEL_RUNNER=1)')\n"
-            "    sliding = bool(kinds) and kinds[idx] == 'sliding_attention'\n"
-            "    return (config.sliding_window if sliding else None), sliding\n")
-        proposer = "# DFlash proposer (fake)\nclass DFlashProposer:\n    block_size = 16\n"
-    files = {
-        "__init__.py": f"__version__ = {version!r}\n",
-        "v1/__init__.py": "", "v1/worker/__init__.py": "", "v1/spec_decode/__init__.py": "",
-        "model_executor/__init__.py": "", "model_executor/models/__init__.py": "",
-        "v1/worker/gpu_model_runner.py": runner,
-        "v1/spec_decode/dflash.py": proposer,
-        "v1/spec_decode/eagle.py": "# EAGLE proposer (fake)\nclass EagleProposer:\n    pass\n",
-        "model_executor/models/qwen3_dflash.py": model,
-    }
-    if version != "0.20.1":
-        files["v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"] = (
-            "# aux layer ids for EAGLE-3 style drafters (fake)\n"
-            "def aux_layers(hf_config):\n"
-            "    dcfg = getattr(hf_config, 'dflash_config', None) or {}\n"
-            "    # DFlash ids name layer outputs; the target captures layer inputs\n"
-            "    return tuple(n + 1 for n in dcfg.get(\"target_layer_ids\") or [])\n")
-    return files
+def engine_files(s: Scenario) -> dict[str, str]:
+    """The installed package's files (relative to site-packages): a synthetic release (tests/engines/synth.py)."""
+    from tests.engines import synth
+
+    if s.engine == "sglang":
+        return synth.sglang_files(s.engine_version, dist_info=s.dist_info)
+    b = synth.VLLM.get(s.engine_version) or synth.VllmBehaviour(s.engine_version)
+    b = synth.VllmBehaviour(**{**b.__dict__, **s.engine_changes, "dist_info": s.dist_info})
+    return synth.vllm_files(b)
 
 
 # --- logs ----------------------------------------------------------------------------------------
@@ -223,6 +210,18 @@ def write_log(path: Path, s: Scenario, size: int = 400_000, intervals: int = 60,
             fh.write("\n".join(chunk) + "\n")
 
 
+def write_sglang_log(path: Path, s: Scenario, intervals: int = 40) -> None:
+    """SGLang's `Decode batch` lines (0.5.6+ format: accept len, accept rate), one per interval."""
+    t = datetime(2026, 5, 14, 9, 11, 52)
+    mean = 1 + sum(s.curve)
+    with open(path, "w", encoding="utf-8") as fh:
+        for n in range(intervals):
+            t += timedelta(seconds=10)
+            fh.write(f"[{t:%Y-%m-%d %H:%M:%S}] Decode batch, #running-req: 4, #token: 8812, token usage: 0.05, "
+                     f"accept len: {mean:.2f}, accept rate: {(mean - 1) / s.k:.2f}, cuda graph: True, "
+                     "gen throughput (token/s): 96.10, #queue-req: 0\n")
+
+
 def write_big_log(path: Path, s: Scenario, size: int) -> None:
     """A large log fast: one realistic 4 MiB block (with its metrics lines) repeated to `size` bytes."""
     block = path.with_suffix(".block")
@@ -251,6 +250,10 @@ class Deployment:
 
     def argv(self) -> list[str]:
         s = self.scenario
+        if s.engine == "sglang":
+            return [str(self.python), str(self.entry), "serve", "--model-path", s.target, "--host", "127.0.0.1", "--port",
+                    str(self.port), "--api-key", SECRET_API_KEY, "--speculative-algorithm", "DFLASH",
+                    "--speculative-draft-model-path", s.drafter, "--speculative-num-draft-tokens", str(s.k + 1)]
         spec = s.spec_json if s.spec_json is not None else json.dumps(
             {"method": s.method, "model": s.drafter, "num_speculative_tokens": s.k})
         words = spec.split(" ") if s.spec_json is not None and s.spec_json.startswith("{") and "\"" not in s.spec_json else [spec]
@@ -262,6 +265,8 @@ class Deployment:
              "HF_HOME": str(self.hf_home), "HF_TOKEN": SECRET_HF_TOKEN, "VLLM_LOG_STATS_INTERVAL": "10",
              "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"}
         e.update(self.scenario.env)
+        if not self.scenario.dist_info:
+            e["PYTHONPATH"] = str(self.root / "src")
         return e
 
 
@@ -297,11 +302,10 @@ def build(root: Path, scenario: Scenario, log_size: int = 400_000, big_log: bool
     if not py.exists():
         py.symlink_to(real)
     site = venv / "lib" / f"python{ver}" / "site-packages"
-    for rel, text in engine_sources(scenario.engine_version).items():
-        _write(site / "vllm" / rel, text)
-    dist = site / f"vllm-{scenario.engine_version}.dist-info"
-    _write(dist / "METADATA", f"Metadata-Version: 2.1\nName: vllm\nVersion: {scenario.engine_version}\n")
-    _write(dist / "RECORD", "")
+    # an install without dist-info is a source checkout on PYTHONPATH (Deployment.env sets it)
+    pkg_root = site if scenario.dist_info else root / "src"
+    for rel, text in engine_files(scenario).items():
+        _write(pkg_root / rel, text.lstrip("\n"))
     hub = root / "hf" / "hub"
     for repo, config, card, tensors in ((scenario.target, scenario.target_config, None, {}),
                                         (scenario.drafter, scenario.drafter_config, scenario.drafter_card,
@@ -318,14 +322,16 @@ def build(root: Path, scenario: Scenario, log_size: int = 400_000, big_log: bool
             _write(snap / "model.safetensors", head)
             with open(snap / "model.safetensors", "r+b") as fh:
                 fh.truncate(len(head) + data_bytes)  # sparse: the right size, no disk used, data never read
-    metrics = _metrics_text(scenario)
+    metrics = _metrics_text(scenario) if scenario.engine == "vllm" else ""
     _write(root / "metrics.prom", metrics)
-    entry = venv / "bin" / "vllm"
+    entry = venv / "bin" / scenario.engine
     _write(entry, f"#!{py}\n" + SERVER_SCRIPT.replace("@METRICS@", str(root / "metrics.prom")))
     entry.chmod(0o755)
     log = root / "logs" / "vllm.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    if big_log:
+    if scenario.engine == "sglang":
+        write_sglang_log(log, scenario)
+    elif big_log:
         write_big_log(log, scenario, log_size)
     else:
         write_log(log, scenario, size=log_size)

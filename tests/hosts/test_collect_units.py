@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from dflash_doctor.collect.host import Batch, encode_batch, parse_batch, probe_source, sanitize, READ_MANY
+from dflash_doctor.collect.host import Batch, encode_batch, parse_batch, parse_engine_locate, sanitize, READ_MANY
 from dflash_doctor.hosts.inventory import read_hosts_file
 from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
 from dflash_doctor.parse.launch import LaunchParseError, parse_argv, parse_launch_text
@@ -80,29 +80,20 @@ def test_batch_roundtrip_and_sanitizer_filters_environment():
     assert b"sk-abcdef" not in kept.files["/proc/7/cmdline"]
 
 
-def test_source_probes():
-    raw = probe_source("vllm", ["v1/worker/gpu_model_runner.py", "model_executor/models/qwen3_dflash.py"],
-                       [("v1/worker/gpu_model_runner.py", 10, 'return tuple(cfg["target_layer_ids"])')])
-    assert raw["layer_map"] == "raw" and raw["swa"] == "ignored"
-    fixed = probe_source("vllm", ["v1/worker/gpu_model_runner.py", "model_executor/models/qwen3_dflash.py",
-                                  "v1/spec_decode/dflash.py"],
-                         [("v1/worker/gpu_model_runner.py", 10, 'return [i + 1 for i in cfg["target_layer_ids"]]'),
-                          ("model_executor/models/qwen3_dflash.py", 5, 'layer_types = getattr(config, "layer_types")'),
-                          ("v1/spec_decode/dflash.py", 7, "raise NotImplementedError('… issues/40898')"),
-                          ("v1/spec_decode/dflash.py", 6, "if mixed and not envs.VLLM_USE_V2_MODEL_RUNNER:")])
-    assert fixed["layer_map"] == "plus-one" and fixed["swa"] == "refused-mixed-without-v2"
-    assert probe_source("vllm", ["v1/worker/gpu_model_runner.py"], [])["swa"] == "no-dflash"
-    # the later layout: +1 in the V2 runner's helpers, the V2 requirement raised in the model file
-    later = probe_source("vllm", ["v1/worker/gpu/spec_decode/eagle/eagle3_utils.py", "model_executor/models/qwen3_dflash.py"],
-                         [("v1/worker/gpu/spec_decode/eagle/eagle3_utils.py", 40,
-                           "ids = [x + 1 for x in (dcfg.get(\"target_layer_ids\") or [])]"),
-                          ("model_executor/models/qwen3_dflash.py", 80, "kinds = getattr(config, \"layer_types\", None)"),
-                          ("model_executor/models/qwen3_dflash.py", 84, "and not cfg.use_v2_model_runner"),
-                          ("model_executor/models/qwen3_dflash.py", 86, "raise NotImplementedError(")])
-    assert later["layer_map"] == "plus-one" and later["swa"] == "refused-mixed-without-v2"
-    # a length plus one is not the mapping
-    assert probe_source("vllm", ["v1/spec_decode/dflash.py"],
-                        [("v1/spec_decode/dflash.py", 3, "n = len(cfg.target_layer_ids) + 1")])["layer_map"] == "raw"
+def test_engine_locate_answer_is_read_relative_to_the_site_dir():
+    import base64
+
+    site = "/opt/venv/lib/python3.11/site-packages"
+    b64 = lambda t: base64.b64encode(t.encode()).decode()  # noqa: E731
+    out = (f"PKG {b64(site)} maps\n"
+           f"F {b64(site + '/vllm-0.26.0.dist-info/METADATA')} {b64('Name: vllm' + chr(10) + 'Version: 0.26.0' + chr(10))}\n"
+           "P v1/worker/gpu_model_runner.py\nP config/vllm.py\nP ../../etc/passwd\nM vllm:num_requests 1\n").encode()
+    found = parse_engine_locate(out, "vllm")
+    assert found["site"] == site and found["location"] == site + "/vllm" and found["how"] == "maps"
+    assert found["listing"] == ["vllm/v1/worker/gpu_model_runner.py", "vllm/config/vllm.py",
+                                "vllm-0.26.0.dist-info/METADATA"]  # no path out of the package
+    assert found["files"] == {"vllm-0.26.0.dist-info/METADATA": b"Name: vllm\nVersion: 0.26.0\n"}
+    assert parse_engine_locate(b"", "vllm") is None
 
 
 def test_hosts_file_plain_and_ansible(tmp_path):
@@ -129,18 +120,17 @@ def test_bad_bundle_is_a_usage_error(tmp_path):
     assert res.returncode == 2 and "no such bundle" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_checks_on_hand_made_evidence():
+def test_checks_on_hand_made_evidence(tmp_path):
     from dflash_doctor.checks.engine_source_swa import EngineSlidingWindow
+    from dflash_doctor.engines import DirectoryTree, analyse
     from dflash_doctor.models.facts import drafter_facts
-    from dflash_doctor.payloads import EngineSourceFacts
     from tests.conftest import FIXTURES
+    from tests.engines.synth import build_vllm
 
     ev = EvidenceSet()
-    ev.add(Kind.ENGINE_SOURCE, "src", Source("file", "x"),
-           EngineSourceFacts(engine="vllm", version="0.20.1", location="/x", dflash_present=True, layer_map="raw",
-                             swa="ignored"))
+    ev.add(Kind.ENGINE_SOURCE, "src", Source("file", "x"), analyse(DirectoryTree(build_vllm(tmp_path, "0.20.1"))))
     [f] = EngineSlidingWindow().run(ev)
-    assert f.status == Status.WARN and not f.observations  # drafter unknown: no evidence either way
+    assert f.status == Status.COULD_NOT_CHECK and not f.observations  # drafter unknown: no evidence either way
     ev.add(Kind.DRAFTER, "d", Source("file", "y"), drafter_facts(str(FIXTURES / "models" / "Qwen3.6-27B-DFlash")))
     [f] = EngineSlidingWindow().run(ev)
     assert f.status == Status.FAIL and f.observations[0].name == "engine-swa:ignored"

@@ -33,8 +33,12 @@ def test_seed_scenario_yields_swa_ignored_raw_map_and_undertrained_card(fixtures
 
 
 def test_seed_drafter_on_a_fixed_engine_is_honoured_or_refused_not_ignored(fixtures_dir):
-    _, _, obs, _ = run(fixtures_dir, "Qwen3.6-27B-DFlash", engine="vllm==0.25.0")
-    assert "engine-swa:refused" in obs and "engine-layer-map:plus-one" in obs and "engine-swa:ignored" not in obs
+    _, report, obs, checks = run(fixtures_dir, "Qwen3.6-27B-DFlash", engine="vllm==0.25.0")
+    # refused is a fact about the launch: a failing finding, and no window or tap observation at all
+    assert "engine-launch:refused" in obs and not any(o.startswith(("engine-swa:", "engine-layer-map:")) for o in obs)
+    f = checks["engine-drafter-swa"][0]
+    assert f.status == Status.FAIL and "40898" in " ".join(f.details) and f.remedy
+    assert {c.id for c in report.causes if c.confidence > 0.2}.isdisjoint({"swa-ignored", "layer-offset"})
     _, _, obs, _ = run(fixtures_dir, "Qwen3.6-27B-DFlash", engine="vllm==0.29.0")
     assert "engine-swa:honoured" in obs
 

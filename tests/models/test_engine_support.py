@@ -26,8 +26,9 @@ def test_vllm_rows(version, dflash, layer_map, swa):
 
 
 def test_rows_verified_from_wheels_say_so():
-    assert lookup("vllm", "0.20.1").verified == "0.20.1"
+    assert "0.20.1" in lookup("vllm", "0.20.1").verified
     assert "_get_eagle3_aux_layers_from_config" in lookup("vllm", "0.20.1").source
+    assert all(r.get("verified") for r in load_table()), "every row was re-checked against its wheels"
 
 
 def test_unknown_engine_or_version_is_not_guessed():
@@ -48,18 +49,27 @@ def test_ranges_do_not_overlap():
     ("0.20.1", "mixed", None, "ignored"),
     ("0.25.0", "mixed", None, "refused"),
     ("0.25.0", "all", None, "honoured"),
-    ("0.26.0", "mixed", True, "honoured"),
-    ("0.26.0", "mixed", False, "refused"),
+    ("0.26.0", "mixed", "1", "honoured"),
+    ("0.26.0", "mixed", "0", "refused"),
     ("0.26.0", "mixed", None, "honoured"),  # 0.26 forces V2 for mixed drafters when the variable is unset
     ("0.29.0", "mixed", None, "honoured"),
-    ("0.29.0", "mixed", False, "refused"),
-    ("0.20.1", "none", None, None),
+    ("0.29.0", "mixed", "0", "refused"),
+    ("0.20.1", "none", None, "not-applicable"),
+    ("0.21.0", "none", "1", "refused"),  # its V2 runner has no 'dflash'
 ])
-def test_swa_outcome(version, mix, v2, outcome):
-    assert lookup("vllm", version).swa_outcome(mix, v2)[0] == outcome
+def test_table_outcome(version, mix, v2, outcome):
+    from dflash_doctor.engines.outcome import Deployment, decide
+    from dflash_doctor.engines.table import from_row
+
+    env = {} if v2 is None else {"VLLM_USE_V2_MODEL_RUNNER": v2}
+    o = decide(from_row(lookup("vllm", version)), Deployment(drafter_architectures=("DFlashDraftModel",),
+                                                            swa_mix=mix, env=env, env_known=True))
+    assert o.value == outcome, o.sentence
 
 
-def test_sglang_0_5_23_maps_plus_one_and_honours_sliding_layers():
+def test_sglang_has_dflash_from_0_5_11_and_sliding_windows_from_0_5_14():
+    assert lookup("sglang", "0.5.10").dflash is False
+    assert (lookup("sglang", "0.5.11").dflash, lookup("sglang", "0.5.11").drafter_swa) == (True, "ignored")
     row = lookup("sglang", "0.5.23")
-    assert (row.dflash, row.layer_map, row.drafter_swa, row.verified) == (True, "plus-one", "honoured", "0.5.23")
-    assert row.swa_outcome("mixed")[0] == "honoured"
+    assert (row.dflash, row.layer_map, row.drafter_swa) == (True, "plus-one", "honoured") and "0.5.23" in row.verified
+    assert lookup("sglang", "0.5.15").drafter_swa == "honoured"

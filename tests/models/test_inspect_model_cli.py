@@ -21,7 +21,7 @@ def test_seed_pair_on_vllm_0_20_1_names_the_sliding_layers_and_that_they_run_ful
     r = inspect(cli, fixtures_dir, M + "Qwen3.6-27B-DFlash", "--target", M + "Qwen3.6-27B", "--engine", "vllm==0.20.1")
     assert r.returncode == 1, r.stderr
     out = " ".join(r.stdout.split())
-    assert "layers 0–3 are sliding (window 2048), but vllm 0.20.1 runs them as full attention" in out
+    assert "layers 0–3 are sliding (window 2048), but vllm 0.20.1 runs every drafter layer as full attention" in out
     assert "sliding windows on layers 0–3 (window 2048): run as full attention" in out
     assert "passes target_layer_ids raw" in out
     assert "still under training" in out

@@ -65,6 +65,47 @@ TABLE = {
                                                        (2, 11, 20, 29, 38), "aux_hidden_state_layer_ids",
                                                        "RedHatAI/Qwen3.6-35B-A3B-NVFP4", None, ()),
     "qwen--Qwen3-4B-Instruct-2507-config.json": ("unknown", "unknown", 36, 2560, 151936, None, None, None, None, None, ()),
+    # second round (configs2): Gemma-4, MTP targets read as their own drafter, MiMo-V2
+    "specforge--gemma4-26b-a4b-eagle3.json": ("eagle3", "nested eagle_config", 1, 2816, 262144, 262144, (5, 17, 29),
+                                              "eagle_config.eagle_aux_hidden_state_layer_ids", None, None, ()),
+    "gemma4-swift-mlx--gemma-4-E2B-it-assistant.json": ("mtp", "Gemma-4 assistant", 4, 256, 262144, None, None, None,
+                                                        None, 4, (0, 1, 2)),
+    "tt-metal--deepseek-v3-config.json": ("mtp", "num_nextn_predict_layers", 1, 7168, 129280, None, None, None, None,
+                                          1, ()),
+    "aiconfigurator--zai-org--GLM-5.json": ("mtp", "num_nextn_predict_layers", 1, 6144, 154880, None, None, None, None,
+                                            1, ()),
+    "aiconfigurator--Qwen--Qwen3.5-35B-A3B.json": ("mtp", "mtp_num_hidden_layers", 1, 2048, 248320, None, None, None,
+                                                   None, 1, ()),
+    "aiconfigurator--Qwen--Qwen3.6-35B-A3B.json": ("mtp", "mtp_num_hidden_layers", 1, 2048, 248320, None, None, None,
+                                                   None, 1, ()),
+    # MiMo-V2 states no MTP count; vLLM and SGLang serve one sliding-window MTP layer
+    "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json": ("mtp", "MiMo-V2", 1, 4096, 152576, None, None, None, None, 1,
+                                                       (0,)),
+    # a multimodal target is no drafter: nothing is read as one
+    "aiconfigurator--google--gemma-4-26B-A4B.json": ("unknown", "unknown", None, None, None, None, None, None, None,
+                                                     None, ()),
+}
+
+# Targets as transformers (and, where they differ, the engines) read them:
+# file -> (layers, hidden, vocab, kind counts, rule contains, window, MTP layers, MTP field, rope theta, theta per kind)
+TARGETS = {
+    "qwen--Qwen3-4B-Instruct-2507-config.json": (36, 2560, 151936, {"full": 36}, "use_sliding_window is false", None,
+                                                 None, None, 5e6, None),
+    "xiaomimimo--MiMo-config.json": (36, 4096, 151680, {"full": 36}, "use_sliding_window is false", None, 2,
+                                     "num_nextn_predict_layers", 640000.0, None),
+    "tt-metal--deepseek-v3-config.json": (61, 7168, 129280, {"full": 61}, "no layer-type fields", None, 1,
+                                          "num_nextn_predict_layers", 1e4, None),
+    "aiconfigurator--zai-org--GLM-5.json": (78, 6144, 154880, {"full": 78}, "no layer-type fields", None, 1,
+                                            "num_nextn_predict_layers", 1e6, None),
+    "aiconfigurator--Qwen--Qwen3.5-35B-A3B.json": (40, 2048, 248320, {"linear": 30, "full": 10}, "layer_types", None,
+                                                   1, "mtp_num_hidden_layers", 1e7, None),
+    "aiconfigurator--Qwen--Qwen3.6-35B-A3B.json": (40, 2048, 248320, {"linear": 30, "full": 10}, "layer_types", None,
+                                                   1, "mtp_num_hidden_layers", 1e7, None),
+    "aiconfigurator--google--gemma-4-26B-A4B.json": (30, 2816, 262144, {"sliding": 25, "full": 5}, "layer_types", 1024,
+                                                     None, None, 1e6, {"full_attention": 1e6, "sliding_attention": 1e4}),
+    "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json": (48, 4096, 152576, {"full": 9, "sliding": 39},
+                                                       "hybrid_layer_pattern", 128, None, None, 5e6,
+                                                       {"full_attention": 5e6, "sliding_attention": 1e4}),
 }
 
 
@@ -90,6 +131,17 @@ def test_what_a_reviewer_reads_from_each_real_config(fixtures_dir, name):
     shown = d.hf_hidden_state_indices if d.layer_ids_source == "aux_hidden_state_layer_ids" else d.target_layer_ids
     assert (shown, d.layer_ids_source) == (ids, ids_src)
     assert d.intended_target == intended and d.mtp_layers == mtp and d.swa_layers == swa
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_what_a_reviewer_reads_from_each_real_target(fixtures_dir, name):
+    layers, hidden, vocab, counts, rule, window, mtp, mtp_field, theta, per_kind = TARGETS[name]
+    t = target_facts(str(fixtures_dir / "configs" / "real" / name))
+    assert (t.num_hidden_layers, t.hidden_size, t.vocab_size, t.kind_counts) == (layers, hidden, vocab, counts)
+    assert rule in t.layer_kinds_rule and t.sliding_window == window
+    assert (t.mtp_layers, t.mtp_field) == (mtp, mtp_field)
+    assert (t.rope.theta, t.rope.per_layer_type) == (theta, per_kind)
+    assert t.warnings == ()
 
 
 def _dir(tmp_path, fixtures_dir, name, sub="d"):
@@ -230,3 +282,99 @@ def test_target_summary_names_rope_scaling_and_the_layer_kind_rule(cli, tmp_path
     assert "rule: use_sliding_window is false" in out
     tf = target_facts(str(t))
     assert tf.mtp_layers == 2 and tf.sliding_window is None and set(tf.layer_kinds) == {"full"}
+
+
+# --- real drafter/target pairs (both configs public) and what the second round of real configs exposed ---------
+
+def _pairing(tmp_path, fixtures_dir, drafter, target):
+    d = _dir(tmp_path, fixtures_dir, drafter, "d")
+    t = _dir(tmp_path, fixtures_dir, target, "t")
+    report, _ = build_report(gather_files(FileInputs(drafter=str(d), target=str(t))))
+    by_check = {}
+    for f in report.findings:
+        by_check.setdefault(f.check_id, []).append(f)
+    return by_check
+
+
+REAL_PAIRS = [
+    # drafter, target, pairing status, words in the pairing message
+    ("specforge--qwen3.5-35b-a3b-dflash.json", "aiconfigurator--Qwen--Qwen3.5-35B-A3B.json", Status.OK,
+     "layer ids [1, 10, 19, 28, 37] within 40 target layers, num_target_layers 40"),
+    ("speculators-issue--dflash-qwen3.6-35b-a3b.json", "aiconfigurator--Qwen--Qwen3.6-35B-A3B.json", Status.OK,
+     "layer ids [1, 10, 19, 28, 37] within 40 target layers"),
+    ("specforge--gemma4-26b-a4b-eagle3.json", "aiconfigurator--google--gemma-4-26B-A4B.json", Status.OK,
+     "layer ids [5, 17, 29] within 30 target layers, hidden size 2816, vocabulary 262144"),
+    # SpecForge's DeepSeek-V3 EAGLE-3 config carries Qwen's bos/eos ids: a copied field, not another target
+    ("specforge--deepseek-v3-671b-eagle3.json", "tt-metal--deepseek-v3-config.json", Status.OK,
+     "layer ids [1, 29, 57] within 61 target layers, hidden size 7168, vocabulary 129280"),
+    # cross pairs: the E2B assistant on the 26B target, the 122B MTP head on the 35B target
+    ("gemma4-swift-mlx--gemma-4-E2B-it-assistant.json", "aiconfigurator--google--gemma-4-26B-A4B.json", Status.FAIL,
+     "drafter expects target hidden size 1536; target has 2816"),
+    ("specforge--qwen3.5-122b-a10b-mtp.json", "aiconfigurator--Qwen--Qwen3.5-35B-A3B.json", Status.FAIL,
+     "drafter expects target hidden size 3072; target has 2048"),
+]
+
+
+@pytest.mark.parametrize("drafter,target,status,words", REAL_PAIRS, ids=[p[0] for p in REAL_PAIRS])
+def test_real_pairs_fit_and_real_cross_pairs_do_not(tmp_path, fixtures_dir, drafter, target, status, words):
+    f = _pairing(tmp_path, fixtures_dir, drafter, target)["drafter-target-pairing"][0]
+    assert f.status == status and words in f.message, f.message
+
+
+def test_copied_special_token_ids_are_flagged_not_taken_for_another_tokenizer(tmp_path, fixtures_dir):
+    d = drafter_facts(str(fixtures_dir / "configs" / "real" / "specforge--deepseek-v3-671b-eagle3.json"))
+    assert d.special_tokens == {"pad_token_id": (0,)}  # 151643/151645 lie outside its own vocabulary of 129280
+    assert any("bos_token_id 151643 is outside the drafter's own vocabulary (129280)" in w for w in d.warnings)
+    f = _pairing(tmp_path, fixtures_dir, "specforge--deepseek-v3-671b-eagle3.json",
+                 "tt-metal--deepseek-v3-config.json")["drafter-target-pairing"][0]
+    assert "151643" not in f.message
+
+
+def test_gemma4_rope_is_read_per_attention_kind(tmp_path, fixtures_dir):
+    real = fixtures_dir / "configs" / "real"
+    a = drafter_facts(str(real / "gemma4-swift-mlx--gemma-4-E2B-it-assistant.json"))
+    t = target_facts(str(real / "aiconfigurator--google--gemma-4-26B-A4B.json"))
+    for r in (a.rope, t.rope):  # proportional RoPE rotates a quarter of the dims unscaled: no scaling
+        assert (r.theta, r.scaling, r.partial_rotary_factor) == (1e6, None, 0.25)
+        assert r.per_layer_type == {"full_attention": 1e6, "sliding_attention": 1e4}
+    rope = _pairing(tmp_path, fixtures_dir, "specforge--gemma4-26b-a4b-eagle3.json",
+                    "aiconfigurator--google--gemma-4-26B-A4B.json")["rope-agreement"][0]
+    assert rope.status == Status.OK  # it said "could not check: rope_theta missing from the target config"
+
+
+def test_gemma4_assistant_reads_the_targets_kv_cache(fixtures_dir):
+    a = drafter_facts(str(fixtures_dir / "configs" / "real" / "gemma4-swift-mlx--gemma-4-E2B-it-assistant.json"))
+    assert a.target_hidden_size == 1536 and a.mtp_layers == 4 and a.sliding_window == 512
+    assert any("4 of its 4 layers read the target's KV cache" in n for n in a.notes)
+    assert a.not_understood == ()  # centroid head and media token ids are known, not acceptance-relevant
+
+
+def test_mimo_v2_flash_is_an_mtp_target_with_a_sliding_mtp_layer(tmp_path, fixtures_dir):
+    real = fixtures_dir / "configs" / "real"
+    d = drafter_facts(str(real / "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json"))
+    assert (d.method, d.mtp_layers, d.embedded_in_target) == ("mtp", 1, True)
+    assert [(la.attention, la.window) for la in d.layers] == [("sliding", 128)]
+    assert d.attention_sinks == ("add_swa_attention_sink_bias",)
+    assert (d.num_attention_heads, d.num_key_value_heads, d.head_dim) == (64, 8, 192)  # the SWA heads, not 64/4
+    assert any("states no MTP layer count" in n for n in d.notes)
+    t = target_facts(str(real / "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json"))
+    assert "transformers' default gives the same" in t.layer_kinds_rule
+    assert [i for i, k in enumerate(t.layer_kinds) if k == "full"] == [0, 5, 11, 17, 23, 29, 35, 41, 47]
+    checks = _pairing(tmp_path, fixtures_dir, "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json",
+                      "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json")
+    assert checks["rope-agreement"][0].status == Status.OK  # full 5e6 and sliding 1e4 on both sides
+
+
+def test_hybrid_layer_pattern_wins_over_the_model_type_default(tmp_path, fixtures_dir):
+    cfg = json.loads((fixtures_dir / "configs" / "real" / "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json").read_text())
+    cfg["hybrid_layer_pattern"] = [0] * 24 + [1] * 24  # engines build what the pattern says
+    t = target_facts(str(write_config(tmp_path / "t", cfg).parent))
+    assert t.layer_kinds == ("full",) * 24 + ("sliding",) * 24
+    assert "engines and transformers disagree" in t.layer_kinds_rule
+
+
+def test_mtp_inside_a_hybrid_target_reads_no_target_layer_types(fixtures_dir):
+    for name in ("aiconfigurator--Qwen--Qwen3.5-35B-A3B.json", "aiconfigurator--Qwen--Qwen3.6-35B-A3B.json"):
+        d = drafter_facts(str(fixtures_dir / "configs" / "real" / name))
+        # it warned "layer_types has 40 entries but num_hidden_layers is 1" about the target's own stack
+        assert d.warnings == () and [la.attention for la in d.layers] == ["full"]

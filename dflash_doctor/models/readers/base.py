@@ -36,6 +36,8 @@ class Reading:
     backbone_rotary_base: float | None = None
     target_model_type: str | None = None
     speculative_tokens: int | None = None  # what the checkpoint proposes (speculators proposal_methods)
+    mtp_window: int | None = None  # MTP layers the engines build as sliding-window layers (MiMo-V2), their window
+    mtp_window_source: str | None = None
     not_understood: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

@@ -64,8 +64,20 @@ def derive(f: Fields, cfg: dict, n: int | None) -> tuple[tuple[str, ...] | None,
     if mt == "minimax":
         return tuple("full" if (i + 1) % 2 else "linear" for i in range(n)), \
             "minimax: alternating full/linear (transformers' default layer_types)", None
+    hlp = cfg.get("hybrid_layer_pattern")
+    if isinstance(hlp, list) and len(hlp) == n and all(v in (0, 1) and not isinstance(v, bool) for v in hlp):
+        # MiMo-V2: vLLM and SGLang build layer i as sliding-window attention when the entry is 1;
+        # transformers ignores the field and derives its own default, so say whether the two agree
+        kinds = tuple("sliding" if v else "full" for v in hlp)
+        rule = "hybrid_layer_pattern (1 = sliding window, 0 = full; what vLLM and SGLang read)"
+        if mt == "mimo_v2_flash":
+            agree = kinds == _mimo_v2_default(n)
+            rule += ("; transformers' default gives the same" if agree else
+                     "; transformers ignores it and derives full on layer 0 and every 6th: engines and "
+                     "transformers disagree")
+        return kinds, rule, window
     if mt == "mimo_v2_flash":
-        return tuple("full" if i == 0 or not (i + 1) % 6 else "sliding" for i in range(n)), \
+        return _mimo_v2_default(n), \
             "mimo_v2_flash: full on layer 0 and every 6th, sliding otherwise (transformers' default)", window
     if "use_sliding_window" in cfg or "max_window_layers" in cfg or mt in MAX_WINDOW:
         use = f.bool("use_sliding_window")
@@ -82,3 +94,7 @@ def derive(f: Fields, cfg: dict, n: int | None) -> tuple[tuple[str, ...] | None,
         return tuple("sliding" for _ in range(n)), f"model-wide sliding_window = {window} ({mt or 'model'}: every " \
                                                    "layer slides)", window
     return tuple("full" for _ in range(n)), "no layer-type fields: every layer full attention", None
+
+
+def _mimo_v2_default(n: int) -> tuple[str, ...]:
+    return tuple("full" if i == 0 or not (i + 1) % 6 else "sliding" for i in range(n))
