@@ -80,13 +80,14 @@ def grafana(
     title: str = typer.Option("Speculative decoding acceptance", "--title", metavar="TEXT", help="Dashboard title."),
     output: Optional[str] = OutputOpt,
 ) -> int:
-    """Print a Grafana dashboard (JSON): τ per engine, per-position curves, draft rate, alert thresholds."""
-    from ..prometheus.rules import grafana_dashboard
-    from ..render.monitor import render_dashboard_json
+    """Print a Grafana dashboard (JSON).
+
+    τ per engine, per-position curves, draft rate, alert thresholds."""
+    from ..prometheus.rules import Dashboard, grafana_dashboard
     from .output import Output
 
     s = _settings(min_acceptance_length, by, selector, min_first_position, max_drop, offset, "10m")
-    Output(path=output).write(render_dashboard_json(grafana_dashboard(s, title=title)))
+    Output(path=output).show(Dashboard(grafana_dashboard(s, title=title)))
     return 0
 
 
