@@ -32,7 +32,7 @@ def test_layer_offset_bundle_blames_the_raw_layer_ids():
     res, doc = _check("layer-offset-pre-40727")
     assert doc["causes"][0]["id"] == "layer-offset"
     status = {f["check"]: f["status"] for f in doc["findings"]}
-    assert status["engine-source-layer-map"] == "fail" and status["engine-source-swa"] == "ok"  # an all-full drafter
+    assert status["engine-source-layer-map"] == "fail" and status["engine-source-swa"] == "not-applicable"  # all-full drafter
 
 
 def test_eagle3_launched_as_eagle_is_a_method_mismatch():
