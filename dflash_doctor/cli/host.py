@@ -15,6 +15,12 @@ from .common import ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseO
 
 check_app = typer.Typer(help="Diagnose hosts (local, SSH, fleets) or saved bundles.", no_args_is_help=True)
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
+LogOpt = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST (default: discovered).")
+PidOpt = typer.Option(None, "--pid", metavar="PID", help="The serving process to examine when a host runs several.")
+NewKeyOpt = typer.Option(False, "--accept-new-host-key",
+                         help="Trust and record UNKNOWN host keys (changed keys are always refused).")
+SshConfigOpt = typer.Option(None, "--ssh-config", metavar="FILE", help="ssh_config file (default ~/.ssh/config).")
+KnownHostsOpt = typer.Option(None, "--known-hosts", metavar="FILE", help="known_hosts file (default ~/.ssh/known_hosts).")
 
 
 def register(app: typer.Typer) -> None:
@@ -27,20 +33,14 @@ def register(app: typer.Typer) -> None:
         "dflash-doctor check host ssh://ops@gpu-7 --probe-result probe.json"))
     def check_host(
         hosts: List[str] = typer.Argument(None, metavar=f"[{HOST}]...", help="Hosts to check (several allowed)."),
-        log: Optional[str] = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST "
-                                          "(default: discovered)."),
+        log: Optional[str] = LogOpt,
         hosts_file: Optional[str] = typer.Option(None, "--hosts-file", metavar="FILE",
                                                  help="Hosts, one per line, or an Ansible INI inventory."),
         parallel: int = typer.Option(8, "--parallel", "-j", min=1, max=64, metavar="N", help="Hosts checked at once."),
-        accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key",
-                                                 help="Trust and record UNKNOWN host keys (changed keys are always "
-                                                      "refused)."),
-        pid: Optional[int] = typer.Option(None, "--pid", metavar="PID", help="The serving process to examine when a "
-                                          "host runs several."),
-        ssh_config: Optional[str] = typer.Option(None, "--ssh-config", metavar="FILE",
-                                                 help="ssh_config file (default ~/.ssh/config)."),
-        known_hosts: Optional[str] = typer.Option(None, "--known-hosts", metavar="FILE",
-                                                  help="known_hosts file (default ~/.ssh/known_hosts)."),
+        accept_new_host_key: bool = NewKeyOpt,
+        pid: Optional[int] = PidOpt,
+        ssh_config: Optional[str] = SshConfigOpt,
+        known_hosts: Optional[str] = KnownHostsOpt,
         timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time allowed per remote command."),
         probe_result: Optional[str] = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
@@ -113,11 +113,11 @@ def register(app: typer.Typer) -> None:
         host_spec: str = typer.Argument(..., metavar=HOST, help="The host to read."),
         out_path: str = typer.Option(..., "--output", "-o", metavar="DIR|FILE.tar.gz",
                                      help="Bundle to write: a new directory, or FILE.tar.gz."),
-        log: Optional[str] = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST."),
-        accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key", help="Trust and record UNKNOWN host keys."),
-        pid: Optional[int] = typer.Option(None, "--pid", metavar="PID", help="The serving process to examine."),
-        ssh_config: Optional[str] = typer.Option(None, "--ssh-config", metavar="FILE", help="ssh_config file."),
-        known_hosts: Optional[str] = typer.Option(None, "--known-hosts", metavar="FILE", help="known_hosts file."),
+        log: Optional[str] = LogOpt,
+        accept_new_host_key: bool = NewKeyOpt,
+        pid: Optional[int] = PidOpt,
+        ssh_config: Optional[str] = SshConfigOpt,
+        known_hosts: Optional[str] = KnownHostsOpt,
     ) -> int:
         """Save a host's evidence as a bundle.
 

@@ -70,8 +70,8 @@ def fold_checks(report: Report) -> FoldedChecks:
     order = [m.kind.value for m in report.missing]
     # inputs this diagnosis asked for (report.missing); a check waiting on something nobody asked for (a host,
     # in `diagnose`) is counted, not listed, unless -v
-    kinds = sorted(set(waiting) | set(reasons), key=lambda k: (-len(waiting.get(k, ())), order.index(k)
-                                                               if k in order else 99, k))
+    kinds = sorted(set(waiting) | set(reasons), key=lambda k: (k != "acceptance", -len(waiting.get(k, ())),
+                                                               order.index(k) if k in order else 99, k))
     return FoldedChecks(
         problems=tuple(f for f in report.findings if f.status == Status.FAIL),
         warnings=tuple(f for f in report.findings if f.status == Status.WARN),
@@ -107,7 +107,8 @@ def verdict_words(report: Report) -> str:
         return "healthy: τ is where this pair should be"
     acc = report.acceptance
     if acc is None:
-        return "insufficient-data: no acceptance numbers were read"
+        why = next((m.reason for m in report.missing if m.kind.value == "acceptance"), None)
+        return f"insufficient-data: {why}" if why else "insufficient-data: no acceptance numbers were read"
     if not acc.sufficient:
         return f"insufficient-data: {acc.drafts:.0f} drafts is too few to judge (at least {acc.min_drafts})"
     return "insufficient-data: τ cannot be judged without a baseline for this pair"

@@ -328,3 +328,14 @@ def test_the_html_plot_tells_each_value_on_hover_and_the_gate_plot_draws_its_thr
     text = page.read_text()
     assert "<script" not in text and text.count("<title>position") >= 15 and "gate: τ ≥ 3" in text
     assert "reference τ 6.61" in text and "gate: position 1 rate ≥ 0.5" in text
+
+
+def test_an_idle_window_says_no_drafts_in_the_window(tmp_path):
+    a, b = tmp_path / "a.prom", tmp_path / "b.prom"
+    text = (FIXTURES / "logs" / "vllm-metrics-1.prom").read_text()
+    a.write_text(text)
+    b.write_text(text)  # the same counters twice: nothing was drafted between the scrapes
+    r = run_cli("diagnose", "--metrics", str(a), "--metrics", str(b))
+    assert r.returncode == 3
+    assert "verdict: insufficient-data: no drafts between the 2 scrapes" in r.stdout
+    assert "no acceptance numbers" not in r.stdout
