@@ -11,7 +11,7 @@ from .check import Check, declared_observations, run_checks
 from .evidence import Contribution, Evidence, EvidenceSet, Finding, Kind, Observation, Report, Status
 from .rank.advice import advise_k
 from .rank.knowledge import Knowledge
-from .rank.plan import build_plan, fill
+from .rank.plan import Names, build_plan, fill
 from .rank.scoring import rank
 from .registry import load_checks
 from .settings import DEFAULT, Settings
@@ -43,14 +43,19 @@ def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, k
     ]
     findings += run_checks(checks, evidence)
     ranking = rank(findings, evidence, knowledge)
-    plan = build_plan(ranking.causes, evidence, knowledge, invocation)
-    names = plan.names
+    extra_notes: tuple[str, ...] = ()
+    try:
+        plan = build_plan(ranking.causes, evidence, knowledge, invocation)
+    except Exception as exc:  # the plan is advice built over the ranking: never let it cost the report
+        plan = None
+        extra_notes = (f"no fix plan: building it failed ({type(exc).__name__}: {exc})",)
+    names = plan.names if plan is not None else Names()
     # The facts already collected go into every command the report suggests (fill: names, release).
     causes = tuple(dataclasses.replace(c, fix=fill(c.fix, names), next_step=fill(c.next_step, names),
                                        missing_evidence=tuple(fill(m, names) for m in c.missing_evidence))
                    for c in ranking.causes)
     findings = [dataclasses.replace(f, remedy=fill(f.remedy, names)) if f.remedy else f for f in findings]
-    notes = tuple(dict.fromkeys(fill(n, names) for n in (*evidence.notes, *ranking.notes)))
+    notes = tuple(dict.fromkeys(fill(n, names) for n in (*evidence.notes, *ranking.notes, *extra_notes)))
     report = Report(
         target=evidence.label, verdict=ranking.verdict, acceptance=evidence.acceptance(),
         findings=tuple(findings), causes=causes, evidence=tuple(evidence),
