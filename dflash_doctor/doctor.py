@@ -8,7 +8,7 @@ from typing import Sequence
 
 from . import __version__
 from .check import Check, declared_observations, run_checks
-from .evidence import Contribution, Evidence, EvidenceSet, Finding, Kind, Observation, Report, Status
+from .evidence import Contribution, EvidenceSet, Finding, Kind, Report, Status
 from .rank.advice import advise_k
 from .rank.knowledge import Knowledge
 from .rank.plan import Names, build_plan, fill

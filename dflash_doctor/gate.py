@@ -22,6 +22,7 @@ from .errors import ExitCode, UsageError
 from .evidence import Report
 
 GATE_SCHEMA = "dflash-doctor/gate@1"
+MAX_TAU = 1000.0  # τ ≤ k + 1, and no drafter drafts a thousand tokens a step
 
 
 class Outcome(str, enum.Enum):
@@ -133,10 +134,28 @@ def load_baseline_tau(path: str) -> tuple[float, str]:
     if block is None and schema not in ("dflash-doctor/report@1", GATE_SCHEMA):
         raise UsageError(f"--baseline {path} has schema {schema!r}, not a dflash-doctor report or gate result")
     tau = block.get("mean_acceptance_length") if isinstance(block, dict) else None
-    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not tau >= 1.0:
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)):
         raise UsageError(f"--baseline {path} holds no mean acceptance length",
                          hint="the saved report must come from a run that measured acceptance")
-    return float(tau), f"{path} (generated {data.get('generated_at', 'at an unknown time')})"
+    try:
+        tau = float(tau)  # a 400-digit integer does not fit a float
+    except OverflowError:
+        tau = math.inf
+    if not 1.0 <= tau <= MAX_TAU:
+        raise UsageError(f"--baseline {path}: its mean acceptance length {str(block.get('mean_acceptance_length'))[:40]} "
+                         f"is impossible (τ lies between 1 and {MAX_TAU:g})", hint="is the file damaged or edited?")
+    return tau, f"{path} (generated {str(data.get('generated_at', 'at an unknown time'))[:60]})"
+
+
+def finite_option(name: str, value: float | None, lo: float | None = None, hi: float | None = None) -> float | None:
+    """A numeric option the user typed: nan, inf or out of range is a usage error, never a silent fail."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
+        bounds = f" between {lo:g} and {hi:g}" if lo is not None and hi is not None else \
+            f" ≥ {lo:g}" if lo is not None else ""
+        raise UsageError(f"{name} {value!r}: expected a finite number{bounds}")
+    return value
 
 
 LEVEL = 0.95  # the confidence level of every interval a threshold is judged on

@@ -29,8 +29,19 @@ class CheckRegistry:
         if cid in self.origins:
             self.warnings.append(f"check id '{cid}' from {origin} is already provided by {self.origins[cid]}; skipped")
             return
-        self.checks.append(check_cls())
+        try:
+            check = check_cls()
+        except (Exception, SystemExit) as exc:  # a plugin's constructor may do anything, sys.exit() included
+            self.warnings.append(f"check {cid} from {origin} failed to start and was skipped: {_what(exc)}")
+            return
+        self.checks.append(check)
         self.origins[cid] = origin
+
+
+def _what(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _check_classes(module) -> list[type[Check]]:
@@ -50,8 +61,8 @@ def load_checks(include_plugins: bool = True) -> CheckRegistry:
             continue
         try:
             module = importlib.import_module(f"dflash_doctor.checks.{info.name}")
-        except Exception as exc:  # pragma: no cover - a built-in that fails to import is a bug, but never a crash
-            reg.warnings.append(f"built-in check module {info.name} failed to import: {type(exc).__name__}: {exc}")
+        except (Exception, SystemExit) as exc:  # pragma: no cover - a built-in that fails to import is a bug
+            reg.warnings.append(f"built-in check module {info.name} failed to import: {_what(exc)}")
             continue
         for cls in _check_classes(module):
             reg.add(cls, "builtin")
@@ -65,8 +76,8 @@ def load_checks(include_plugins: bool = True) -> CheckRegistry:
             origin = f"plugin {ep.name} ({ep.value})"
             try:
                 obj = ep.load()
-            except Exception as exc:
-                reg.warnings.append(f"{origin} failed to load and was skipped: {type(exc).__name__}: {exc}")
+            except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the run (a gate passing on 0)
+                reg.warnings.append(f"{origin} failed to load and was skipped: {_what(exc)}")
                 continue
             if inspect.isclass(obj) and issubclass(obj, Check):
                 reg.add(obj, origin)

@@ -1,7 +1,9 @@
 """Untrusted text (log lines, config values, remote output) must never control the terminal.
 
-`plain` strips ANSI/OSC escape sequences, C0/C1 controls and bidi overrides; renderers then hand
-the result to rich as `Text` (never as markup), so `[red]` in a log line prints as `[red]`.
+`plain` strips ANSI/OSC escape sequences, redacts secrets, and shows C0/C1 controls and bidi
+overrides as escapes; renderers then hand the result to rich as `Text` (never as markup), so `[red]`
+in a log line prints as `[red]`. Redaction comes before any escaping, wrapping or truncation, which
+could otherwise cut a secret into pieces the redactor no longer recognises.
 """
 
 from __future__ import annotations
@@ -29,10 +31,13 @@ def strip_ansi(text: str) -> str:
 
 
 def plain(text: object, max_len: int | None = None) -> str:
-    """Make untrusted text inert for a terminal: no escapes, no control or bidi characters."""
+    """Make untrusted text inert for a terminal and safe to show: no escapes, no control or bidi
+    characters, no secrets."""
+    from .redact import redact_text  # here, not at import: its rules cost ~10 ms to compile, and --help needs none
+
     s = text if isinstance(text, str) else str(text)
     s = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                      _ANSI.sub("", s))
+                      redact_text(_ANSI.sub("", s)))
     if max_len is not None and len(s) > max_len:
         s = s[: max_len - 1] + "…"
     return s

@@ -92,8 +92,9 @@ def _host_block(alias: str, host: str, port: int, user: str, key: Path, known_ho
             f"  IdentitiesOnly yes\n  UserKnownHostsFile {known_hosts}\n  ConnectTimeout 5\n\n")
 
 
-def start_sshd(tmp_path: Path, host_key: Path | None = None, port: int | None = None) -> SSHD:
-    """Start `sshd -D -e` on 127.0.0.1 for the current user; returns once it accepts connections."""
+def start_sshd(tmp_path: Path, host_key: Path | None = None, port: int | None = None, extra_config: str = "") -> SSHD:
+    """Start `sshd -D -e` on 127.0.0.1 for the current user; returns once it accepts connections.
+    `extra_config`: more sshd_config lines (e.g. a HostCertificate)."""
     reason = sshd_available()
     if reason:
         raise RuntimeError(reason)
@@ -115,7 +116,7 @@ def start_sshd(tmp_path: Path, host_key: Path | None = None, port: int | None = 
         f"AuthorizedKeysFile {auth}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nStrictModes no\nUsePAM no\n"
         "MaxSessions 64\nMaxStartups 64:30:128\nLogLevel ERROR\nSubsystem sftp internal-sftp\n"
-        f"AcceptEnv NONE\n")
+        f"AcceptEnv NONE\n{extra_config}")
     pub = host_key.with_suffix(".pub").read_text().split()
     known = d / "known_hosts"
     known.write_text(f"[127.0.0.1]:{port} {pub[0]} {pub[1]}\n")

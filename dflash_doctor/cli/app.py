@@ -71,7 +71,36 @@ def _register() -> None:
 _register()
 
 
+def _tolerant_streams() -> None:
+    """The report is never lost to an output encoding (ASCII, Latin-1, a C locale: what the stream cannot
+    encode is replaced), and a standard stream the shell closed (`>&-`, `<&-`) is not a crash."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+            if name == "stdout" and sys.stderr is not None:
+                print("warning: stdout is closed: the report goes nowhere (use -o FILE)", file=sys.stderr)
+            continue
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):  # a detached or closed stream: nothing to write to anyway
+                pass
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")
+
+
+def _say(line: str) -> None:
+    from ..redact import redact_text
+    from ..textsafe import plain
+
+    # plain() redacts; the message may hold whatever the user typed (a token as an argument).
+    print(plain(redact_text(line)), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
+    _tolerant_streams()
     from . import common
 
     common.ARGV = list(sys.argv[1:] if argv is None else argv)
@@ -79,15 +108,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")
     except DoctorError as exc:
-        from ..redact import redact_text
-        from ..textsafe import plain
-
         if debug:
             import traceback
             traceback.print_exc()
-        print(f"error: {redact_text(plain(exc.message))}", file=sys.stderr)
+        _say(f"error: {exc.message}")
         if exc.hint:
-            print(f"hint: {redact_text(plain(exc.hint))}", file=sys.stderr)
+            _say(f"hint: {exc.hint}")
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -103,12 +129,16 @@ def main(argv: list[str] | None = None) -> None:
             print("aborted", file=sys.stderr)
             sys.exit(int(ExitCode.INTERRUPTED))
         if "ClickException" in names:
-            exc.show()  # type: ignore[attr-defined]
+            import io
+
+            buf = io.StringIO()
+            exc.show(file=buf)  # type: ignore[attr-defined]  # usage, hint and message: may echo a typed secret
+            for line in buf.getvalue().splitlines():
+                _say(line)
             sys.exit(int(ExitCode.USAGE))
         if debug:
             raise
-        print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback",
-              file=sys.stderr)
+        _say(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback")
         sys.exit(int(ExitCode.NOT_CHECKED))
     else:
         sys.exit(rv if isinstance(rv, int) else 0)

@@ -43,6 +43,21 @@ ForcePairOpt = typer.Option(False, "--force-probe-pair",
                             help="Use --probe-result even when it is of another drafter/target pair.")
 
 
+AllowSSHExecOpt = typer.Option(False, "--allow-ssh-exec",
+                               help="Let `Match exec` lines in ssh_config run their command (refused by default).")
+
+
+def dumb_terminal() -> bool:
+    """TERM=dumb (Emacs shells, some CI consoles): no escape sequences at all, so no bars either."""
+    return os.environ.get("TERM", "") in ("dumb", "unknown")
+
+
+def color_allowed() -> bool:
+    """Colour only where the environment allows it: never with NO_COLOR set (no-color.org: any
+    non-empty value) nor on a dumb terminal."""
+    return not os.environ.get("NO_COLOR") and not dumb_terminal()
+
+
 def examples(*lines: str) -> str:
     """An Examples section for a command's help (typer epilog; \\b keeps click from rewrapping it)."""
     return "Examples:\n\n\b\n" + "\n".join(f"  {x}" for x in lines)

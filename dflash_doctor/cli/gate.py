@@ -8,6 +8,7 @@ file (--junit), GitHub Actions annotations and step summary when running in GitH
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import List, Optional
@@ -57,8 +58,11 @@ def register(app: typer.Typer) -> None:
 
         Exit 0 every threshold passed, 1 a threshold failed, 3 no data, 2 usage error."""
         from ..errors import UsageError
-        from ..gate import PositionRate, Thresholds, evaluate, load_baseline_tau
+        from ..gate import MAX_TAU, PositionRate, Thresholds, evaluate, finite_option, load_baseline_tau
         from .output import Output
+
+        finite_option("--min-acceptance-length", min_acceptance_length, 0.0, MAX_TAU)
+        finite_option("--max-regression", max_regression, 0.0)
 
         sources = sum(bool(x) for x in (log, metrics, probe))
         if sources != 1:
@@ -126,7 +130,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> None:
-    from ..errors import UsageError
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from ..render.github import annotations, step_summary
 
@@ -145,11 +148,9 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
     if junit:
         from ..render.junit import render_junit
 
-        try:
-            with open(junit, "w", encoding="utf-8") as fh:
-                fh.write(render_junit(result))
-        except OSError as exc:
-            raise UsageError(f"cannot write --junit {junit}: {exc.strerror or exc}") from None
+        from .output import write_file
+
+        write_file(junit, render_junit(result), "the JUnit file")
         out.info(f"JUnit written to {junit}")
 
 
@@ -163,14 +164,32 @@ def _acceptance_from_saved(path: str):
     acc = data.get("acceptance") if isinstance(data, dict) else None
     if not isinstance(acc, dict):
         return None, f"{path} (no acceptance block)"
+
+    def num(key, default=None, cast=float):
+        v = acc.get(key, default) if default is not None else acc[key]
+        if v is None and default is not None:
+            v = default
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"'{key}' is not a number")
+        if isinstance(v, float) and not math.isfinite(v) or isinstance(v, int) and abs(v) > 10 ** 15:
+            raise ValueError(f"'{key}' is {str(v)[:30]}")
+        return cast(v)
+
     try:
         pp = tuple(float(x) for x in acc.get("per_position") or ())
+        if not all(0.0 <= x <= 1.0 for x in pp):  # also refuses NaN and inf
+            raise ValueError("'per_position' holds a rate outside 0..1")
         summary = AcceptanceSummary(
-            mean_acceptance_length=float(acc["mean_acceptance_length"]), per_position=pp,
-            drafts=float(acc["drafts"]), drafted=int(acc.get("drafted") or 0), accepted=int(acc.get("accepted") or 0),
+            mean_acceptance_length=num("mean_acceptance_length"), per_position=pp,
+            drafts=num("drafts"), drafted=num("drafted", 0, int), accepted=num("accepted", 0, int),
             k=acc.get("k") if isinstance(acc.get("k"), int) else (len(pp) or None),
-            draft_acceptance_rate=acc.get("draft_acceptance_rate"), intervals=int(acc.get("intervals") or 1),
-            formats=tuple(acc.get("formats") or ("saved-report",)), min_drafts=int(acc.get("min_drafts") or MIN_DRAFTS))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"--probe {path}: the acceptance block is incomplete ({type(exc).__name__}: {exc})") from None
+            draft_acceptance_rate=num("draft_acceptance_rate", -1.0) if acc.get("draft_acceptance_rate") is not None
+            else None, intervals=num("intervals", 1, int),
+            formats=tuple(str(f) for f in acc.get("formats") or ("saved-report",)),
+            min_drafts=num("min_drafts", MIN_DRAFTS, int))
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise UsageError(f"--probe {path}: the acceptance block is incomplete or damaged ({type(exc).__name__}: {exc})") from None
+    if not 1.0 <= summary.mean_acceptance_length <= 1000.0 or summary.drafts < 0:
+        raise UsageError(f"--probe {path}: mean acceptance length {summary.mean_acceptance_length:g} over "
+                         f"{summary.drafts:g} drafts is impossible")
     return summary, path

@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from ..render import Format
-from .common import ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseOpt, examples, invocation
+from .common import AllowSSHExecOpt, ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseOpt, examples, invocation
 
 check_app = typer.Typer(help="Diagnose hosts (local, SSH, fleets) or saved bundles.", no_args_is_help=True)
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
@@ -41,6 +41,7 @@ def register(app: typer.Typer) -> None:
         pid: Optional[int] = PidOpt,
         ssh_config: Optional[str] = SshConfigOpt,
         known_hosts: Optional[str] = KnownHostsOpt,
+        allow_ssh_exec: bool = AllowSSHExecOpt,
         timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time allowed per remote command."),
         probe_result: Optional[str] = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
@@ -66,7 +67,8 @@ def register(app: typer.Typer) -> None:
         out = Output(fmt=fmt, path=output, verbose=verbose)
         opts = HostCheck(log=log, pid=pid, timeout=timeout, accept_new_host_key=accept_new_host_key,
                          ssh_config=ssh_config, known_hosts=known_hosts, probe=saved_probe(probe_result),
-                         force_probe_pair=force_probe_pair, settings=resolve_settings(), invocation=invocation())
+                         force_probe_pair=force_probe_pair, settings=resolve_settings(), invocation=invocation(),
+                         extra={"allow_ssh_exec": allow_ssh_exec})
         if len(specs) == 1:
             res = check_one(specs[0], opts)
             if res.state in ("unreachable", "failed"):  # nothing was read: one line, not a report
@@ -118,6 +120,7 @@ def register(app: typer.Typer) -> None:
         pid: Optional[int] = PidOpt,
         ssh_config: Optional[str] = SshConfigOpt,
         known_hosts: Optional[str] = KnownHostsOpt,
+        allow_ssh_exec: bool = AllowSSHExecOpt,
     ) -> int:
         """Save a host's evidence as a bundle.
 
@@ -128,7 +131,8 @@ def register(app: typer.Typer) -> None:
 
         refuse_paths_as_hosts([host_spec])
         done = collect_bundle(host_spec, out_path, HostCheck(log=log, pid=pid, accept_new_host_key=accept_new_host_key,
-                                                             ssh_config=ssh_config, known_hosts=known_hosts),
+                                                             ssh_config=ssh_config, known_hosts=known_hosts,
+                                                             extra={"allow_ssh_exec": allow_ssh_exec}),
                               __version__)
         Output().info(f"bundle written to {done.path}: {done.answers} recorded answers, {done.evidence} pieces of "
                       f"evidence; diagnose it with: dflash-doctor check bundle {done.path}")

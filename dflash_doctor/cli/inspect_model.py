@@ -32,7 +32,6 @@ def register(app: typer.Typer) -> None:
         Sliding-window layers, layer taps, pairing, vocabulary and RoPE from configs and weight headers,
         without loading a tensor. Exit 1 when a check fails, 0 when none does, 3 when nothing could be
         checked."""
-        from ..errors import ExitCode
         from ..models.inspection import inspect
         from .output import Output
 

@@ -11,7 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
+from ..errors import DoctorError, ExitCode, UsageError
 from ..redact import redact_text
 from ..render import Format, Style, render
 from ..settings import Settings
@@ -41,7 +41,9 @@ class Output:
 
     @property
     def color(self) -> bool:
-        return self.to_terminal and self.settings.color
+        from .common import color_allowed
+
+        return self.to_terminal and self.settings.color and color_allowed()
 
     @property
     def width(self) -> int | None:
@@ -73,15 +75,16 @@ class Output:
         if not redacted:
             text = redact_text(text)
         if self.to_file:
-            try:
-                with open(self.path, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            write_file(self.path, text, "the report")
             self.info(f"written to {self.path}")
         else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except BrokenPipeError:  # `| head`: the reader went away
+                _quiet_stdout()
+                raise DoctorError("the report could not be written: its reader closed the pipe",
+                                  exit_code=ExitCode.NOT_CHECKED) from None
 
     def info(self, msg: str) -> None:
         if not self.quiet:
@@ -89,3 +92,22 @@ class Output:
 
     def warn(self, msg: str) -> None:
         print("warning: " + redact_text(plain(msg)), file=sys.stderr)
+
+
+def write_file(path: str, data: str | bytes, what: str) -> None:
+    """An output file, all or nothing: on a full disk the previous file stays as it was."""
+    from ..atomic import write_atomic
+
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}",
+                         hint="nothing was written; a file that was there is unchanged") from None
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so Python's flush at exit does not fail a second time, with a traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

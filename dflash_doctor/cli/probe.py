@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import DoctorError, MissingExtra, UsageError
-from .common import ForcePairOpt, OutputOpt, TextOrJson, TextOrJsonOpt, examples
+from .common import AllowSSHExecOpt, OutputOpt, TextOrJson, TextOrJsonOpt, examples
 
 
 def _need_torch() -> None:
@@ -58,6 +58,7 @@ def register(app: typer.Typer) -> None:
         ssh_config: Optional[str] = typer.Option(None, "--ssh-config", metavar="FILE", help="ssh_config file for --host."),
         accept_new_host_key: bool = typer.Option(False, "--accept-new-host-key",
                                                  help="Trust an unknown SSH host key on first use."),
+        allow_ssh_exec: bool = AllowSSHExecOpt,
         timeout: float = typer.Option(3600.0, "--timeout", metavar="SECONDS", help="Time the remote probe may run."),
         force_probe_pair: bool = typer.Option(False, "--force-probe-pair",
                                               help="Compare with --log even when the log serves another pair."),
@@ -101,7 +102,8 @@ def register(app: typer.Typer) -> None:
 
             rows = portable_rows(prompts, limit)
             try:
-                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key) as h, \
+                with open_host(host, ssh_config=ssh_config, accept_new_host_key=accept_new_host_key,
+                               allow_ssh_exec=allow_ssh_exec) as h, \
                         ProbeProgress(out) as progress:
                     out.info(f"running the probe on {h.name} with {remote_python}")
                     result = run_remote_probe(h, {**job, "ablate": list(names), "prompt_rows": rows},
@@ -161,6 +163,24 @@ def register(app: typer.Typer) -> None:
         run = LayerOffsetRun(result, drafter_given=cfg is not None)
         out.show(run)
         return run.exit_code
+
+
+def _json(result: dict) -> str:
+    """JSON that every reader accepts: a non-finite number (a timing of 0 s, a damaged score) becomes null."""
+    import math
+
+    from ..render.json_report import dumps_safe
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return dumps_safe(clean(result))
 
 
 def _parse_ablate(text):

@@ -14,6 +14,7 @@ import base64
 import io
 import json
 import os
+import re
 import tarfile
 from collections import defaultdict, deque
 from typing import Callable, Sequence
@@ -24,6 +25,42 @@ BUNDLE_FORMAT = "dflash-doctor/bundle@1"
 MANIFEST = "manifest.json"
 CALLS = "calls.jsonl"
 MAX_BUNDLE_BYTES = 256 << 20
+# Caps checked before anything is allocated for it. A .tar.gz names what it holds in headers, and
+# tarfile believes them: 1.5 M empty members cost 677 MB of TarInfo objects, and a GNU long-name
+# header claiming 1 GiB is read whole. A bundle holds two files (and their directory).
+MAX_MEMBERS = 64
+MAX_HEADER_BYTES = 64 << 10  # a GNU long name/link or a pax header: a path is at most 4 KiB
+MAX_ARCHIVE_BYTES = 2 * MAX_BUNDLE_BYTES  # every member's declared size together: what reading through costs
+# JSON values (lists, objects, elements) in calls.jsonl: `[[],[],…]` costs ~60 bytes of memory per 3
+# bytes of text, so 48 MB of it took 1.3 GB. A real collection holds a few thousand.
+MAX_JSON_VALUES = 2_000_000
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+class _BombError(Exception):
+    """A header that breaks a cap: raised from inside tarfile, which must not turn it into 'not a tar'."""
+
+
+class _CappedTarInfo(tarfile.TarInfo):
+    """tarfile's member header, refusing extended headers larger than MAX_HEADER_BYTES before they are read."""
+
+    def _proc_member(self, tarfile_):
+        if self.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+                         tarfile.SOLARIS_XHDTYPE) and self.size > MAX_HEADER_BYTES:
+            raise _BombError(f"an extended header (type {self.type!r}) claims {self.size} bytes; "
+                             f"a bundle's are under {MAX_HEADER_BYTES >> 10} KiB")
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise _BombError("a sparse member: a bundle holds plain files only")
+        return super()._proc_member(tarfile_)
+
+
+def _json_values(data: bytes) -> int:
+    """An upper bound of the JSON values calls.jsonl would allocate: separators and brackets outside strings."""
+    crude = data.count(b",") + data.count(b"[") + data.count(b"{")
+    if crude <= MAX_JSON_VALUES:
+        return crude
+    return sum(len(_JSON_STRING.sub(b"", line).translate(None, b"]} \t\r\n:0123456789.eE+-truefalsn"))
+               for line in data.splitlines())
 
 Sanitizer = Callable[[str, str, bytes], bytes]  # (op, key, data) -> data to store
 
@@ -107,7 +144,10 @@ class RecordingHost(Host):
         self.inner.close()
 
     def write_bundle(self, out: str, manifest: dict) -> None:
-        """Write a directory, or a .tar.gz when `out` ends so. Refuses to overwrite anything."""
+        """Write a directory, or a .tar.gz when `out` ends so, all or nothing (a full disk leaves no
+        damaged bundle behind, and a retry starts clean). Refuses to overwrite anything."""
+        from ..atomic import open_atomic, write_dir_atomic
+
         if os.path.lexists(out):
             raise FileExistsError(out)
         manifest = {"format": BUNDLE_FORMAT, **manifest, "calls": len(self.calls)}
@@ -115,16 +155,13 @@ class RecordingHost(Host):
         calls = b"".join(json.dumps(c, sort_keys=True).encode() + b"\n" for c in self.calls)
         if out.endswith((".tar.gz", ".tgz")):
             top = os.path.basename(out).rsplit(".t", 1)[0] or "bundle"
-            with tarfile.open(out, "x:gz") as tar:
+            with open_atomic(out, exclusive=True) as raw, tarfile.open(out, "w:gz", fileobj=raw) as tar:
                 for name, data in ((MANIFEST, man), (CALLS, calls)):
                     info = tarfile.TarInfo(f"{top}/{name}")
                     info.size, info.mode, info.mtime = len(data), 0o644, 0
                     tar.addfile(info, io.BytesIO(data))
         else:
-            os.makedirs(out)
-            for name, data in ((MANIFEST, man), (CALLS, calls)):
-                with open(os.path.join(out, name), "xb") as fh:
-                    fh.write(data)
+            write_dir_atomic(out, {MANIFEST: man, CALLS: calls})
 
 
 def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
@@ -144,14 +181,23 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
     if not os.path.isfile(path):
         raise HostError(f"{path}: no such bundle")
     try:
-        tar = tarfile.open(path, "r:*")
+        tar = tarfile.open(path, "r:*", tarinfo=_CappedTarInfo)
+    except _BombError as exc:
+        raise HostError(f"{path}: not a bundle: {exc}")
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise HostError(f"{path}: not a bundle directory or readable .tar.gz ({exc})")
     found: dict[str, bytes] = {}
-    total = 0
+    total = declared = 0
     try:
         with tar:
-            for member in tar:
+            for count, member in enumerate(tar, 1):
+                # Checked from the header, before the member's content is read or skipped.
+                declared += max(0, member.size)
+                if count > MAX_MEMBERS:
+                    raise HostError(f"{path}: not a bundle: more than {MAX_MEMBERS} members (a bundle holds 2 files)")
+                if declared > MAX_ARCHIVE_BYTES:
+                    raise HostError(f"{path}: not a bundle: its members are larger than "
+                                    f"{MAX_ARCHIVE_BYTES >> 20} MiB together (by their headers)")
                 # Only plain files named manifest.json / calls.jsonl at depth <= 1 are read; links,
                 # devices, absolute or ../ names are ignored. Nothing is ever written to disk.
                 if not member.isreg():
@@ -166,6 +212,8 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
                     raise HostError(f"{path}: more than one {parts[-1]} in the archive")
                 fh = tar.extractfile(member)
                 found[parts[-1]] = fh.read(MAX_BUNDLE_BYTES) if fh else b""
+    except _BombError as exc:
+        raise HostError(f"{path}: not a bundle: {exc}")
     except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:
         raise HostError(f"{path}: damaged archive ({exc})")
     if MANIFEST not in found or CALLS not in found:
@@ -188,6 +236,9 @@ class BundleHost(Host):
         self.bytes_sent = 0
         self.commands: list[tuple[str, ...]] = []
         man_raw, calls_raw = _read_bundle_files(path)
+        if _json_values(calls_raw) > MAX_JSON_VALUES:
+            raise HostError(f"{path}: calls.jsonl holds more than {MAX_JSON_VALUES} JSON values; "
+                            f"a collection records a few thousand")
         try:
             self.manifest = json.loads(man_raw)
         except (ValueError, RecursionError) as exc:

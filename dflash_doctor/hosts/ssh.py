@@ -56,11 +56,18 @@ def parse_target(spec: str) -> SSHTarget:
     port = int(m["port"]) if m["port"] else None
     if port is not None and not 0 < port < 65536:
         raise HostError(f"{_safe(spec)}: port {port} is out of range")
+    from .ssh_config import check_host_name
+
+    check_host_name("host name", m["host"], spec)
+    if m["user"]:
+        check_host_name("user name", m["user"], spec)
     return SSHTarget(alias=m["host"].strip("[]"), user=m["user"], port=port)
 
 
 def _safe(spec: str) -> str:
-    return re.sub(r"(://[^:@/]+:)[^@]*@", r"\1***@", spec)[:200]
+    from .ssh_config import _safe as safe
+
+    return safe(spec)
 
 
 def fingerprint(key) -> str:
@@ -70,6 +77,11 @@ def fingerprint(key) -> str:
 
 def _known_name(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
+
+
+def _revoked(host: "SSHHost", key) -> str:
+    return (f"{host.name}: the host key {key.get_name()} {fingerprint(key)} is REVOKED in known_hosts (@revoked) — "
+            f"refusing to connect")
 
 
 # One remote shell for many commands. Every channel's command starts the user's login shell, which
@@ -275,12 +287,16 @@ class SSHHost(Host):
 
     def __init__(self, spec: str, *, accept_new_host_key: bool = False, ssh_config: str | None = None,
                  known_hosts: str | None = None, identity_files: Sequence[str] = (),
-                 connect_timeout: float | None = None, _depth: int = 0, _proxy_jump: str | None = None):
+                 connect_timeout: float | None = None, allow_exec: bool = False, _depth: int = 0,
+                 _proxy_jump: str | None = None):
         import paramiko  # imported here so the CLI stays fast when SSH is not used
+
+        from . import known_hosts as KH
+        from .ssh_config import lookup
 
         self._paramiko = paramiko
         target = parse_target(spec)
-        cfg = self._lookup_config(target.alias, ssh_config)
+        cfg = lookup(target.alias, ssh_config, allow_exec)
         self.hostname = cfg.get("hostname", target.alias)
         self.user = target.user or cfg.get("user") or _local_user()
         self.port = target.port or int(cfg.get("port", 22))
@@ -314,7 +330,8 @@ class SSHHost(Host):
             hops = [h.strip() for h in jump.split(",") if h.strip()]
             first = hops[-1]
             self._jump = SSHHost(first, accept_new_host_key=accept_new_host_key, ssh_config=ssh_config,
-                                 known_hosts=known_hosts, connect_timeout=timeout, _depth=_depth + 1,
+                                 known_hosts=known_hosts, connect_timeout=timeout, allow_exec=allow_exec,
+                                 _depth=_depth + 1,
                                  _proxy_jump=",".join(hops[:-1]) if len(hops) > 1 else None)
             try:
                 sock = self._jump._client.get_transport().open_channel(
@@ -324,29 +341,33 @@ class SSHHost(Host):
                 raise HostError(f"{self.name}: the jump host {first} could not reach {self.hostname}:{self.port} ({exc})")
 
         client = paramiko.SSHClient()
-        for path in ("/etc/ssh/ssh_known_hosts", *kh_files[1:]):
-            if os.path.isfile(path):
-                try:
-                    client.load_system_host_keys(path)
-                except (OSError, paramiko.SSHException):
-                    pass
-        if os.path.isfile(self.known_hosts):
-            try:
-                client.load_host_keys(self.known_hosts)
-            except (OSError, paramiko.SSHException) as exc:
-                raise HostError(f"cannot read {self.known_hosts}: {exc}")
+        # known_hosts read line by line (paramiko's reader fails on @cert-authority / @revoked lines and on
+        # any damaged line); the keys for this host, wildcards and hashed names resolved, go to paramiko.
+        self._known = KH.load([*KH.system_paths(), *kh_files[1:], self.known_hosts])
+        known = KH.known_name(self.hostname, self.port)
+        for key in self._known.keys_for(known):
+            client.get_host_keys().add(known, key.get_name(), key)
+        def cert_first(sock_, **kw):  # a CA vouches for this host: ask for its certificate first
+            t = paramiko.Transport(sock_, **kw)
+            t.get_security_options().key_types = KH.cert_key_types()
+            return t
+
+        vouched = self._known.authorities_for(known) and not self._known.keys_for(known)
+        transport_factory = cert_first if vouched else None
         client.set_missing_host_key_policy(_Policy(self, accept_new_host_key))
         try:
             client.connect(self.hostname, port=self.port, username=self.user, password=None,
                            key_filename=keys or None, allow_agent=not identities_only,
                            look_for_keys=not identities_only and not keys, timeout=timeout,
-                           banner_timeout=timeout, auth_timeout=timeout, sock=sock)
+                           banner_timeout=timeout, auth_timeout=timeout, sock=sock,
+                           transport_factory=transport_factory)
         except HostError:
             self._close_partial(client)
             raise
         except paramiko.BadHostKeyException as exc:
             self._close_partial(client)
-            known = _known_name(self.hostname, self.port)
+            if self._known.is_revoked(exc.key):
+                raise HostError(_revoked(self, exc.key))
             raise HostError(
                 f"{self.name}: the host key CHANGED — refusing to connect. It now presents {exc.key.get_name()} "
                 f"{fingerprint(exc.key)}; {self.known_hosts} expects {fingerprint(exc.expected_key)}",
@@ -358,7 +379,15 @@ class SSHHost(Host):
                             hint="dflash-doctor uses SSH keys only: load one into the agent (ssh-add) or set "
                                  "IdentityFile for this host in ~/.ssh/config")
         except paramiko.SSHException as exc:
+            transport = client.get_transport()
             self._close_partial(client)
+            if transport is None or not getattr(transport, "remote_version", ""):
+                # No SSH banner came back: paramiko's own words for it ("No existing session", "Error reading
+                # SSH protocol banner") do not say what happened.
+                raise HostError(f"{self.name}: no SSH server answered within {timeout:g}s: the connection to "
+                                f"{self.hostname}:{self.port} opened, but no SSH banner came back",
+                                hint="is sshd (and not another service) listening on that port, and is the host "
+                                     "not overloaded? Raise ConnectTimeout in ~/.ssh/config for a slow host")
             raise HostError(f"{self.name}: SSH failed: {exc}")
         except socket.timeout:
             self._close_partial(client)
@@ -384,18 +413,6 @@ class SSHHost(Host):
         self._client = client
 
     # -- connection ---------------------------------------------------------------------------
-    @staticmethod
-    def _lookup_config(alias: str, path: str | None) -> dict:
-        import paramiko
-
-        path = os.path.expanduser(path or "~/.ssh/config")
-        if not os.path.isfile(path):
-            return {}
-        try:
-            return dict(paramiko.SSHConfig.from_path(path).lookup(alias))
-        except Exception as exc:  # a broken config is the user's to fix: say where
-            raise HostError(f"cannot read {path}: {exc}")
-
     def _close_partial(self, client) -> None:
         try:
             client.close()
@@ -594,12 +611,30 @@ class _Policy:
         self.host, self.accept_new = host, accept_new
 
     def missing_host_key(self, client, hostname, key) -> None:
+        from . import known_hosts as KH
+
+        known = self.host._known
+        if known.is_revoked(key):
+            raise HostError(_revoked(self.host, key))
+        authorities = known.authorities_for(hostname)
+        cert = str(getattr(getattr(key, "public_blob", None), "key_type", "")).endswith(KH.CERT_SUFFIX)
+        if authorities and cert:
+            # known_hosts trusts certificates signed by these CAs for this host (@cert-authority)
+            try:
+                KH.verify_host_cert(key, self.host.hostname, authorities, known.revoked)
+                return
+            except KH.CertError as exc:
+                raise HostError(
+                    f"{self.host.name}: host key {key.get_name()} {fingerprint(key)} refused — known_hosts trusts "
+                    f"host certificates signed by a CA for {hostname} (@cert-authority), but {exc}",
+                    hint="check the host's HostCertificate with its administrator (ssh-keygen -L -f CERT)")
         fp = fingerprint(key)
         if not self.accept_new:
             port_opt = f"-p {self.host.port} " if self.host.port != 22 else ""
+            ca = " and it presented no certificate from the CA that known_hosts trusts for it" if authorities else ""
             raise HostError(
                 f"{self.host.name}: unknown host key {key.get_name()} {fp} — refusing to connect "
-                f"({hostname} is not in {self.host.known_hosts})",
+                f"({hostname} is not in {self.host.known_hosts}{ca})",
                 hint=f"verify the fingerprint with the host's administrator, then trust it: "
                      f"ssh-keyscan {port_opt}{shlex.quote(self.host.hostname)} >> {shlex.quote(self.host.known_hosts)}"
                      f"  (or rerun with --accept-new-host-key)")

@@ -22,7 +22,6 @@ _TAP = re.compile(r"^hidden_states\.(\d+)$")
 
 
 def read_dump(path: str | Path):
-    import torch
     from safetensors import safe_open
 
     p = Path(path)
@@ -53,8 +52,20 @@ def read_dump(path: str | Path):
         if t.dim() != 2 or t.shape[0] != ids.shape[0] or not t.dtype.is_floating_point:
             raise UsageError(f"{p.name}: {name} must be a float [tokens={ids.shape[0]}, hidden] tensor, "
                              f"got {tuple(t.shape)} {t.dtype}")
+        _finite(p.name, name, t)
         out.append((name, t))
     return ids.long(), out
+
+
+def _finite(file: str, name: str, t) -> None:
+    """NaN or infinite values compare as nothing (cosine NaN, error NaN > 0 false: 'exact match'): refuse them."""
+    import torch
+
+    bad = int((~torch.isfinite(t)).sum())
+    if bad:
+        raise UsageError(f"{file}: {name} holds {bad} NaN or infinite value(s) of {t.numel()}: it cannot be matched "
+                         f"to a layer", hint="was the capture taken from a run whose activations overflowed "
+                                             "(float16)? capture again, or in bfloat16/float32")
 
 
 def _read_vllm_extract(p: Path, fh_path: str):
@@ -67,7 +78,10 @@ def _read_vllm_extract(p: Path, fh_path: str):
         raise UsageError(f"{p.name}: token_ids must be a non-empty 1-D integer tensor")
     if hs.dim() != 3 or hs.shape[0] != ids.shape[0] or not hs.dtype.is_floating_point:
         raise UsageError(f"{p.name}: hidden_states must be float [tokens, layers, hidden], got {tuple(hs.shape)}")
-    return ids.long(), [(f"hidden_states.{j}", hs[:, j, :]) for j in range(hs.shape[1])]
+    taps = [(f"hidden_states.{j}", hs[:, j, :]) for j in range(hs.shape[1])]
+    for name, t in taps:
+        _finite(p.name, name, t)
+    return ids.long(), taps
 
 
 def compare(captured, candidates) -> list[dict]:
@@ -91,6 +105,10 @@ def match_dump(target, ids, taps, target_layer_ids=None) -> dict:
     with torch.no_grad():
         _, hs = target.forward(ids[None].to(target.device), None, hidden=True)
     candidates = [h[0].float().cpu() for h in hs]
+    for i, h in enumerate(candidates):
+        if not bool(torch.isfinite(h).all()):
+            raise UsageError(f"the target's hidden state {i} holds NaN or infinite values for these input ids",
+                             hint="broken weights, or a dtype that overflows: try --dtype float32")
     hidden = candidates[0].shape[-1]
     out_taps = []
     for name, t in taps:

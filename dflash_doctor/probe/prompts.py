@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 DATA = Path(__file__).with_name("data")
+MAX_TOKEN_ID = 1 << 31  # no vocabulary comes near; a larger id is damage, not a token
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -52,6 +53,8 @@ def read_jsonl(path: Path) -> list[dict]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{path}:{n}: not JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # 5000-digit numbers, nesting 100 000 deep
+            raise UsageError(f"{path}:{n}: not usable JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
         if not isinstance(row, dict) or not any(k in row for k in ("input_ids", "messages", "prompt", "long_context")):
             raise UsageError(f"{path}:{n}: expected an object with input_ids, messages or prompt")
         rows.append(row)
@@ -63,17 +66,20 @@ def read_jsonl(path: Path) -> list[dict]:
 def _encode(row: dict, tokenizer, where: str) -> list[int]:
     if "input_ids" in row:
         ids = row["input_ids"]
-        if not isinstance(ids, list) or not ids or not all(isinstance(i, int) and i >= 0 for i in ids):
-            raise UsageError(f"{where}: input_ids must be a non-empty list of non-negative integers")
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                           and 0 <= i < MAX_TOKEN_ID for i in ids):
+            raise UsageError(f"{where}: input_ids must be a non-empty list of integers from 0 to {MAX_TOKEN_ID - 1}")
         return ids
     if tokenizer is None:
         raise UsageError(f"{where}: text prompts need the target's tokenizer, and none could be loaded",
                          hint="give raw input_ids in the JSONL, or a target directory with a tokenizer")
     if "long_context" in row:
-        lc = row["long_context"]
-        messages = [{"role": "user", "content": f"{lc['task']}\n\n{shipped_text(int(lc.get('min_chars', 24000)))}"}]
+        messages = [{"role": "user", "content": _long_context(row["long_context"], where)}]
     elif "messages" in row:
         messages = row["messages"]
+        if not isinstance(messages, list) or not messages or not all(
+                isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages):
+            raise UsageError(f"{where}: messages must be a non-empty list of {{role, content}} objects")
     else:
         messages = [{"role": "user", "content": str(row["prompt"])}]
     ids = _apply_template(tokenizer, messages, where)
@@ -95,6 +101,13 @@ def _apply_template(tokenizer, messages, where: str) -> list[int]:
         return [int(i) for i in out]
     text = "\n".join(str(m.get("content", "")) for m in messages)
     return [int(i) for i in tokenizer(text)["input_ids"]]
+
+
+def _long_context(lc, where: str) -> str:
+    if not isinstance(lc, dict) or not isinstance(lc.get("task"), str) or \
+            not isinstance(lc.get("min_chars", 24000), int) or not 0 < lc.get("min_chars", 24000) <= 1 << 22:
+        raise UsageError(f"{where}: long_context must be {{task: text, min_chars: 1..4194304}}")
+    return f"{lc['task']}\n\n{shipped_text(lc.get('min_chars', 24000))}"
 
 
 def load_prompts(spec: str, tokenizer=None, limit: int | None = None, rows: list[dict] | None = None) -> list[Prompt]:
@@ -127,8 +140,8 @@ def portable_rows(spec: str, limit: int | None = None) -> list[dict]:
     out = []
     for r in rows:
         if "long_context" in r:
-            lc = r["long_context"]
+            text = _long_context(r["long_context"], f"{path.name}:{r.get('id', '?')}")
             r = {k: v for k, v in r.items() if k != "long_context"}
-            r["prompt"] = f"{lc['task']}\n\n{shipped_text(int(lc.get('min_chars', 24000)))}"
+            r["prompt"] = text
         out.append(r)
     return out

@@ -111,10 +111,45 @@ def run_remote_probe(host, job: dict, python: str = "python3", timeout: float = 
                           exit_code=ExitCode.NOT_CHECKED)
     try:
         body = json.loads(line[len(MARKER):])
-    except json.JSONDecodeError:
-        raise DoctorError(f"the probe on {host.name} returned a malformed result") from None
-    if "error" in body:
-        raise DoctorError(f"on {host.name}: {body['error']}", hint=body.get("hint"),
-                          exit_code=ExitCode(body.get("exit_code", int(ExitCode.NOT_CHECKED))))
+    except (ValueError, RecursionError):  # not JSON, 5000-digit numbers, absurd nesting
+        raise DoctorError(f"the probe on {host.name} returned a malformed result (not JSON)") from None
+    if isinstance(body, dict) and "error" in body:
+        # What the host says is a claim: its exit code is ours to choose (2 or 3, never 0 or 99).
+        code = body.get("exit_code")
+        code = ExitCode.USAGE if code == int(ExitCode.USAGE) and not isinstance(code, bool) else ExitCode.NOT_CHECKED
+        hint = body.get("hint")
+        raise DoctorError(f"on {host.name}: {str(body['error'])[:2000]}", hint=str(hint)[:2000] if hint else None,
+                          exit_code=code)
+    problem = result_problem(body)
+    if problem:
+        raise DoctorError(f"the probe on {host.name} returned a malformed result ({problem})")
     body["host"] = host.name
     return body
+
+
+# What a probe result must hold for the report to be written from it: key -> type(s).
+_RESULT = {"schema": str, "target": str, "drafter": str, "device": str, "dtype": str, "block_size": int,
+           "max_new_tokens": int, "decoding": str, "end_rule": dict, "prompts": dict, "taps": dict,
+           "acceptance": dict, "lossless": (bool, type(None)), "mismatches": list, "ablations": list}
+_NESTED = {"end_rule": {"description": str}, "prompts": {"count": int, "min_length": int, "max_length": int},
+           "taps": {"target_layer_ids": list, "hf_hidden_state_indices": list},
+           "acceptance": {"mean_acceptance_length": (int, float, type(None)), "per_position": list,
+                          "histogram": dict, "steps": int}}
+
+
+def result_problem(body) -> str | None:
+    """Why `body` is not a probe result this version can report, or None."""
+    if not isinstance(body, dict):
+        return f"a JSON {type(body).__name__}, not an object"
+    for key, typ in _RESULT.items():
+        if not isinstance(body.get(key), typ) or (typ is int and isinstance(body.get(key), bool)):
+            return f"'{key}' is missing or not a {getattr(typ, '__name__', 'value of the right type')}"
+    if body["schema"] != "dflash-doctor/probe@1":
+        return f"schema {body['schema'][:60]!r}, expected dflash-doctor/probe@1"
+    for key, fields in _NESTED.items():
+        for sub, typ in fields.items():
+            if not isinstance(body[key].get(sub), typ):
+                return f"'{key}.{sub}' is missing or of the wrong type"
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in body["acceptance"]["per_position"]):
+        return "'acceptance.per_position' holds something other than numbers"
+    return None

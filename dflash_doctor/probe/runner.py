@@ -145,6 +145,12 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
             raise UsageError(f"cannot load the target's tokenizer: {exc}",
                              hint="use --prompts FILE.jsonl with raw input_ids") from None
     plist = load_prompts(prompts, tokenizer, limit, rows=prompt_rows)
+    vocab = int(tgt.embed.weight.shape[0])
+    for p in plist:
+        top = max(p.ids)
+        if top >= vocab:
+            raise UsageError(f"prompt {p.id}: token id {top} is outside the target's vocabulary (ids 0..{vocab - 1})",
+                             hint="were these input_ids made with this target's tokenizer?")
     if cfg.hidden_size != tgt.config.hidden_size:
         raise UsageError(f"drafter hidden_size {cfg.hidden_size} != target hidden_size {tgt.config.hidden_size}",
                          hint="is this the drafter for this target?")

@@ -92,11 +92,37 @@ def resolve_device(name: str) -> str:
     return name
 
 
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+
+def refuse_pickle_only(path: str, what: str) -> None:
+    """A local checkpoint whose weights are pickle files only: one clear line, and nothing unpickled."""
+    p = Path(path)
+    if not p.is_dir():
+        return
+    names = sorted(n.name for n in p.iterdir())
+    if any(n.endswith(".safetensors") for n in names):
+        return
+    pickles = [n for n in names if n.endswith(PICKLE_SUFFIXES)]
+    if pickles:
+        raise UsageError(f"the {what} {path} has pickle weights only ({', '.join(pickles[:3])}"
+                         f"{', …' if len(pickles) > 3 else ''}); dflash-doctor never unpickles a checkpoint",
+                         hint="convert it to safetensors where you trust the file (transformers' save_pretrained "
+                              "writes safetensors by default), then point --" + what + " at the copy")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
+
+
 def load_target(path: str, device: str, dtype) -> Target:
     import transformers
     from transformers import AutoModelForCausalLM
 
-    kw = {"trust_remote_code": False}
+    refuse_pickle_only(path, "target")
+    # Only safetensors are ever read: a checkpoint with pickle weights alone is refused, never unpickled.
+    kw = {"trust_remote_code": False, "use_safetensors": True}
     if dtype is not None:
         kw["dtype"] = dtype
     multi_gpu = device == "cuda" and torch.cuda.device_count() > 1
@@ -111,10 +137,13 @@ def load_target(path: str, device: str, dtype) -> Target:
         try:
             model = transformers.AutoModelForImageTextToText.from_pretrained(path, **kw)
         except Exception:
-            raise UsageError(f"cannot load the target {path}: {exc}") from None
+            raise UsageError(f"cannot load the target {path}: {_first_line(exc)}") from None
     except OSError as exc:
-        raise UsageError(f"cannot load the target {path}: {exc}",
-                         hint="give a local directory or a repo id present in the HF cache") from None
+        raise UsageError(f"cannot load the target {path}: {_first_line(exc)}",
+                         hint="give a local directory or a repo id present in the HF cache, with safetensors "
+                              "weights") from None
+    except Exception as exc:  # whatever else transformers raises on a damaged checkpoint: one line, not its essay
+        raise UsageError(f"cannot load the target {path}: {type(exc).__name__}: {_first_line(exc)}") from None
     if not multi_gpu:
         model = model.to(device)
     model.eval()

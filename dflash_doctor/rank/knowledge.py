@@ -119,6 +119,21 @@ def _check_keys(d: dict, allowed: set[str], where: str) -> None:
         raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
 
 
+def _tables(doc: dict, key: str, where: str) -> list[dict]:
+    """`[[key]]` tables: a list of tables, nothing else (`rule = 5` or `cause = "x"` is an error, not a crash)."""
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise KnowledgeError(f"{where}: '{key}' must be a list of [[{key}]] tables")
+    return items
+
+
+def _optional_str(d: dict, key: str, where: str) -> str | None:
+    v = d.get(key)
+    if v is not None and not isinstance(v, str):
+        raise KnowledgeError(f"{where}: '{key}' must be str")
+    return v
+
+
 def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
                     declared: frozenset[str] | None = None) -> Knowledge:
     """Validate the cause knowledge. With `declared` (the observation names the loaded checks declare), a
@@ -131,9 +146,15 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
     rules: list[Rule] = []
     separators: list[Separator] = []
     for doc_no, doc in enumerate([data, *(extra_sources or [])]):
+        src = f"extra knowledge file #{doc_no}" if doc_no else "the packaged knowledge"
         if doc_no and doc.get("schema", 1) != 1:
             raise KnowledgeError(f"extra knowledge file #{doc_no}: unsupported schema {doc.get('schema')!r}")
-        for i, c in enumerate(doc.get("cause", [])):
+        if doc_no:
+            _check_keys(doc, {"schema", "cause", "rule", "separator", "circumstantial"}, src)
+            circ = doc.get("circumstantial", [])
+            if not isinstance(circ, list) or not all(isinstance(x, str) for x in circ):
+                raise KnowledgeError(f"{src}: 'circumstantial' must be a list of observation families")
+        for i, c in enumerate(_tables(doc, "cause", src)):
             where = f"cause #{i + 1}" + (f" of extra file #{doc_no}" if doc_no else "")
             _check_keys(c, _CAUSE_KEYS, where)
             cid = _req(c, "id", str, where)
@@ -162,22 +183,22 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
             causes[cid] = CauseSpec(
                 id=cid, title=_req(c, "title", str, where), prior=prior,
                 fix=_req(c, "fix", str, where), next_step=_req(c, "next_step", str, where),
-                decided_by=tuple(decided), silence_note=c.get("silence_note"), expected_tau=expected,
+                decided_by=tuple(decided), silence_note=_optional_str(c, "silence_note", where), expected_tau=expected,
                 methods=tuple(methods), suspect=suspect,
             )
-        for i, r in enumerate(doc.get("rule", [])):
-            where = f"rule #{i + 1} ({r.get('observation')!r} -> {r.get('cause')!r})"
+        for i, r in enumerate(_tables(doc, "rule", src)):
+            where = f"rule #{i + 1} ({str(r.get('observation'))[:60]!r} -> {str(r.get('cause'))[:60]!r})"
             _check_keys(r, _RULE_KEYS, where)
             rule = Rule(observation=_req(r, "observation", str, where), cause=_req(r, "cause", str, where),
                         weight=_req(r, "weight", float, where), text=_req(r, "text", str, where))
             if not _OBS_NAME.match(rule.observation):
                 raise KnowledgeError(f"{where}: observation must look like 'family:value'")
-            if math.isnan(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
+            if not math.isfinite(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
                 raise KnowledgeError(f"{where}: weight must be non-zero and within ±{MAX_WEIGHT}")
             if any(x.observation == rule.observation and x.cause == rule.cause for x in rules):
                 raise KnowledgeError(f"{where}: a rule for this observation and cause already exists")
             rules.append(rule)
-        for i, s in enumerate(doc.get("separator", [])):
+        for i, s in enumerate(_tables(doc, "separator", src)):
             where = f"separator #{i + 1}"
             _check_keys(s, {"causes", "step"}, where)
             pair = s.get("causes")

@@ -38,4 +38,5 @@ def annotations(result: GateResult) -> str:
 
 
 def step_summary(result: GateResult) -> str:
-    return render_gate_markdown(result)
+    # Each field is redacted as it is escaped (md -> plain); the whole once more, as every output is.
+    return redact_text(render_gate_markdown(result))

@@ -6,7 +6,6 @@ Untrusted text (config strings, model-card lines) enters rich as `Text` through 
 from __future__ import annotations
 
 import io
-import json
 
 from rich.console import Console
 from rich.table import Table

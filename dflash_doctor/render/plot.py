@@ -52,10 +52,11 @@ def plot_data(report, evidence=None, thresholds=None) -> PlotData:
             reference = ctx.baseline.reference_curve(ctx.dataset, k)
             ds, tau, _ = ctx.baseline.tau_for(ctx.dataset)
             how = "" if ctx.baseline.curve else ", geometric fit"
-            label = f"{ctx.baseline.id} reference ({ctx.baseline.trust}, {ds} τ {tau:.2f}{how})"
+            label = plain(f"{ctx.baseline.id}") + f" reference ({ctx.baseline.trust}, {ds} τ {tau:.2f}{how})"
             ref_tau = ctx.baseline.tau_at_k(ctx.dataset, k)
     timeline: list[tuple[str, float]] = [
-        (p.get("timestamp") or f"#{i + 1}", float(p["tau"])) for i, p in enumerate(acc.series if acc is not None else ())
+        (plain(p.get("timestamp") or f"#{i + 1}", 40), float(p["tau"]))
+        for i, p in enumerate(acc.series if acc is not None else ())
         if isinstance(p.get("tau"), (int, float)) and p.get("drafts", 0) > 0]
     tau = f"τ {acc.mean_acceptance_length:.2f}" if acc is not None else "no acceptance data"
     th_tau = thresholds.min_acceptance_length if thresholds is not None else None
@@ -224,8 +225,9 @@ def plot_report(report, evidence, path: str, thresholds=None) -> None:
     if ext not in FORMATS:
         raise UsageError(f"--plot {path}: unknown picture format", hint="use FILE.png, FILE.svg or FILE.html")
     blob = render_plot(plot_data(report, evidence, thresholds), ext)
+    from ..atomic import write_atomic
+
     try:
-        with open(path, "wb") as fh:
-            fh.write(blob)
+        write_atomic(path, blob)
     except OSError as exc:
         raise UsageError(f"cannot write --plot {path}: {exc.strerror or exc}") from None

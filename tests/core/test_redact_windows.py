@@ -15,17 +15,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def reference(text: str) -> str:
-    for i, (pattern, repl) in enumerate(R._PATTERNS):
-        text = pattern.sub(R._CALLBACKS[i] if i < 3 else repl, text)
+    for rule in R.RULES:
+        text = rule.pattern.sub(rule.repl, text)
     return text
 
 
 KEYS = ["api_key", "API-KEY", "--api-key", "--hf-token", "hf_token", "token", "tokens", "num_speculative_tokens",
-        "password", "passwd", "secret", "client_secret", "secret_key", "credentials", "credential", "AUTH_KEY",
+        "password", "passwd", "secret", "DB_PASS", "bypass", "pwd", "--pass", "AccountKey", "session_key", "client_secret", "secret_key", "credentials", "credential", "AUTH_KEY",
         "private-key", "access_token", "tokenizer", "x.token", "İ_token", "keys", "monkey", "authorization",
         "Authorization: Basic", "Bearer", '"password"', "'token'"]
-SEPS = [":", "=", " ", "  ", "\n", "\n\n   ", "'", '"', "[", "]", ", ", "\\", "{", "}", "\t", ": [", "=\n  ", "\\\""]
-VALUES = ["sk-abcdefghijklmnopqrstu", "hf_ABCDEFGHIJKLMNOPQRSTUVWX", "abc", "x y z", "null", "8192", "A" * 300,
+SEPS = [":", "=", " ", "  ", "\n", "\n\n   ", "'", '"', "[", "]", ", ", "\\", "{", "}", "\t", ": [", "=\n  ", "\\\"",
+        "', '", '",\n    "', '\\", \\"', "\n  - ", "\n- '"]
+VALUES = ["Wt5Lk8Zr3Qx7Nv2Jm9Hb/4Yc6Pd1Fs0Ga8Ke3Rw5", "Cookie: a=b", "-----BEGIN EC PRIVATE KEY-----",
+          "sk-abcdefghijklmnopqrstu", "hf_ABCDEFGHIJKLMNOPQRSTUVWX", "abc", "x y z", "null", "8192", "A" * 300,
           "AKIAABCDEFGHIJKLMNOP", "ghp_" + "a" * 36, "xoxb-1234567890", "https://u:pw@host/x", "s3cr3t!",
           "'a', 'b'", "\"q\\\"uoted\"", "-" * 40, "x" * 5000]
 FILL = ["INFO ", "launched with ", "the ", "é", "\u0130", "0.155, 0.018", "(APIServer pid=1) ", "\n"]
