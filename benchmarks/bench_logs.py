@@ -1,11 +1,20 @@
 """Log-scan speed: `dflash-doctor logs FILE --format json` against `grep -F -c 'SpecDecoding metrics' FILE`.
 
-Writes a 1 GiB synthetic but realistic vLLM 0.20 log (startup lines, request logs, engine stats,
-one SpecDecoding metrics line per ~50 lines) outside the repository, warms both commands, then
-times them interleaved (default 5 runs each) and prints the median wall times, their ratio and the
-peak RSS of the dflash-doctor process. Targets (issue 3): ratio <= 2.0, peak RSS <= 300 MiB.
+Writes a 1 GiB synthetic but realistic vLLM 0.20 log outside the repository, in one of two profiles:
 
-Run: PYTHONPATH=. python benchmarks/bench_logs.py [--size-mib 1024] [--runs 5] [--path /tmp/...]
+  server  shaped like a real vLLM 0.20 server log: startup lines, then per 10 s stats interval 10-13
+          requests' INFO lines as vLLM prints them (`Received request …: params: SamplingParams(…all its
+          fields…), lora_request: None.`, `Added request`, the HTTP access line, `Finished request`:
+          ~48 ordinary lines, ~1.2 KB a request), the engine's stats line and one SpecDecoding metrics
+          line (~70 000 metrics lines a GiB);
+  dense   metrics-dense (the profile this benchmark had before): the same structure with short request
+          lines, ~164 000 metrics lines a GiB.
+
+It warms both commands, then times them interleaved (default 5 runs each) and prints the median wall
+times, their ratio and the peak RSS of the dflash-doctor run (its largest process, scan workers and
+grep included). Targets (issue 12): ratio <= 1.6 for both profiles, peak RSS <= 100 MiB.
+
+Run: PYTHONPATH=. python benchmarks/bench_logs.py [--profile server|dense|both] [--size-mib 1024] [--runs 5]
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def write_log(path: Path, size: int, seed: int = 1) -> int:
+def write_log(path: Path, size: int, seed: int = 1, profile: str = "server") -> int:
     """Write about `size` bytes; return the number of metrics lines written."""
     rng = random.Random(seed)
     api, core = "(APIServer pid=1843)", "(EngineCore_DP0 pid=2011)"
@@ -49,9 +58,20 @@ def write_log(path: Path, size: int, seed: int = 1) -> int:
                 for _ in range(rng.randrange(10, 14)):
                     rid = f"chatcmpl-{rng.getrandbits(64):016x}"
                     ip = f"10.0.{rng.randrange(256)}.{rng.randrange(256)}:{rng.randrange(30000, 60000)}"
-                    block.append(f"{api} INFO {ts} [logger.py:41] Received request {rid}: params: "
-                                 f"SamplingParams(n=1, temperature=0.7, top_p=0.8, max_tokens={rng.randrange(256, 4096)}), "
-                                 f"prompt_token_ids: None, lora_request: None.")
+                    if profile == "server":  # vllm/entrypoints/logger.py and SamplingParams.__repr__ (0.20)
+                        params = (f"SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, "
+                                  f"repetition_penalty=1.0, temperature=0.7, top_p=0.8, top_k=20, min_p=0.0, "
+                                  f"seed=None, stop=[], stop_token_ids=[151643, 151645], bad_words=[], "
+                                  f"thinking_token_budget=None, include_stop_str_in_output=False, ignore_eos=False, "
+                                  f"max_tokens={rng.randrange(256, 4096)}, min_tokens=0, logprobs=None, "
+                                  f"prompt_logprobs=None, skip_special_tokens=True, spaces_between_special_tokens=True, "
+                                  f"structured_outputs=None, extra_args=None)")
+                        block.append(f"{api} INFO {ts} [logger.py:64] Received request {rid}: params: {params}, "
+                                     f"lora_request: None.")
+                    else:
+                        block.append(f"{api} INFO {ts} [logger.py:41] Received request {rid}: params: "
+                                     f"SamplingParams(n=1, temperature=0.7, top_p=0.8, max_tokens={rng.randrange(256, 4096)}), "
+                                     f"prompt_token_ids: None, lora_request: None.")
                     block.append(f"{api} INFO {ts} [async_llm.py:270] Added request {rid}.")
                     block.append(f"{api} INFO:     {ip} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK")
                     block.append(f"{api} INFO {ts} [logger.py:77] Finished request {rid}.")
@@ -93,16 +113,22 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mib", type=int, default=1024)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--path", default="/tmp/dflash-doctor-bench/vllm-1g.log")
+    ap.add_argument("--profile", choices=("server", "dense", "both"), default="both")
+    ap.add_argument("--dir", default="/tmp/dflash-doctor-bench")
     ap.add_argument("--regen", action="store_true")
     ap.add_argument("--serial", action="store_true", help="one scanning process (DFLASH_DOCTOR_WORKERS=1)")
     a = ap.parse_args()
-    path = Path(a.path)
+    for profile in (("server", "dense") if a.profile == "both" else (a.profile,)):
+        bench(Path(a.dir) / f"vllm-1g-{profile}.log", profile, a)
+    return 0
+
+
+def bench(path: Path, profile: str, a) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     size = a.size_mib << 20
     if a.regen or not path.exists() or path.stat().st_size < size:
         t0 = time.perf_counter()
-        n = write_log(path, size)
+        n = write_log(path, size, profile=profile)
         print(f"wrote {path} ({path.stat().st_size / (1 << 20):.0f} MiB, {n} metrics lines) in "
               f"{time.perf_counter() - t0:.1f} s")
     env = dict(os.environ)
@@ -110,6 +136,7 @@ def main() -> int:
     env["LC_ALL"] = env.get("LC_ALL", "C.UTF-8")
     if a.serial:
         env["DFLASH_DOCTOR_WORKERS"] = "1"
+    print(f"== profile {profile}: {path}")
     print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
           + ("; serial scan" if a.serial else ""))
     doctor = [sys.executable, "-m", "dflash_doctor", "logs", str(path), "--format", "json"]
@@ -135,14 +162,13 @@ def main() -> int:
     gm, dm = statistics.median(g_times), statistics.median(d_times)
     print(f"grep -F -c      median {gm:.3f} s  runs {', '.join(f'{x:.3f}' for x in g_times)}")
     print(f"dflash-doctor   median {dm:.3f} s  runs {', '.join(f'{x:.3f}' for x in d_times)}")
-    print(f"ratio (doctor / grep, medians): {dm / gm:.2f}   target <= 2.0")
+    print(f"ratio (doctor / grep, medians): {dm / gm:.2f}   target <= 1.6")
     gcm, dcm = statistics.median(g_cpu), statistics.median(d_cpu)
     print(f"CPU seconds (user+sys, medians): grep {gcm:.3f}, dflash-doctor {dcm:.3f} (all processes), "
           f"ratio {dcm / gcm:.2f}")
-    print(f"peak RSS dflash-doctor: {max(rss) / 1024:.0f} MiB   target <= 300 MiB "
-          "(largest single process of the run, scan workers included)")
+    print(f"peak RSS dflash-doctor: {max(rss) / 1024:.0f} MiB   target <= 100 MiB "
+          "(largest single process of the run, scan workers and grep included)")
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    return 0
 
 
 if __name__ == "__main__":

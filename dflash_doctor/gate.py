@@ -177,12 +177,20 @@ def _span(iv, fmt: str = ".2f") -> str:
 
 
 def evaluate(acceptance, thresholds: Thresholds, source: str, report: Report | None = None,
-             no_data_reason: str | None = None) -> GateResult:
-    """Judge the acceptance summary (parse.AcceptanceSummary or None) against the thresholds."""
+             no_data_reason: str | None = None, rejected: int = 0, rejected_examples: tuple = ()) -> GateResult:
+    """Judge the acceptance summary (parse.AcceptanceSummary or None) against the thresholds. `rejected`:
+    metrics lines the scan rejected as forged or damaged (impossible counts): the gate fails closed on them,
+    whatever the figures say (SECURITY.md)."""
     from . import stats
     from .rank.readings import REQUEST_AVERAGE_SPREAD, design_effect
 
     results: list[ThresholdResult] = []
+    if rejected:
+        ex = "; ".join(str(e) for e in rejected_examples[:2])
+        results.append(ThresholdResult(
+            "log-integrity", Outcome.FAIL,
+            f"{rejected} metrics line(s) rejected as forged or damaged (impossible counts): a log that holds them "
+            "cannot pass a gate" + (f" — {ex}" if ex else ""), float(rejected), 0.0, {"rejected": rejected}))
     measured: dict[str, Any] = {}
     notes: list[str] = []
     drafts = acceptance.drafts if acceptance is not None else 0.0

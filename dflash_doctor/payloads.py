@@ -127,6 +127,7 @@ class MalformedLine:
     where: str
     reason: str
     text: str  # redacted, truncated
+    rejected: bool = False  # impossible numbers: forged or damaged
 
 
 # Below this many lines, a text with no engine startup line and no metrics line (a pasted summary, another
@@ -152,6 +153,12 @@ class ScanStats:
     sources: tuple[str, ...] = ()
     filtered_on_host: bool = False
     lines_kept: int | None = None
+    rejected: int = 0  # of `malformed`: impossible numbers (forged or damaged): a gate fails closed on them
+    foreign: int = 0  # metrics text inside another message (a prompt, a JSON string): not read as metrics
+    foreign_examples: tuple[MalformedLine, ...] = ()
+    salvaged: tuple[Mapping[str, str], ...] = ()  # incomplete lines read anyway: where, format, missing, derived
+    salvaged_count: int = 0
+    interrupted: bool = False  # Ctrl-C: only what was read before it
 
 
 @dataclass(frozen=True)

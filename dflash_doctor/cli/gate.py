@@ -111,7 +111,11 @@ def register(app: typer.Typer) -> None:
                 report, warnings = build_report(evidence, settings=settings)
                 for w in warnings:
                     out.warn(w)
-        result = evaluate(acceptance, th, source, report=report, no_data_reason=reason)
+        scanned = evidence.log_scan() if evidence is not None else None  # forged or damaged lines fail it closed
+        result = evaluate(acceptance, th, source, report=report, no_data_reason=reason,
+                          rejected=scanned.rejected if scanned else 0,
+                          rejected_examples=tuple(f"{m.where}: {m.reason}" for m in scanned.malformed_examples
+                                                  if m.rejected) if scanned else ())
         if evidence is not None and evidence.interrupted:
             import dataclasses
             result = dataclasses.replace(result, notes=(*result.notes, "interrupted (Ctrl-C): measured only from the "

@@ -32,11 +32,15 @@ def scan_stats(scan: "LogScan", filtered_on_host: bool = False, lines: int | Non
     return ScanStats(
         lines=lines if lines is not None else scan.lines, bytes=scan.bytes, candidate_lines=scan.candidate_lines,
         intervals=scan.n_intervals, formats=dict(scan.formats), malformed=scan.malformed_count,
-        malformed_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text)
+        malformed_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text, m.rejected)
                                  for m in scan.malformed[:5]),
         notes=tuple(scan.notes), mean_normalised=scan.mean_normalised,
         sglang_rate_meaning=scan.sglang_rate_meaning, sources=tuple(scan.sources),
-        filtered_on_host=filtered_on_host, lines_kept=lines_kept)
+        filtered_on_host=filtered_on_host, lines_kept=lines_kept, rejected=scan.rejected_count,
+        foreign=scan.foreign_count, foreign_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where,
+                                                                         m.reason, m.text) for m in scan.foreign[:5]),
+        salvaged=tuple(s.to_dict() for s in scan.salvaged), salvaged_count=scan.salvaged_count,
+        interrupted=scan.interrupted)
 
 
 class EvidenceBuilder:
@@ -48,6 +52,16 @@ class EvidenceBuilder:
         return Source(kind, location, host=self.host)
 
     # -- logs -------------------------------------------------------------------------------------
+    def k_hint(self) -> tuple[int | None, str | None]:
+        """The k the launch command (or, for DFlash, the drafter's block) gives, for log lines that print none."""
+        launch = self.ev.launch()
+        if launch is not None and launch.num_speculative_tokens:
+            return launch.num_speculative_tokens, "the launch command"
+        d = self.ev.drafter()
+        if d is not None and d.is_dflash and d.block_size:
+            return d.block_size - 1, "the drafter's block size − 1"
+        return None, None
+
     def add_log_scan(self, scan: "LogScan", where: str, filtered_on_host: bool = False, lines: int | None = None,
                      lines_kept: int | None = None, filtered_bytes: int = 0) -> None:
         """LOG_SCAN, then ACCEPTANCE (or why there is none) and STARTUP from one scan."""
@@ -62,12 +76,16 @@ class EvidenceBuilder:
         else:
             summary = f"scanned {_size(scan)}, {stats.intervals} spec-decode intervals, {stats.malformed} malformed"
         ev.add(Kind.LOG_SCAN, summary, src, stats)
-        acc = aggregate(scan)
+        k, k_from = self.k_hint()
+        acc = aggregate(scan, k_hint=k, k_hint_source=k_from)
         if acc is None:
             ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
         elif acc.drafts > 0:
-            ev.add(Kind.ACCEPTANCE, f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts "
-                                    f"({acc.intervals} intervals)", src, acc)
+            read_from = "; ".join(d["label"] for d in acc.format_details if d["used"])  # the format each number came from
+            ev.add(Kind.ACCEPTANCE, (f"τ {acc.mean_acceptance_length:.2f}, a per-request average (not drafts-weighted)"
+                                     if acc.per_request else f"τ {acc.mean_acceptance_length:.2f} over "
+                                     f"{acc.drafts:.0f} drafts ({acc.intervals} intervals)")
+                   + (f", from {read_from}" if read_from else ""), src, acc)
             ev.notes.extend(acc.notes)
         else:
             ev.missing(Kind.ACCEPTANCE, "; ".join(acc.notes) or "no drafts count in the log")

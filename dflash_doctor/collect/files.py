@@ -291,16 +291,7 @@ def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSe
 def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> None:
     if inputs.engine:
         gather_engine(ev, inputs.engine)
-    if inputs.logs:
-        gather_logs(ev, inputs.logs, inputs.engine, settings=settings)
-        if ev.interrupted:
-            return
-    elif not inputs.metrics:
-        ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
-    if inputs.metrics:
-        gather_metrics(ev, inputs.metrics, inputs.window)
-        if not inputs.logs and not ev.has(Kind.ACCEPTANCE) and Kind.ACCEPTANCE not in {m.kind for m in ev.missing_items}:
-            ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
+    # the launch and the models first: their k settles log lines that print none (a cut line, a partial block)
     if inputs.launch:
         gather_launch(ev, read_at_file(inputs.launch))
     else:
@@ -314,6 +305,16 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
         gather_target(ev, inputs.target, files)
     else:
         ev.missing(Kind.TARGET, "no target given (`--target TARGET`)")
+    if inputs.logs:
+        gather_logs(ev, inputs.logs, inputs.engine, settings=settings)
+        if ev.interrupted:
+            return
+    elif not inputs.metrics:
+        ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
+    if inputs.metrics:
+        gather_metrics(ev, inputs.metrics, inputs.window)
+        if not inputs.logs and not ev.has(Kind.ACCEPTANCE) and Kind.ACCEPTANCE not in {m.kind for m in ev.missing_items}:
+            ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
     builder = EvidenceBuilder(ev)
     builder.engine_from_startup("engine and release unknown (`--engine NAME==VERSION`)")
     builder.add_engine_support()

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .records import MIN_DRAFTS, AcceptanceSummary, SpecInterval
+from .records import FIELDS, MIN_DRAFTS, AcceptanceSummary, Row, SpecInterval, pp_tuple
 
-FIELDS = ("fmt", "source", "line_no", "timestamp", "engine", "drafts", "drafted", "accepted", "k", "per_position",
-          "printed_mean", "accepted_throughput", "drafted_throughput", "emitted", "offset", "estimated")
 _NUMERIC = ("drafts", "drafted", "accepted", "printed_mean", "accepted_throughput", "drafted_throughput", "emitted",
             "offset", "k", "line_no")
 SERIES_POINTS = 200
@@ -30,17 +28,145 @@ def _obj(values) -> Any:
     return arr
 
 
-def _columns(data: Any) -> dict[str, Any]:
-    """Numpy columns (plus `npos`, the number of per-position rates) from a LogScan, SpecIntervals
-    or field tuples, in file order."""
+class RateMatrix:
+    """Per-position rates of every row, compactly: rates printed to 3 decimals (nearly all) as uint16
+    thousandths in one (rows × k) matrix, any other row's rates in a small float matrix beside it.
+    Indexable by a row mask or permutation like the numpy columns it travels with."""
+
+    def __init__(self, q, npos, exact_idx, exact):
+        self.q, self.npos, self.exact_idx, self.exact = q, npos, exact_idx, exact
+
+    def __len__(self) -> int:
+        return len(self.npos)
+
+    @classmethod
+    def concat(cls, parts: list["RateMatrix"]) -> "RateMatrix":
+        import numpy as np
+
+        kmax = max((p.q.shape[1] for p in parts), default=0)
+        q = np.zeros((sum(len(p) for p in parts), kmax), dtype=np.uint16)
+        idx, ex, pos = [], [], 0
+        for p in parts:
+            q[pos:pos + len(p), :p.q.shape[1]] = p.q
+            idx.append(p.exact_idx + pos)
+            e = np.full((len(p.exact_idx), kmax), np.nan)
+            e[:, :p.exact.shape[1]] = p.exact
+            ex.append(e)
+            pos += len(p)
+        return cls(q, np.concatenate([p.npos for p in parts]), np.concatenate(idx).astype(np.int64),
+                   np.concatenate(ex) if ex else np.zeros((0, kmax)))
+
+    def __getitem__(self, sel) -> "RateMatrix":
+        import numpy as np
+
+        sel = np.asarray(sel)
+        rows = np.flatnonzero(sel) if sel.dtype == bool else sel
+        where = np.full(len(self), -1, dtype=np.int64)
+        where[rows] = np.arange(len(rows))
+        keep = where[self.exact_idx] >= 0
+        return RateMatrix(self.q[rows], self.npos[rows], where[self.exact_idx][keep], self.exact[keep])
+
+    def tolist(self) -> list[tuple[float, ...]]:
+        out = [tuple(float(x) / 1000.0 for x in row[:n]) for row, n in zip(self.q, self.npos)]
+        for i, row in zip(self.exact_idx, self.exact):
+            out[i] = tuple(float(x) for x in row[:self.npos[i]])
+        return out
+
+    def groups(self):
+        """(row indices, k, float rates matrix) per number of positions, in blocks of BLOCK_ROWS rows."""
+        import numpy as np
+
+        exact_at = {int(i): j for j, i in enumerate(self.exact_idx)}
+        for n in sorted(set(np.unique(self.npos).tolist()) - {0}):
+            idx = np.flatnonzero(self.npos == n)
+            for lo in range(0, len(idx), BLOCK_ROWS):
+                part = idx[lo:lo + BLOCK_ROWS]
+                mat = self.q[part, :n] / 1000.0
+                if exact_at:
+                    for r, i in enumerate(part):
+                        j = exact_at.get(int(i))
+                        if j is not None:
+                            mat[r] = self.exact[j, :n]
+                yield part, n, mat
+
+
+def _rates_from_items(items, npos) -> RateMatrix:
+    """Rows' rates given as tuples or printed bytes."""
     import numpy as np
 
-    from .logscan import pp_tuple
+    kmax = int(npos.max()) if len(npos) else 0
+    q = np.zeros((len(items), kmax), dtype=np.uint16)
+    exact_idx, exact = [], []
+    for i, x in enumerate(items):
+        r = pp_tuple(x)
+        if not r:
+            continue
+        t = [round(v * 1000) for v in r]
+        if all(0 <= a <= 1000 and a == v * 1000 for a, v in zip(t, r)):
+            q[i, :len(t)] = t
+        else:
+            exact_idx.append(i)
+            exact.append(list(r) + [np.nan] * (kmax - len(r)))
+    return RateMatrix(q, npos, np.array(exact_idx, dtype=np.int64),
+                      np.array(exact, dtype=float).reshape(len(exact), kmax))
+
+
+def _rates_from_packed(col, k_col) -> RateMatrix:
+    """The fast paths' packed rates: the digit columns go straight into the matrix."""
+    import numpy as np
+
+    npos = np.array(k_col, dtype=np.int64)
+    kmax = int(npos.max()) if len(npos) else 0
+    q = np.zeros((len(npos), kmax), dtype=np.uint16)
+    exact_idx, exact = [], []
+    for pos, m, seg in col.matrices():
+        if seg[0] == "rates":
+            _, n, k, a, b, c, d = seg
+            v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16) * 1000
+            v += np.frombuffer(b, dtype=np.uint8).astype(np.uint16) * 100
+            v += np.frombuffer(c, dtype=np.uint8).astype(np.uint16) * 10
+            v += np.frombuffer(d, dtype=np.uint8)
+            q[pos:pos + m, :k] = (v - 48 * 1111).reshape(m, k)
+        else:
+            sub = _rates_from_items(seg[1], npos[pos:pos + m])
+            q[pos:pos + m, :sub.q.shape[1]] = sub.q
+            exact_idx.extend((sub.exact_idx + pos).tolist())
+            exact.extend(np.pad(sub.exact, ((0, 0), (0, kmax - sub.exact.shape[1])), constant_values=np.nan))
+    return RateMatrix(q, npos, np.array(exact_idx, dtype=np.int64),
+                      np.array(exact, dtype=float).reshape(len(exact), kmax))
+
+
+def _text_array(col):
+    """Timestamps as an array: fixed-width bytes when the column is one packed width (no object per
+    line), else objects."""
+    import numpy as np
+
+    segs = getattr(col, "wire", None)
+    if segs is not None:
+        ss = col.wire()
+        if ss and all(seg[0] == "text" for seg in ss) and len({seg[2] for seg in ss}) == 1:
+            w = ss[0][2]
+            return np.frombuffer(b"".join(seg[3] for seg in ss), dtype=f"S{w}")
+    return _obj(list(col))
+
+
+def ts_text(v):
+    """A timestamp cell as str (fixed-width columns hold bytes)."""
+    if isinstance(v, (bytes, bytearray)):
+        return v.decode("ascii", "replace")
+    return v
+
+
+def _columns(data: Any) -> dict[str, Any]:
+    """Numpy columns (plus `npos`, the number of per-position rates; `per_position` is a RateMatrix) from
+    a LogScan, SpecIntervals or field tuples, in file order."""
+    import numpy as np
 
     fast = getattr(data, "fast", None)
     rows = getattr(data, "rows", None)
     if rows is None:
-        rows = [tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(iv) for iv in data]
+        rows = [tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(Row(*iv))
+                for iv in data]
     parts = []
     if rows:
         cols = list(zip(*rows))
@@ -48,30 +174,40 @@ def _columns(data: Any) -> dict[str, Any]:
         for name, col in zip(FIELDS, cols):
             if name in _NUMERIC:
                 d[name] = np.array(col, dtype=float)
-            elif name == "estimated":
+            elif name in ("estimated", "per_request"):
                 d[name] = np.array(col, dtype=bool)
-            else:
+            elif name != "per_position":
                 d[name] = _obj(col)
         d["npos"] = np.array([len(pp_tuple(x)) for x in cols[9]], dtype=np.int64)
+        d["per_position"] = _rates_from_items(cols[9], d["npos"])
         parts.append(d)
-    if fast and fast["ts"]:
+    if fast and len(fast["ts"]):
         n = len(fast["ts"])
+
+        def num(c):  # a machine array of doubles is read in place (no copy); anything else converted
+            v = fast[c]
+            if getattr(v, "typecode", None) == "d" and len(v) == n:
+                return np.frombuffer(v, dtype=np.float64)
+            return np.array(v, dtype=float)
+
         parts.append({
-            "fmt": np.full(n, "vllm-v1-0.10.2", dtype=object), "source": _obj(fast["src"]), "line_no": np.array(fast["no"], dtype=float),
-            "timestamp": _obj(fast["ts"]), "engine": _obj(fast["tag"]), "drafts": np.array(fast["drafts"], dtype=float),
+            "fmt": np.full(n, "vllm-v1-0.10.2", dtype=object), "source": _obj(fast["src"]),
+            "line_no": np.array(fast["no"], dtype=float), "timestamp": _text_array(fast["ts"]),
+            "engine": _obj(fast["tag"]), "drafts": num("drafts"),
             "drafted": np.array(fast["dft"], dtype=float), "accepted": np.array(fast["acc"], dtype=float),
-            "k": np.array(fast["k"], dtype=float), "per_position": _obj(fast["pp"]),
-            "printed_mean": np.array(fast["mean"], dtype=float),
-            "accepted_throughput": np.array(fast["athr"], dtype=float),
-            "drafted_throughput": np.array(fast["dthr"], dtype=float), "emitted": np.full(n, np.nan),
+            "k": np.array(fast["k"], dtype=float), "per_position": _rates_from_packed(fast["pp"], fast["k"]),
+            "printed_mean": num("mean"), "accepted_throughput": num("athr"),
+            "drafted_throughput": num("dthr"), "emitted": np.full(n, np.nan),
             "offset": np.array(fast["off"], dtype=float), "estimated": np.array(fast["est"], dtype=bool),
-            "npos": np.array(fast["k"], dtype=np.int64),
+            "per_request": np.zeros(n, dtype=bool), "npos": np.array(fast["k"], dtype=np.int64),
         })
     if not parts:
         return {}
     if len(parts) == 1:
         return parts[0]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    out = {k: (RateMatrix.concat([p[k] for p in parts]) if k == "per_position" else
+               np.concatenate([p[k].astype(object) if k == "timestamp" else p[k] for p in parts]))
+           for k in parts[0]}
     order_src = {s: i for i, s in enumerate(getattr(data, "sources", []) or [])}
     src_idx = np.array([order_src.get(s, 0) for s in out["source"]])
     off = np.where(np.isnan(out["offset"]), np.inf, out["offset"])
@@ -100,6 +236,8 @@ def to_frame(data: Any):
     if not d:
         return pd.DataFrame({f: [] for f in FIELDS + ("npos", "prefix_accepted", "tau")})
     d = _with_tau(d)
+    d["per_position"] = _obj(d["per_position"].tolist())
+    d["timestamp"] = _obj([ts_text(t) for t in d["timestamp"]])
     # object columns stay object: inferring an arrow string dtype costs more than the whole sum
     return pd.DataFrame({k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()},
                         copy=False)
@@ -120,73 +258,59 @@ def _factorize(values) -> tuple[Any, list]:
     return np.fromiter(map(lookup.__getitem__, vals), dtype=np.int64, count=len(vals)), uniq
 
 
-def pp_matrices(pp, npos):
-    """Group rows by their number of positions: yields (row indices, n, rates matrix)."""
-    import numpy as np
+def pp_matrices(pp, npos=None):
+    """Group rows by their number of positions: yields (row indices, n, rates matrix), in blocks."""
+    if not isinstance(pp, RateMatrix):
+        import numpy as np
 
-    from .logscan import pp_tuple
-
-    pp = np.asarray(pp, dtype=object)
-    npos = np.asarray(npos)
-    for n in sorted(set(np.unique(npos).tolist()) - {0}):
-        idx = np.flatnonzero(npos == n)
-        sel = pp if len(idx) == len(pp) else pp[idx]
-        mat = np.empty((len(idx), n))
-        done = np.zeros(len(idx), dtype=bool)
-        width = 7 * n - 2
-        lens = np.fromiter(map(len, sel), dtype=np.int64, count=len(sel))
-        std = np.flatnonzero(lens == width)  # tuples of length == width are caught by the checks below
-        whole = len(std) == len(sel)
-        for lo in range(0, len(std), BLOCK_ROWS):  # in blocks: the byte matrices stay small
-            part = std[lo:lo + BLOCK_ROWS]
-            fw = _fixed_width((sel[lo:lo + BLOCK_ROWS] if whole else sel[part]).tolist(), n)
-            if fw is not None:
-                mat[part] = fw
-                done[part] = True
-        for i in np.flatnonzero(~done):
-            mat[i] = pp_tuple(sel[i])[:n]
-        yield idx, n, mat
-
-
-def _fixed_width(sel: list, n: int):
-    """vLLM prints rates as `%.3f` joined by ', ': every row is the same n·7-2 bytes, so the digits
-    sit at fixed columns and numpy reads them without parsing text (any other layout: None)."""
-    import numpy as np
-
-    try:
-        blob = b", ".join(sel) + b", "  # each rate then fills exactly 7 bytes: "d.ddd, "
-    except TypeError:
-        return None
-    if len(blob) != 7 * n * len(sel):
-        return None
-    a = np.frombuffer(blob, dtype=np.uint8).reshape(len(sel), n, 7)
-    if not ((a[:, :, 1] == ord(".")).all() and (a[:, :, 5] == ord(",")).all() and (a[:, :, 6] == ord(" ")).all()):
-        return None
-    cols = [a[:, :, i] for i in (0, 2, 3, 4)]  # the digits: strided views, nothing copied yet
-    if any(c.min() < ord("0") or c.max() > ord("9") for c in cols):
-        return None
-    v = cols[0].astype(np.int32) * 1000
-    for c, m in zip(cols[1:], (100, 10, 1)):
-        v += c.astype(np.int32) * m
-    return (v - ord("0") * 1111) / 1000.0
+        npos = np.asarray(npos)
+        pp = _rates_from_items(list(pp), npos)
+    yield from pp.groups()
 
 
 def export_frame(data: Any):
     """The per-interval table users export (--csv/--parquet): per-position rates as columns."""
     import numpy as np
 
-    df = to_frame(data)
-    groups = list(pp_matrices(df["per_position"].to_numpy(), df["npos"].to_numpy()))
-    kmax = max((n for _, n, _ in groups), default=0)
+    import pandas as pd
+
+    d = _columns(data)
+    if not d:
+        return pd.DataFrame({f: [] for f in FIELDS + ("prefix_accepted", "tau") if f != "per_position"})
+    d = _with_tau(d)
+    pp = d.pop("per_position")
+    d.pop("npos")
+    d["timestamp"] = _obj([ts_text(t) for t in d["timestamp"]])
+    df = pd.DataFrame({k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()},
+                      copy=False)
+    kmax = pp.q.shape[1]
     cols = np.full((len(df), kmax), np.nan)
-    for idx, n, mat in groups:
+    for idx, n, mat in pp.groups():
         cols[idx, :n] = mat
     for i in range(kmax):
         df[f"pos_{i + 1}"] = cols[:, i]
-    return df.drop(columns=["per_position", "npos"])
+    return df
+
+
+def _standing(fmt: str) -> str:
+    from .formats import BY_FMT
+
+    f = BY_FMT.get(fmt)
+    return f.standing if f is not None else "engine"
+
+
+def _label(fmt: str) -> tuple[str, str]:
+    from .formats import BY_FMT
+
+    f = BY_FMT.get(fmt)
+    if f is None:
+        return fmt, ""
+    return f.label, f.meaning
 
 
 def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:
+    """Drafts-weighted totals. Rows read by the generic reader are used only when no known format gave
+    a figure; per-request averages only when no drafts-weighted figure exists (then flagged)."""
     import numpy as np
 
     df = _columns(data)
@@ -197,14 +321,37 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     drafts_c = df["drafts"]
     pref_c = df["prefix_accepted"]
     fmt_codes, fmt_names = _factorize(df["fmt"])
+    generic = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if _standing(str(f)) == "unrecognised"])
+    per_req = df["per_request"]
     unweighted = np.isnan(drafts_c)
     if unweighted.any():
         notes.append(f"{int(unweighted.sum())} interval(s) print no drafts count and no k was recovered "
-                     "(vLLM 0.8.3–0.8.4): they count toward the draft acceptance rate only")
+                     "(vLLM 0.8.3–0.8.4, or a line cut before its per-position list): they count toward the draft "
+                     "acceptance rate only")
     drafted_c, accepted_c = df["drafted"], df["accepted"]
     is_sgl = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if f.startswith("sglang")])
-    rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~is_sgl
-    use_mask = (drafts_c > 0) & ~np.isnan(pref_c)
+    base = (drafts_c > 0) & ~np.isnan(pref_c)
+    primary = base & ~per_req & ~generic
+    if primary.any():
+        use_mask, standing = primary, "counts"
+    elif (base & ~per_req).any():
+        use_mask, standing = base & ~per_req, "unrecognised-format"
+    elif (base & per_req).any():
+        use_mask, standing = base & per_req, "per-request"
+    else:
+        use_mask, standing = base, "counts"
+    rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~is_sgl & ~per_req & (~generic | ~primary.any())
+    alternatives = list(getattr(data, "alternatives", ()) or ())
+    set_aside = base & ~use_mask
+    for i in np.flatnonzero(set_aside & (per_req | generic))[:20]:
+        label = _label(str(df["fmt"][i]))[0]
+        alt = {"figure": f"{'per-request average' if per_req[i] else 'unrecognised-format figure'} from {label}",
+               "value": round(float(df["tau"][i]), 4),
+               "meaning": "not drafts-weighted: kept aside, not used" if per_req[i] else
+                          "lower standing than the known formats' figures: kept aside, not used"}
+        if alt not in alternatives:
+            alternatives.append(alt)
+    details = _format_details(df, use_mask, getattr(data, "shadowed", ()) or ())
     if not use_mask.any():
         if not rate_mask.any() or drafted_c[rate_mask].sum() <= 0:
             return None
@@ -214,12 +361,19 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             mean_acceptance_length=float("nan"), per_position=(), drafts=0.0, drafted=int(drafted),
             accepted=int(accepted), k=None, draft_acceptance_rate=accepted / drafted, intervals=len(drafts_c),
             formats=tuple(sorted(fmt_names)), min_drafts=min_drafts,
-            notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]))
+            notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]),
+            k_candidates=tuple(getattr(data, "k_candidates", ()) or ()), format_details=details,
+            alternatives=tuple(alternatives))
     use = df if use_mask.all() else {k: v[use_mask] for k, v in df.items()}
     w = use["drafts"]
     pref = use["prefix_accepted"]
     drafts = float(w.sum())
     tau = 1.0 + float(pref.sum()) / drafts
+    if standing == "per-request":
+        notes.append(f"τ {tau:.2f} is a per-request average (every request weighted equally), not a drafts-weighted "
+                     "mean: weaker evidence, not comparable with vLLM's drafts-weighted τ")
+    elif standing == "unrecognised-format":
+        notes.append("τ was read from an unrecognised format (the generic key-value reader): lower confidence")
 
     # per-position: rates × drafts are counts; sum counts per position over the intervals having it
     kcol = use["k"]
@@ -227,12 +381,11 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     ks = [int(x) for x in kvals]
     k = int(kvals[np.argmax(kcounts)]) if len(kvals) else None
     per_pos: list[float] = []
-    groups = list(pp_matrices(use["per_position"], use["npos"]))
-    kmax = max((n for _, n, _ in groups), default=0)
+    kmax = int(use["npos"].max()) if len(use["npos"]) else 0
     if kmax:
         num = np.zeros(kmax)
         den = np.zeros(kmax)
-        for idx, n, mat in groups:
+        for idx, n, mat in use["per_position"].groups():
             ww = w[idx]
             num[:n] += ww @ mat
             den[:n] += ww.sum()
@@ -243,6 +396,12 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     est = use["estimated"].astype(bool)
     if est.any():
         notes.append(f"{int(est.sum())} interval(s) have an estimated drafts count (not printed by the engine)")
+        if standing == "counts":
+            standing = "estimated"
+    k_cands = tuple(getattr(data, "k_candidates", ()) or ())
+    if k_cands:
+        notes.append(f"k is printed nowhere and several values fit the printed arithmetic: {', '.join(map(str, k_cands))}"
+                     f" (k = {k} used; give the launch command or the drafter config to settle it)")
 
     # τ over time, in file order: first vs last third of the intervals, and a thinned series
     n = len(w)
@@ -257,7 +416,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     ends = np.r_[starts[1:], n] - 1
     bw, bp = np.add.reduceat(w, starts), np.add.reduceat(pref, starts)
     ts_col, src_col = use["timestamp"], use["source"]
-    series = [{"timestamp": ts_col[e], "source": src_col[e], "tau": round(float(1.0 + p / d), 4),
+    series = [{"timestamp": ts_text(ts_col[e]), "source": src_col[e], "tau": round(float(1.0 + p / d), 4),
                "drafts": round(float(d), 1), "intervals": int(e - s + 1)}
               for s, e, d, p in zip(starts, ends, bw, bp)]
 
@@ -283,6 +442,9 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     families = {str(f).split("-")[0] for f in ufmt_names}
     if len(families) > 1:
         notes.append(f"the log mixes engines ({', '.join(sorted(families))}); the totals sum them, weighted by drafts")
+    used = [d for d in details if d["used"]]
+    if used:
+        notes.append("acceptance read from: " + "; ".join(f"{d['label']} ({d['intervals']} interval(s))" for d in used))
     if drafts < min_drafts:
         notes.append(f"only {drafts:.0f} drafts (< {min_drafts}): per-position zeros and small differences are noise")
 
@@ -303,5 +465,39 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         k=k, draft_acceptance_rate=rate, intervals=n, formats=tuple(sorted(str(f) for f in ufmt_names)),
         engines=engines, tau_first_third=None if first is None else float(first),
         tau_last_third=None if last is None else float(last), min_drafts=min_drafts, notes=tuple(notes),
-        per_engine=tuple(per_engine), series=tuple(series), throughput=thr,
+        per_engine=tuple(per_engine), series=tuple(series), throughput=thr, standing=standing,
+        per_request=standing == "per-request", k_candidates=k_cands, format_details=details,
+        alternatives=tuple(alternatives),
     )
+
+
+def _format_details(df: dict, use_mask, shadowed) -> tuple[dict, ...]:
+    """One row per format variant the numbers came from (used or set aside): what it means, how many
+    intervals, drafts and τ."""
+    import numpy as np
+
+    out = []
+    fmts = df["fmt"]
+    for f in dict.fromkeys(fmts.tolist()):
+        m = fmts == f
+        label, meaning = _label(str(f))
+        w = df["drafts"][m]
+        pa = df["prefix_accepted"][m]
+        ok = (w > 0) & ~np.isnan(pa)
+        d = float(w[ok].sum()) if ok.any() else 0.0
+        pr = bool(df["per_request"][m].any())
+        out.append({"format": str(f), "label": label, "meaning": meaning, "intervals": int(m.sum()),
+                    "drafts": round(d, 1), "tau": round(1.0 + float(pa[ok].sum()) / d, 4) if d > 0 else None,
+                    "standing": "per-request" if pr else ("unrecognised-format" if _standing(str(f)) == "unrecognised"
+                                                          else "estimated" if df["estimated"][m].any() else "counts"),
+                    "used": bool(use_mask[m].any())})
+    seen = {}
+    for r in shadowed:
+        seen.setdefault(r.fmt, []).append(r)
+    for f, rows in seen.items():
+        label, meaning = _label(f)
+        d = sum(r.drafts or 0 for r in rows)
+        acc = sum((r.printed_mean - 1.0) * r.drafts for r in rows if r.drafts and r.printed_mean is not None)
+        out.append({"format": f, "label": label, "meaning": meaning, "intervals": len(rows), "drafts": round(d, 1),
+                    "tau": round(1.0 + acc / d, 4) if d else None, "standing": "set aside", "used": False})
+    return tuple(out)

@@ -1,23 +1,27 @@
 """The `grep` pre-filter for large plain log files.
 
 CPython finds one literal at 1–2 GB/s, so covering every format with literals costs several passes
-over a gigabyte. GNU grep finds several literals in ONE pass at the speed of `grep -c` — as long as
-they start with uncommon bytes (measured on a 1 GiB vLLM log: the five below together 0.40 s,
-`grep -c 'SpecDecoding metrics'` 0.47 s; adding a literal that starts with a lowercase letter, such
-as "mean acceptance length", 0.72 s). So for a regular file of at least GREP_MIN bytes, `grep -F -b`
+over a gigabyte. GNU grep finds several literals in ONE pass at the speed of `grep -c` as long as they
+start with at most two, uncommon, bytes (the rule and its measurements: formats/__init__.py, which
+enforces it on every format's literals). So for a regular file of at least GREP_MIN bytes, `grep -F -b`
 reads the file and only its candidate lines, with their byte offsets, reach Python:
 
   * vLLM >= 0.10.2 metrics lines (nearly all of a modern log) are parsed a whole buffer at a time
-    with one `findall`, and kept column-wise like the scanner's fast path;
-  * every other candidate line goes through the same per-line dispatch as the streamed scanner;
+    with one `findall`, and kept column-wise like the streamed scanner's fast path;
+  * every other candidate line goes through the same dispatch (linereader.py) as the streamed route;
   * what needs the lines around a hit is read from the file by offset: the startup lines (the
-    file's first chunk, and before the first metrics line of each new process), the `vllm bench
-    serve` block (its header `Speculative Decoding` / its `Draft tokens:` line are the literals);
-  * the offline example's summary (lowercase only, so not a grep literal) is looked for in the
-    file's first and last TAIL bytes, where a script's stdout puts it.
+    file's first chunk, and before the first metrics line of each new process), a summary block
+    around a hit on its header or one of its lines;
+  * formats without a fast literal (the offline example, the generic reader) are looked for in the
+    file's first and last TAIL bytes, where a script's output puts its summary;
+  * a pass other than the main one (llama.cpp's literals, SGLang's request log) runs when the file's
+    head names its engine, or when the main pass found nothing.
 
-The result is the same LogScan the streamed scanner gives (tests compare the two on mixed logs).
-Where grep is not GNU grep, or fails, the caller scans in Python instead.
+grep runs with SIGINT ignored (a Ctrl-C is this process's to handle: what was read is kept) and with
+its data segment capped (RLIMIT_DATA): grep holds a whole line to print it, so a huge line would make
+it grow with the line; capped, it stops ("memory exhausted") and the range is streamed in Python
+instead, which skips the line with a note. The result is the same LogScan the streamed scanner gives
+(tests compare the two). Where grep is not GNU grep, or fails, the caller scans in Python instead.
 """
 
 from __future__ import annotations
@@ -29,30 +33,36 @@ import signal
 import subprocess
 from operator import gt, itemgetter
 
-from . import lines as L
-from . import logscan as S
+from . import formats as F
+from .formats.vllm_v1 import FAST_BODY, FAST_FMT
+from .linereader import (BLOCK_LOOKAHEAD, BLOCK_LOOKBACK, CHUNK, MAX_LINE, NO_TAG, SourceReader, context_lines,
+                         is_block_start, prefix_shape)
+from .result import LogScan
+from .workers import big_pipe, extend_numeric
 
 GREP_MIN = 64 << 20
 READ = 1 << 18
-TAIL = 1 << 20  # bytes at each end of the file searched for the offline example's summary
+TAIL = 1 << 20  # bytes at each end of the file searched for formats without a fast literal
 STARTUP_BEFORE = 256 << 10  # read before the first metrics line of a new process for its startup lines
-# Every line kind the scanner reads, as literals starting with 'S' or 'D' (see the module doc).
-LITERALS = (L.V1_LITERAL, L.V0_LITERAL, L.SGL_LITERAL, "Speculative Decoding", "Draft tokens:")
-_BENCH_HINTS = (b"Speculative Decoding", b"Draft tokens:")
-_BENCH = L.BENCH_LITERAL.encode()
-_OFFLINE = L.OFFLINE_LITERAL.encode()
+GREP_DATA_LIMIT = 4 * MAX_LINE + (8 << 20)  # grep's data segment: any line much longer than MAX_LINE stops it
 
-# One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as logscan._FAST, with
-# two cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up to
-# the message, and the rates are taken loosely, then checked a whole buffer at a time (_rates_ok).
-_FASTG = re.compile(rb"(?m)^(\d+):((?:[^S\n]++|S(?!pecDecoding metrics: ))*+)" + S.FAST_BODY.replace(
+# One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as the streamed fast path,
+# with two cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up
+# to the message, and the rates are taken loosely, then checked a whole buffer at a time (_rates_ok).
+_FASTG = re.compile(rb"(?m)^(\d+):((?:[^S\n]++|S(?!pecDecoding metrics: ))*+)" + FAST_BODY.replace(
     rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)") + rb"[ \t\r]*\n")
 _DIGITS = b"0123456789"
+_CAND = F.CANDIDATE.encode()
+_HINTS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if f.block and not f.grep_edges for lit in f.grep))
+_BLOCK_IDS = frozenset(f.id for f in F.FORMATS if f.block)
+_EDGE_BLOCK_IDS = frozenset(f.id for f in F.EDGE_FORMATS) | _BLOCK_IDS
+# the line formats' own grep literals: a line holding one was grep's (and is no summary block's)
+_LINE_LITS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if not f.block for lit in f.grep))
 
 
 def _rates_ok(pp, ks) -> bool:
     """Every rate list exactly as vLLM prints it: `d.ddd` values joined by ', ', each 0.ddd or 1.000
-    (what logscan._FAST accepts, less its optional space). Checked with C-level slices of one blob."""
+    (what the streamed fast path accepts, less its optional space). Checked with C-level slices of one blob."""
     k = ks[0]
     if ks.count(k) != len(ks):
         return all(_rates_ok([p], [kk]) for p, kk in zip(pp, ks))
@@ -69,7 +79,7 @@ def _rates_ok(pp, ks) -> bool:
             return False
         i = lead.find(b"1", i + 1)
     return True
-_FAST_FMT = "vllm-v1-0.10.2"
+
 
 _grep_path: str | None | bool = False
 
@@ -93,19 +103,39 @@ def grep_command(enabled: bool = True) -> str | None:
     return _grep_path or None
 
 
+def passes_for(head: bytes) -> list[str]:
+    """The grep passes a file needs: the main one, and each other pass whose markers its head holds."""
+    out = [F.MAIN_PASS]
+    for name, (_, marks) in F.GREP_PASSES.items():
+        if name != F.MAIN_PASS and any(m.encode() in head for m in marks):
+            out.append(name)
+    return out
+
+
 class GrepFailed(OSError):
     pass
 
 
+def _grep_child() -> None:  # pragma: no cover - runs between fork and exec
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (GREP_DATA_LIMIT, GREP_DATA_LIMIT))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 class _GrepScanner:
-    def __init__(self, scan: S.LogScan, source: str, fd: int, start: int, end: int, size: int):
+    def __init__(self, scan: LogScan, source: str, fd: int, start: int, end: int, size: int):
         self.scan, self.source, self.fd = scan, source, fd
         self.start, self.end, self.size = start, end, size
-        self.sc = S._Scanner(scan, source, count_lines=False)
-        self.sc.fast_from = len(scan.fast["ts"])
-        self.done_blocks: set[int] = set()
-        self.bench_until = -1
+        self.sc = SourceReader(scan, source)
+        self.fast_from = len(scan.fast["ts"])
+        self.done: set[int] = set()  # line starts (absolute) of blocks read, their lines included
+        self.window_until = -1
         self.shape = (-1, b"", b"", 0, 0, None)
+        self.n_fast = 0
 
     # -- context read from the file by offset --
     def pread(self, off: int, n: int) -> bytes:
@@ -115,9 +145,9 @@ class _GrepScanner:
     def startup_around(self, off: int) -> None:
         """A process not seen before: its startup lines are printed before its first metrics line."""
         lo = max(0, off - STARTUP_BEFORE)
-        data = self.pread(lo, off - lo + S.CHUNK)
+        data = self.pread(lo, off - lo + CHUNK)
         cut = data.find(b"\n") + 1 if lo else 0  # drop a partial first line
-        self.sc._startup_scan(data[cut:])
+        self.sc.startup_scan(data[cut:])
 
     def new_tag(self, tag, off: int) -> None:
         self.sc.tags.add(tag)
@@ -141,13 +171,13 @@ class _GrepScanner:
 
     def fast_rows(self, rows: list[tuple]) -> bool:
         """Append vLLM >= 0.10.2 lines column-wise; False (nothing appended) when one needs the
-        tolerant parser (accepted > drafted is reported as absurd there)."""
+        dispatch (accepted > drafted, a count beyond the cap, a prefix that is not only wrappers)."""
         if not rows:
             return True
         offs, pfx, mean, athr, dthr, acc, dft, pp, _rate = zip(*rows)
         acc = list(map(int, acc))
         dft = list(map(int, dft))
-        if any(map(gt, acc, dft)):
+        if any(map(gt, acc, dft)) or max(dft) > 10 ** 15:
             return False
         n = len(rows)
         widths = set(map(len, pp))
@@ -157,8 +187,12 @@ class _GrepScanner:
         if not _rates_ok(pp, ks):
             return False
         offs = list(map(self.start.__add__, map(int, offs)))
+        got = self.prefixes(pfx, offs)
+        if got is None:
+            return False
+        ts, tags = got
         k = ks[0]
-        if uniform and not any(d % k for d in dft):
+        if uniform and not any(map(k.__rmod__, dft)):
             drafts, est = list(map(k.__rtruediv__, dft)), [False] * n
         else:
             drafts, est = [], []
@@ -170,28 +204,39 @@ class _GrepScanner:
                     tot = sum(float(x) for x in p.split(b","))
                     drafts.append(a / tot if tot else d / k)
                     est.append(True)
-        ts, tags = self.prefixes(pfx, offs)
-        F = self.scan.fast
-        F["src"].extend([self.source] * n)
-        F["no"].extend([None] * n)
-        F["ts"].extend(ts)
-        F["tag"].extend(tags)
-        F["pp"].extend(pp)
-        F["est"].extend(est)
+        fast = self.scan.fast
+        fast["src"].extend([self.source] * n)
+        fast["no"].extend([None] * n)
+        if isinstance(ts, tuple):  # (width, blob): the times back to back, as the packed column keeps them
+            fast["ts"].extend_blob(n, ts[0], ts[1])
+        else:
+            fast["ts"].extend(ts)
+            fast["ts"].flush()
+        fast["tag"].extend(tags)
+        if uniform:
+            fast["pp"].extend_uniform(pp, width)
+        else:
+            fast["pp"].extend(pp)
+            fast["pp"].flush()
+        fast["est"].extend(est)
         for c, vals in (("drafts", drafts), ("dft", dft), ("acc", acc), ("k", ks), ("mean", list(map(float, mean))),
                         ("athr", list(map(float, athr))), ("dthr", list(map(float, dthr))), ("off", offs)):
-            S.extend_numeric(F, c, vals)
-        self.scan.formats[_FAST_FMT] = self.scan.formats.get(_FAST_FMT, 0) + n
-        self.scan.candidate_lines += n
+            extend_numeric(fast, c, vals)
+        self.n_fast += n
         return True
 
-    def prefixes(self, pfx, offs) -> tuple[list, list]:
-        """Timestamp and process tag of each line from the text in front of the message. Lines of one
-        process share the prefix's shape (only the time differs), so the regex runs once a shape."""
+    def prefixes(self, pfx, offs) -> tuple[list, list] | None:
+        """Timestamp and process tag of each line from the text in front of the message; None when one
+        prefix is not only wrappers. Lines of one process share the prefix's shape (only the time
+        differs), so the regexes run once a shape."""
         shape_len, head, tail, a, b, tag = self.shape
         if b and set(map(len, pfx)) == {shape_len} and set(map(itemgetter(slice(0, a)), pfx)) == {head} \
-                and set(map(itemgetter(slice(b, None)), pfx)) == {tail}:
-            # the whole buffer in the shape seen last (the usual case): C-level passes only
+                and set(map(itemgetter(slice(b, None)), pfx)) == {tail} and shape_len > 0:
+            # the whole buffer in the shape seen last (the usual case): C-level passes only, the times kept
+            # back to back for the packed column
+            blob = b"".join(map(itemgetter(slice(a, b)), pfx)).replace(b" ", b"T")
+            if blob.isascii():
+                return (b - a, blob), [tag] * len(pfx)
             ts_out = b"\n".join(map(itemgetter(slice(a, b)), pfx)).decode("ascii", "replace")
             return ts_out.replace(" ", "T").split("\n"), [tag] * len(pfx)
         ts_out, tags = [], []
@@ -199,8 +244,11 @@ class _GrepScanner:
         sc = self.sc
         for p, off in zip(pfx, offs):
             if not (len(p) == shape_len and p.startswith(head) and p.endswith(tail)):
-                shape_len, head, tail, a, b, key = S.prefix_shape(p)
-                tag, new = sc.tag_for(key, p)
+                shape_len, head, tail, a, b, key = prefix_shape(p)
+                tag, ok, new = sc.shape_facts(key, p)
+                if not ok:
+                    self.shape = (-1, b"", b"", 0, 0, None)
+                    return None
                 if new:
                     self.new_tag(tag, off)
             add_ts(p[a:b] if b else None)
@@ -223,77 +271,139 @@ class _GrepScanner:
             except ValueError:
                 raise GrepFailed("unexpected grep output") from None
             raw = ln[colon + 1:]
-            if _BENCH_HINTS[0] in raw or _BENCH_HINTS[1] in raw:
-                self.bench_block(off)
+            if off in self.done:
                 continue
-            tag = S._handle_line(self.scan, self.sc.startup, self.sc._decode(raw), self.source, None, off)
-            if tag is not S._NO_TAG and tag not in self.sc.tags:
+            if any(h in raw for h in _HINTS) or is_block_start(raw):
+                self.window(off)
+                if off in self.done:
+                    continue
+            if _CAND not in raw and not any(x.encode() in raw for x in F.SCAN_EXTRA):
+                continue  # a block header (read with its window), or a line no format reads alone
+            tag, _ = self.sc.dispatch(self.sc.decode(raw), None, off)
+            if tag is not NO_TAG and tag not in self.sc.tags:
                 self.new_tag(tag, off)
 
-    def bench_block(self, off: int) -> None:
-        """The `vllm bench serve` block around a hit on its header or `Draft tokens:` line (a block's
-        `Acceptance rate (%)` line sits within a few lines of either). Hits inside a window already read
-        are skipped, so even a log full of such words is read about once, not once a hit."""
-        if off < self.bench_until:
+    def window(self, off: int) -> None:
+        """The summary blocks around a hit on a block format's literal (its header, one of its lines):
+        every block start in the window is read with its context, once. A block belongs to the range
+        its first line starts in (ranges are scanned apart)."""
+        if off < self.window_until:
             return
-        lo = max(0, off - 4096)
-        data = self.pread(lo, off - lo + S.BLOCK_LOOKAHEAD)
-        self.bench_until = off + S.BLOCK_LOOKAHEAD - 4096
-        # a block belongs to the range its first line starts in (ranges are scanned apart)
-        self.summaries(data, lo, _BENCH, in_range=True)
+        lo = max(0, off - BLOCK_LOOKBACK)
+        data = self.pread(lo, off - lo + BLOCK_LOOKAHEAD)
+        self.window_until = off + BLOCK_LOOKAHEAD - BLOCK_LOOKBACK
+        self.blocks(data, lo, _BLOCK_IDS, self.start, self.end)
 
-    def summaries(self, data: bytes, lo: int, literal: bytes, in_range: bool) -> None:
-        """Each summary whose first line in data (read from offset lo) holds `literal`, handed once to the
-        dispatch with the lines after and before it; `in_range`: only those starting in this range."""
-        p = data.find(literal)
-        while p >= 0:
-            ls = data.rfind(b"\n", 0, p) + 1
-            if (lo == 0 or ls > 0) and lo + ls not in self.done_blocks \
-                    and (not in_range or self.start <= lo + ls < self.end):
-                self.done_blocks.add(lo + ls)
-                self.context_line(data, ls, lo)
-            p = data.find(b"\n", p)
-            p = data.find(literal, p) if p >= 0 else -1
+    def blocks(self, data: bytes, lo: int, only: frozenset, a_lo: int, a_hi: int) -> None:
+        """Each block start in data (read from offset lo) at an offset in [a_lo, a_hi), dispatched to the
+        `only` formats, once."""
+        pos = data.find(b"\n") + 1 if lo else 0  # (a partial first line is not a line)
+        limit = len(data) - BLOCK_LOOKAHEAD // 2 if lo + len(data) < self.size else len(data)
+        edge = only is _EDGE_BLOCK_IDS
+        while pos < limit:
+            le = data.find(b"\n", pos)
+            le = len(data) if le < 0 else le
+            raw = data[pos:le]
+            abs_ls = lo + pos
+            if abs_ls >= a_hi:
+                break
+            if abs_ls not in self.done and abs_ls >= a_lo and _CAND in raw and \
+                    (is_block_start(raw) or edge and not any(h in raw for h in _LINE_LITS)):
+                got: list = []
 
-    def context_line(self, data: bytes, ls: int, lo: int) -> None:
-        """Hand the line at data[ls:] to the dispatch with the lines after and before it."""
-        le = data.find(b"\n", ls)
-        le = len(data) if le < 0 else le
-        parts = data[le + 1:].split(b"\n")[:80]
-        block = [self.sc._decode(x) for x in parts]
-        before = [self.sc._decode(x) for x in data[max(0, ls - 2048):ls].split(b"\n")[-6:]]
-        S._handle_line(self.scan, self.sc.startup, self.sc._decode(data[ls:le]), self.source, None, lo + ls,
-                       block, before)
+                def ctx(data=data, pos=pos, le=le, got=got):
+                    got.append(context_lines(self.sc, data, pos, le))
+                    return got[0]
 
-    def offline_edges(self) -> None:
-        """The offline example's summary: searched at the file's ends (it is a script's last output).
-        A window is read by the range it starts in, and whole (its lines past the range are nobody else's)."""
+                tag, consumed = self.sc.dispatch(self.sc.decode(raw), None, abs_ls, ctx, only=only)
+                if tag is not NO_TAG or consumed:
+                    self.done.add(abs_ls)
+                    nxt = le + 1
+                    for n in (got[0][2] if got else ()):
+                        if nxt >= le + 1 + consumed:
+                            break
+                        self.done.add(lo + nxt)
+                        nxt += n
+                    pos = le + 1 + consumed
+                    continue
+            pos = le + 1
+
+    def edges(self) -> None:
+        """Formats without a fast literal (a script's summary, the generic reader): searched near the
+        file's ends, each range the part of those windows its own lines are in. Block formats take part
+        too, so that the reader of last resort never takes a block a known format owns."""
         for lo in sorted({0, max(0, self.size - TAIL)}):
-            if self.start <= lo < self.end:
-                self.summaries(self.pread(lo, TAIL + S.BLOCK_LOOKAHEAD), lo, _OFFLINE, in_range=False)
+            a_lo, a_hi = max(lo, self.start), min(lo + TAIL, self.end)
+            if a_lo < a_hi:
+                r = max(0, a_lo - BLOCK_LOOKBACK)
+                self.blocks(self.pread(r, a_hi - r + BLOCK_LOOKAHEAD), r, _EDGE_BLOCK_IDS, a_lo, a_hi)
 
 
-def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, grep: str) -> None:
+def head_lines(fd: int, size: int) -> bytes:
+    """The lines that start in a file's first CHUNK bytes (the last one completed, up to MAX_LINE)."""
+    data = os.pread(fd, CHUNK, 0)
+    if len(data) == CHUNK and not data.endswith(b"\n") and size > CHUNK:
+        more = os.pread(fd, min(MAX_LINE, size - CHUNK), CHUNK)
+        nl = more.find(b"\n")
+        data += more[:nl + 1] if nl >= 0 else more
+    return data
+
+
+def scan_range(fh, path: str, start: int, end: int, size: int, scan: LogScan, grep: str,
+               passes: list[str] | None = None, head: bool = True) -> None:
     """Scan the lines that start in [start, end) of a plain file through `grep`; raise GrepFailed
-    (with nothing added to `scan` that the caller keeps) when grep does not behave."""
+    (with nothing added to `scan` that the caller keeps) when grep does not behave. Ctrl-C keeps the
+    lines read before (KeyboardInterrupt goes on up once `scan` holds them)."""
     fd = fh.fileno()
     g = _GrepScanner(scan, path, fd, start, end, size)
-    if start == 0:
-        g.sc._startup_scan(S.head_lines(fd, size))
+    if start == 0 and head:
+        g.sc.startup_scan(head_lines(fd, size))
+    first_row = len(scan.rows)
+    try:
+        names = passes or [F.MAIN_PASS]
+        for name in names:
+            _grep_pass(g, path, start, end, grep, F.GREP_PASSES[name][0])
+        if len(names) > 1:  # each pass added its rows in file order: merge them into one file order
+            tail = scan.rows[first_row:]
+            tail.sort(key=lambda r: r.offset if r.offset is not None else -1)
+            scan.rows[first_row:] = tail
+        g.edges()
+    except KeyboardInterrupt:
+        scan.interrupted = True
+        _close(g, scan, start, end)
+        raise
+    _close(g, scan, start, end)
+
+
+def _close(g: _GrepScanner, scan: LogScan, start: int, end: int) -> None:
+    if g.n_fast:
+        scan.count(FAST_FMT, g.n_fast)
+        scan.candidate_lines += g.n_fast
+    n = min(len(col) for col in scan.fast.values())
+    for col in scan.fast.values():
+        del col[n:]
+    scan.startup = g.sc.startup.build()
+    scan.bytes += end - start
+    scan.replacements += g.sc.replacements
+    scan.lines = None
+
+
+def _grep_pass(g: _GrepScanner, path: str, start: int, end: int, grep: str, literals: tuple[str, ...]) -> None:
+    scan = g.scan
     src = open(path, "rb", buffering=0)  # its own file offset: grep reads from `start`
     try:
         os.lseek(src.fileno(), start, os.SEEK_SET)
         args = [grep, "-F", "-a", "-b"]
-        for lit in LITERALS:
+        for lit in literals:
             args += ["-e", lit]
         try:
             proc = subprocess.Popen(args, stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env={"LC_ALL": "C"})  # (grep is an absolute path)
+                                    env={"LC_ALL": "C"}, preexec_fn=_grep_child)  # (grep is an absolute path)
         except OSError as exc:
             raise GrepFailed(str(exc)) from None
     finally:
         src.close()
-    S._big_pipe(proc.stdout.fileno())  # fewer, larger reads
+    big_pipe(proc.stdout.fileno())  # fewer, larger reads
     limit = end - start
     stopped = finished = False
     try:
@@ -309,18 +419,21 @@ def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, 
                 if nl < 0:
                     skipping += len(data)
                     continue
-                S._long_line(scan, g.sc, path, skipping + nl)
+                scan.note(f"{path}: a line of {skipping + nl} bytes without a newline was skipped (longer than "
+                          f"{MAX_LINE} bytes)")
                 skipping, data = 0, data[nl + 1:]
             buf = carry + data if carry else data
             cut = buf.rfind(b"\n") + 1
             if cut == 0:
-                if len(buf) > S.MAX_LINE:  # (its length without grep's "OFFSET:")
+                if len(buf) > MAX_LINE:  # (its length without grep's "OFFSET:")
                     skipping, carry = len(buf) - buf.find(b":") - 1, b""
                 else:
                     carry = buf
                 continue
             carry = buf[cut:]
             buf = buf[:cut]
+            if len(carry) > MAX_LINE:
+                skipping, carry = len(carry) - carry.find(b":") - 1, b""
             # the lines from `end` on belong to the next range: stop there
             last = buf.rfind(b"\n", 0, len(buf) - 1) + 1
             if int(buf[last:buf.index(b":", last)]) >= limit:
@@ -329,31 +442,40 @@ def scan_range(fh, path: str, start: int, end: int, size: int, scan: S.LogScan, 
                     if not ln or int(ln[:ln.index(b":")]) >= limit:
                         break
                     keep += len(ln) + 1
-                g.block(buf[:keep])
+                g.block(_cap(buf[:keep], scan, path))
                 stopped = True
                 break
-            g.block(buf)
+            g.block(_cap(buf, scan, path))
         if not stopped and carry:
-            g.block(carry + b"\n")
+            g.block(_cap(carry + b"\n", scan, path))
         finished = True
     except ValueError:
         raise GrepFailed("unexpected grep output") from None
     finally:
-        # at EOF grep is exiting by itself: wait for it. Stopped early (the next range's lines) or by an
-        # error here, it is ended: our own child, reading our file, nothing else.
+        # at EOF grep is exiting by itself: wait for it. Stopped early (the next range's lines), by an
+        # error or by Ctrl-C here, it is ended: our own child, reading our file, nothing else.
         if (stopped or not finished) and proc.poll() is None:
             try:
                 proc.send_signal(signal.SIGTERM)
             except OSError:
                 pass
-        err = proc.stderr.read(4096) if not stopped else b""
+        err = proc.stderr.read(4096) if finished and not stopped else b""
         proc.stdout.close()
         proc.stderr.close()
         rc = proc.wait()
     if not stopped and rc not in (0, 1):
         raise GrepFailed(f"grep exit status {rc}: {err.decode('utf-8', 'replace').strip()[:200]}")
-    g.offline_edges()
-    scan.startup = g.sc.startup.build()
-    scan.bytes += end - start
-    scan.replacements += g.sc.replacements
-    scan.lines = None
+
+
+def _cap(buf: bytes, scan: LogScan, path: str) -> bytes:
+    """Complete grep output lines, any longer than MAX_LINE dropped with a note (as the streamed route)."""
+    if len(buf) <= MAX_LINE or max(map(len, buf.split(b"\n"))) <= MAX_LINE + 24:
+        return buf
+    keep = []
+    for ln in buf.split(b"\n"):
+        if len(ln) > MAX_LINE + 24:
+            scan.note(f"{path}: a line of {len(ln) - ln.find(b':') - 1} bytes without a newline was skipped "
+                      f"(longer than {MAX_LINE} bytes)")
+            continue
+        keep.append(ln)
+    return b"\n".join(keep)

@@ -19,11 +19,17 @@ from dflash_doctor.collect.host import HostCollector, HostOptions, collect_host
 from dflash_doctor.evidence import Kind
 from dflash_doctor.hosts.bundle import BundleHost, _dec
 from dflash_doctor.hosts.local import LocalHost
+from dflash_doctor.parse import formats as F
 from tests.conftest import FIXTURES
 
-# Server logs. The client tools' summaries (`vllm bench serve`, the offline example) are not in a server's log,
-# so the host's log filter does not carry them (collect/host.py, SPEC_LITERALS).
-LOGS = sorted(p for p in (FIXTURES / "logs").iterdir() if p.is_file() and p.suffix in (".log", ".jsonl"))
+# Server logs. The client tools' summaries (`vllm bench serve`, the offline example, trtllm-bench) are not in a
+# server's log, and the host's log filter (one grep on the host) carries only the server formats of the main grep
+# pass (parse/formats: SERVER_LITERALS; not llama.cpp's or SGLang's request-log lines), so only the fixtures of
+# those formats can read the same both ways.
+_HOST_FORMATS = {f.id for f in F.FORMATS if f.server and f.grep_pass == F.MAIN_PASS}
+_EXPECTED = json.loads((FIXTURES / "logs" / "EXPECTED.json").read_text())
+LOGS = sorted(p for p in (FIXTURES / "logs").iterdir() if p.is_file() and p.suffix in (".log", ".jsonl")
+              and set(_EXPECTED.get(p.name, {}).get("formats", ["?"])) <= _HOST_FORMATS)
 BUNDLES = sorted(p for p in (FIXTURES / "hosts").iterdir() if (p / "manifest.json").exists())
 
 
@@ -106,3 +112,17 @@ def test_check_host_uses_the_metrics_it_scraped_when_the_log_has_no_numbers(tmp_
     assert acc is not None and acc.formats == ("vllm-metrics",)
     assert acc.mean_acceptance_length == pytest.approx(1.18, abs=0.01)
     assert ev.get(Kind.ACCEPTANCE).source.kind == "url"
+
+
+def test_the_launch_commands_k_settles_a_log_that_prints_none(tmp_path):
+    """Issue 13 item 5: 0.8.3 lines print Drafted but not k; the launch command's k turns them into drafts."""
+    src = (FIXTURES / "logs" / "vllm-0.8.3.log").read_text().splitlines()
+    log = tmp_path / "no-k.log"
+    log.write_text("\n".join(x for x in src if "SpecDecoding metrics" in x) + "\n")
+    startup_k = gather_files(FileInputs(logs=[str(FIXTURES / "logs" / "vllm-0.8.3.log")])).acceptance()
+    k = startup_k.k
+    launch = f"vllm serve Q --speculative-config '{{\"method\": \"eagle3\", \"model\": \"D\", \"num_speculative_tokens\": {k}}}'"
+    ev = gather_files(FileInputs(logs=[str(log)], launch=launch))
+    acc = ev.acceptance()
+    assert acc is not None and acc.k == k
+    assert acc.mean_acceptance_length == pytest.approx(startup_k.mean_acceptance_length, abs=1e-9)

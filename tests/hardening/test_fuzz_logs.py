@@ -71,9 +71,11 @@ def test_mangled_metrics_lines_keep_invariants_and_are_counted(lines):
     tally.example("log-lines:mutated")
     lines = [line.replace("\n", " ") for line in lines]  # one list item = one line, so line numbers match
     scan, _ = _scan(lines)
-    seen = {iv.line_no for iv in scan.intervals} | {m.line_no for m in scan.malformed}
+    seen = {iv.line_no for iv in scan.intervals} | {m.line_no for m in scan.malformed} | \
+        {m.line_no for m in scan.foreign} | {s.line_no for s in scan.salvaged}
     for no, line in enumerate(lines, 1):
-        # A line the pre-filter treats as a metrics line must come out as an interval or as malformed.
+        # A line the pre-filter treats as a metrics line must come out as an interval, as malformed, or as
+        # reported text that is not the engine's own metrics line (other words before the literal).
         # (an escape sequence inside or glued to the literal — ESC S is one — makes it another line: reported)
         if "SpecDecoding metrics" in line and "SpecDecoding metrics" in strip_ansi(line):
             assert no in seen, f"metrics line {no} vanished: {line[:120]!r}"

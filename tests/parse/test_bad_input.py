@@ -111,24 +111,32 @@ def test_truncated_gzip(cli, tmp_path):
     assert "truncated" in notes_of(rep)
 
 
-def test_metrics_line_cut_mid_number(cli, tmp_path):
+def test_metrics_line_cut_mid_number_is_salvaged_and_reported(cli, tmp_path):
+    """Issue 14.3: the fields before the cut (Accepted, Drafted) are kept, k comes from the complete lines
+    of the same engine, and the report says which line was salvaged and what it lacked."""
     cut = GOOD.format(s=5)
     cut = cut[: cut.index("0.150") + 3]  # "... rate: 0.300, 0.1"
     p = tmp_path / "cut.log"
     p.write_text(good(2) + cut + "\n" + good(1))
     r, rep = run_logs(cli, p)
-    assert rep["acceptance"]["intervals"] == 3
-    parse = next(f for f in rep["findings"] if f["check"] == "log-parse")
-    assert parse["status"] == "warn" and "cut" in " ".join(parse["details"])
-    assert ":3:" in " ".join(parse["details"])  # the line number is shown
+    acc = rep["acceptance"]
+    assert acc["intervals"] == 4 and acc["drafts"] == pytest.approx(4000.0)
+    assert acc["mean_acceptance_length"] == pytest.approx(1.5)
+    salvage = next(n for n in rep["notes"] if n.startswith("salvaged"))
+    assert ":3 " in salvage and "cut inside the list" in salvage and "k = 4 from complete lines" in salvage
+    stats = next(e["value"] for e in rep["evidence"] if e["kind"] == "log-scan")
+    assert stats["salvaged"][0]["where"].endswith(":3") and stats["salvaged_count"] == 1
 
 
-def test_v0_line_cut_mid_number():
+def test_v0_line_cut_mid_number_is_salvaged_from_its_efficiency():
     line = ("INFO 07-24 04:00:31 metrics.py:316] Speculative metrics: Draft acceptance rate: 0.642, System efficiency: "
             "0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft tokens: 13311, "
             "Number of emitted tokens: 106")
     scan = scan_lines([line], "v0-cut.log")
-    assert scan.malformed_count == 1 and "cut" in scan.malformed[0].reason
+    assert scan.malformed_count == 0 and scan.salvaged_count == 1
+    assert "emitted" in scan.salvaged[0].missing and "system efficiency" in scan.salvaged[0].derived
+    s = aggregate(scan)
+    assert s.mean_acceptance_length == pytest.approx(0.598 * 4, abs=0.002)  # emitted/drafts = eff·(k+1)
 
 
 def test_k_changing_between_lines():

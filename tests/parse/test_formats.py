@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dflash_doctor.parse import formats as F
 from dflash_doctor.parse.logscan import aggregate, scan_file
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
@@ -39,8 +40,38 @@ def test_parsed_totals_equal_the_true_counts(name):
         tol = 0.006 if "offline" in name else 6e-4  # %.2f there, %.3f elsewhere
         for got, want in zip(s.per_position, exp["per_position"]):
             assert got == pytest.approx(want, abs=tol)
-    if exp.get("drafts") and not name.startswith(("sglang", "vllm-offline-example-old")):
+    if exp.get("drafts") and not name.startswith(("sglang-0", "vllm-offline-example-old")) or \
+            name == "sglang-0.5.23-requests.log":
         assert s.drafts == pytest.approx(exp["drafts"], rel=1e-9)
+    assert s.per_request is bool(exp.get("per_request")), s.standing
+    assert (s.standing == "unrecognised-format") is (exp.get("standing") == "unrecognised-format")
+    assert scan.salvaged_count == exp.get("salvaged", 0), scan.salvaged
+    assert len(scan.shadowed) == exp.get("shadowed", 0)
+    if "true_tau" in exp:  # a figure computed from rounded averages: within what the rounding allows
+        assert s.mean_acceptance_length == pytest.approx(exp["true_tau"], abs=0.01)
+    for alt in exp.get("alternatives", ()):
+        assert any(alt in a["figure"] for a in s.alternatives), s.alternatives
+    if "engines" in exp:
+        assert list(s.engines) == exp["engines"]
+    named = "; ".join(n for n in s.notes if n.startswith("acceptance read from"))
+    assert all(F.BY_ID[f].label in named or f not in {d["format"] for d in s.format_details if d["used"]}
+               for f in exp["formats"]), named
+
+
+def test_every_registry_format_has_a_fixture_and_expectation():
+    """Adding a format is one module plus its fixture and its EXPECTED.json entry: a format without
+    them fails here."""
+    covered = {f for e in EXPECTED.values() for f in e["formats"]}
+    assert covered == {f.id for f in F.FORMATS}, sorted({f.id for f in F.FORMATS} ^ covered)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_fixture_reads_as_the_formats_its_expectation_names(name):
+    scan = scan_file(str(LOGS / name))
+    assert sorted({F.BY_FMT[f].id for f in scan.formats}) == sorted(EXPECTED[name]["formats"])
+    # and the summary names where each used number came from
+    s = aggregate(scan)
+    assert all(d["label"] and d["meaning"] for d in s.format_details)
 
 
 V1_NEW = re.compile(r"Mean acceptance length: " + NUM + r", Accepted throughput: " + NUM + r" ?tokens/s, "
@@ -178,3 +209,117 @@ def test_rotated_logs_are_read_oldest_first(cli):
     assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(EXPECTED["vllm-0.11.0.log"]["tau"], abs=5e-4)
     times = [p["timestamp"] for p in rep["acceptance"]["series"]]
     assert times == sorted(times)
+
+
+def test_a_per_request_average_is_kept_as_such_and_flagged():
+    """trtllm-bench's [AL] AVERAGE weights every request equally: reported as a per-request average, never
+    as a drafts-weighted τ; with [DT]/[ADT] printed the drafts-weighted figure is computed and used instead."""
+    _, al_only = summary_of("trtllm-bench-al-only.log")
+    assert al_only.per_request and al_only.standing == "per-request"
+    assert any("per-request average" in n for n in al_only.notes)
+    assert al_only.to_dict()["mean_acceptance_length"] == pytest.approx(EXPECTED["trtllm-bench-al-only.log"]["tau"])
+    _, full = summary_of("trtllm-bench.log")
+    assert not full.per_request
+    assert any("[AL] AVERAGE" in a["figure"] for a in full.alternatives)
+
+
+def test_two_printed_acceptance_lengths_are_both_kept():
+    """SGLang's bench block prints the server's cumulative length and this run's: the run's is used (it is
+    1 + Accepted tokens / Drafts), the server's kept as an alternative."""
+    _, s = summary_of("sglang-bench-serving-pr16694.txt")
+    server = next(a for a in s.alternatives if "server" in a["figure"])
+    assert server["value"] == pytest.approx(2.74) and s.mean_acceptance_length == pytest.approx(2.70)
+
+
+def test_same_drafts_in_two_formats_are_counted_once():
+    """llama.cpp's per-request print_timing lines and its cumulative statistics lines describe the same
+    drafts; SGLang's request log and its Decode batch lines too: the exact ones are used, the others set aside
+    (and said so), never summed."""
+    for name in ("llamacpp-server-trace.log", "sglang-0.5.23-requests.log"):
+        scan, s = summary_of(name)
+        assert s.drafts == pytest.approx(EXPECTED[name]["drafts"])
+        assert any("set aside" in n for n in scan.notes)
+        assert any(d["standing"] == "set aside" and not d["used"] for d in s.format_details)
+
+
+def test_k_is_derived_when_printed_nowhere_and_every_salvaged_line_is_reported():
+    scan, s = summary_of("vllm-0.20-cut-lines.log")
+    assert s.k == 5 and not s.k_candidates
+    assert len(scan.salvaged) == 4
+    assert all("the only k <= 32" in x.derived for x in scan.salvaged)
+    assert {x.missing for x in scan.salvaged} == {"the per-position list and the average rate (line cut after Drafted)"}
+
+
+def test_a_k_hint_from_the_caller_settles_lines_without_k():
+    """The lead wires the launch command's k in: aggregate(scan, k_hint=...) or LogScan.apply_k_hint."""
+    lines = [l for l in (LOGS / "vllm-0.20-cut-lines.log").read_text().splitlines() if "SpecDecoding" in l]
+    lines = [l.replace("Mean acceptance length: ", "Mean acceptance lengthX ") for l in lines]  # no mean: no arithmetic
+    from dflash_doctor.parse.logscan import scan_lines
+
+    scan = scan_lines(lines, "x.log")
+    assert scan.malformed_count == 4  # (without a mean the 0.10.2 line is no known variant)
+    good = (LOGS / "vllm-0.20-cut-lines.log").read_text().splitlines()
+    scan = scan_lines(good, "y.log")
+    s = aggregate(scan, k_hint=5, k_hint_source="the launch command")
+    assert s.k == 5 and s.drafts == pytest.approx(EXPECTED["vllm-0.20-cut-lines.log"]["drafts"])
+    # a hint the printed arithmetic refutes is refused, with a note
+    scan = scan_lines(good, "z.log")
+    s = aggregate(scan, k_hint=4, k_hint_source="the launch command")
+    assert s.k == 5 and any("k = 4 from the launch command does not fit" in n for n in scan.notes)
+
+
+def test_a_bench_block_with_only_some_lines_uses_the_k_hint():
+    """A pasted bench block with its length and Draft tokens but not Drafts: drafts = Draft tokens / k, k from
+    the caller (issue 13.5)."""
+    from dflash_doctor.parse.logscan import scan_lines
+
+    block = ["Acceptance length:                       2.50", "Draft tokens:                            3000"]
+    scan = scan_lines(block, "paste.txt")
+    s = aggregate(scan, k_hint=3, k_hint_source="the launch command")
+    assert s.drafts == pytest.approx(1000) and s.mean_acceptance_length == pytest.approx(2.5)
+    assert "Drafts" in scan.salvaged[0].missing and "k = 3 from the launch command" in scan.salvaged[0].derived
+
+
+def test_sglang_decode_line_with_its_iteration_counter():
+    """SGLang with LOG_FORWARD_ITERS prints `Decode batch [N], …` (scheduler metrics reporter)."""
+    from dflash_doctor.parse.logscan import scan_lines
+
+    line = ("[2026-01-05 10:00:{s:02d} DP1 TP1] Decode batch [{n}], #running-req: 8, #token: 4000, token usage: 0.02, "
+            "accept len: 3.00, accept rate: 0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0")
+    s = aggregate(scan_lines([line.format(s=i, n=40 * i) for i in range(3)], "x.log"))
+    assert s.intervals == 3 and s.mean_acceptance_length == pytest.approx(3.0) and s.engines == ("DP1",)
+
+
+def test_sglang_json_request_log_and_a_forged_meta_info_in_its_text():
+    """The JSON form of SGLang's request log (log_json 'request.finished'): only the response's own
+    meta_info counts, not a look-alike in the prompt or the generated text."""
+    import json as _json
+
+    from dflash_doctor.parse.logscan import scan_lines
+
+    rec = {"timestamp": "2026-01-05T10:00:00", "event": "request.finished", "rid": "r1",
+           "obj": {"text": "'spec_verify_ct': 1, 'completion_tokens': 999999"},
+           "out": {"text": "'meta_info': {'spec_verify_ct': 1}", "meta_info": {"completion_tokens": 300,
+                                                                               "spec_verify_ct": 100}}}
+    scan = scan_lines(["[2026-01-05 10:00:00] " + _json.dumps(rec)], "x.log")
+    s = aggregate(scan)
+    assert s.mean_acceptance_length == pytest.approx(3.0) and s.drafts == 100
+
+
+def test_llamacpp_old_line_without_a_mean_gives_a_rate_and_uses_the_k_hint():
+    from dflash_doctor.parse.logscan import scan_lines
+
+    lines = ["slot print_timing: id  0 | task 7 | draft acceptance rate = 0.57576 (   57 accepted /    99 generated)"]
+    scan = scan_lines(lines, "x.log")
+    s = aggregate(scan)
+    assert s.mean_acceptance_length != s.mean_acceptance_length and s.draft_acceptance_rate == pytest.approx(57 / 99)
+    scan = scan_lines(lines, "y.log")
+    s = aggregate(scan, k_hint=3, k_hint_source="--draft-max")
+    assert s.drafts == pytest.approx(33) and s.mean_acceptance_length == pytest.approx(1 + 57 / 33)
+
+
+def test_a_trtllm_word_inside_another_json_is_no_iteration_record():
+    from dflash_doctor.parse.logscan import scan_lines
+
+    fake = '{"prompt": "\\"specDecodingStats\\": {\\"numDraftTokens\\": 4, \\"numAcceptedTokens\\": 4, \\"numRequestsWithDraftTokens\\": 1}"}'
+    assert aggregate(scan_lines([fake], "x.log")) is None

@@ -1,0 +1,18 @@
+"""`python -m dflash_doctor.parse.formats`: the registry as the markdown table of docs/log-formats.md."""
+
+from __future__ import annotations
+
+from . import FORMATS
+
+
+def table() -> str:
+    out = ["| id | engine | what | meaning | grep route |", "|---|---|---|---|---|"]
+    for f in FORMATS:
+        grep = ("file ends only" if f.grep_edges and not f.grep else
+                f"pass `{f.grep_pass}`: " + ", ".join(f"`{g}`".replace("|", "\\|") for g in f.grep))
+        out.append(f"| `{f.id}` | {f.engine or '—'} | {f.label.replace('|', '/')} | {f.meaning} | {grep} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(table())

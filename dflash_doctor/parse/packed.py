@@ -1,0 +1,266 @@
+"""Compact columns for the fast paths' per-position rates and timestamps.
+
+A 1 GiB server log holds ~160 000 vLLM metrics lines (a metrics-dense one ten times that). Kept as one
+bytes object per line, the rate lists alone cost ~150 bytes a line and the timestamps ~70: most of the
+memory of a scan, and of the time spent creating and moving them between processes. vLLM prints both in
+fixed shapes — rates as `d.ddd` joined by ', ', times as `MM-DD HH:MM:SS` — so a batch of lines with the
+same k (or the same time width) is stored as a few byte strings: the rates' four digit columns
+(4 bytes a rate), the times back to back. Anything else (a rate printed otherwise, a missing time) is
+kept as it is, in order. The columns behave as sequences (len, iteration, indexing, `del col[n:]`), and
+the aggregation reads the digits straight into numpy without a Python object per line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+
+class _Segments:
+    """A sequence stored as segments in order: ("blob", n, …) packed or ("list", items)."""
+
+    def __init__(self) -> None:
+        self.segs: list[tuple] = []
+        self.n = 0
+        self.pending: list = []
+
+    def __len__(self) -> int:
+        return self.n + len(self.pending)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def append(self, item) -> None:
+        self.pending.append(item)
+
+    def extend(self, items) -> None:
+        if isinstance(items, type(self)):
+            items.flush()
+            self.flush()
+            self.segs.extend(items.segs)
+            self.n += items.n
+            return
+        self.pending.extend(items)
+
+    def flush(self) -> None:
+        if self.pending:
+            items, self.pending = self.pending, []
+            self._add(items)
+
+    def _add(self, items: list) -> None:  # overridden: pack what can be packed
+        self.segs.append(("list", items))
+        self.n += len(items)
+
+    def _seg_len(self, seg) -> int:
+        return len(seg[1]) if seg[0] == "list" else seg[1]
+
+    def __iter__(self) -> Iterator:
+        self.flush()
+        for seg in self.segs:
+            if seg[0] == "list":
+                yield from seg[1]
+            else:
+                yield from self._unpack(seg)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(self)[i]
+        self.flush()
+        if i < 0:
+            i += self.n
+        for seg in self.segs:
+            m = self._seg_len(seg)
+            if i < m:
+                return seg[1][i] if seg[0] == "list" else self._one(seg, i)
+            i -= m
+        raise IndexError(i)
+
+    def __delitem__(self, s) -> None:
+        """Only `del col[n:]` (dropping a tail, as Ctrl-C or a filter does) and keeping a subset via keep()."""
+        if not isinstance(s, slice) or s.step not in (None, 1) or s.stop is not None:
+            raise TypeError("only a tail can be deleted")
+        n = s.start or 0
+        if n < 0:
+            n += len(self)
+        if n >= len(self):
+            return
+        self.keep(range(n))
+
+    def keep(self, idx) -> None:
+        """Keep the items at the given increasing indices (repacked)."""
+        items = list(self)
+        self.segs, self.n, self.pending = [], 0, []
+        self._add([items[i] for i in idx])
+
+    def wire(self) -> tuple:
+        self.flush()
+        return tuple(self.segs)
+
+    @classmethod
+    def from_wire(cls, segs) -> "_Segments":
+        col = cls()
+        col.segs = [tuple(s) for s in segs]
+        col.n = sum(col._seg_len(s) for s in col.segs)
+        return col
+
+    def _unpack(self, seg) -> Iterator:
+        raise NotImplementedError
+
+    def _one(self, seg, i):
+        raise NotImplementedError
+
+
+class PackedRates(_Segments):
+    """Per-position rate lists as vLLM prints them (bytes `0.150, 0.020, …`). Packed segment:
+    ("rates", n, k, lead digits, tenths, hundredths, thousandths) — four byte strings of n·k digits."""
+
+    def _add(self, items: list) -> None:
+        try:
+            widths = set(map(len, items))
+        except TypeError:
+            widths = set()
+        if len(widths) == 1 and type(items[0]) is bytes:  # (the usual case: one k, C-level)
+            packed = self._pack(items, widths.pop())
+            if packed is not None:
+                self.segs.append(packed)
+                self.n += len(items)
+                return
+        start = 0
+        # runs of the same printed width (the same k, every rate d.ddd): one blob each
+        while start < len(items):
+            first = items[start]
+            if not isinstance(first, bytes):
+                j = start + 1
+                while j < len(items) and not isinstance(items[j], bytes):
+                    j += 1
+                super()._add(items[start:j])
+                start = j
+                continue
+            w = len(first)
+            j = start + 1
+            while j < len(items) and isinstance(items[j], bytes) and len(items[j]) == w:
+                j += 1
+            run = items[start:j]
+            packed = self._pack(run, w)
+            if packed is None:
+                super()._add(run)
+            else:
+                self.segs.append(packed)
+                self.n += len(run)
+            start = j
+
+    def extend_uniform(self, items: list, width: int) -> None:
+        """Items all `width` bytes long (the caller knows): packed in one step, C-level."""
+        self.flush()
+        packed = self._pack(items, width) if items else None
+        if packed is None:
+            self._add(list(items))
+        else:
+            self.segs.append(packed)
+            self.n += len(items)
+
+    @staticmethod
+    def _pack(run: list, w: int):
+        if (w + 2) % 7:
+            return None
+        k = (w + 2) // 7
+        n = len(run)
+        try:
+            blob = b", ".join(run) + b", "
+        except TypeError:  # (not all bytes)
+            return None
+        if len(blob) != 7 * n * k or blob[1::7] != b"." * (n * k) or blob[5::7] != b"," * (n * k):
+            return None
+        return ("rates", n, k, blob[0::7], blob[2::7], blob[3::7], blob[4::7])
+
+    def _one(self, seg, i):
+        _, n, k, a, b, c, d = seg
+        lo = i * k
+        return b", ".join(bytes((a[j], 46, b[j], c[j], d[j])) for j in range(lo, lo + k))
+
+    def _unpack(self, seg) -> Iterator:
+        _, n, k, a, b, c, d = seg
+        for i in range(n):
+            yield self._one(seg, i)
+
+    def matrices(self):
+        """(first row, rows, k, digit columns or the items) per segment, in order: what the aggregation
+        turns into a rate matrix without an object per line."""
+        self.flush()
+        pos = 0
+        for seg in self.segs:
+            m = self._seg_len(seg)
+            yield pos, m, seg
+            pos += m
+
+
+class PackedText(_Segments):
+    """Timestamps (str or None). Packed segment: ("text", n, width, blob) — n strings of one width, in
+    one byte string (ASCII)."""
+
+    def _add(self, items: list) -> None:
+        start = 0
+        while start < len(items):
+            first = items[start]
+            if not isinstance(first, str) or not first.isascii():
+                j = start + 1
+                while j < len(items) and not (isinstance(items[j], str) and items[j].isascii()):
+                    j += 1
+                super()._add(items[start:j])
+                start = j
+                continue
+            w = len(first)
+            j = start + 1
+            while j < len(items) and isinstance(items[j], str) and len(items[j]) == w and items[j].isascii():
+                j += 1
+            run = items[start:j]
+            if len(run) >= 8 and w:
+                self.segs.append(("text", len(run), w, "".join(run).encode("ascii")))
+                self.n += len(run)
+            else:
+                super()._add(run)
+            start = j
+
+    def _one(self, seg, i):
+        _, n, w, blob = seg
+        return blob[i * w:(i + 1) * w].decode("ascii")
+
+    def _unpack(self, seg) -> Iterator:
+        _, n, w, blob = seg
+        text = blob.decode("ascii")
+        for i in range(n):
+            yield text[i * w:(i + 1) * w]
+
+    def sortable_from(self, start: int) -> None:
+        """'MM-DD HH:MM:SS' -> 'MM-DDTHH:MM:SS' for the items from `start` on (the streamed fast path
+        keeps the time as printed)."""
+        self.flush()
+        pos = 0
+        for i, seg in enumerate(self.segs):
+            m = self._seg_len(seg)
+            if pos + m > start:
+                if seg[0] == "text":
+                    _, n, w, blob = seg
+                    lo = max(0, start - pos) * w
+                    self.segs[i] = ("text", n, w, blob[:lo] + blob[lo:].replace(b" ", b"T"))
+                else:
+                    items = seg[1]
+                    for j in range(max(0, start - pos), len(items)):
+                        t = items[j]
+                        if t is not None and " " in t:
+                            items[j] = t.replace(" ", "T", 1)
+            pos += m
+
+    def extend_blob(self, n: int, width: int, blob: bytes) -> None:
+        """n strings of `width` ASCII bytes, back to back (the grep route's C-level join)."""
+        self.flush()
+        self.segs.append(("text", n, width, blob))
+        self.n += n
+
+
+def to_numpy_text(col: Any):
+    """An object array of the column's strings (None kept)."""
+    import numpy as np
+
+    arr = np.empty(len(col), dtype=object)
+    arr[:] = list(col)
+    return arr

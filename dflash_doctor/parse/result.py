@@ -1,0 +1,324 @@
+"""What a log scan saw (`LogScan`), and the end-of-source work that turns it into intervals: the
+formats' deferred records (cumulative counters, weights that need the startup lines, lines that
+need k), the k hint, lines rejected as forged or damaged, and formats that describe the same
+drafts as a more exact one set aside.
+
+Both scanning routes (stream.py, prefilter.py) and the worker processes (workers.py) fill a LogScan
+the same way; `finish_source` runs once per source, in the process that merges.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..redact import redact_text
+from . import formats as F
+from .packed import PackedRates, PackedText
+from .records import FIELDS, Malformed, Row, Salvage, SpecInterval, StartupFacts, pp_tuple
+
+FAST_COLS = ("src", "no", "ts", "tag", "drafts", "dft", "acc", "k", "pp", "mean", "athr", "dthr", "off", "est")
+FAST_FMT = "vllm-v1-0.10.2"
+MAX_EXAMPLES = 20
+JUMP_FACTOR = 1000  # an interval drafting this many times the engine's median is not a measurement…
+JUMP_FLOOR = 10 ** 7  # …when it also drafts more tokens than this (far beyond a node's 10 s of work)
+
+Meta = tuple  # (source, line_no, timestamp, engine tag, byte offset)
+
+
+def new_fast() -> dict:
+    """The fast paths' columns: one entry per vLLM >= 0.10.2 line (rates and times packed: packed.py)."""
+    cols = {k: [] for k in FAST_COLS}
+    cols["pp"], cols["ts"] = PackedRates(), PackedText()
+    return cols
+
+
+def keep_fast(fast: dict, idx: list) -> None:
+    """Keep the fast rows at the increasing indices idx."""
+    for c in FAST_COLS:
+        col = fast[c]
+        if isinstance(col, (PackedRates, PackedText)):
+            col.keep(idx)
+        else:
+            fast[c] = [col[i] for i in idx]
+
+
+@dataclass
+class LogScan:
+    """What a scan saw. `rows` are `Row`s; the (usually dominant) vLLM 0.10.2+ lines of the fast
+    paths are kept column-wise in `fast`. `all_rows()` / `intervals` give both, in file order.
+
+    `k_hint` (with `k_hint_source`, e.g. "the launch command"): the number of speculative tokens when
+    the caller knows it; lines that print no k use it (after the log's own complete lines and startup
+    lines). Set it before scanning, or later with `apply_k_hint`."""
+
+    rows: list[Row] = field(default_factory=list)
+    fast: dict = field(default_factory=new_fast)
+    malformed: list[Malformed] = field(default_factory=list)
+    malformed_count: int = 0
+    rejected_count: int = 0  # of malformed_count: impossible numbers (forged or damaged)
+    foreign: list[Malformed] = field(default_factory=list)  # metrics text inside another logger's message
+    foreign_count: int = 0
+    salvaged: list[Salvage] = field(default_factory=list)
+    salvaged_count: int = 0
+    startup: StartupFacts = field(default_factory=StartupFacts)
+    lines: int | None = 0  # None once a large file was scanned by byte offset only
+    bytes: int = 0
+    candidate_lines: int = 0
+    sources: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    formats: dict[str, int] = field(default_factory=dict)
+    mean_normalised: int = 0  # 0.8.5 lines whose mean (bonus excluded) was normalised
+    replacements: int = 0  # candidate lines that were not valid UTF-8
+    sglang_rate_meaning: str | None = None
+    engine_hint: tuple[str, str | None] | None = None  # from --engine NAME==VERSION
+    k_hint: int | None = None
+    k_hint_source: str | None = None
+    interrupted: bool = False  # Ctrl-C: what is here was read before it
+    shadowed: list[Row] = field(default_factory=list)  # rows set aside (a more exact format has the same drafts)
+    alternatives: list[dict] = field(default_factory=list)
+    k_candidates: list[int] = field(default_factory=list)
+    startup_hints: dict = field(default_factory=dict)  # facts a metrics format implies (llama.cpp's drafter kind)
+    deferred: list = field(default_factory=list)  # (format id, record, meta) until the source is finished
+    k_pending: list = field(default_factory=list)  # (format id, record, meta) whose rows depend on k
+
+    @property
+    def n_intervals(self) -> int:
+        return len(self.rows) + len(self.fast["ts"])
+
+    def all_rows(self) -> list[Row]:
+        """Every interval as a Row, in file order (sources in scan order)."""
+        f = self.fast
+        fast = [Row(FAST_FMT, src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, None, off, est)
+                for src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, off, est in zip(*(f[c] for c in FAST_COLS))]
+        if not self.rows:
+            return fast
+        if not fast:
+            return list(self.rows)
+        order = {s: i for i, s in enumerate(self.sources)}
+        return sorted(self.rows + fast, key=lambda r: (order.get(r.source, 0),
+                                                       r.offset if r.offset is not None else float("inf")))
+
+    def keep(self, pred) -> None:
+        """Keep only the intervals whose timestamp satisfies pred."""
+        self.rows = [r for r in self.rows if pred(r.timestamp)]
+        f = self.fast
+        idx = [i for i, ts in enumerate(f["ts"]) if pred(ts)]
+        if len(idx) != len(f["ts"]):
+            keep_fast(f, idx)
+
+    @property
+    def intervals(self) -> list[SpecInterval]:
+        return [SpecInterval.from_row(r) for r in self.all_rows()]
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def bad(self, source: str, line_no: int | None, offset: int | None, reason: str, text: str,
+            rejected: bool = False) -> None:
+        self.malformed_count += 1
+        self.rejected_count += rejected
+        if len(self.malformed) < MAX_EXAMPLES:
+            self.malformed.append(Malformed(source, line_no, reason, redact_text(text.strip()[:300]), offset, rejected))
+
+    def alien(self, source: str, line_no: int | None, offset: int | None, literal: str, text: str) -> None:
+        """A format's literal inside another message (a prompt, a JSON string, a command): not a metrics line."""
+        self.foreign_count += 1
+        if len(self.foreign) < MAX_EXAMPLES:
+            self.foreign.append(Malformed(source, line_no, f"`{literal}` inside another message (not the engine's "
+                                          "own metrics line): ignored", redact_text(text.strip()[:300]), offset))
+
+    def salvage(self, item: Salvage) -> None:
+        self.salvaged_count += 1
+        if len(self.salvaged) < 50:
+            self.salvaged.append(item)
+
+    def count(self, fmt: str, n: int = 1) -> None:
+        self.formats[fmt] = self.formats.get(fmt, 0) + n
+
+    def apply_k_hint(self, k: int | None, source: str = "the caller") -> None:
+        """Give the number of speculative tokens found elsewhere (the launch command, the drafter's config):
+        the lines that print no k are settled again with it (the log's own complete lines and startup lines
+        still come first, and a k that contradicts the printed arithmetic is refused with a note)."""
+        if not k or k == self.k_hint:
+            return
+        self.k_hint, self.k_hint_source = k, source
+        if not self.k_pending:
+            return
+        pending, self.k_pending = self.k_pending, []
+        ids = {(m[0], m[4]) for _, _, m in pending}
+        fmts = {fid for fid, _, _ in pending}
+        variants = {v for fid in fmts for v in F.BY_ID[fid].fmt_ids}
+        self.rows = [r for r in self.rows if not (r.fmt in variants and (r.source, r.offset) in ids)]
+        self.salvaged = [s for s in self.salvaged if not (s.fmt in variants and (s.source, s.offset) in ids)]
+        self.salvaged_count = len(self.salvaged)
+        for fid in dict.fromkeys(fids for fids, _, _ in pending):
+            items = [(rec, meta) for f, rec, meta in pending if f == fid]
+            F.BY_ID[fid].finish(items, _Finish(self, fid, items))
+        self.rows.sort(key=lambda r: (self.sources.index(r.source) if r.source in self.sources else 0,
+                                      r.offset if r.offset is not None else -1))
+
+
+class _Finish:
+    """What a format's `finish` may do with its deferred records (see formats/_common.py)."""
+
+    def __init__(self, scan: LogScan, fid: str, items: list):
+        self.scan, self.fid, self.items = scan, fid, items
+        st = scan.startup
+        self.args = st.args or {}
+        self.startup_k = st.num_speculative_tokens
+        self.k_hint, self.k_hint_source = scan.k_hint, scan.k_hint_source
+        self.engine_hint = scan.engine_hint
+        self._known: dict = {}
+
+    def known_k(self, source: str, engine) -> int | None:
+        key = (source, engine)
+        if key not in self._known:
+            from collections import Counter
+
+            c = Counter(r.k for r in self.scan.rows if r.source == source and r.engine == engine and r.k
+                        and r.fmt.startswith("vllm-v1") and r.per_position)
+            f = self.scan.fast
+            c.update(k for s, t, k in zip(f["src"], f["tag"], f["k"]) if s == source and t == engine and k)
+            self._known[key] = c.most_common(1)[0][0] if c else None
+        return self._known[key]
+
+    def note(self, text: str) -> None:
+        self.scan.note(text)
+
+    def bad(self, meta: Meta, reason: str, rejected: bool = False) -> None:
+        self.scan.bad(meta[0], meta[1], meta[4], reason, "", rejected)
+
+    def salvage(self, meta: Meta, fmt: str, missing: str, derived: str = "") -> None:
+        self.scan.salvage(Salvage(meta[0], meta[1], meta[4], fmt, missing, derived))
+
+    def add_row(self, r: dict, meta: Meta, needs_k: bool = False) -> None:
+        add_row(self.scan, r, meta)
+        if needs_k:
+            rec = next((rec for rec, m in self.items if m is meta), None)
+            if rec is not None:
+                self.scan.k_pending.append((self.fid, rec, meta))
+
+    def k_candidates(self, ks: list[int]) -> None:
+        self.scan.k_candidates = sorted(set(self.scan.k_candidates) | set(ks))
+
+    def alternative(self, alt: dict) -> None:
+        if alt not in self.scan.alternatives:
+            self.scan.alternatives.append(alt)
+
+    def set_fact(self, name: str, value: Any) -> None:
+        setattr(self.scan, name, value)
+
+    def startup_hint(self, **kw) -> None:
+        self.scan.startup_hints.update(kw)
+
+
+def add_row(scan: LogScan, r: dict, meta: Meta) -> None:
+    """A format's row dict (fmt and numbers) plus the line's meta -> a Row in scan.rows."""
+    if r.pop("normalised", False):
+        scan.mean_normalised += 1
+    source, no, ts, engine, off = meta
+    scan.rows.append(Row(r["fmt"], source, no, ts, engine, r.get("drafts"), r.get("drafted"), r.get("accepted"),
+                         r.get("k"), r.get("per_position", ()), r.get("printed_mean"), r.get("accepted_throughput"),
+                         r.get("drafted_throughput"), r.get("emitted"), off, bool(r.get("estimated")),
+                         bool(r.get("per_request"))))
+
+
+def finish_source(scan: LogScan, source: str, first_row: int) -> None:
+    """Everything that needs a whole source read: the formats' deferred records (in file order), k
+    from the startup lines for lines that print none, rejected jumps, superseded formats, row order."""
+    deferred, scan.deferred = scan.deferred, []
+    by_fmt: dict[str, list] = {}
+    for fid, rec, meta in deferred:
+        by_fmt.setdefault(fid, []).append((rec, meta))
+    for fmt in F.FORMATS:
+        items = by_fmt.get(fmt.id)
+        if items and fmt.finish is not None:
+            items.sort(key=lambda it: it[1][4] if it[1][4] is not None else -1)
+            fmt.finish(items, _Finish(scan, fmt.id, items))
+    if scan.startup_hints:
+        import dataclasses
+
+        st = scan.startup
+        upd = {k: v for k, v in scan.startup_hints.items() if getattr(st, k, None) is None}
+        if upd:
+            scan.startup = dataclasses.replace(st, **upd)
+    _reject_jumps(scan, source, first_row)
+    _supersede(scan, source)
+    if deferred:
+        tail = scan.rows[first_row:]
+        tail.sort(key=lambda r: r.offset if r.offset is not None else -1)
+        scan.rows[first_row:] = tail
+    if scan.salvaged_count:
+        shown = "; ".join(f"{s.where} ({s.fmt}): missing {s.missing}" + (f" — {s.derived}" if s.derived else "")
+                          for s in scan.salvaged[:3])
+        more = f" (and {scan.salvaged_count - 3} more)" if scan.salvaged_count > 3 else ""
+        scan.notes = [n for n in scan.notes if not n.startswith("salvaged ")]
+        scan.note(f"salvaged {scan.salvaged_count} incomplete metrics line(s) or block(s): {shown}{more}")
+    if scan.foreign_count:
+        scan.notes = [n for n in scan.notes if "inside another message" not in n]
+        ex = scan.foreign[0]
+        scan.note(f"{scan.foreign_count} metrics-like text(s) inside another message (a prompt, a JSON string, an "
+                  f"echoed command) were not taken as metrics lines, e.g. {ex.where if ex.line_no or ex.offset else ex.source}")
+
+
+_CUMULATIVE = {"vllm-v0", "llamacpp-statistics"}
+
+
+def _series_key(fmt: str, engine) -> tuple:
+    return (fmt.split("-")[0] if fmt != FAST_FMT else "vllm", engine)
+
+
+def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
+    """An interval drafting orders of magnitude more than the engine's others is not a measurement:
+    rejected as forged or damaged (see JUMP_FACTOR, JUMP_FLOOR)."""
+    f = scan.fast
+    if not any(r.drafted is not None and r.drafted > JUMP_FLOOR for r in scan.rows[first_row:]) and \
+            (not len(f["dft"]) or max(f["dft"]) <= JUMP_FLOOR):
+        return  # (the usual case, decided at C speed: nothing near the floor)
+    series: dict = {}
+    for i in range(first_row, len(scan.rows)):
+        r = scan.rows[i]
+        # (cumulative counters' first difference is everything since the engine started: not a jump)
+        if r.source == source and r.drafted is not None and r.fmt not in _CUMULATIVE:
+            series.setdefault(_series_key(r.fmt, r.engine), []).append(("r", i, r.drafted))
+    for i, (s, tag, d) in enumerate(zip(f["src"], f["tag"], f["dft"])):
+        if s == source:
+            series.setdefault(_series_key(FAST_FMT, tag), []).append(("f", i, d))
+    drop_rows, drop_fast = set(), set()
+    for items in series.values():
+        if len(items) < 2 or max(x[2] for x in items) <= JUMP_FLOOR:
+            continue
+        values = sorted(x[2] for x in items)
+        med = values[0] if len(values) == 2 else statistics.median(values)
+        for kind, i, d in items:
+            if d > JUMP_FLOOR and d > JUMP_FACTOR * max(med, 1):
+                (drop_rows if kind == "r" else drop_fast).add(i)
+    for i in sorted(drop_rows):
+        r = scan.rows[i]
+        scan.bad(r.source, r.line_no, r.offset, f"absurd numbers: {r.drafted} tokens drafted in one interval, more than "
+                 f"{JUMP_FACTOR}× this engine's other intervals", "", rejected=True)
+    if drop_rows:
+        scan.rows = [r for i, r in enumerate(scan.rows) if i not in drop_rows]
+    if drop_fast:
+        for i in sorted(drop_fast):
+            scan.bad(f["src"][i], f["no"][i], f["off"][i], f"absurd numbers: {f['dft'][i]} tokens drafted in one "
+                     f"interval, more than {JUMP_FACTOR}× this engine's other intervals", "", rejected=True)
+        keep_fast(f, [i for i in range(len(f["ts"])) if i not in drop_fast])
+
+
+def _supersede(scan: LogScan, source: str) -> None:
+    # (only drafts-weighted rows set others aside: per-request averages never replace counts)
+    present = {r.fmt for r in scan.rows if r.source == source and not r.per_request}
+    for fmt in F.FORMATS:
+        if not fmt.supersedes or not (present & set(fmt.fmt_ids)):
+            continue
+        gone = {v for fid in fmt.supersedes for v in F.BY_ID[fid].fmt_ids}
+        moved = [r for r in scan.rows if r.source == source and r.fmt in gone]
+        if moved:
+            scan.shadowed.extend(moved)
+            scan.rows = [r for r in scan.rows if not (r.source == source and r.fmt in gone)]
+            scan.note(f"{source}: {len(moved)} {F.BY_FMT[moved[0].fmt].label} row(s) set aside: the "
+                      f"{fmt.label} lines count the same drafts exactly")

@@ -1,0 +1,253 @@
+"""Scanning byte ranges of one file in forked worker processes, and merging what they read.
+
+`run_parallel(tasks)` forks one worker per task; a task fills the `LogScan` it is given. Results come
+back through pipes as `marshal` data (`pack`): plain tuples written by our own child a moment ago,
+never anything read from the input. `merge` adds the parts, in file order, to the caller's scan.
+
+Ctrl-C: the workers ignore SIGINT (so do their grep children); the parent, interrupted, asks them
+with SIGUSR1 to stop where they are and send what they have read, waits for that a few seconds,
+merges it and raises KeyboardInterrupt again — the intervals read before are kept (issue 19, item 9).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import time
+from array import array
+from typing import Callable
+
+from .packed import PackedRates, PackedText
+from .records import Malformed, Row, Salvage
+from .result import FAST_COLS, LogScan
+from .startup import StartupBuilder
+
+STOP_WAIT = 5.0  # seconds the parent waits for interrupted workers to send what they read
+
+# Numeric fast-path columns travel from a worker as machine arrays (typecode, bytes): marshal and numpy
+# then take them whole instead of one Python number at a time.
+ARRAY_COLS = {"drafts": "d", "dft": "q", "acc": "q", "k": "q", "mean": "d", "athr": "d", "dthr": "d", "off": "q"}
+
+
+def extend_numeric(fast: dict, c: str, vals) -> None:
+    """Append to a numeric fast-path column, kept as a machine array while its numbers fit one (an
+    absurd 5000-digit count turns the column back into a list of Python ints)."""
+    col = fast[c]
+    if type(col) is list and not col:
+        fast[c] = col = array(ARRAY_COLS[c])
+    if type(col) is not list:
+        if not isinstance(vals, list):
+            vals = list(vals)
+        before = len(col)
+        try:
+            col.extend(vals)
+            return
+        except (OverflowError, TypeError):
+            del col[before:]
+            fast[c] = col = col.tolist()
+    col.extend(vals)
+
+
+def _pack_fast(fast: dict) -> dict:
+    out = {}
+    for c, v in fast.items():
+        if isinstance(v, (PackedRates, PackedText)):
+            out[c] = ("packed", v.wire())
+            continue
+        tc = ARRAY_COLS.get(c)
+        try:
+            if isinstance(v, array) and v.typecode == tc:
+                out[c] = (tc, v.tobytes())
+            else:
+                out[c] = (tc, array(tc, v).tobytes()) if tc and v else list(v)
+        except (OverflowError, TypeError):  # an absurd 5000-digit count: keep it a Python int
+            out[c] = list(v)
+    return out
+
+
+def _extend_fast(scan: LogScan, c: str, v) -> None:
+    cur = scan.fast[c]
+    if isinstance(v, tuple) and v and v[0] == "packed":
+        cur.extend(type(cur).from_wire(v[1]))
+        return
+    if not isinstance(v, tuple):
+        if c in ARRAY_COLS:
+            extend_numeric(scan.fast, c, v)
+        else:
+            cur.extend(v)
+        return
+    arr = array(v[0])
+    arr.frombytes(v[1])
+    if not len(cur):
+        scan.fast[c] = arr
+    elif isinstance(cur, array) and cur.typecode == arr.typecode:
+        cur.extend(arr)
+    else:
+        if isinstance(cur, array):
+            scan.fast[c] = cur = cur.tolist()
+        cur.extend(arr.tolist())
+
+
+def pack(part: LogScan) -> tuple:
+    """A part's results as plain data for marshal."""
+    st = part.startup
+    return ([tuple(r) for r in part.rows], _pack_fast(part.fast),
+            [(m.source, m.line_no, m.reason, m.text, m.offset, m.rejected) for m in part.malformed],
+            part.malformed_count, part.rejected_count,
+            [(m.source, m.line_no, m.reason, m.text, m.offset) for m in part.foreign], part.foreign_count,
+            [(s.source, s.line_no, s.offset, s.fmt, s.missing, s.derived) for s in part.salvaged], part.salvaged_count,
+            part.notes, part.formats, part.candidate_lines, part.mean_normalised, part.replacements,
+            [(fid, rec, tuple(meta)) for fid, rec, meta in part.deferred], part.alternatives,
+            {k: getattr(st, k) for k in st.__dataclass_fields__}, part.bytes, part.interrupted)
+
+
+def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
+    """Add one part's packed results to scan (call in file order)."""
+    (rows, fast, bad, bad_count, rejected, foreign, foreign_count, salv, salv_count, notes, formats, cand, norm,
+     repl, deferred, alts, st, nbytes, interrupted) = payload
+    scan.rows.extend(Row(*r) for r in rows)
+    for c in FAST_COLS:
+        _extend_fast(scan, c, fast[c])
+    for m in bad:
+        if len(scan.malformed) < 20:
+            scan.malformed.append(Malformed(*m))
+    scan.malformed_count += bad_count
+    scan.rejected_count += rejected
+    for m in foreign:
+        if len(scan.foreign) < 20:
+            scan.foreign.append(Malformed(*m))
+    scan.foreign_count += foreign_count
+    for s in salv:
+        scan.salvage(Salvage(*s))
+    scan.salvaged_count += salv_count - len(salv)
+    for t in notes:
+        scan.note(t)
+    for f, c in formats.items():
+        scan.count(f, c)
+    scan.candidate_lines += cand
+    scan.mean_normalised += norm
+    scan.replacements += repl
+    scan.deferred.extend(deferred)
+    for a in alts:
+        if a not in scan.alternatives:
+            scan.alternatives.append(a)
+    scan.bytes += nbytes
+    scan.interrupted = scan.interrupted or interrupted
+    builder.merge(st)
+
+
+def _on_usr1(signum, frame):  # pragma: no cover - runs in a worker
+    raise KeyboardInterrupt
+
+
+def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanwhile=None) -> tuple[list, bool]:
+    """Run each task(part) in its own forked process; return (packed parts in task order, None for a
+    worker that failed; whether the run was interrupted)."""
+    import marshal
+    import selectors
+
+    kids = []
+    for task in tasks:
+        r, w = os.pipe()
+        big_pipe(w)
+        pid = os.fork()
+        if pid == 0:  # worker
+            os.close(r)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what a Ctrl-C ends
+            signal.signal(signal.SIGUSR1, _on_usr1)
+            gc.disable()  # a short-lived child that makes no cycles: no collector passes over its rows
+            code = 0
+            try:
+                part = LogScan(engine_hint=engine_hint)
+                try:
+                    task(part)
+                except KeyboardInterrupt:
+                    part.interrupted = True
+                signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+                payload = marshal.dumps(pack(part))
+                with os.fdopen(w, "wb") as out:
+                    out.write(payload)
+            except BaseException:  # noqa: BLE001 - a worker must never return into the CLI
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        kids.append((pid, r))
+    interrupted = False
+    chunks: dict[int, bytearray] = {r: bytearray() for _, r in kids}  # (grown in place: no joined copy)
+    open_fds = set(chunks)
+    try:
+        try:  # overlap: the workers scan while this process loads what aggregation needs
+            import numpy  # noqa: F401
+        except ImportError:
+            pass
+        if meanwhile is not None:
+            meanwhile()
+        _drain(selectors, open_fds, chunks, None)
+    except KeyboardInterrupt:
+        interrupted = True
+        for pid, _ in kids:
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except OSError:
+                pass
+        _drain(selectors, open_fds, chunks, time.monotonic() + STOP_WAIT)
+    payloads = []
+    for pid, r in kids:
+        data = chunks.pop(r)
+        try:  # a worker writes its payload only when its scan succeeded
+            payloads.append(marshal.loads(data) if data else None)
+        except (EOFError, ValueError, TypeError):
+            payloads.append(None)
+        del data
+    for pid, _ in kids:
+        try:
+            if interrupted:
+                for _ in range(50):
+                    done, _status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        break
+                    time.sleep(0.02)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+            else:
+                os.waitpid(pid, 0)
+        except (ChildProcessError, OSError):
+            pass
+    return payloads, interrupted
+
+
+def _drain(selectors, open_fds: set, chunks: dict, deadline: float | None) -> None:
+    """Read the workers' pipes until they close (or the deadline passes: the rest are closed unread);
+    a Ctrl-C meanwhile goes on up, leaving open_fds saying which are still open."""
+    with selectors.DefaultSelector() as sel:
+        for fd in open_fds:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if deadline is not None and timeout == 0.0:
+                break
+            for key, _ in sel.select(timeout):
+                piece = os.read(key.fd, 1 << 20)
+                if piece:
+                    chunks[key.fd] += piece
+                else:
+                    sel.unregister(key.fd)
+                    os.close(key.fd)
+                    open_fds.discard(key.fd)
+        if deadline is not None:
+            for fd in list(open_fds):
+                os.close(fd)
+                open_fds.discard(fd)
+
+
+def big_pipe(fd: int, size: int = 1 << 20) -> None:
+    """A 1 MiB pipe buffer (Linux F_SETPIPE_SZ): megabytes then cross in a few large steps."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except (OSError, ImportError):
+        pass

@@ -1,0 +1,142 @@
+"""The format registry (parse/formats/): it refuses a format the scanners could not find fast or at
+all, every searcher takes its literals from it, and the scanning modules import each other one way."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from dflash_doctor.parse import formats as F
+from dflash_doctor.parse.formats import FormatRegistryError, validate
+from dflash_doctor.parse.formats._common import Format
+
+PARSE = Path(__file__).resolve().parents[2] / "dflash_doctor" / "parse"
+
+
+def _fmt(**kw) -> Format:
+    base = dict(id="new-engine", engine="x", label="x", meaning="x", literals=("Xccept: ",), parse=lambda line: None,
+                grep=("XYZ metrics",))
+    base.update(kw)
+    return Format(**base)
+
+
+@pytest.mark.parametrize("kw,why", [
+    (dict(grep=("mean acceptance length",)), "starts with 'm', a byte common in log text"),
+    (dict(grep=("9 drafts",)), "starts with '9'"),
+    (dict(grep=(" Accepted",)), "starts with ' '"),
+    (dict(grep=(), grep_edges=False), "no grep literal and not grep_edges"),
+    (dict(literals=("Drafted tokens",)), "would never see its lines"),
+    (dict(grep_pass="mine"), "needs grep_markers"),
+])
+def test_the_registry_refuses_what_a_scanner_could_not_find(kw, why):
+    with pytest.raises(FormatRegistryError, match=why.split(",")[0].replace("(", r"\(").replace(")", r"\)")):
+        validate(list(F.FORMATS) + [_fmt(**kw)])
+
+
+def test_a_third_first_byte_in_a_grep_pass_is_refused():
+    """GNU grep skips ahead with memchr2 on at most two first bytes (measured: 0.36 s with S and D, 0.59-0.70 s
+    with a third, even a rare one); the main pass uses S and D."""
+    with pytest.raises(FormatRegistryError, match="3 distinct bytes"):
+        validate(list(F.FORMATS) + [_fmt(grep=("Xyzzy metrics",))])
+    validate(list(F.FORMATS) + [_fmt(grep=("Draft stats",))])  # one of the pass's bytes: fine
+
+
+def test_every_grep_pass_and_the_host_filter_follow_the_rule():
+    for name, (lits, _) in F.GREP_PASSES.items():
+        assert len({x[0] for x in lits}) <= 2, name
+        assert not any(x[0].islower() or x[0].isdigit() or x[0].isspace() for x in lits), name
+    assert len({x[0] for x in F.SERVER_LITERALS}) <= 2
+
+
+def test_every_searcher_takes_its_literals_from_the_registry():
+    from dflash_doctor.parse import logscan, prefilter, stream
+
+    assert logscan.SPEC_LINE_LITERALS == F.SERVER_LITERALS
+    assert stream._EXTRA == tuple(x.encode() for x in F.SCAN_EXTRA)
+    assert stream._CAND == F.CANDIDATE.encode()
+    src = (PARSE / "prefilter.py").read_text()
+    assert "F.GREP_PASSES" in src and "LITERALS = (" not in src  # no literal list of its own
+    assert prefilter._HINTS  # block formats' grep literals (their windows)
+    import dflash_doctor.collect.host as host
+
+    assert set(host.SPEC_LINE_LITERALS) == set(F.SERVER_LITERALS)
+
+
+def test_every_format_module_documents_what_its_numbers_mean():
+    import importlib
+
+    for f in F.FORMATS:
+        mod = importlib.import_module(f.parse.__module__)
+        doc = (mod.__doc__ or "").lower()
+        assert f.meaning and f.label, f.id
+        assert "bonus" in doc, f"{f.id}: say whether the bonus token is included"
+        assert any(w in doc for w in ("drafts-weighted", "per-request", "per request")), f"{f.id}: weighting"
+        assert any(w in doc for w in ("cumulative", "per interval", "per iteration", "whole run", "one request",
+                                      "one finished request", "unrecognised")), f"{f.id}: time span"
+
+
+def test_a_new_format_is_one_module():
+    """The registry discovers the modules of parse/formats/ (no list to edit): a module without FORMAT fails."""
+    names = {p.stem for p in (PARSE / "formats").glob("*.py") if not p.stem.startswith("_")}
+    assert names == {f.parse.__module__.rsplit(".", 1)[1] for f in F.FORMATS}
+
+
+def _imports(path: Path) -> set[str]:
+    """parse modules a module imports, at any depth of the file (lazy imports included)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level >= 1 and (node.level == 1 or path.parent.name == "formats"):
+            base = node.module or ""
+            if path.parent.name == "formats" and node.level == 2:
+                out.add(base.split(".")[0])
+            elif path.parent.name == "parse" and node.level == 1:
+                if base:
+                    out.add(base.split(".")[0])
+                else:
+                    out.update(a.name for a in node.names)
+    return out
+
+
+def test_no_import_cycle_between_the_scanning_modules():
+    graph = {p.stem: _imports(p) & {q.stem for q in PARSE.glob("*.py")} for p in PARSE.glob("*.py")}
+    seen, stack = set(), []
+
+    def visit(node):
+        if node in stack:
+            raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(node):] + [node]))
+        if node in seen:
+            return
+        stack.append(node)
+        for dep in graph.get(node, ()):
+            visit(dep)
+        stack.pop()
+        seen.add(node)
+
+    for mod in graph:
+        visit(mod)
+    # prefilter uses no private name of another parse module
+    tree = ast.parse((PARSE / "prefilter.py").read_text())
+    private = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.startswith("_")
+               and isinstance(n.value, ast.Name) and n.value.id in ("S", "logscan", "stream", "result", "workers")]
+    assert not private, private
+
+
+def test_rows_are_named_tuples_with_fields_defined_once():
+    from dflash_doctor.parse import frame, records
+
+    assert records.FIELDS == records.Row._fields
+    assert frame.FIELDS is records.FIELDS
+    for p in PARSE.rglob("*.py"):
+        text = p.read_text()
+        assert "FIELDS = (" not in text or p.name == "records.py", p
+        assert "r[14]" not in text and "r[3]" not in text, p
+
+
+def test_format_descriptions_are_frozen():
+    f = F.FORMATS[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.priority = 0
+
