@@ -32,7 +32,12 @@ def test_terminal_report_matches_golden(case, width, monkeypatch):
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.write_text(got, encoding="utf-8")
     assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1"
-    assert got == path.read_text(encoding="utf-8")
+    want = path.read_text(encoding="utf-8")
+    if got != want:
+        import difflib
+
+        pytest.fail("terminal report differs from " + path.name + ":\n" + "".join(
+            difflib.unified_diff(want.splitlines(True), got.splitlines(True), "golden", "now")))
     lines = got.splitlines()
     assert not [x for x in lines if x != x.rstrip()], "a line ends in spaces"
     if WIDTHS[width]:
