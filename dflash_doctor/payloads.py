@@ -150,6 +150,7 @@ class ScanStats:
     notes: tuple[str, ...] = ()
     mean_normalised: int = 0
     sglang_rate_meaning: str | None = None
+    release_bounds: Mapping[str, str] = field(default_factory=dict)  # engine -> "<=X" a line's shape implies
     sources: tuple[str, ...] = ()
     filtered_on_host: bool = False
     lines_kept: int | None = None

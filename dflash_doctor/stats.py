@@ -119,14 +119,25 @@ def accepted_length_variance(per_position: Sequence[float]) -> float:
     return max(0.0, second - mean * mean)
 
 
+def geometric_rates(excess: float, k: int) -> list[float]:
+    """The unconditional rates a^1 … a^k of the geometric curve whose sum (τ − 1) is `excess`."""
+    target = max(0.0, min(float(k), excess))
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sum(mid ** i for i in range(1, k + 1)) < target else (lo, mid)
+    a = (lo + hi) / 2
+    return [a ** i for i in range(1, k + 1)]
+
+
 def tau_interval(drafts: float, accepted: float, per_position: Sequence[float] = (), k: int | None = None,
                  level: float = 0.95, design_effect: float = DESIGN_EFFECT) -> Interval:
     """Interval of τ = 1 + accepted / drafts.
 
     The variance of the per-draft accepted length comes from the per-position rates when they cover the
-    whole draft (len == k), else from the Bhatia–Davis bound with k (the most a bounded mean can vary),
-    else from the rates' own length as k. With neither rates nor k, the interval is τ ± ∞ clipped to
-    [1, ∞): nothing bounds it.
+    whole draft (len == k), else from the geometric curve with this mean at k (capped by the Bhatia–Davis
+    bound m (k − m), the most a bounded mean can vary), else from the rates' own length as k. With neither
+    rates nor k, the interval is τ ± ∞ clipped to [1, ∞): nothing bounds it.
     """
     if not (drafts > 0) or math.isinf(drafts) or accepted != accepted:
         return Interval(float("nan"), 1.0, float("inf"), 0.0, level)
@@ -138,7 +149,9 @@ def tau_interval(drafts: float, accepted: float, per_position: Sequence[float] =
         if kk:
             var = max(var, min(m, 1.0) * (1 - min(m, 1.0)) * 0.25)
     elif kk:
-        var = m * max(0.0, kk - m)
+        # no rates: the variance of the geometric curve with this mean at this k (how trained drafters' curves
+        # decay, rank/reference.toml), with the Bhatia–Davis bound m (k − m) as its ceiling
+        var = min(accepted_length_variance(geometric_rates(m, kk)), m * max(0.0, kk - m))
     else:
         return Interval(1.0 + m, 1.0, float("inf"), drafts, level)
     ne = effective_n(drafts, design_effect)

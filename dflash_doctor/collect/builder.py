@@ -35,7 +35,7 @@ def scan_stats(scan: "LogScan", filtered_on_host: bool = False, lines: int | Non
         malformed_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text, m.rejected)
                                  for m in scan.malformed[:5]),
         notes=tuple(scan.notes), mean_normalised=scan.mean_normalised,
-        sglang_rate_meaning=scan.sglang_rate_meaning, sources=tuple(scan.sources),
+        sglang_rate_meaning=scan.sglang_rate_meaning, release_bounds=dict(scan.release_bounds), sources=tuple(scan.sources),
         filtered_on_host=filtered_on_host, lines_kept=lines_kept, rejected=scan.rejected_count,
         foreign=scan.foreign_count, foreign_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where,
                                                                          m.reason, m.text) for m in scan.foreign[:5]),

@@ -72,6 +72,8 @@ class LogScan:
     mean_normalised: int = 0  # 0.8.5 lines whose mean (bonus excluded) was normalised
     replacements: int = 0  # candidate lines that were not valid UTF-8
     sglang_rate_meaning: str | None = None
+    # engine -> the newest release a line's shape allows ("<=0.5.5": SGLang's `Decode batch.` form)
+    release_bounds: dict = field(default_factory=dict)
     engine_hint: tuple[str, str | None] | None = None  # from --engine NAME==VERSION
     k_hint: int | None = None
     k_hint_source: str | None = None

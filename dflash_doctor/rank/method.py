@@ -99,19 +99,17 @@ _TRACKED = ("dflash",)
 
 def _release_bounds(evidence: "EvidenceSet") -> list[tuple[str, str]]:
     """(engine, version) pairs the evidence pins: the engine and version named (flag, startup line, installed
-    package), or the newest release a log format's shape allows (format_details `releases` "<=X")."""
+    package), or the newest release a log line's shape allows (ScanStats.release_bounds, "<=X")."""
     out: list[tuple[str, str]] = []
     eng = evidence.engine()
     if eng is not None and eng.version:
         out.append((eng.name, eng.version))
-    acc = evidence.acceptance()
-    for row in (acc.format_details if acc is not None else ()):
-        rel, engine = row.get("releases"), row.get("engine")
-        if isinstance(rel, str) and isinstance(engine, str):
-            for part in rel.split(","):
-                part = part.strip()
-                if part.startswith("<="):
-                    out.append((engine, part[2:].strip()))
+    scan = evidence.log_scan()
+    for engine, rel in (scan.release_bounds.items() if scan is not None else ()):
+        for part in rel.split(","):
+            part = part.strip()
+            if part.startswith("<="):
+                out.append((engine, part[2:].strip()))
     return out
 
 

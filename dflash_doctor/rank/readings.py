@@ -117,7 +117,7 @@ def _var_l(acc: "AcceptanceSummary", k: int | None) -> float | None:
         v = stats.accepted_length_variance(pp)
         return max(v, min(m, 1.0) * (1 - min(m, 1.0)) * 0.25)
     if k:
-        return m * max(0.0, k - m)
+        return min(stats.accepted_length_variance(stats.geometric_rates(m, k)), m * max(0.0, k - m))
     return None
 
 

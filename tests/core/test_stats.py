@@ -35,7 +35,16 @@ def test_tau_interval_decides_a_cliff_over_181_drafts_but_not_65_smooth_drafts_w
     cliff = stats.tau_interval(181, 0.183 * 181, [0.166, 0.017] + [0.0] * 13, 15)
     assert cliff.below(2.0)
     vague = stats.tau_interval(65, 2.1 * 65, (), 15)
-    assert vague.contains(2.0) and vague.contains(4.5)
+    assert vague.contains(2.5) and vague.contains(3.7)  # a healthy and a weak DFlash drafter alike
+
+
+def test_without_rates_the_spread_is_the_geometric_curves_capped_by_bhatia_davis():
+    m, k = 0.0526, 5  # τ 1.05 at k = 5: nearly dead
+    geo = stats.accepted_length_variance(stats.geometric_rates(m, k))
+    assert geo < m * (k - m)
+    iv = stats.tau_interval(494, m * 494, (), k)
+    assert iv.high < 1.15  # 494 drafts settle "nearly dead"
+    assert sum(stats.geometric_rates(2.1, 15)) == pytest.approx(2.1, abs=1e-9)
 
 
 def test_tau_interval_never_exceeds_k_plus_one():

@@ -20,7 +20,7 @@ from ._common import SGLANG_HEADER, N, BadLine, Format, Impossible, Line, Parsed
 
 LITERAL = "Decode batch"
 _SGL = re.compile(
-    r"Decode batch(?: \[\d+\])?[.,]\s*#running-req:\s*(?P<run>" + N + r")\s*,"
+    r"Decode batch(?: \[\d+\])?(?P<sep>[.,])\s*#running-req:\s*(?P<run>" + N + r")\s*,"
     r"(?P<body>.*?)accept len:\s*(?P<len>" + N + r")"
     r"(?:\s*,\s*accept rate:\s*(?P<rate>" + N + r"))?"
     r"(?P<rest>\s*,.*)?$"
@@ -43,7 +43,7 @@ def parse(line: Line) -> Parsed | None:
         raise Impossible(f"absurd numbers: accept len {length} < 1")
     if rate is not None and rate > 1.0 + 1e-9:
         raise Impossible(f"absurd numbers: accept rate {rate} > 1")
-    return Parsed(defer=[{"running": run, "len": length, "rate": rate}])
+    return Parsed(defer=[{"running": run, "len": length, "rate": rate, "old": m["sep"] == "."}])
 
 
 def finish(items: list, ctx) -> None:
@@ -54,6 +54,10 @@ def finish(items: list, ctx) -> None:
         interval = args["decode_log_interval"]
     meaning = _rate_meaning(items, ndt, ctx.engine_hint)
     ctx.set_fact("sglang_rate_meaning", meaning)
+    if any(rec.get("old") for rec, _ in items):
+        # `Decode batch.` is the form of SGLang <= 0.5.2 (read in the 0.4.6 and 0.5.2 wheels; 0.5.6 prints
+        # `Decode batch,`): a bound on the release, so on what it could run (no DFlash before 0.5.11)
+        ctx.set_fact("release_bounds", {"sglang": "<=0.5.5"})
     k = ndt - 1 if ndt and ndt > 1 else None
     for rec, meta in items:
         run = rec["running"]
