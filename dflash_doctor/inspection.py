@@ -38,6 +38,16 @@ class Inspection:
     def failed(self) -> bool:
         return any(f.status == Status.FAIL for f in self.report.findings)
 
+    @property
+    def exit_code(self) -> int:
+        """1 a check failed; 3 nothing could be judged (not a drafter any reader knows, or no check passed);
+        0 otherwise."""
+        if self.failed:
+            return 1
+        if self.drafter.method in (None, "unknown") or not any(f.status == Status.OK for f in self.report.findings):
+            return 3
+        return 0
+
     def silently_ignored(self) -> list[str]:
         """Drafter features the named engine release drops without a word."""
         d, e = self.drafter, self.engine

@@ -7,23 +7,34 @@ from typing import List, Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt, exit_code_for
+from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, invocation
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("logs")
+    @app.command("logs", epilog=examples(
+        "dflash-doctor logs server.log",
+        "dflash-doctor logs server.log.1 server.log --since '05-14 09:15' --csv intervals.csv",
+        "journalctl -u vllm --no-pager | dflash-doctor logs - --format json"))
     def logs(
-        files: List[str] = typer.Argument(..., help="Log files (plain, .gz, rotated; - for stdin)."),
-        since: Optional[str] = typer.Option(None, "--since", help="Only intervals at or after T (e.g. '05-14 09:15', '2026-05-14T09:15:00')."),
-        until: Optional[str] = typer.Option(None, "--until", help="Only intervals at or before T."),
-        engine: Optional[str] = typer.Option(None, "--engine", help="Engine and version when the log does not say, e.g. sglang==0.5.8."),
-        csv: Optional[str] = typer.Option(None, "--csv", help="Also write the per-interval table as CSV to OUT."),
-        parquet: Optional[str] = typer.Option(None, "--parquet", help="Also write the per-interval table as Parquet to OUT."),
+        files: List[str] = typer.Argument(..., metavar="LOG...", help="Log files (plain, .gz, rotated; - for stdin)."),
+        since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help="Only intervals at or after TIME "
+                                            "(e.g. '05-14 09:15', '2026-05-14T09:15:00')."),
+        until: Optional[str] = typer.Option(None, "--until", metavar="TIME", help="Only intervals at or before TIME."),
+        engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME==VERSION", help="Engine and release when "
+                                             "the log does not say, e.g. sglang==0.5.8."),
+        csv: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Also write the per-interval table as CSV."),
+        parquet: Optional[str] = typer.Option(None, "--parquet", metavar="FILE",
+                                              help="Also write the per-interval table as Parquet."),
+        verbose: bool = VerboseOpt,
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
-        """Parse vLLM / SGLang spec-decode lines: τ, per-position curve, signature, trend, startup facts."""
-        from ..collect.files import gather_engine, gather_logs, parse_time_bound
+        """The acceptance picture of server logs: τ, curve, trend.
+
+        Exit 1 when the acceptance shows a problem, 0 when healthy, 3 when it cannot be judged."""
+        from ..collect.builder import EvidenceBuilder
+        from ..collect.files import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
+        from ..doctor import require_something_read
         from ..errors import UsageError
         from ..evidence import EvidenceSet, Kind
         from .output import Output
@@ -34,7 +45,11 @@ def register(app: typer.Typer) -> None:
         hi = parse_time_bound(until, "--until") if until else None
         from .ranking_opts import resolve_settings
 
-        out = Output(fmt=fmt, path=output)
+        out = Output(fmt=fmt, path=output, verbose=verbose)
+        inputs = FileInputs(logs=list(files))
+        for w in require_inputs(inputs):
+            out.warn(w)
+        files = inputs.logs
         settings = resolve_settings(validate=False)
         ev = EvidenceSet(label="logs")
         if engine:
@@ -49,18 +64,25 @@ def register(app: typer.Typer) -> None:
             loaded.append(load_checks())
 
         scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
+        require_something_read(ev)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
         from ..doctor import build_report
         from ..registry import load_checks
 
+        # The release the log's startup lines name is a fact the log gave: use it (engine checks, known issues).
+        builder = EvidenceBuilder(ev)
+        builder.engine_from_startup("the log names no engine release (give --engine NAME==VERSION)")
+        builder.add_engine_support()
+        for kind, what in ((Kind.DRAFTER, "--drafter"), (Kind.TARGET, "--target"), (Kind.LAUNCH, "--launch")):
+            ev.missing(kind, f"a log does not carry it: `dflash-doctor diagnose {what} …` adds it")
         reg = loaded[0] if loaded else load_checks()
-        kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP}
+        kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP, Kind.ENGINE, Kind.ENGINE_SUPPORT}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
-        report, warnings = build_report(ev, checks=checks, settings=settings)
+        report, warnings = build_report(ev, checks=checks, settings=settings, invocation=invocation())
         for w in warnings:
             out.warn(w)
-        out.report(report)
+        out.show(report)
         if ev.interrupted:
             from ..errors import ExitCode
             out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
@@ -73,6 +95,10 @@ def _export(scan, csv: str | None, parquet: str | None, out) -> None:
     from ..parse.frame import export_frame
 
     df = export_frame(scan)
+    for col in ("line_no", "offset", "k", "drafts", "drafted", "accepted", "prefix_accepted", "emitted"):
+        # counts and line numbers are integers: a float column (NaN where absent) would print 43.0
+        if col in df.columns and df[col].dtype.kind == "f" and (df[col].dropna() % 1 == 0).all():
+            df[col] = df[col].astype("Int64")
     try:
         if csv:
             df.to_csv(csv, index=False)

@@ -228,6 +228,9 @@ def drafter_names(evidence) -> list[tuple[str, str]]:
         for ev in reversed(evidence.all(kind)):
             if ev.value.drafter:
                 out.append((ev.value.drafter, ev.ref))
+    named = evidence.named(Kind.DRAFTER)  # `--drafter org/name` not in the cache still names the pair
+    if named:
+        out.append((named, None))
     return out
 
 

@@ -5,7 +5,7 @@ diagnosis service sit above what they drive, the CLI above everything):
 
   0  errors, redact, stats, atomic            no dflash_doctor imports but each other's
   1  textsafe, evidence                       the evidence model
-  2  payloads, check                          typed payloads; the Check interface
+  2  payloads, check, names                   typed payloads; the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
   4  probe                                    the GPU probe
   5  models                                   drafter/target readers
@@ -14,7 +14,7 @@ diagnosis service sit above what they drive, the CLI above everything):
   8  checks                                   the checks (checks/ is the dflash_doctor.checks package)
   9  collect, gate                            collectors feeding the EvidenceBuilder; the CI gate's judgement
   10 doctor                                   the diagnosis service
-  11 inspection, prometheus                   services built on it
+  11 inspection, prometheus, hostcheck        services built on it
   12 render                                   every renderer
   13 cli                                      flags → one service → one renderer
   14 __main__
@@ -33,7 +33,7 @@ from tests.conftest import ROOT
 TIERS = [
     {"errors", "redact", "stats", "atomic"},
     {"textsafe", "evidence"},
-    {"payloads", "check"},
+    {"payloads", "check", "names"},
     {"parse", "hosts"},
     {"probe"},
     {"models"},
@@ -42,7 +42,7 @@ TIERS = [
     {"checks"},
     {"collect", "gate"},
     {"doctor"},
-    {"inspection", "prometheus"},
+    {"inspection", "prometheus", "hostcheck"},
     {"render"},
     {"cli"},
     {"__main__"},

@@ -1,0 +1,90 @@
+"""The deployment's names as the evidence gives them (drafter, target, their revisions, engine release, host,
+logs): what the report's suggested commands are filled with, and what a saved probe's pair is compared with."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .evidence import EvidenceSet, Kind
+
+
+@dataclass(frozen=True)
+class Names:
+    """The deployment's names as the evidence gives them, for commands a user can paste."""
+
+    drafter: str | None = None
+    drafter_revision: str | None = None
+    target: str | None = None
+    target_revision: str | None = None
+    engine: str | None = None
+    engine_version: str | None = None
+    engine_source_read: bool = False
+    host: str | None = None  # ssh://… or local, when the evidence came from a host
+    logs: tuple[str, ...] = ()  # local log files the evidence was read from
+
+    @property
+    def engine_spec(self) -> str | None:
+        if not self.engine:
+            return None
+        return f"{self.engine}=={self.engine_version}" if self.engine_version else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"drafter": self.drafter, "drafter_revision": self.drafter_revision, "target": self.target,
+                "target_revision": self.target_revision, "engine": self.engine, "engine_version": self.engine_version,
+                "engine_source_read": self.engine_source_read, "host": self.host}
+
+
+
+_HF_CACHE_PATH = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\](?P<rev>[0-9a-f]{7,64})")
+
+
+def model_identity(text: str | None) -> tuple[str | None, str | None]:
+    """(repo id or path, revision) of a model reference: an HF cache path names its repo and snapshot."""
+    if not text:
+        return None, None
+    m = _HF_CACHE_PATH.search(str(text))
+    if m:
+        return f"{m['org']}/{m['name']}", m["rev"]
+    t = str(text).rstrip("/")
+    if t.endswith("config.json"):
+        t = t[: -len("config.json")].rstrip("/")
+    return t or None, None
+
+
+def names_of(evidence: EvidenceSet) -> Names:
+    drafter = drev = target = trev = None
+    d = evidence.drafter()
+    if d is not None:
+        drafter, drev = model_identity(d.source or d.config_path)
+    launch, st = evidence.launch(), evidence.startup()
+    for src in (launch, st):
+        if drafter is None and src is not None and src.drafter:
+            drafter, drev = model_identity(src.drafter)
+    if drafter is None:
+        named = evidence.named(Kind.DRAFTER)
+        if named:
+            drafter, drev = model_identity(named)
+    t = evidence.target()
+    if t is not None:
+        target, trev = model_identity(t.source or t.config_path)
+    for src in (launch, st):
+        if target is None and src is not None and src.model:
+            target, trev = model_identity(src.model)
+    if target is None:
+        named = evidence.named(Kind.TARGET)
+        if named:
+            target, trev = model_identity(named)
+    eng = evidence.engine()
+    engine = eng.name if eng is not None else (st.engine if st is not None else None)
+    version = eng.version if eng is not None else (st.version if st is not None else None)
+    h = evidence.get(Kind.HOST)
+    host = None
+    if h is not None:
+        host = h.source.location if not h.source.location.endswith("(bundle)") else None
+    logs = tuple(e.source.location for e in evidence.all(Kind.LOG_SCAN) if e.source.kind == "file" and e.source.host
+                 is None)
+    return Names(drafter=drafter, drafter_revision=drev, target=target, target_revision=trev, engine=engine,
+                 engine_version=version, engine_source_read=evidence.has(Kind.ENGINE_SOURCE), host=host,
+                 logs=tuple(x for part in logs for x in part.split(", ") if x and x != "-"))
