@@ -53,29 +53,20 @@ def model_identity(text: str | None) -> tuple[str | None, str | None]:
     return t or None, None
 
 
+def _identity(facts, said: tuple, field: str, named: str | None) -> tuple[str | None, str | None]:
+    """A model's (name, revision): its facts' source, else what the launch/startup lines say, else the flag."""
+    if facts is not None and (found := model_identity(facts.source or facts.config_path))[0]:
+        return found
+    for src in said:
+        if src is not None and getattr(src, field):
+            return model_identity(getattr(src, field))
+    return model_identity(named) if named else (None, None)
+
+
 def names_of(evidence: EvidenceSet) -> Names:
-    drafter = drev = target = trev = None
-    d = evidence.drafter()
-    if d is not None:
-        drafter, drev = model_identity(d.source or d.config_path)
     launch, st = evidence.launch(), evidence.startup()
-    for src in (launch, st):
-        if drafter is None and src is not None and src.drafter:
-            drafter, drev = model_identity(src.drafter)
-    if drafter is None:
-        named = evidence.named(Kind.DRAFTER)
-        if named:
-            drafter, drev = model_identity(named)
-    t = evidence.target()
-    if t is not None:
-        target, trev = model_identity(t.source or t.config_path)
-    for src in (launch, st):
-        if target is None and src is not None and src.model:
-            target, trev = model_identity(src.model)
-    if target is None:
-        named = evidence.named(Kind.TARGET)
-        if named:
-            target, trev = model_identity(named)
+    drafter, drev = _identity(evidence.drafter(), (launch, st), "drafter", evidence.named(Kind.DRAFTER))
+    target, trev = _identity(evidence.target(), (launch, st), "model", evidence.named(Kind.TARGET))
     eng = evidence.engine()
     engine = eng.name if eng is not None else (st.engine if st is not None else None)
     version = eng.version if eng is not None else (st.version if st is not None else None)
