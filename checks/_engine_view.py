@@ -109,14 +109,14 @@ def swa_finding(check, o: Outcome, refs, origin: str, extra: tuple[str, ...] = (
         return check.finding(Status.OK, (f"{lead}; " if lead else "") + o.sentence + note, refs=refs, details=details,
                              observations=(Observation("engine-swa:honoured", o.sentence, refs),))
     if o.value == NOT_APPLICABLE:
-        return check.finding(Status.OK, o.sentence, refs=refs, details=details)
+        return check.finding(Status.NOT_APPLICABLE, o.sentence, refs=refs, details=details)
     return check.finding(Status.COULD_NOT_CHECK, o.sentence, refs=refs, details=details)
 
 
 def map_finding(check, o: Outcome, refs, origin: str, who: str, extra: tuple[str, ...] = ()):
     """The target_layer_ids mapping on the runner this launch uses (none for a refused/absent launch)."""
     if o.value in (REFUSED, ABSENT):
-        return check.finding(Status.OK, f"not applicable: {o.sentence} (the launch is reported by the sliding-window "
+        return check.finding(Status.NOT_APPLICABLE, f"not applicable: {o.sentence} (the launch is reported by the sliding-window "
                                         "check)", refs=refs)
     lm = o.layer_map
     if lm is None or not lm.decided:
@@ -138,7 +138,7 @@ def map_finding(check, o: Outcome, refs, origin: str, who: str, extra: tuple[str
                                     "the drafter config by hand on a fixed release.",
                              observations=(Observation("engine-layer-map:raw", msg, refs),))
     if lm.value == "n/a":
-        return check.finding(Status.OK, f"not applicable: {lm.why}", refs=refs)
+        return check.finding(Status.NOT_APPLICABLE, f"not applicable: {lm.why}", refs=refs)
     return check.finding(Status.FAIL, f"{who} taps the target {lm.value} from the layers the drafter was trained on"
                          f"{on}{note}", refs=refs, details=details)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.rank.baselines import geometric_ratio, pair_context
+from dflash_doctor.rank.baselines import geometric_ratio, in_force, pair_context
 from dflash_doctor.rank.readings import DECISIVE, level_reading
 from dflash_doctor.rank.signature import against_reference, excess_ratio
 
@@ -29,7 +29,7 @@ class TauVsBaseline(Check):
         ev = evidence.get(Kind.ACCEPTANCE)
         acc = evidence.acceptance()
         reading = level_reading(evidence)
-        ctx = pair_context(evidence, evidence.baselines)
+        ctx = pair_context(evidence, in_force(evidence))
         refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])
         band = reading.band
         if reading.verdict == "no-band" or band is None or band.low is None:

@@ -27,16 +27,16 @@ class EngineDrafterSwa(Check):
             # The installed source on the host outranks the release table (patched or source installs differ).
             tab = table_outcome(evidence, row)
             agree = "agrees" if tab.value == src_o.value else f"disagrees: the table alone says {tab.value}"
-            return [self.finding(Status.OK, f"the installed engine source was read ({src_o.value}); engine-source-swa "
+            return [self.finding(Status.NOT_APPLICABLE, f"the installed engine source was read ({src_o.value}); engine-source-swa "
                                  f"decides, not the release table (which {agree})",
                                  refs=refs + (evidence.ref(Kind.ENGINE_SOURCE),))]
         from dflash_doctor.models.architectures import support_from_evidence
         arch = support_from_evidence(evidence)
         if arch is not None and arch.loadable is False:
-            return [self.finding(Status.OK, f"does not apply: {arch.sentence} (engine-loads-drafter reports it)",
+            return [self.finding(Status.NOT_APPLICABLE, f"does not apply: {arch.sentence} (engine-loads-drafter reports it)",
                                  refs=refs)]
         if not d.is_dflash:
-            return [self.finding(Status.OK, f"the drafter is {d.method}, not DFlash: the DFlash sliding-window "
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {d.method}, not DFlash: the DFlash sliding-window "
                                  "support of the engine does not apply", refs=refs)]
         if not d.layers:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: the drafter's layers are unknown", refs=refs)]

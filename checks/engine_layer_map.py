@@ -35,7 +35,7 @@ class EngineLayerMap(Check):
             lm = src_o.layer_map.value
             agree = ("agrees" if (row.layer_map or "n/a") == lm or lm == "n/a"
                      else f"disagrees: the table says {row.layer_map or 'n/a'}")
-            return [self.finding(Status.OK, f"the installed engine source was read ({lm} mapping); "
+            return [self.finding(Status.NOT_APPLICABLE, f"the installed engine source was read ({lm} mapping); "
                                  f"engine-source-layer-map decides, not the release table (which {agree})",
                                  refs=(sev.ref, evidence.ref(Kind.ENGINE_SOURCE)))]
         dev = evidence.get(Kind.DRAFTER)
@@ -50,9 +50,9 @@ class EngineLayerMap(Check):
         from dflash_doctor.models.architectures import support_from_evidence
         arch = support_from_evidence(evidence)
         if arch is not None and arch.loadable is False:
-            return [self.finding(Status.OK, f"does not apply: {arch.sentence}", refs=refs)]
+            return [self.finding(Status.NOT_APPLICABLE, f"does not apply: {arch.sentence}", refs=refs)]
         if drafter_method not in ("dflash", "dflash2"):
-            return [self.finding(Status.OK, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
                                  f"(EAGLE-3 aux ids are used {row.eagle3_aux})", refs=refs)]
         if d is not None and d.ids_capture_before:
             msg = (f"speculators-format ids {list(d.hf_hidden_state_indices or ())} are already shifted and {who} "

@@ -27,7 +27,7 @@ class EngineLayerMap(Check):
         refs = (ev.ref,) + tuple(e.ref for e in (evidence.get(Kind.DRAFTER),) if e is not None)
         method = not_dflash(evidence)
         if method:
-            return [self.finding(Status.OK, f"the drafter is {method}: the DFlash target_layer_ids mapping does not "
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {method}: the DFlash target_layer_ids mapping does not "
                                  "apply", refs=refs)]
         d = evidence.drafter()
         who = f"{a.engine} {a.version.value or '(version unknown)'}"

@@ -30,7 +30,7 @@ class EngineSlidingWindow(Check):
         refs = (ev.ref,) + ((dev.ref,) if dev else ())
         method = not_dflash(evidence)
         if method:
-            return [self.finding(Status.OK, f"the drafter is {method}, not DFlash: the DFlash checks do not apply",
+            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {method}, not DFlash: the DFlash checks do not apply",
                                  refs=refs)]
         o, _ = source_outcome(evidence)
         extra = table_note(a, evidence.engine_support(), ("dflash", "drafter_swa", "v2_dflash", "runner_unset",

@@ -11,6 +11,13 @@ from dflash_doctor.rank.signature import classify
 BROKEN = ("all-zero", "cliff-after-first")
 
 
+def cost_words(cm: dict) -> str:
+    """The cost model in words (never a Python dict in a report)."""
+    return (f"cost model, in target decode steps: verify {cm['verify_per_draft_position']:g} per draft position; "
+            f"drafting {cm['one_pass_draft']:g} per block (one-pass) or {cm['chained_draft_per_position']:g} per "
+            "position (chained)")
+
+
 class KChoice(Check):
     id = "k-choice"
     area = "acceptance"
@@ -23,7 +30,7 @@ class KChoice(Check):
         if a is None or not a.get("advised"):
             reason = a["reason"] if a else "no acceptance figures"
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
-        details = tuple(a["notes"]) + (a["formula"], f"cost model: {a['cost_model']}")
+        details = tuple(a["notes"]) + (a["formula"], cost_words(a["cost_model"]))
         acc = evidence.acceptance()
         sig = classify(acc).id
         if sig in BROKEN and a["recommended_k"] != a["current_k"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.payloads import MIN_SERVER_LOG_LINES
 
 
 class SpecDecodeActive(Check):
@@ -11,6 +12,7 @@ class SpecDecodeActive(Check):
     area = "launch"
     title = "Spec-decode metrics present in the log"
     needs = (Kind.LOG_SCAN,)
+    wants = (Kind.STARTUP,)
     observations = ("launch:no-spec-lines",)
 
     def run(self, evidence: EvidenceSet):
@@ -25,6 +27,11 @@ class SpecDecodeActive(Check):
         if stats.malformed:
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {stats.malformed} metrics-like line(s) "
                                  "in the log, none parsed", refs=(ev.ref,))]
+        if evidence.startup() is None and (stats.lines or 0) < MIN_SERVER_LOG_LINES:
+            # Text with no line an engine writes (a pasted summary, another program's log) says nothing about
+            # whether speculative decoding ran: its silence is not the server's.
+            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: nothing in the log ({size}) shows it comes "
+                                 "from a vLLM or SGLang server (no metrics, no startup lines)", refs=(ev.ref,))]
         return [self.finding(
             Status.FAIL, f"no spec-decode metrics in {size}", refs=(ev.ref,),
             remedy="Check that --speculative-config reached the server and that stats logging is on "

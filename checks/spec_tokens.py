@@ -20,7 +20,7 @@ class SpecTokensVsBlock(Check):
         k, kev = launch_k(evidence)
         refs = tuple(e.ref for e in (dev, kev) if e is not None)
         if not d.is_dflash:
-            return [self.finding(Status.OK, f"{d.method} drafter: no block size to match", refs=refs)]
+            return [self.finding(Status.NOT_APPLICABLE, f"{d.method} drafter: no block size to match", refs=refs)]
         if d.block_size is None:
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: the drafter config states no block_size",
                                  refs=refs)]

@@ -39,7 +39,8 @@ def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
         absent = [k for k in check.needs if not evidence.has(k)]
         if absent:
             reasons = "; ".join(f"{k.value}: {evidence.why_missing(k)}" for k in absent)
-            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, f"could not check: {reasons}"))
+            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, f"could not check: {reasons}",
+                                    waiting_for=tuple(k.value for k in absent)))
             continue
         try:
             result = list(check.run(evidence))

@@ -160,6 +160,12 @@ class EvidenceSet:
         if not self.has(kind):
             self._missing[kind] = Missing(kind, reason, source)
 
+    def named(self, kind: Kind) -> str | None:
+        """What the user named for `kind` when it could not be read (an uncached `--drafter` repo id): a name
+        the ranking can still match a baseline with, and the plan can put into commands."""
+        m = self._missing.get(kind)
+        return m.source.location if m is not None and m.source is not None and m.source.kind == "flag" else None
+
     def could_not_collect(self, what: str, reason: str, kind: Kind | None = None) -> None:
         self.collection_errors.append((what, reason))
         if kind is not None:
@@ -167,10 +173,7 @@ class EvidenceSet:
 
     @property
     def baselines(self):
-        if self._baselines is None:
-            from .rank.baselines import default_baselines
-
-            self._baselines = default_baselines()
+        """The baselines set for this diagnosis, or None (rank.baselines.in_force supplies the packaged ones)."""
         return self._baselines
 
     @baselines.setter
@@ -267,6 +270,9 @@ class Status(str, enum.Enum):
     WARN = "warn"
     FAIL = "fail"
     COULD_NOT_CHECK = "could-not-check"
+    # Nothing to check here: the check does not apply to this deployment, or another check decides (the
+    # installed source outranks the release table). Never shown as a pass.
+    NOT_APPLICABLE = "not-applicable"
 
 
 @dataclass(frozen=True)
@@ -294,6 +300,8 @@ class Finding:
     remedy: str | None = None
     details: tuple[str, ...] = ()
     observations: tuple[Observation, ...] = ()
+    # For a check that did not run: the evidence kinds it waits for (the report folds these per input).
+    waiting_for: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -304,6 +312,7 @@ class Finding:
             "remedy": self.remedy,
             "details": list(self.details),
             "observations": [dataclasses.asdict(o) for o in self.observations],
+            "waiting_for": list(self.waiting_for),
         }
 
 
@@ -370,6 +379,12 @@ class Report:
     advice: Mapping[str, Any] | None = None
     tool_version: str = ""
     generated_at: str = field(default_factory=now_iso)
+    plan: Any = None  # rank.plan.FixPlan: the answer a person acts on
+
+    @property
+    def exit_code(self) -> int:
+        """The verdict as an exit status (README "Exit codes"): problem 1, healthy 0, insufficient-data 3."""
+        return {Verdict.PROBLEM: 1, Verdict.HEALTHY: 0}.get(self.verdict, 3)
 
     @property
     def checks_passed(self) -> int:
@@ -390,6 +405,7 @@ class Report:
             "missing_evidence": [m.to_dict() for m in self.missing],
             "advice": to_jsonable(self.advice) if self.advice else None,
             "notes": list(self.notes),
+            "plan": self.plan.to_dict() if self.plan is not None else None,
         }
 
 

@@ -130,6 +130,12 @@ class MalformedLine:
     rejected: bool = False  # impossible numbers: forged or damaged
 
 
+# Below this many lines, a text with no engine startup line and no metrics line (a pasted summary, another
+# program's line) is not taken for a server log: its silence about speculative decoding is not the server's.
+# (The scanner does not count lines that carry an engine's logger header; when it does, that is the better test.)
+MIN_SERVER_LOG_LINES = 20
+
+
 @dataclass(frozen=True)
 class ScanStats:
     """What a log scan saw: size, metrics intervals per format, lines that looked like metrics but did not parse."""

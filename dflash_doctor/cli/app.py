@@ -13,13 +13,35 @@ from ..errors import DoctorError, ExitCode
 
 app = typer.Typer(
     name="dflash-doctor",
-    help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and SGLang.",
+    help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and "
+         "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
+         "data (nothing could be checked), 130 interrupted.",
+    epilog="Examples:\n\n\b\n  dflash-doctor check bundle fixtures/hosts/seed\n  dflash-doctor diagnose --log "
+           "server.log --drafter DIR|REPO_ID --engine vllm==0.20.1\n  dflash-doctor check host ssh://ops@gpu-7\n"
+           "  dflash-doctor COMMAND --help",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     pretty_exceptions_show_locals=False,  # this tool handles SSH credentials
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _plain_required_metavars() -> None:
+    """Typer writes a required argument as {DRAFTER} in usage lines; click's convention (and ours) is DRAFTER."""
+    from typer.core import TyperArgument
+
+    original = TyperArgument.make_metavar
+
+    def make_metavar(self, ctx, *args, **kw):
+        var = original(self, ctx, *args, **kw)
+        return var[1:-1] if var.startswith("{") and var.endswith("}") else var
+
+    TyperArgument.make_metavar = make_metavar
+
+
+_plain_required_metavars()
 
 
 def _version(value: bool) -> None:
@@ -79,6 +101,9 @@ def _say(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     _tolerant_streams()
+    from . import common
+
+    common.ARGV = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in (argv or sys.argv) or os.environ.get("DFLASH_DOCTOR_DEBUG") == "1"
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")

@@ -1,28 +1,50 @@
-"""Options shared by several commands, and the exit-code policy for reports."""
+"""Options shared by several commands, the help text conventions, and the exit-code policy.
+
+Exit codes (README "Exit codes"), for every command that prints a verdict or a check result:
+0 healthy / passed, 1 problem found / failed, 2 usage error (a bad flag, a missing file, a path where a
+host belongs), 3 insufficient data (nothing could be checked, too few drafts, τ that cannot be judged),
+130 interrupted.
+"""
 
 from __future__ import annotations
 
+import enum
 import os
+import sys
+
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import ExitCode
-from ..evidence import Report, Verdict
 from ..render import Format
 
-FormatOpt = typer.Option(Format.TERMINAL, "--format", "-f", help="terminal, json or markdown.", case_sensitive=False)
-OutputOpt = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout.")
+if TYPE_CHECKING:
+    from ..evidence import Report
+
+
+class TextOrJson(str, enum.Enum):
+    """--format for results that have no Markdown form (probe, layer-offset)."""
+
+    TERMINAL = "terminal"
+    JSON = "json"
+
+
+FormatOpt = typer.Option(Format.TERMINAL, "--format", "-f", metavar="terminal|json|markdown",
+                         help="Output format.", case_sensitive=False)
+TextOrJsonOpt = typer.Option(TextOrJson.TERMINAL, "--format", "-f", metavar="terminal|json", help="Output format.",
+                             case_sensitive=False)
+OutputOpt = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the result to FILE instead of stdout.")
+VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every check, detail, weight and note (the default view "
+                                                         "folds them).")
+ProbeResultOpt = typer.Option(None, "--probe-result", metavar="PROBE.json",
+                              help="A saved `dflash-doctor probe --format json` result for the served pair.")
+ForcePairOpt = typer.Option(False, "--force-probe-pair",
+                            help="Use --probe-result even when it is of another drafter/target pair.")
+
+
 AllowSSHExecOpt = typer.Option(False, "--allow-ssh-exec",
                                help="Let `Match exec` lines in ssh_config run their command (refused by default).")
-
-
-def exit_code_for(report: Report) -> ExitCode:
-    """0 nothing wrong, 1 problems found, 3 nothing could be checked."""
-    if report.verdict == Verdict.PROBLEM:
-        return ExitCode.PROBLEMS
-    if report.verdict == Verdict.INSUFFICIENT_DATA and report.acceptance is None:
-        return ExitCode.NOT_CHECKED
-    return ExitCode.OK
 
 
 def dumb_terminal() -> bool:
@@ -34,3 +56,28 @@ def color_allowed() -> bool:
     """Colour only where the environment allows it: never with NO_COLOR set (no-color.org: any
     non-empty value) nor on a dumb terminal."""
     return not os.environ.get("NO_COLOR") and not dumb_terminal()
+
+
+def examples(*lines: str) -> str:
+    """An Examples section for a command's help (typer epilog; \\b keeps click from rewrapping it)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {x}" for x in lines)
+
+
+def exit_code_for(report: "Report") -> ExitCode:
+    """problem 1, healthy 0, insufficient-data 3."""
+    return ExitCode(report.exit_code)
+
+
+# The arguments as typed (set by app.main), for next-step commands that repeat the command with a flag added.
+ARGV: list[str] = []
+
+
+def invocation() -> tuple[str, ...]:
+    """The command as typed (program name first), secrets redacted."""
+    from ..redact import redact_text
+
+    return ("dflash-doctor", *(redact_text(a) for a in (ARGV or sys.argv[1:])))
+
+
+def env() -> dict[str, str]:
+    return dict(os.environ)

@@ -7,30 +7,47 @@ from typing import List, Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt, exit_code_for
+from .common import ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseOpt, examples, exit_code_for, invocation
 from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
                         InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("diagnose")
+    @app.command("diagnose", epilog=examples(
+        "dflash-doctor diagnose --log server.log",
+        "dflash-doctor diagnose --log server.log --drafter z-lab/Qwen3.6-27B-DFlash --target Qwen/Qwen3.6-27B \\",
+        "    --engine vllm==0.20.1 --launch @serve-command.txt",
+        "dflash-doctor diagnose --metrics http://gpu-7:8000/metrics --window 30s --drafter ./drafter",
+        "dflash-doctor diagnose --log server.log --format json | jq '.plan.steps[0]'"))
     def diagnose(
-        log: List[str] = typer.Option([], "--log", "-l", help="Server log (repeatable; whole log, excerpt, .gz, or - for stdin)."),
-        metrics: List[str] = typer.Option([], "--metrics", help="Prometheus text: a file or a /metrics URL (repeatable)."),
-        window: Optional[str] = typer.Option(None, "--window", help="With a metrics URL: scrape twice, this far apart (e.g. 30s)."),
-        drafter: Optional[str] = typer.Option(None, "--drafter", help="Drafter checkpoint dir, config.json or cached repo id."),
-        target: Optional[str] = typer.Option(None, "--target", help="Target checkpoint dir, config.json or cached repo id."),
-        engine: Optional[str] = typer.Option(None, "--engine", help="Engine and version, e.g. vllm==0.20.1."),
-        launch: Optional[str] = typer.Option(None, "--launch", help="The serve command line, as TEXT or @FILE."),
-        dataset: Optional[str] = typer.Option(None, "--dataset", help="Workload the log covers (gsm8k, mt-bench, random …): "
-                                              "picks the published τ to compare with."),
-        temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature of the requests."),
-        thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="Whether requests ran with thinking mode."),
-        knowledge: List[str] = typer.Option([], "--knowledge", help="Extra causes/rules TOML (repeatable; also DFLASH_DOCTOR_KNOWLEDGE)."),
-        plot: Optional[str] = typer.Option(None, "--plot", help="Draw the curve vs the pair's reference and τ over time: FILE.png|.svg|.html."),
-        probe_result: Optional[str] = typer.Option(None, "--probe-result", help="JSON from `dflash-doctor probe --format json -o FILE`."),
-        prometheus: Optional[str] = typer.Option(None, "--prometheus", help="Read the engine's history from this "
-                                                 "Prometheus (with --selector naming one engine)."),
+        log: List[str] = typer.Option([], "--log", "-l", metavar="LOG", help="Server log (repeatable; a whole log, an "
+                                      "excerpt, .gz, or - for stdin)."),
+        metrics: List[str] = typer.Option([], "--metrics", metavar="FILE|URL", help="Prometheus text: a saved scrape "
+                                          "or a /metrics URL (repeatable)."),
+        window: Optional[str] = typer.Option(None, "--window", metavar="DURATION", help="With a metrics URL: scrape "
+                                             "twice, this far apart (e.g. 30s)."),
+        drafter: Optional[str] = typer.Option(None, "--drafter", metavar="DIR|REPO_ID", help="Drafter checkpoint "
+                                              "directory, its config.json, or a repo id in the local HF cache."),
+        target: Optional[str] = typer.Option(None, "--target", metavar="DIR|REPO_ID", help="Target checkpoint "
+                                             "directory, config.json or cached repo id."),
+        engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME==VERSION",
+                                             help="Engine and release, e.g. vllm==0.20.1."),
+        launch: Optional[str] = typer.Option(None, "--launch", metavar="TEXT|@FILE",
+                                             help="The serve command line, as text or @file."),
+        dataset: Optional[str] = typer.Option(None, "--dataset", metavar="NAME", help="Workload the log covers "
+                                              "(gsm8k, mt-bench, random, etc.): picks the published τ to compare with."),
+        temperature: Optional[float] = typer.Option(None, "--temperature", metavar="T",
+                                                    help="Sampling temperature of the requests."),
+        thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking",
+                                                help="Whether requests ran with thinking mode."),
+        knowledge: List[str] = typer.Option([], "--knowledge", metavar="TOML", help="Extra causes/rules (repeatable; "
+                                            "also DFLASH_DOCTOR_KNOWLEDGE)."),
+        plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.html",
+                                           help="Draw the curve against the pair's reference, and τ over time."),
+        probe_result: Optional[str] = ProbeResultOpt,
+        force_probe_pair: bool = ForcePairOpt,
+        prometheus: Optional[str] = typer.Option(None, "--prometheus", metavar="URL", help="Read the engine's history "
+                                                 "from this Prometheus (with --selector naming one engine)."),
         selector: Optional[str] = SelectorOpt,
         since: str = SinceOpt,
         step: str = StepOpt,
@@ -43,20 +60,28 @@ def register(app: typer.Typer) -> None:
         basic_auth_env: Optional[str] = BasicEnvOpt,
         ca_file: Optional[str] = CaFileOpt,
         insecure_skip_verify: bool = InsecureOpt,
+        verbose: bool = VerboseOpt,
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
-        """Rank root causes of low acceptance from logs, metrics, configs and the launch command."""
-        from ..collect.files import FileInputs, gather_files
-        from ..collect.workload import gather_workload
-        from ..doctor import build_report
-        from .output import Output
-        from .ranking_opts import resolve_settings, write_plot
+        """Rank the causes of low acceptance from files and flags.
 
-        out = Output(fmt=fmt, path=output)
+        Logs, metrics, drafter and target configs, the engine release and the launch command: every input
+        sharpens the ranking. Exit 1 problem, 0 healthy, 3 insufficient data."""
+        from ..collect.files import FileInputs, gather_files, require_inputs
+        from ..collect.workload import gather_workload
+        from ..doctor import build_report, require_something_read
+        from .output import Output
+        from .ranking_opts import resolve_settings, saved_probe, write_plot
+
+        out = Output(fmt=fmt, path=output, verbose=verbose)
+        inputs = FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target, engine=engine, launch=launch,
+                            window=window)
+        for w in require_inputs(inputs, others=bool(prometheus or probe_result)):
+            out.warn(w)
         settings = resolve_settings(knowledge)
-        evidence = gather_files(FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target,
-                                           engine=engine, launch=launch, window=window), settings)
+        saved = saved_probe(probe_result)
+        evidence = gather_files(inputs, settings)
         if prometheus:
             from ..prometheus.gather import gather_prometheus
             from .prom_opts import prom_source
@@ -65,14 +90,15 @@ def register(app: typer.Typer) -> None:
                                                     bearer_token_env, basic_auth_user, basic_auth_file,
                                                     basic_auth_env, ca_file, insecure_skip_verify))
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
-        if probe_result:
-            from ..probe.evidence import gather_probe_result
+        if saved is not None:
+            from ..probe.evidence import attach_probe
 
-            gather_probe_result(evidence, probe_result)
-        report, warnings = build_report(evidence, settings=settings)
+            attach_probe(evidence, saved, force=force_probe_pair)
+        require_something_read(evidence)
+        report, warnings = build_report(evidence, settings=settings, invocation=invocation())
         for w in warnings:
             out.warn(w)
-        out.report(report)
+        out.show(report)
         if plot:
             write_plot(plot, report, evidence, out)
         if evidence.interrupted:

@@ -11,21 +11,25 @@ from typing import Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt
+from .common import FormatOpt, OutputOpt, examples
 from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
                         InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("fleet")
+    @app.command("fleet", epilog=examples(
+        "dflash-doctor fleet --prometheus http://prometheus:9090",
+        "dflash-doctor fleet --prometheus http://prometheus:9090 --selector '{job=\"vllm\"}' --since 6h --by pod",
+        "dflash-doctor fleet --prometheus https://prom.internal --bearer-token-file token --format json"))
     def fleet(
-        prometheus: str = typer.Option(..., "--prometheus", help="Prometheus base URL, e.g. http://prometheus:9090."),
+        prometheus: str = typer.Option(..., "--prometheus", metavar="URL",
+                                       help="Prometheus base URL, e.g. http://prometheus:9090."),
         selector: Optional[str] = SelectorOpt,
         since: str = SinceOpt,
         step: str = StepOpt,
-        by: str = typer.Option("instance", "--by", help="Label(s) that name an engine: instance, pod, model_name, "
+        by: str = typer.Option("instance", "--by", metavar="LABEL[,LABEL]", help="Label(s) that name an engine: instance, pod, model_name, "
                                                         "or several: instance,engine."),
-        peers: str = typer.Option("model_name", "--peers", help="Label(s) engines must share to be compared for "
+        peers: str = typer.Option("model_name", "--peers", metavar="LABEL[,LABEL]", help="Label(s) engines must share to be compared for "
                                                                 "outliers (they must also share k)."),
         until: Optional[str] = UntilOpt,
         timeout: float = TimeoutOpt,
@@ -39,11 +43,13 @@ def register(app: typer.Typer) -> None:
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
-        """Acceptance of every engine Prometheus scrapes: τ, curve, trend, verdict; outliers first."""
+        """Every engine's acceptance from Prometheus, outliers first.
+
+        τ with its interval, the curve, the trend and the verdict per engine. Exit 1 when an engine has a
+        problem, 0 otherwise, 3 when nothing could be read."""
         from ..errors import ExitCode, UsageError
         from ..prometheus.fleet import FleetQuery, run_fleet
         from ..prometheus.queries import parse_duration, parse_labels
-        from ..render.fleet import render_fleet
         from .output import Output
         from .prom_opts import make_auth, parse_until
 
@@ -57,7 +63,7 @@ def register(app: typer.Typer) -> None:
         auth = make_auth(bearer_token_file, bearer_token_env, basic_auth_user, basic_auth_file,
                          basic_auth_env, ca_file, insecure_skip_verify)
         result = run_fleet(prometheus, q, auth, timeout)
-        out.write(render_fleet(result, fmt, color=out.color, width=out.width), redacted=True)
+        out.show(result)
         if not result.engines:
             out.warn(f"no spec-decode series match {selector or 'any selector'} in the window "
                      "(spec decoding off, the engines not scraped, or a selector that matches nothing)")

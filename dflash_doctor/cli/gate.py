@@ -16,28 +16,47 @@ from typing import List, Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt
+from .common import FormatOpt, OutputOpt, examples
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("gate")
+    @app.command("gate", epilog=examples(
+        "dflash-doctor gate --log server.log --min-acceptance-length 5.0 --min-position-rate 1:0.75",
+        "dflash-doctor gate --log server.log --max-regression 5 --baseline ci/acceptance-baseline.json \\",
+        "    --junit acceptance.xml --plot acceptance.png",
+        "dflash-doctor gate --metrics http://localhost:8000/metrics --window 60s --min-acceptance-length 3"))
     def gate(
-        log: List[str] = typer.Option([], "--log", "-l", help="Server log(s) to measure (repeatable; .gz or - for stdin)."),
-        metrics: Optional[str] = typer.Option(None, "--metrics", help="A /metrics URL (or a saved scrape) to measure."),
-        window: Optional[str] = typer.Option(None, "--window", help="With --metrics URL: scrape twice, this far apart (e.g. 60s)."),
-        probe: Optional[str] = typer.Option(None, "--probe", help="A saved probe result (dflash-doctor report JSON with an acceptance block)."),
-        min_acceptance_length: Optional[float] = typer.Option(None, "--min-acceptance-length", help="Fail when τ (mean acceptance length) is below X."),
-        min_position_rate: List[str] = typer.Option([], "--min-position-rate", help="POS:RATE — fail when the rate at draft position POS (1-based) is below RATE (repeatable)."),
-        max_regression: Optional[float] = typer.Option(None, "--max-regression", help="Fail when τ is more than PCT % below the --baseline report's τ."),
-        baseline: Optional[str] = typer.Option(None, "--baseline", help="A saved earlier report (JSON) to compare with."),
-        min_drafts: int = typer.Option(0, "--min-drafts", help="An explicit floor: below this many drafts the gate reports "
-                                       "no data (exit 3). Default none: the counts' 95 % interval decides."),
-        junit: Optional[str] = typer.Option(None, "--junit", help="Write a JUnit XML file: one testcase per threshold."),
-        plot: Optional[str] = typer.Option(None, "--plot", help="Draw the curve vs the pair's reference and τ over time: FILE.png|.svg|.html."),
+        log: List[str] = typer.Option([], "--log", "-l", metavar="LOG", help="Server log(s) to measure (repeatable; "
+                                      ".gz or - for stdin)."),
+        metrics: Optional[str] = typer.Option(None, "--metrics", metavar="FILE|URL",
+                                              help="A /metrics URL (or a saved scrape) to measure."),
+        window: Optional[str] = typer.Option(None, "--window", metavar="DURATION",
+                                             help="With --metrics URL: scrape twice, this far apart (e.g. 60s)."),
+        probe: Optional[str] = typer.Option(None, "--probe", metavar="PROBE.json",
+                                            help="A saved probe result (JSON with an acceptance block)."),
+        min_acceptance_length: Optional[float] = typer.Option(None, "--min-acceptance-length", metavar="TAU",
+                                                              help="Fail when τ (mean acceptance length) is below TAU."),
+        min_position_rate: List[str] = typer.Option([], "--min-position-rate", metavar="POS:RATE", help="Fail when "
+                                                    "the rate at draft position POS (1-based) is below RATE "
+                                                    "(repeatable)."),
+        max_regression: Optional[float] = typer.Option(None, "--max-regression", metavar="PCT",
+                                                       help="Fail when τ is more than PCT % below the --baseline's τ."),
+        baseline: Optional[str] = typer.Option(None, "--baseline", metavar="REPORT.json",
+                                               help="A saved earlier report (JSON) to compare with."),
+        min_drafts: int = typer.Option(0, "--min-drafts", metavar="N",
+                                       help="An explicit floor: below this many drafts the gate reports no data "
+                                            "(exit 3). Default none: the counts' 95 % interval decides."),
+        junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE.xml",
+                                            help="Write a JUnit XML file: one testcase per threshold."),
+        plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.html",
+                                           help="Draw the curve against the threshold and the reference, and τ over "
+                                                "time."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
-        """Gate CI on acceptance length: exit 0 pass, 1 fail, 3 no data."""
+        """Fail a CI job when acceptance drops.
+
+        Exit 0 every threshold passed, 1 a threshold failed, 3 no data, 2 usage error."""
         from ..errors import UsageError
         from ..gate import MAX_TAU, PositionRate, Thresholds, evaluate, finite_option, load_baseline_tau
         from .output import Output
@@ -72,14 +91,17 @@ def register(app: typer.Typer) -> None:
         if probe:
             acceptance, source = _acceptance_from_saved(probe)
         else:
-            from ..collect.files import FileInputs, gather_files
+            from ..collect.files import FileInputs, gather_files, require_inputs
             from ..doctor import build_report
             from ..evidence import Kind
 
             from .ranking_opts import resolve_settings
 
             settings = resolve_settings()
-            evidence = gather_files(FileInputs(logs=log, metrics=[metrics] if metrics else [], window=window), settings)
+            inputs = FileInputs(logs=log, metrics=[metrics] if metrics else [], window=window)
+            for w in require_inputs(inputs, missing_ok=True):  # a log CI did not produce is no data (exit 3)
+                out.warn(w)
+            evidence = gather_files(inputs, settings)
             acceptance = evidence.acceptance()
             source = ", ".join(log) if log else f"{metrics}" + (f" over {window}" if window else "")
             if acceptance is None:
@@ -101,7 +123,7 @@ def register(app: typer.Typer) -> None:
         _emit(result, fmt, out, output, junit)
         if plot and report is not None:
             from .ranking_opts import write_plot
-            write_plot(plot, report, evidence, out)
+            write_plot(plot, report, evidence, out, thresholds=th)
         elif plot:
             out.warn("no plot: nothing was measured from logs or metrics")
         if evidence is not None and evidence.interrupted:  # a partial measurement never passes a gate
@@ -112,15 +134,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> None:
-    from ..render.gate_text import render_gate_markdown, render_gate_text
-
-    if fmt == Format.JSON:
-        from ..render.json_report import dumps_safe
-        text = dumps_safe(result.to_dict())
-    elif fmt == Format.MARKDOWN:
-        text = render_gate_markdown(result)
-    else:
-        text = render_gate_text(result)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from ..render.github import annotations, step_summary
 
@@ -135,7 +148,7 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
                     fh.write(step_summary(result) + "\n")
             except OSError as exc:
                 out.warn(f"cannot append to GITHUB_STEP_SUMMARY {summary}: {exc.strerror or exc}")
-    out.write(text)
+    out.show(result)
     if junit:
         from ..render.junit import render_junit
 

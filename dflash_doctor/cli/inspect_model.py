@@ -8,24 +8,31 @@ from typing import Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt
+from .common import FormatOpt, OutputOpt, examples
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("inspect-model")
+    @app.command("inspect-model", epilog=examples(
+        "dflash-doctor inspect-model z-lab/Qwen3.6-27B-DFlash --target Qwen/Qwen3.6-27B --engine vllm==0.20.1",
+        "dflash-doctor inspect-model ./my-drafter/config.json -k 15 --format json"))
     def inspect_model(
-        drafter: str = typer.Argument(..., help="Drafter checkpoint dir, its config.json, or a repo id in the local HF cache."),
-        target: Optional[str] = typer.Option(None, "--target", "-t", help="Target checkpoint dir, config.json or cached repo id."),
-        engine: Optional[str] = typer.Option(None, "--engine", help="Engine release to check against, e.g. vllm==0.20.1."),
-        k: Optional[int] = typer.Option(None, "--num-speculative-tokens", "-k", min=1, max=4096,
+        drafter: str = typer.Argument(..., metavar="DRAFTER", help="Drafter: DIR, its config.json, or a REPO_ID in "
+                                      "the local HF cache."),
+        target: Optional[str] = typer.Option(None, "--target", "-t", metavar="DIR|REPO_ID",
+                                             help="Target checkpoint dir, config.json or cached repo id."),
+        engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME==VERSION",
+                                             help="Engine release to check against, e.g. vllm==0.20.1."),
+        k: Optional[int] = typer.Option(None, "--num-speculative-tokens", "-k", min=1, max=4096, metavar="K",
                                         help="The k you serve with (DFlash expects block_size − 1)."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
-        """Read a drafter (and its target) like a reviewer: SWA layers, layer taps, pairing, vocab, RoPE."""
-        from ..errors import ExitCode
-        from ..models.inspection import inspect
-        from ..render.inspection import render_inspection
+        """Read a drafter and its target like a reviewer.
+
+        Sliding-window layers, layer taps, pairing, vocabulary and RoPE from configs and weight headers,
+        without loading a tensor. Exit 1 when a check fails, 0 when none does, 3 when nothing could be
+        checked."""
+        from ..inspection import inspect
         from .output import Output
 
         from ..models.files import LocalFiles
@@ -37,5 +44,5 @@ def register(app: typer.Typer) -> None:
                        settings=settings)
         for w in insp.loader_warnings:
             out.warn(w)
-        out.write(render_inspection(insp, fmt, color=out.color, width=out.width))
-        return int(ExitCode.PROBLEMS if insp.failed else ExitCode.OK)
+        out.show(insp)
+        return int(insp.exit_code)

@@ -13,27 +13,33 @@ from typing import List, Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt
+from .common import FormatOpt, OutputOpt, examples
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("known-issues")
+    @app.command("known-issues", epilog=examples(
+        "dflash-doctor known-issues",
+        "dflash-doctor known-issues --engine vllm==0.20.1 --method dflash",
+        "dflash-doctor known-issues -e vllm==0.24.0 -m dflash --runner v2 --fact vocab_padded=true --format json"))
     def known_issues(
-        engine: Optional[str] = typer.Option(None, "--engine", "-e", help="NAME or NAME==VERSION (vllm, sglang, "
-                                             "vllm-ascend, tensorrt-llm); without it, list the whole database."),
-        method: Optional[str] = typer.Option(None, "--method", "-m", help="Speculative method: dflash, eagle3, "
-                                             "eagle, mtp, medusa, draft, ngram, …"),
-        runner: Optional[str] = typer.Option(None, "--runner", help="Model runner / speculative worker: v1 or v2 "
-                                             "(VLLM_USE_V2_MODEL_RUNNER, SGLANG_ENABLE_SPEC_V2)."),
-        fact: List[str] = typer.Option([], "--fact", help="KEY=VALUE deployment fact (repeatable), e.g. "
-                                       "pd_disaggregation=true, drafter_swa=mixed, temperature_positive=true."),
+        engine: Optional[str] = typer.Option(None, "--engine", "-e", metavar="NAME[==VERSION]",
+                                             help="vllm, sglang, vllm-ascend or tensorrt-llm, with its release; "
+                                                  "without it, list the whole database."),
+        method: Optional[str] = typer.Option(None, "--method", "-m", metavar="METHOD", help="Speculative method: "
+                                             "dflash, eagle3, eagle, mtp, medusa, draft, ngram, etc."),
+        runner: Optional[str] = typer.Option(None, "--runner", metavar="v1|v2", help="Model runner / speculative "
+                                             "worker (VLLM_USE_V2_MODEL_RUNNER, SGLANG_ENABLE_SPEC_V2)."),
+        fact: List[str] = typer.Option([], "--fact", metavar="KEY=VALUE", help="A deployment fact (repeatable), "
+                                       "e.g. pd_disaggregation=true, drafter_swa=mixed."),
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
-        """List the known engine bugs that affect a deployment: exit 1 when one does, 0 when none does."""
+        """Known engine bugs that affect a deployment, like pip-audit.
+
+        Exit 1 when one affects the stated release, 0 when none does (or when listing the database)."""
         from ..errors import ExitCode, UsageError
         from ..rank.known_issues.audit import AuditUsageError, audit
-        from ..render.known_issues import render_known_issues, summary
+        from ..render.known_issues import summary
         from .output import Output
 
         try:
@@ -41,7 +47,7 @@ def register(app: typer.Typer) -> None:
         except AuditUsageError as exc:
             raise UsageError(str(exc), hint=exc.hint) from None
         out = Output(fmt=fmt, path=output)
-        out.write(render_known_issues(result, fmt, color=out.color))
+        out.show(result)
         if output and output != "-":
             out.info(summary(result))
         return int(ExitCode.PROBLEMS if result.affected else ExitCode.OK)

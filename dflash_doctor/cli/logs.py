@@ -7,25 +7,36 @@ from typing import List, Optional
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt, exit_code_for
+from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, invocation
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("logs")
+    @app.command("logs", epilog=examples(
+        "dflash-doctor logs server.log",
+        "dflash-doctor logs server.log.1 server.log --since '05-14 09:15' --csv intervals.csv",
+        "journalctl -u vllm --no-pager | dflash-doctor logs - --format json"))
     def logs(
-        files: List[str] = typer.Argument(..., help="Log files (plain, .gz, rotated; - for stdin)."),
-        since: Optional[str] = typer.Option(None, "--since", help="Only intervals at or after T (e.g. '05-14 09:15', '2026-05-14T09:15:00')."),
-        until: Optional[str] = typer.Option(None, "--until", help="Only intervals at or before T."),
-        engine: Optional[str] = typer.Option(None, "--engine", help="Engine and version when the log does not say, e.g. sglang==0.5.8."),
-        csv: Optional[str] = typer.Option(None, "--csv", help="Also write the per-interval table as CSV to OUT."),
-        parquet: Optional[str] = typer.Option(None, "--parquet", help="Also write the per-interval table as Parquet to OUT."),
+        files: List[str] = typer.Argument(..., metavar="LOG...", help="Log files (plain, .gz, rotated; - for stdin)."),
+        since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help="Only intervals at or after TIME "
+                                            "(e.g. '05-14 09:15', '2026-05-14T09:15:00')."),
+        until: Optional[str] = typer.Option(None, "--until", metavar="TIME", help="Only intervals at or before TIME."),
+        engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME==VERSION", help="Engine and release when "
+                                             "the log does not say, e.g. sglang==0.5.8."),
+        csv: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Also write the per-interval table as CSV."),
+        parquet: Optional[str] = typer.Option(None, "--parquet", metavar="FILE",
+                                              help="Also write the per-interval table as Parquet."),
+        verbose: bool = VerboseOpt,
         fmt: Format = FormatOpt,
         output: Optional[str] = OutputOpt,
     ) -> int:
-        """Parse vLLM / SGLang spec-decode lines: τ, per-position curve, signature, trend, startup facts."""
+        """The acceptance picture of server logs: τ, curve, trend.
+
+        Exit 1 when the acceptance shows a problem, 0 when healthy, 3 when it cannot be judged."""
         if not engine:  # (with --engine the workers would need its parsed form: they start with the scan)
             _start_scan_early(files)
-        from ..collect.files import gather_engine, gather_logs, parse_time_bound
+        from ..collect.builder import EvidenceBuilder
+        from ..collect.files import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
+        from ..doctor import require_something_read
         from ..errors import UsageError
         from ..evidence import EvidenceSet, Kind
         from .output import Output
@@ -36,7 +47,11 @@ def register(app: typer.Typer) -> None:
         hi = parse_time_bound(until, "--until") if until else None
         from .ranking_opts import resolve_settings
 
-        out = Output(fmt=fmt, path=output)
+        out = Output(fmt=fmt, path=output, verbose=verbose)
+        inputs = FileInputs(logs=list(files))
+        for w in require_inputs(inputs):
+            out.warn(w)
+        files = inputs.logs
         settings = resolve_settings(validate=False)
         ev = EvidenceSet(label="logs")
         if engine:
@@ -53,18 +68,25 @@ def register(app: typer.Typer) -> None:
             loaded.append(load_checks())
 
         scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
+        require_something_read(ev)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
         from ..doctor import build_report
         from ..registry import load_checks
 
+        # The release the log's startup lines name is a fact the log gave: use it (engine checks, known issues).
+        builder = EvidenceBuilder(ev)
+        builder.engine_from_startup("the log names no engine release (give --engine NAME==VERSION)")
+        builder.add_engine_support()
+        for kind, what in ((Kind.DRAFTER, "--drafter"), (Kind.TARGET, "--target"), (Kind.LAUNCH, "--launch")):
+            ev.missing(kind, f"a log does not carry it: `dflash-doctor diagnose {what} …` adds it")
         reg = loaded[0] if loaded else load_checks()
-        kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP}
+        kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP, Kind.ENGINE, Kind.ENGINE_SUPPORT}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
-        report, warnings = build_report(ev, checks=checks, settings=settings)
+        report, warnings = build_report(ev, checks=checks, settings=settings, invocation=invocation())
         for w in warnings:
             out.warn(w)
-        out.report(report)
+        out.show(report)
         if ev.interrupted:
             from ..errors import ExitCode
             out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
@@ -73,18 +95,18 @@ def register(app: typer.Typer) -> None:
 
 
 def _start_scan_early(files: list[str]) -> None:
-    """A large log's scan workers start before this command's imports (the settings' validators, the
-    evidence model, the collectors, the checks): the scan, the long part, overlaps them, and gather_logs'
+    """A large log's scan workers start before this command's imports (the evidence model, the collectors,
+    the settings' validators, the checks): the scan, the long part, overlaps them, and gather_logs'
     scan_file takes its results. Only the first file the scan reads (rotated logs are read oldest first).
     The scanner's two switches are read as resolve_settings reads them (Settings.from_env); scan_file
-    starts again should the command's settings differ."""
+    starts again should the command's settings differ, and a scan nobody takes is stopped at exit."""
     import os
 
     from ..parse.logscan import order_rotated, start_scan
     from ..settings import Settings
 
     first = order_rotated(list(files))[:1]
-    if first:
+    if first and first[0] != "-" and os.path.isfile(first[0]):
         switches = Settings.from_env(os.environ)
         start_scan(first[0], workers=switches.workers, grep=switches.grep)
 
@@ -94,6 +116,10 @@ def _export(scan, csv: str | None, parquet: str | None, out) -> None:
     from ..parse.frame import export_frame
 
     df = export_frame(scan)
+    for col in ("line_no", "offset", "k", "drafts", "drafted", "accepted", "prefix_accepted", "emitted"):
+        # counts and line numbers are integers: a float column (NaN where absent) would print 43.0
+        if col in df.columns and df[col].dtype.kind == "f" and (df[col].dropna() % 1 == 0).all():
+            df[col] = df[col].astype("Int64")
     try:
         if csv:
             df.to_csv(csv, index=False)

@@ -7,19 +7,19 @@ from typing import Optional
 
 import typer
 
-from .common import OutputOpt
+from .common import OutputOpt, examples
 
-monitor_app = typer.Typer(name="monitor", help="Alerting rules and a dashboard for acceptance in production.",
-                          no_args_is_help=True, add_completion=False)
+monitor_app = typer.Typer(name="monitor", help="Alerting rules and a Grafana dashboard for acceptance.",
+                          no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
-MinTauOpt = typer.Option(2.0, "--min-acceptance-length", help="Alert when τ (mean acceptance length) is below X.")
-ByOpt = typer.Option("instance", "--by", help="Label(s) each alert is grouped by (one alert per engine).")
-SelectorOpt = typer.Option(None, "--selector", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'.")
-FirstPosOpt = typer.Option(0.3, "--min-first-position", help="Alert when position-1 acceptance falls below this rate.")
-DropOpt = typer.Option(0.2, "--max-drop", help="Alert when accepted tokens per draft fall by more than this share "
+MinTauOpt = typer.Option(2.0, "--min-acceptance-length", metavar="TAU", help="Alert when τ (mean acceptance length) is below X.")
+ByOpt = typer.Option("instance", "--by", metavar="LABEL[,LABEL]", help="Label(s) each alert is grouped by (one alert per engine).")
+SelectorOpt = typer.Option(None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'.")
+FirstPosOpt = typer.Option(0.3, "--min-first-position", metavar="RATE", help="Alert when position-1 acceptance falls below this rate.")
+DropOpt = typer.Option(0.2, "--max-drop", metavar="SHARE", help="Alert when accepted tokens per draft fall by more than this share "
                                                "against the engine's own past.")
-OffsetOpt = typer.Option("1d", "--offset", help="How far back the engine's own past is (PromQL offset).")
-WindowOpt = typer.Option("10m", "--window", help="Range each alert measures over.")
+OffsetOpt = typer.Option("1d", "--offset", metavar="DURATION", help="How far back the engine's own past is (PromQL offset).")
+WindowOpt = typer.Option("10m", "--window", metavar="DURATION", help="Range each alert measures over.")
 
 
 def _settings(min_tau, by, selector, first, drop, offset, window, for_="10m", min_drafts=200):
@@ -43,30 +43,33 @@ def _settings(min_tau, by, selector, first, drop, offset, window, for_="10m", mi
                         min_drafts=min_drafts, by=parse_labels(by, "--by"), selector=selector)
 
 
-@monitor_app.command("rules")
+@monitor_app.command("rules", epilog=examples(
+    "dflash-doctor monitor rules --min-acceptance-length 2 --by instance > dflash-rules.yml",
+    "promtool check rules dflash-rules.yml"))
 def rules(
     min_acceptance_length: float = MinTauOpt,
-    for_: str = typer.Option("10m", "--for", help="How long a condition must hold before the alert fires."),
+    for_: str = typer.Option("10m", "--for", metavar="DURATION", help="How long a condition must hold before the alert fires."),
     by: str = ByOpt,
     selector: Optional[str] = SelectorOpt,
     min_first_position: float = FirstPosOpt,
     max_drop: float = DropOpt,
     offset: str = OffsetOpt,
     window: str = WindowOpt,
-    min_drafts: int = typer.Option(200, "--min-drafts", help="No alert on fewer drafts than this in the window."),
+    min_drafts: int = typer.Option(200, "--min-drafts", metavar="N", help="No alert on fewer drafts than this in the window."),
     output: Optional[str] = OutputOpt,
 ) -> int:
     """Print Prometheus alerting rules (YAML): low τ, position-1 collapse, drafts stopped, τ drop vs own past."""
     from ..prometheus.rules import alert_rules
-    from ..render.monitor import render_rules_yaml
+    from ..prometheus.rules import AlertRules
     from .output import Output
 
     s = _settings(min_acceptance_length, by, selector, min_first_position, max_drop, offset, window, for_, min_drafts)
-    Output(path=output).write(render_rules_yaml(alert_rules(s)))
+    Output(path=output).show(AlertRules(alert_rules(s)))
     return 0
 
 
-@monitor_app.command("grafana")
+@monitor_app.command("grafana", epilog=examples(
+    "dflash-doctor monitor grafana --min-acceptance-length 2 > dflash-dashboard.json"))
 def grafana(
     min_acceptance_length: float = MinTauOpt,
     by: str = ByOpt,
@@ -74,16 +77,17 @@ def grafana(
     min_first_position: float = FirstPosOpt,
     max_drop: float = DropOpt,
     offset: str = OffsetOpt,
-    title: str = typer.Option("Speculative decoding acceptance", "--title", help="Dashboard title."),
+    title: str = typer.Option("Speculative decoding acceptance", "--title", metavar="TEXT", help="Dashboard title."),
     output: Optional[str] = OutputOpt,
 ) -> int:
-    """Print a Grafana dashboard (JSON): τ per engine, per-position curves, draft rate, alert thresholds."""
-    from ..prometheus.rules import grafana_dashboard
-    from ..render.monitor import render_dashboard_json
+    """Print a Grafana dashboard (JSON).
+
+    τ per engine, per-position curves, draft rate, alert thresholds."""
+    from ..prometheus.rules import Dashboard, grafana_dashboard
     from .output import Output
 
     s = _settings(min_acceptance_length, by, selector, min_first_position, max_drop, offset, "10m")
-    Output(path=output).write(render_dashboard_json(grafana_dashboard(s, title=title)))
+    Output(path=output).show(Dashboard(grafana_dashboard(s, title=title)))
     return 0
 
 

@@ -1,17 +1,20 @@
 """One object owns where and how results are written, so commands never branch on --format.
 
-Report -> stdout (or --output FILE); progress, warnings and errors -> stderr.
+Result -> stdout (or --output FILE); progress, warnings and errors -> stderr. Layout follows the stream:
+on a terminal, colour (unless NO_COLOR or TERM=dumb) and wrapping at its width (or COLUMNS); piped or to a
+file, no colour and no wrapping — one record per line — unless COLUMNS asks for a width.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import DoctorError, ExitCode, UsageError
 from ..redact import redact_text
-from ..render import Format, render
+from ..render import Format, Style, render
+from ..settings import Settings
 from ..textsafe import plain
 
 
@@ -20,28 +23,60 @@ class Output:
     fmt: Format = Format.TERMINAL
     path: str | None = None
     quiet: bool = False
+    verbose: bool = False
+    settings: Settings = field(default_factory=lambda: Settings.from_env(os.environ))
+
+    @property
+    def to_file(self) -> bool:
+        return bool(self.path) and self.path != "-"
+
+    @property
+    def to_terminal(self) -> bool:
+        if self.to_file:
+            return False
+        try:
+            return sys.stdout.isatty()
+        except (AttributeError, ValueError):
+            return False
 
     @property
     def color(self) -> bool:
         from .common import color_allowed
 
-        if self.path or not color_allowed():
-            return False
-        return sys.stdout.isatty()
+        return self.to_terminal and self.settings.color and color_allowed()
 
     @property
-    def width(self) -> int:
+    def width(self) -> int | None:
+        """The terminal's width (COLUMNS first); None — never wrap — when piped or written to a file, unless
+        COLUMNS is set for a pipe."""
+        if self.to_file:
+            return None
+        if self.settings.columns:
+            return self.settings.columns
+        if not self.to_terminal:
+            return None
         try:
-            return max(60, min(140, os.get_terminal_size().columns)) if sys.stdout.isatty() else 100
-        except OSError:
-            return 100
+            return os.get_terminal_size(sys.stdout.fileno()).columns or 80
+        except (OSError, ValueError):
+            return 80
+
+    @property
+    def style(self) -> Style:
+        return Style(color=self.color, width=self.width, verbose=self.verbose)
+
+    def show(self, result) -> None:
+        """Render any command's result (render/ picks the renderer by its type) and write it."""
+        self.write(render(result, Format(self.fmt), style=self.style), redacted=True)  # render() redacts
+
+    def report(self, report) -> None:
+        self.show(report)
 
     def write(self, text: str, redacted: bool = False) -> None:
         if not redacted:
             text = redact_text(text)
-        if self.path and self.path != "-":
+        if self.to_file:
             write_file(self.path, text, "the report")
-            self.info(f"report written to {self.path}")
+            self.info(f"written to {self.path}")
         else:
             try:
                 sys.stdout.write(text)
@@ -50,9 +85,6 @@ class Output:
                 _quiet_stdout()
                 raise DoctorError("the report could not be written: its reader closed the pipe",
                                   exit_code=ExitCode.NOT_CHECKED) from None
-
-    def report(self, report) -> None:
-        self.write(render(report, self.fmt, color=self.color, width=self.width), redacted=True)  # render() redacts
 
     def info(self, msg: str) -> None:
         if not self.quiet:

@@ -9,17 +9,17 @@ import typer
 
 from ..errors import UsageError
 
-SelectorOpt = typer.Option(None, "--selector", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'.")
-SinceOpt = typer.Option("6h", "--since", help="Window to read, back from now (or from --until): 30m, 6h, 2d.")
-StepOpt = typer.Option("5m", "--step", help="Resolution of τ over time (range-query step).")
-UntilOpt = typer.Option(None, "--until", help="End of the window: unix seconds or ISO 8601 (default: now).")
-TimeoutOpt = typer.Option(30.0, "--timeout", help="Seconds to wait for each Prometheus answer.")
-BearerFileOpt = typer.Option(None, "--bearer-token-file", help="File holding a bearer token for Prometheus.")
-BearerEnvOpt = typer.Option(None, "--bearer-token-env", help="Environment variable holding a bearer token.")
-BasicUserOpt = typer.Option(None, "--basic-auth-user", help="Basic-auth user name.")
-BasicFileOpt = typer.Option(None, "--basic-auth-file", help="File holding the basic-auth password (like Prometheus' password_file).")
-BasicEnvOpt = typer.Option(None, "--basic-auth-env", help="Environment variable holding the basic-auth password.")
-CaFileOpt = typer.Option(None, "--ca-file", help="PEM bundle of the CA that signed Prometheus' TLS certificate.")
+SelectorOpt = typer.Option(None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'.")
+SinceOpt = typer.Option("6h", "--since", metavar="DURATION", help="Window to read, back from now (or from --until): 30m, 6h, 2d.")
+StepOpt = typer.Option("5m", "--step", metavar="DURATION", help="Resolution of τ over time (range-query step).")
+UntilOpt = typer.Option(None, "--until", metavar="TIME", help="End of the window: unix seconds or ISO 8601 (default: now).")
+TimeoutOpt = typer.Option(30.0, "--timeout", metavar="SECONDS", help="Seconds to wait for each Prometheus answer.")
+BearerFileOpt = typer.Option(None, "--bearer-token-file", metavar="FILE", help="File holding a bearer token for Prometheus.")
+BearerEnvOpt = typer.Option(None, "--bearer-token-env", metavar="VAR", help="Environment variable holding a bearer token.")
+BasicUserOpt = typer.Option(None, "--basic-auth-user", metavar="USER", help="Basic-auth user name.")
+BasicFileOpt = typer.Option(None, "--basic-auth-file", metavar="FILE", help="File holding the basic-auth password (like Prometheus' password_file).")
+BasicEnvOpt = typer.Option(None, "--basic-auth-env", metavar="VAR", help="Environment variable holding the basic-auth password.")
+CaFileOpt = typer.Option(None, "--ca-file", metavar="PEM", help="PEM bundle of the CA that signed Prometheus' TLS certificate.")
 InsecureOpt = typer.Option(False, "--insecure-skip-verify", help="Do not verify Prometheus' TLS certificate.")
 
 

@@ -28,8 +28,17 @@ def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool
     return settings
 
 
-def write_plot(path: str, report, evidence, out) -> None:
+def saved_probe(path: str | None):
+    """`--probe-result FILE` read and validated before anything is collected (a bad file: usage error)."""
+    if not path:
+        return None
+    from ..probe.evidence import read_probe_result
+
+    return read_probe_result(path)
+
+
+def write_plot(path: str, report, evidence, out, thresholds=None) -> None:
     from ..render.plot import plot_report
 
-    plot_report(report, evidence, path)
+    plot_report(report, evidence, path, thresholds)
     out.info(f"plot written to {path}")

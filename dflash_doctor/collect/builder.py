@@ -133,6 +133,11 @@ class EvidenceBuilder:
                MetricsScrape(source=src.location, scrapes=len(with_series), engines=engines, acceptance=acc,
                              notes=tuple(notes), scraped_on_host=scraped_on_host, text=text))
         ev.notes.extend(notes)
+        if acc is None or not acc.drafts > 0:
+            idle = (f"no drafts between the {len(with_series)} scrapes: the engine was idle in the window (send "
+                    "traffic, or widen --window)" if len(with_series) > 1
+                    else "no drafts since the server started: it has served no speculative request yet")
+            ev.missing(Kind.ACCEPTANCE, idle)
         if acc is not None and acc.drafts > 0:
             if ev.has(Kind.ACCEPTANCE):
                 ev.notes.append(f"metrics give τ {acc.mean_acceptance_length:.2f}; the log's acceptance is used "
@@ -175,11 +180,11 @@ class EvidenceBuilder:
         ev = self.ev
         eng = ev.get(Kind.ENGINE)
         if eng is None:
-            ev.missing(Kind.ENGINE_SUPPORT, "engine and version unknown (give --engine NAME==VERSION)")
+            ev.missing(Kind.ENGINE_SUPPORT, "engine and release unknown (`--engine NAME==VERSION`)")
             return
         name, version = eng.value.name, eng.value.version
         if not version:
-            ev.missing(Kind.ENGINE_SUPPORT, f"{name} version unknown (give --engine {name}==VERSION)")
+            ev.missing(Kind.ENGINE_SUPPORT, f"{name} release unknown (`--engine {name}==VERSION`)")
             return
         row = lookup(name, version)
         if row is None:

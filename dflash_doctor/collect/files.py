@@ -175,7 +175,8 @@ def _gather_model(ev: EvidenceSet, what: str, kind: Kind, read, add, path: str, 
     try:
         facts = read(path, files)
     except DoctorError as exc:
-        ev.could_not_collect(f"{what} {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""), kind)
+        ev.could_not_collect(f"{what} {path}", exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        ev.missing(kind, exc.message + (f" ({exc.hint})" if exc.hint else ""), Source("flag", path))
         return
     add(ev, facts, path, files)
 
@@ -237,6 +238,42 @@ def read_at_file(value: str) -> str:
     return value
 
 
+def require_inputs(inputs: FileInputs, others: bool = False, missing_ok: bool = False) -> list[str]:
+    """Input mistakes as one-line usage errors, before anything is read: nothing given, a log or metrics file
+    that is not there (or is a directory). The same file named twice is read once (returned as a warning)."""
+    if not (inputs.logs or inputs.metrics or inputs.drafter or inputs.target or inputs.launch or inputs.engine
+            or others):
+        raise UsageError("nothing to diagnose", hint="give a server log: dflash-doctor diagnose --log server.log "
+                                                     "(or --metrics URL, --drafter DIR|REPO_ID, --prometheus URL)")
+    warnings: list[str] = []
+    for flag, paths in (("--log", inputs.logs), ("--metrics", inputs.metrics)):
+        seen: dict[str, str] = {}
+        kept: list[str] = []
+        for p in paths:
+            if p == "-" or (flag == "--metrics" and p.startswith(("http://", "https://"))):
+                key = p
+            else:
+                if not os.path.exists(p) and missing_ok:
+                    key = p
+                elif not os.path.exists(p):
+                    raise UsageError(f"{flag} {p}: no such file",
+                                     hint="check the path" + ("; `--log -` reads the log from stdin" if flag == "--log"
+                                                              else "; a URL starts with http:// or https://"))
+                elif os.path.isdir(p):
+                    raise UsageError(f"{flag} {p} is a directory, not a file",
+                                     hint="did you mean `dflash-doctor check bundle " + p + "`?"
+                                     if os.path.exists(os.path.join(p, "manifest.json")) else "name the log file in it")
+                else:
+                    key = os.path.realpath(p)
+            if key in seen:
+                warnings.append(f"{p} was given twice ({flag} {seen[key]}): read once")
+                continue
+            seen[key] = p
+            kept.append(p)
+        paths[:] = kept
+    return warnings
+
+
 def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSet:
     """Evidence from the inputs. On Ctrl-C, what was gathered so far is returned with
     `ev.interrupted` set and a could-not-check entry saying the rest was skipped."""
@@ -258,16 +295,16 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
     if inputs.launch:
         gather_launch(ev, read_at_file(inputs.launch))
     else:
-        ev.missing(Kind.LAUNCH, "no launch command given (--launch TEXT|@FILE)")
+        ev.missing(Kind.LAUNCH, "no launch command given (`--launch @serve-command.txt`)")
     files = LocalFiles(settings.hf_cache)
     if inputs.drafter:
         gather_drafter(ev, inputs.drafter, files)
     else:
-        ev.missing(Kind.DRAFTER, "no drafter given (--drafter PATH)")
+        ev.missing(Kind.DRAFTER, "no drafter given (`--drafter DRAFTER`)")
     if inputs.target:
         gather_target(ev, inputs.target, files)
     else:
-        ev.missing(Kind.TARGET, "no target given (--target PATH)")
+        ev.missing(Kind.TARGET, "no target given (`--target TARGET`)")
     if inputs.logs:
         gather_logs(ev, inputs.logs, inputs.engine, settings=settings)
         if ev.interrupted:
@@ -276,10 +313,10 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
         ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
         gather_metrics(ev, inputs.metrics, inputs.window)
-        if not inputs.logs and not ev.has(Kind.ACCEPTANCE):
+        if not inputs.logs and not ev.has(Kind.ACCEPTANCE) and Kind.ACCEPTANCE not in {m.kind for m in ev.missing_items}:
             ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
     builder = EvidenceBuilder(ev)
-    builder.engine_from_startup("engine and version unknown (give --engine NAME==VERSION)")
+    builder.engine_from_startup("engine and release unknown (`--engine NAME==VERSION`)")
     builder.add_engine_support()
     ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
-    ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (use `check host`)")
+    ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (`dflash-doctor check host HOST` reads it)")

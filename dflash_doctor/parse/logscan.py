@@ -22,7 +22,7 @@ from .startup import StartupBuilder
 from .stream import input_notes, scan_stream
 from .workers import merge
 
-# What the host's remote pre-filter (grep -F on the host, collect/host.py) keeps: the metrics lines a
+# What the host's remote pre-filter (grep -F on the host, collect/host/scripts.py) keeps: the metrics lines a
 # SERVER log holds (bench and offline summaries are printed by client tools, not by the server), from
 # the registry, and the startup lines' literals.
 SPEC_LINE_LITERALS = F.SERVER_LITERALS

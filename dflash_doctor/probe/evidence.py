@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 
 from ..evidence import Evidence, EvidenceSet, Kind, Source
 
@@ -28,19 +30,85 @@ def add_probe_evidence(ev: EvidenceSet, result: dict, source: Source) -> Evidenc
     return ev.add(Kind.PROBE, summary_line(result), source, ProbeResult(result))
 
 
-def gather_probe_result(ev: EvidenceSet, path: str) -> None:
-    """`--probe-result FILE`: a JSON written by `dflash-doctor probe --format json -o FILE`."""
+@dataclass(frozen=True)
+class SavedProbe:
+    """`--probe-result FILE`, read and validated once (a mistake in it is a usage error, before collecting)."""
+
+    path: str
+    result: dict
+
+    @property
+    def pair(self) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
+        """((drafter, revision), (target, revision)) the probe ran."""
+        from ..names import model_identity
+
+        p = self.result.get("pair") if isinstance(self.result.get("pair"), dict) else {}
+        d, drev = model_identity(p.get("drafter") or self.result.get("drafter"))
+        t, trev = model_identity(p.get("target") or self.result.get("target"))
+        return (d, p.get("drafter_revision") or drev), (t, p.get("target_revision") or trev)
+
+
+def read_probe_result(path: str) -> SavedProbe:
+    from ..errors import UsageError
+
+    hint = "save one with `dflash-doctor probe --target T --drafter D --format json -o probe.json`"
     try:
         with open(path, encoding="utf-8") as fh:
             result = json.load(fh)
     except FileNotFoundError:
-        ev.could_not_collect(f"probe result {path}", "file not found", Kind.PROBE)
-        return
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        ev.could_not_collect(f"probe result {path}", f"could not read: {exc}", Kind.PROBE)
-        return
+        raise UsageError(f"--probe-result {path}: no such file", hint=hint) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UsageError(f"--probe-result {path}: cannot read it ({type(exc).__name__}: {str(exc)[:120]})",
+                         hint=hint) from None
     if not isinstance(result, dict) or result.get("schema") != PROBE_SCHEMA \
             or not isinstance(result.get("acceptance"), dict):
-        ev.could_not_collect(f"probe result {path}", f"not a {PROBE_SCHEMA} document", Kind.PROBE)
-        return
-    add_probe_evidence(ev, result, Source("file", path, result.get("host")))
+        raise UsageError(f"--probe-result {path}: not a {PROBE_SCHEMA} document", hint=hint)
+    return SavedProbe(path, result)
+
+
+def _same(a: str | None, b: str | None) -> bool | None:
+    """Do two model references name the same model? None when either is unknown. A repo id and a local
+    directory match on the last path component (`org/Name` and `/models/Name`)."""
+    if not a or not b:
+        return None
+    tail = lambda x: re.split(r"[\\/]", x.rstrip("/\\"))[-1].lower()  # noqa: E731
+    return a.lower() == b.lower() or tail(a) == tail(b)
+
+
+def _pair_words(drafter: str | None, drev: str | None, target: str | None, trev: str | None) -> str:
+    def one(name, rev):
+        return (name or "an unnamed model") + (f"@{rev[:10]}" if rev else "")
+    return f"{one(drafter, drev)} on {one(target, trev)}"
+
+
+def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe, what: str | None = None) -> str | None:
+    """Why the saved probe is of another pair than the deployment serves, or None when it matches (or the
+    deployment names no pair to compare with)."""
+    from ..names import names_of
+
+    names = names_of(evidence)
+    (pd, pdrev), (pt, ptrev) = saved.pair
+    verdicts = [_same(pd, names.drafter), _same(pt, names.target)]
+    revs = [(pdrev, names.drafter_revision), (ptrev, names.target_revision)]
+    if False in verdicts or any(a and b and not (a.startswith(b) or b.startswith(a)) for a, b in revs):
+        return (f"{what or f'the probe result {saved.path}'} is for {_pair_words(pd, pdrev, pt, ptrev)}, but the deployment "
+                f"serves {_pair_words(names.drafter, names.drafter_revision, names.target, names.target_revision)}")
+    return None
+
+
+def attach_probe(evidence: EvidenceSet, saved: SavedProbe, force: bool = False) -> None:
+    """Add a saved probe as PROBE evidence — only for the pair the deployment serves, unless forced."""
+    from ..errors import UsageError
+
+    why = probe_pair_mismatch(evidence, saved)
+    if why and not force:
+        raise UsageError(why, hint="run the probe on the served pair, or pass --force-probe-pair to use it anyway")
+    if why:
+        evidence.notes.append(f"{why}; used anyway (--force-probe-pair)")
+    add_probe_evidence(evidence, saved.result, Source("file", saved.path, saved.result.get("host")))
+
+
+def gather_probe_result(ev: EvidenceSet, path: str, force: bool = False) -> None:
+    """`--probe-result FILE`: a JSON written by `dflash-doctor probe --format json -o FILE`, for the served pair."""
+    attach_probe(ev, read_probe_result(path), force=force)
+

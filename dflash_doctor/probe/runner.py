@@ -197,6 +197,7 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
         "schema": PROBE_SCHEMA,
         "target": target,
         "drafter": drafter,
+        "pair": _pair(target, drafter, tgt),
         "device": str(tgt.device),
         "dtype": str(tgt.dtype).replace("torch.", ""),
         "block_size": block,
@@ -225,6 +226,17 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
         result["notes"].append("temperature > 0: acceptance follows the reference's sampling rule; "
                                "losslessness is not defined token for token")
     return result
+
+
+def _pair(target: str, drafter: str, tgt) -> dict:
+    """The pair this probe ran, with revisions where known, so a saved result is only used for that pair."""
+    from ..names import model_identity
+
+    t, trev = model_identity(target)
+    d, drev = model_identity(drafter)
+    rev = getattr(getattr(tgt.model, "config", None), "_commit_hash", None)
+    return {"target": t, "target_revision": trev or (rev if isinstance(rev, str) else None),
+            "drafter": d, "drafter_revision": drev}
 
 
 def _stop_ids(tgt) -> frozenset[int]:

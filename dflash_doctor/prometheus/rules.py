@@ -166,3 +166,17 @@ def grafana_dashboard(s: RuleSettings, title: str = "Speculative decoding accept
         "annotations": {"list": []},
         "panels": panels,
     }
+
+
+@dataclass(frozen=True)
+class AlertRules:
+    """`monitor rules`: the alerting-rules document, rendered as Prometheus YAML."""
+
+    doc: dict
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """`monitor grafana`: the dashboard document, rendered as Grafana JSON."""
+
+    doc: dict

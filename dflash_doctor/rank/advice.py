@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..evidence import EvidenceSet
-from .baselines import Baselines, pair_context
+from .baselines import Baselines, in_force, pair_context
 
 FORMULA = ("throughput(k) = E(k) / cost(k); E(k) = 1 + Σ_{i≤k} rate_i; cost(k) = 1 + v·k + d(k), "
            "d = one-pass draft cost (flat in k) or chained per-position cost × k")
@@ -35,7 +35,7 @@ def advise_k(evidence: EvidenceSet, baselines: Baselines | None = None) -> dict[
     pp = list(acc.per_position)
     if not pp or not acc.k:
         return {"advised": False, "reason": "the evidence has no per-position rates"}
-    baselines = baselines or evidence.baselines
+    baselines = baselines or in_force(evidence)
     cost = baselines.cost
     ctx = pair_context(evidence, baselines)
     one_pass = cost.is_one_pass(ctx.method)

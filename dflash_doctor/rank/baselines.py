@@ -228,7 +228,17 @@ def drafter_names(evidence) -> list[tuple[str, str]]:
         for ev in reversed(evidence.all(kind)):
             if ev.value.drafter:
                 out.append((ev.value.drafter, ev.ref))
+    named = evidence.named(Kind.DRAFTER)  # `--drafter org/name` not in the cache still names the pair
+    if named:
+        out.append((named, None))
     return out
+
+
+def in_force(evidence) -> Baselines:
+    """The baselines of this diagnosis: those set on the evidence (Settings, at the CLI), else the packaged ones."""
+    if evidence.baselines is None:
+        evidence.baselines = default_baselines()
+    return evidence.baselines
 
 
 def pair_context(evidence, baselines: Baselines) -> PairContext:

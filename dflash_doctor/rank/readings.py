@@ -144,10 +144,10 @@ def level_reading(evidence: "EvidenceSet") -> LevelReading | None:
     acc = evidence.acceptance()
     if acc is None:
         return None
-    from .baselines import pair_context
+    from .baselines import in_force, pair_context
 
     belief = infer_method(evidence)
-    ctx = pair_context(evidence, evidence.baselines)
+    ctx = pair_context(evidence, in_force(evidence))
     tau = acc.mean_acceptance_length
     basis = "per-request" if acc.per_request else ("estimated-drafts" if acc.standing == "estimated" else "drafts")
     k = acc.k
@@ -184,7 +184,7 @@ def level_reading(evidence: "EvidenceSet") -> LevelReading | None:
         for kk in ks:
             w = pm / len(ks)
             b = healthy_band(m, kk, ctx.dataset, drafter=pair.id if m == pair_method else None,
-                             baselines=evidence.baselines)
+                             baselines=in_force(evidence))
             if b is not None and b.dead_excess is not None:
                 dead += w * _phi((1.0 + b.dead_excess - tau) / max(se, 1e-6))
                 dead_w += w

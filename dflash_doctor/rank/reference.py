@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import statistics
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from ..evidence import Cause, Contribution, EvidenceSet, Finding, Kind, Observation, Status, Verdict
-from .baselines import Baselines, PairContext, pair_context
+from .baselines import Baselines, PairContext, in_force, pair_context
 from .knowledge import Knowledge
 
 # Two causes whose confidences differ by less than this cannot be told apart by the evidence at hand.
@@ -118,7 +118,7 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
     from .method import infer_method
     from .readings import level_reading
 
-    baselines = baselines or evidence.baselines
+    baselines = baselines or in_force(evidence)
     observations = observations_of(findings)
     names = {o.name for o in observations}
     acceptance = evidence.acceptance()

@@ -1,8 +1,30 @@
-"""Renderers: Report in, text out. They never print; the CLI's Output object writes their result."""
+"""Renderers: a result in, text out. They never print; the CLI's Output object writes what they return.
+
+One dispatch for every command's output (like pip-audit's `_format/`): `render(result, fmt, style)` picks
+the module by the result's type, and every module has one `render(result, fmt, style) -> str` and the
+`FORMATS` it writes. Every JSON goes through `json_report.dumps_safe`; every text is redacted here once
+more (defence in depth: collectors redact structured values, this catches secrets in free text).
+
+| result type | module | what it is |
+|---|---|---|
+| evidence.Report | report | the ranked report (diagnose, logs, check host/bundle) |
+| hostcheck.HostFleet | hosts | several hosts or bundles: one line each, then the fleet table |
+| prometheus.fleet.Fleet | fleet | engines read from Prometheus |
+| probe.result.ProbeRun | probe | a draft/verify probe, served vs probe |
+| probe.result.LayerOffsetRun | probe | which hidden state each captured tensor is |
+| gate.GateResult | gate_text | thresholds passed or failed |
+| registry.CheckRegistry | checks_list | `checks list` |
+| models.inspection.Inspection | inspection | `inspect-model` |
+| rank.known_issues.audit.Audit | known_issues | `known-issues` |
+| prometheus.rules.AlertRules / Dashboard | monitor | `monitor rules` (YAML) / `monitor grafana` (JSON) |
+"""
 
 from __future__ import annotations
 
 import enum
+import importlib
+
+from .style import Style
 
 
 class Format(str, enum.Enum):
@@ -11,17 +33,43 @@ class Format(str, enum.Enum):
     MARKDOWN = "markdown"
 
 
-def render(report, fmt: "Format", color: bool = False, width: int = 100) -> str:
+# result type name -> render module (imported when first used: `--help` imports none of them)
+RENDERERS = {
+    "Report": "report",
+    "HostFleet": "hosts",
+    "Fleet": "fleet",
+    "ProbeRun": "probe",
+    "LayerOffsetRun": "probe",
+    "GateResult": "gate_text",
+    "CheckRegistry": "checks_list",
+    "Inspection": "inspection",
+    "Audit": "known_issues",
+    "AlertRules": "monitor",
+    "Dashboard": "monitor",
+}
+
+
+def renderer(result):
+    name = RENDERERS.get(type(result).__name__)
+    if name is None:
+        raise TypeError(f"no renderer for {type(result).__name__}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def formats(result_type: str) -> tuple[Format, ...]:
+    return importlib.import_module(f"{__name__}.{RENDERERS[result_type]}").FORMATS
+
+
+def render(result, fmt: Format = Format.TERMINAL, color: bool = False, width: int | None = None,
+           verbose: bool = False, style: Style | None = None) -> str:
     from ..redact import redact_text
 
-    if fmt == Format.JSON:
-        from .json_report import render_json
-        out = render_json(report)
-    elif fmt == Format.MARKDOWN:
-        from .markdown import render_markdown
-        out = render_markdown(report)
-    else:
-        from .terminal import render_terminal
-        out = render_terminal(report, color=color, width=width)
-    # Defence in depth: collectors redact structured values; this catches secrets in free text.
-    return redact_text(out)
+    fmt = Format(fmt)
+    module = renderer(result)
+    if fmt not in module.FORMATS:
+        raise ValueError(f"{type(result).__name__} has no {fmt.value} form")
+    style = style or Style(color=color, width=width, verbose=verbose)
+    return redact_text(module.render(result, fmt, style))
+
+
+__all__ = ["Format", "Style", "render", "renderer", "formats", "RENDERERS"]

@@ -12,6 +12,13 @@ from ..prometheus.queries import promql_duration
 from ..redact import redact_text
 from ..textsafe import plain
 
+FORMATS = ("terminal", "json", "markdown")
+
+
+def render(fleet, fmt, style) -> str:
+    return render_fleet(fleet, fmt, color=style.color, width=style.width or 150)
+
+
 VERDICT_MARK = {"problem": ("✗", "red"), "healthy": ("✓", "green"), "insufficient-data": ("?", "yellow"),
                 "could-not-check": ("?", "bright_black")}
 
@@ -135,7 +142,9 @@ def _terminal(fleet, color: bool, width: int) -> str:
             con.print(t(f"note: {n}", "bright_black"))
     con.print()
     con.print(t(_summary(fleet), "bold"))
-    return buf.getvalue()
+    from .layout import rstrip_lines
+
+    return rstrip_lines(buf.getvalue())
 
 
 def _selector_for(e) -> str:

@@ -4,7 +4,21 @@ from __future__ import annotations
 
 from ..gate import GateResult, Outcome
 from ..textsafe import plain
+from . import Format
+from .layout import Style
 from .markdown import md
+
+FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
+
+
+def render(result: GateResult, fmt: Format, style: Style) -> str:
+    if fmt == Format.JSON:
+        from .json_report import dumps_safe
+
+        return dumps_safe(result.to_dict())
+    if fmt == Format.MARKDOWN:
+        return render_gate_markdown(result)
+    return render_gate_text(result)
 
 MARK = {Outcome.PASS: "✓", Outcome.FAIL: "✗", Outcome.NO_DATA: "?"}
 ICON = {Outcome.PASS: "✅", Outcome.FAIL: "❌", Outcome.NO_DATA: "❔"}
@@ -20,9 +34,14 @@ def render_gate_text(result: GateResult) -> str:
     for r in result.results:
         out.append(f"  [{MARK[r.outcome]}] {r.name}: {plain(r.message)}")
     if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
-        out.append("most likely causes (run `dflash-doctor diagnose` for the evidence):")
-        for c in result.report.causes[:3]:
-            out.append(f"  - {c.id} ({c.confidence:.2f}): {plain(c.title)}")
+        from .report_view import step_words, summary_causes
+
+        rep = result.report
+        out.append("causes, by what fixing them buys (`dflash-doctor diagnose` shows the evidence):")
+        for pos, c, _ in summary_causes(rep) or [(i, c, None) for i, c in enumerate(rep.causes[:3], 1)]:
+            out.append(f"  {pos}. {c.id} ({c.confidence:.2f}): {plain(c.title)}")
+        if rep.plan is not None and rep.plan.steps:
+            out.append(f"fix plan: {plain(step_words(rep, rep.plan.steps[0]))}")
     for n in result.notes:
         out.append(f"note: {plain(n)}")
     return "\n".join(out) + "\n"
@@ -42,11 +61,17 @@ def render_gate_markdown(result: GateResult) -> str:
         lim = "—" if r.threshold is None else f"{r.threshold:g}"
         out.append(f"| {ICON[r.outcome]} | `{r.name}` | {meas} | {lim} | {md(r.message)} |")
     if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
+        from .report_view import step_words, summary_causes
+
+        rep = result.report
         out.append("")
-        out.append("Most likely causes (`dflash-doctor diagnose` shows the evidence):")
+        out.append("Causes, by what fixing them buys (`dflash-doctor diagnose` shows the evidence):")
         out.append("")
-        for c in result.report.causes[:3]:
-            out.append(f"- `{c.id}` ({c.confidence:.2f}): {md(c.title)}")
+        for pos, c, _ in summary_causes(rep) or [(i, c, None) for i, c in enumerate(rep.causes[:3], 1)]:
+            out.append(f"{pos}. `{c.id}` ({c.confidence:.2f}): {md(c.title)}")
+        if rep.plan is not None and rep.plan.steps:
+            out.append("")
+            out.append(f"**Fix plan:** {md(step_words(rep, rep.plan.steps[0]))}")
     for n in result.notes:
         out.append("")
         out.append(f"_note: {md(n)}_")

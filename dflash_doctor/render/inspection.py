@@ -6,7 +6,6 @@ Untrusted text (config strings, model-card lines) enters rich as `Text` through 
 from __future__ import annotations
 
 import io
-import json
 
 from rich.console import Console
 from rich.table import Table
@@ -18,10 +17,21 @@ from . import Format
 from .terminal import MARK, t
 
 
-def render_inspection(insp, fmt: Format, color: bool = False, width: int = 100) -> str:
+FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
+
+
+def render(insp, fmt: Format, style) -> str:
+    from .layout import TABLE_WIDTH_PIPED
+
+    return render_inspection(insp, fmt, color=style.color, width=style.width or TABLE_WIDTH_PIPED)
+
+
+def render_inspection(insp, fmt: Format, color: bool = False, width: int | None = 100) -> str:
     from ..redact import redact_text
     if fmt == Format.JSON:
-        out = json.dumps(insp.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        from .json_report import dumps_safe
+
+        out = dumps_safe(insp.to_dict())
     elif fmt == Format.MARKDOWN:
         out = _markdown(insp)
     else:
@@ -233,7 +243,9 @@ def _terminal(insp, color: bool, width: int) -> str:
         con.print(Text("Warnings", style="bold underline"))
         for w in warns:
             con.print(Text("  ! ", style="yellow") + t(w))
-    return buf.getvalue()
+    from .layout import rstrip_lines
+
+    return rstrip_lines(buf.getvalue())
 
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|<>~"})

@@ -6,6 +6,13 @@ from ..textsafe import plain
 from . import Format
 
 
+FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
+
+
+def render(audit, fmt: Format, style) -> str:
+    return render_known_issues(audit, fmt, color=style.color)
+
+
 def render_known_issues(audit, fmt: Format, color: bool = False) -> str:
     if fmt == Format.JSON:
         from .json_report import dumps_safe

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+FORMATS = ("terminal",)  # each document has its one form: rules are YAML, a dashboard is JSON
+
+
+def render(doc, fmt, style) -> str:
+    if type(doc).__name__ == "AlertRules":
+        return render_rules_yaml(doc.doc)
+    return render_dashboard_json(doc.doc)
+
 
 def render_rules_yaml(doc: dict) -> str:
     import yaml

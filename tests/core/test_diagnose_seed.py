@@ -30,8 +30,10 @@ def test_seed_log_terminal_shows_curve_and_causes(cli):
     proc = cli("diagnose", "--log", SEED_LOG)
     out = proc.stdout
     assert "τ = 1.18" in out
-    assert "Ranked causes" in out and "1. " in out
-    assert "pos 1" in out and "pos 15" in out and "█" in out  # the bar chart
+    assert "Causes, by what fixing them buys" in out and "1. " in out
+    assert "pos  1" in out and "pos 3–15" in out and "█" in out  # the bar chart, the dead tail folded
+    full = cli("diagnose", "--log", SEED_LOG, "-v").stdout
+    assert "pos 15" in full
 
 
 def test_drafts_weighting_not_mean_of_means(tmp_path, cli):
@@ -51,12 +53,11 @@ def test_drafts_weighting_not_mean_of_means(tmp_path, cli):
     assert report["acceptance"]["per_position"] == [0.1, 0.1]
 
 
-def test_unsupported_inputs_are_reported_not_ignored(cli, tmp_path):
+def test_a_missing_log_is_one_error_line_not_a_report(cli, tmp_path):
     proc = cli("diagnose", "--log", str(tmp_path / "absent.log"), "--format", "json")
-    report = json.loads(proc.stdout)
-    msgs = [f["message"] for f in report["findings"] if f["status"] == "could-not-check"]
-    assert any("absent.log" in m and "not found" in m for m in msgs)
-    assert proc.returncode == 3
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("error: --log ") and "absent.log: no such file" in proc.stderr
+    assert "\nhint: " in proc.stderr and len(proc.stderr.splitlines()) == 2
 
 
 def test_bad_engine_flag_is_a_usage_error(cli):

@@ -25,6 +25,7 @@ def test_an_unnamed_method_that_decides_the_level_gives_insufficient_data(cli):
     report = json.loads(proc.stdout)
     assert report["verdict"] == "insufficient-data"
     assert any("depends on the method" in n and "--launch" in n for n in report["notes"])
+    assert proc.returncode == 3  # exit codes follow the verdict: insufficient-data is 3
 
 
 def test_no_band_to_compare_with_is_not_healthy(cli, tmp_path):
@@ -38,6 +39,7 @@ def test_no_band_to_compare_with_is_not_healthy(cli, tmp_path):
     report = json.loads(proc.stdout)
     assert report["verdict"] == "insufficient-data"
     assert any("no healthy band" in n for n in report["notes"])
+    assert proc.returncode == 3
 
 
 def test_healthy_needs_the_pair_at_its_baseline(cli):

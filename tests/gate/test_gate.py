@@ -65,7 +65,7 @@ def test_gate_fails_below_threshold_with_one_failure_per_threshold(cli, tmp_path
     suite = next(iter(junitparser.JUnitXml.fromfile(str(junit))))
     assert suite.failures == 2 and suite.tests == 3
     # The failing gate names the most likely causes from the same evidence.
-    assert "most likely causes" in r.stdout
+    assert "causes, by what fixing them buys" in r.stdout and "fix plan: upgrade vLLM" in r.stdout
 
 
 @pytest.mark.parametrize("log", [FEW, NO_SPEC, Path("/nonexistent/server.log")], ids=["few-drafts", "no-spec-lines", "missing-file"])

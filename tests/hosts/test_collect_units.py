@@ -8,7 +8,7 @@ import os
 import pytest
 
 from dflash_doctor.collect.host import Batch, encode_batch, parse_batch, parse_engine_locate, sanitize, READ_MANY
-from dflash_doctor.cli.host import read_hosts_file
+from dflash_doctor.hosts.inventory import read_hosts_file
 from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
 from dflash_doctor.parse.launch import LaunchParseError, parse_argv, parse_launch_text
 from tests.conftest import run_cli

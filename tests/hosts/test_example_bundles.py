@@ -25,14 +25,14 @@ def test_seed_bundle_ranks_swa_above_layer_offset():
     assert status["drafter-card"] == "warn"
     # The installed source was read on the host, so it decides; the release table defers to it.
     table = next(f for f in doc["findings"] if f["check"] == "engine-drafter-swa")
-    assert table["status"] == "ok" and "engine-source-swa decides" in table["message"] and not table["observations"]
+    assert table["status"] == "not-applicable" and "engine-source-swa decides" in table["message"] and not table["observations"]
 
 
 def test_layer_offset_bundle_blames_the_raw_layer_ids():
     res, doc = _check("layer-offset-pre-40727")
     assert doc["causes"][0]["id"] == "layer-offset"
     status = {f["check"]: f["status"] for f in doc["findings"]}
-    assert status["engine-source-layer-map"] == "fail" and status["engine-source-swa"] == "ok"  # an all-full drafter
+    assert status["engine-source-layer-map"] == "fail" and status["engine-source-swa"] == "not-applicable"  # all-full drafter
 
 
 def test_eagle3_launched_as_eagle_is_a_method_mismatch():

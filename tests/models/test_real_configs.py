@@ -200,7 +200,7 @@ def test_item3_dflash2_cannot_load_before_vllm_0_28_and_nothing_is_called_ignore
     r, js = _js(cli, d, "--engine", "vllm==0.20.1")
     load = _finding(js, "engine-loads-drafter")[0]
     assert load["status"] == "fail" and "first registered in 0.28.0" in load["message"]
-    assert js["engine"]["silently_ignored"] == [] and _finding(js, "engine-drafter-swa")[0]["status"] == "ok"
+    assert js["engine"]["silently_ignored"] == [] and _finding(js, "engine-drafter-swa")[0]["status"] == "not-applicable"
     _, js = _js(cli, d, "--engine", "vllm==0.28.0")
     assert _finding(js, "engine-loads-drafter")[0]["status"] == "ok"
 
@@ -342,6 +342,56 @@ def test_gemma4_rope_is_read_per_attention_kind(tmp_path, fixtures_dir):
     assert rope.status == Status.OK  # it said "could not check: rope_theta missing from the target config"
 
 
+def _rope(tmp_path, fixtures_dir, drafter, target, launch=None):
+    d = _dir(tmp_path, fixtures_dir, drafter, "d")
+    t = _dir(tmp_path, fixtures_dir, target, "t")
+    report, _ = build_report(gather_files(FileInputs(drafter=str(d), target=str(t), launch=launch)))
+    f = next(f for f in report.findings if f.check_id == "rope-agreement")
+    return f, report
+
+
+def test_a_drafter_carrying_its_own_yarn_is_weak_evidence_not_a_verdict(tmp_path, fixtures_dir):
+    """The speculators DFlash drafter for Qwen3.6-35B-A3B declares YaRN (×64 from 4096) while its target's
+    config has none: long-context training, or YaRN added after training — the config cannot tell. A weak
+    observation (a warning), and no cause stands out without acceptance figures."""
+    f, report = _rope(tmp_path, fixtures_dir, "speculators-issue--dflash-qwen3.6-35b-a3b.json",
+                      "aiconfigurator--Qwen--Qwen3.6-35B-A3B.json")
+    assert f.status == Status.WARN and "yarn ×64 from 4096, its target's none" in f.message, f.message
+    assert [(o.name, o.strength) for o in f.observations] == [("rope:mismatch", 0.35)]
+    cause = next((c for c in report.causes if c.id == "rope-mismatch"), None)
+    assert cause is None or cause.confidence < 0.2, cause
+
+
+SGLANG_YARN = ("python -m sglang.launch_server --model-path Qwen/Qwen3.6-35B-A3B --speculative-algorithm DFLASH "
+               "--speculative-draft-model-path some/drafter --json-model-override-args "
+               "'{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, "
+               "\"original_max_position_embeddings\": 262144}}'")
+
+
+def test_sglang_model_overrides_reach_the_drafter_and_vllm_hf_overrides_do_not(tmp_path, fixtures_dir):
+    """SGLang builds the draft ModelConfig with the server's --json-model-override-args (read in 0.4.6-0.5.23);
+    vLLM gives the draft config its own hf_overrides (0.8.5-0.33.0): the same YaRN wish is a fault on one."""
+    pair = ("specforge--qwen3.5-35b-a3b-dflash.json", "aiconfigurator--Qwen--Qwen3.5-35B-A3B.json")
+    f, report = _rope(tmp_path, fixtures_dir, *pair, launch=SGLANG_YARN)
+    assert f.status == Status.FAIL and "rope scaling yarn ×4 from 262144 instead of none" in f.message, f.message
+    assert [(o.name, o.strength) for o in f.observations] == [("rope:mismatch", 1.0)]
+    assert "rope-mismatch" in [c.id for c in report.causes[:3]]
+    vllm = ("vllm serve Qwen/Qwen3.5-35B-A3B --hf-overrides '{\"rope_scaling\": {\"rope_type\": \"yarn\", "
+            "\"factor\": 4.0}}' --speculative-config '{\"method\": \"dflash\", \"model\": \"some/drafter\", "
+            "\"num_speculative_tokens\": 15}'")
+    (tmp_path / "v").mkdir()
+    f, _ = _rope(tmp_path / "v", fixtures_dir, *pair, launch=vllm)
+    assert f.status == Status.OK and any("target's RoPE only" in d for d in f.details), (f.message, f.details)
+
+
+def test_a_theta_unlike_the_targets_is_a_warning_of_another_target(tmp_path, fixtures_dir):
+    """Qwen3-8B's DSpark drafter (theta 1e6) on Qwen3-4B-Instruct-2507 (5e6): the drafter runs as trained, but
+    was written for another target — a weaker observation than a served override."""
+    f, _ = _rope(tmp_path, fixtures_dir, "specforge--qwen3-8b-dspark.json", "qwen--Qwen3-4B-Instruct-2507-config.json")
+    assert f.status == Status.WARN and "rope_theta 1e+06 (drafter) vs 5e+06 (target)" in f.message, f.message
+    assert [(o.name, o.strength) for o in f.observations] == [("rope:mismatch", 0.5)]
+
+
 def test_gemma4_assistant_reads_the_targets_kv_cache(fixtures_dir):
     a = drafter_facts(str(fixtures_dir / "configs" / "real" / "gemma4-swift-mlx--gemma-4-E2B-it-assistant.json"))
     assert a.target_hidden_size == 1536 and a.mtp_layers == 4 and a.sliding_window == 512
@@ -378,3 +428,12 @@ def test_mtp_inside_a_hybrid_target_reads_no_target_layer_types(fixtures_dir):
         d = drafter_facts(str(fixtures_dir / "configs" / "real" / name))
         # it warned "layer_types has 40 entries but num_hidden_layers is 1" about the target's own stack
         assert d.warnings == () and [la.attention for la in d.layers] == ["full"]
+
+
+def test_speculators_dflash_causality_flag_is_read_as_vllm_reads_it(fixtures_dir):
+    """speculators' `sliding_window_non_causal` (vLLM 0.26+ algos.py: dflash_config.causal = not it; default
+    non-causal) is understood, not listed as an unknown key."""
+    d = drafter_facts(str(fixtures_dir / "configs" / "real" / "speculators-issue--dflash-qwen3.6-35b-a3b.json"))
+    assert "sliding_window_non_causal" not in " ".join(d.not_understood)
+    assert d.layers and all(layer.causal for layer in d.layers)
+    assert any("vLLM 0.26+ reads it as dflash_config.causal true" in n for n in d.notes)

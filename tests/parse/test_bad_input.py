@@ -37,10 +37,9 @@ def notes_of(rep) -> str:
 def test_empty_file(cli, tmp_path):
     p = tmp_path / "empty.log"
     p.write_bytes(b"")
-    r, rep = run_logs(cli, p)
-    assert r.returncode == 3
-    assert "empty" in notes_of(rep)
-    assert rep["acceptance"] is None
+    r = cli("logs", str(p), "--format", "json")
+    assert r.returncode == 3 and r.stdout == ""  # nothing was read: one line, not a report
+    assert r.stderr.startswith("error: ") and "is empty" in r.stderr
 
 
 def test_binary_junk_with_metrics_lines_inside(cli, tmp_path):
@@ -179,10 +178,10 @@ def test_two_engines_interleaved(cli, tmp_path):
     assert "interleaved" in notes_of(rep)
 
 
-def test_missing_file_is_a_could_not_check(cli, tmp_path):
-    r, rep = run_logs(cli, tmp_path / "nope.log")
-    assert r.returncode == 3
-    assert any("file not found" in f["message"] for f in rep["findings"])
+def test_missing_file_is_a_usage_error(cli, tmp_path):
+    r = cli("logs", str(tmp_path / "nope.log"), "--format", "json")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "nope.log: no such file" in r.stderr.splitlines()[0] and r.stderr.splitlines()[1].startswith("hint: ")
 
 
 def test_log_without_metrics_lines(cli, tmp_path):

@@ -44,7 +44,9 @@ def test_probe_as_low_as_served(cli, tmp_path):
     assert "reproduces the served" in f["message"]
 
 
-def test_a_file_that_is_not_a_probe_result_is_reported_not_used(cli, tmp_path):
-    report = run(cli, tmp_path, {"schema": "something-else"})
-    [f] = findings(report, "probe-vs-served")
-    assert f["status"] == "could-not-check"
+def test_a_file_that_is_not_a_probe_result_is_a_usage_error(cli, tmp_path):
+    f = tmp_path / "probe.json"
+    f.write_text(json.dumps({"schema": "something-else"}))
+    res = cli("diagnose", "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "--probe-result", str(f))
+    assert res.returncode == 2 and res.stdout == ""
+    assert "not a dflash-doctor/probe@1 document" in res.stderr.splitlines()[0]

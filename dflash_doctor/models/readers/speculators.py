@@ -15,7 +15,8 @@ KNOWN = {"architectures", "auto_map", "speculators_model_type", "speculators_ver
          "transformer_layer_config", "draft_vocab_size", "target_hidden_size", "eagle_aux_hidden_state_layer_ids",
          "aux_hidden_state_layer_ids", "mask_token_id", "block_size", "dtype", "torch_dtype", "transformers_version",
          "tie_word_embeddings", "norm_before_residual", "norm_before_fc", "fc_norm", "norm_output",
-         "embed_requires_grad", "max_anchors", "layer_types", "use_sliding_window", "sliding_window", "model_type"}
+         "embed_requires_grad", "max_anchors", "layer_types", "use_sliding_window", "sliding_window", "model_type",
+         "sliding_window_non_causal", "sample_from_anchor"}
 
 
 def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
@@ -57,6 +58,12 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     pm = sc.get("proposal_methods")
     if isinstance(pm, list) and pm and isinstance(pm[0], dict):
         r.speculative_tokens = f.int("speculative_tokens", pm[0], "speculators_config.proposal_methods[0].speculative_tokens")
+    # vLLM (0.26+, speculators/algos.py) maps this onto dflash_config.causal = not it (default: non-causal)
+    nc = f.bool("sliding_window_non_causal") if "sliding_window_non_causal" in cfg else None
+    if nc is not None and method == "dflash":
+        r.dcfg = {**r.dcfg, "causal": not nc}
+        r.notes.append(f"sliding_window_non_causal {str(nc).lower()}: vLLM 0.26+ reads it as dflash_config.causal "
+                       f"{str(not nc).lower()}; earlier releases ignore it (non-causal)")
     r.attention_sinks = sink_keys(cfg, tlc)
     r.not_understood = unknown_keys(cfg, KNOWN)
     if method == "unknown":

@@ -123,7 +123,7 @@ for _f in FORMATS:
     GREP_PASSES[_f.grep_pass] = (tuple(dict.fromkeys(lits + _f.grep)),
                                  tuple(dict.fromkeys(marks + _f.grep + _f.grep_markers)))
 EDGE_FORMATS = tuple(f for f in FORMATS if f.grep_edges)
-# The host's remote filter (one `grep -F` over the whole log on the host, collect/host.py) keeps the lines a
+# The host's remote filter (one `grep -F` over the whole log on the host, collect/host/scripts.py) keeps the lines a
 # serving engine prints (client tools' summaries are not in a server's log). One grep, so the same first-byte
 # rule: the main pass's literals of the server formats. (llama.cpp's and SGLang's request-log lines, in
 # passes of their own, are not filtered on the host: read such logs with `logs`/`diagnose`.)

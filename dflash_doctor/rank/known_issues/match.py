@@ -152,16 +152,21 @@ def evaluate(issue: KnownIssue, dep: Deployment, runner_default: str | None = No
                  refs=tuple(sorted(r for r in refs if r)))
 
 
+def _default_runner(db: KnownIssues, engine: str | None, dep: Deployment):
+    """The runner the deployment's release picks when the launch does not say (None: unknown)."""
+    rules = db.engines.get(engine or "")
+    if rules is None or dep.runner is not None or not dep.version:
+        return None
+    try:
+        return rules.default_runner(parse_version(dep.version))
+    except VersionError:
+        return None
+
+
 def match_deployment(db: KnownIssues, dep: Deployment) -> list[Match]:
     """Every entry that may affect the deployment, most certain first, then by id."""
     engine = normalise_engine(dep.engine)
-    rules = db.engines.get(engine or "")
-    default = None
-    if rules is not None and dep.runner is None and dep.version:
-        try:
-            default = rules.default_runner(parse_version(dep.version))
-        except VersionError:
-            default = None
+    default = _default_runner(db, engine, dep)
     out = [m for m in (evaluate(i, dep, default) for i in db.for_engine(engine)) if isinstance(m, Match)]
     return sorted(out, key=lambda m: (m.quality.rank, m.issue.id))
 
@@ -169,11 +174,5 @@ def match_deployment(db: KnownIssues, dep: Deployment) -> list[Match]:
 def explain(db: KnownIssues, dep: Deployment) -> list[Match | RuledOut]:
     """Every entry of the deployment's engine with its verdict (for --all listings and tests)."""
     engine = normalise_engine(dep.engine)
-    rules = db.engines.get(engine or "")
-    default = None
-    if rules is not None and dep.runner is None and dep.version:
-        try:
-            default = rules.default_runner(parse_version(dep.version))
-        except VersionError:
-            default = None
+    default = _default_runner(db, engine, dep)
     return [evaluate(i, dep, default) for i in db.for_engine(engine)]

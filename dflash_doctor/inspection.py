@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evidence import EvidenceSet, Kind, Report, Source, Status
-from .engine_support import EngineSupport
-from .facts import DrafterFacts, TargetFacts
+from .evidence import EvidenceSet, Kind, Report, Source, Status
+from .models.engine_support import EngineSupport
+from .models.facts import DrafterFacts, TargetFacts
 
 AREAS = ("drafter", "pairing", "engine")
 SCHEMA = "dflash-doctor/inspect-model@1"
@@ -38,13 +38,23 @@ class Inspection:
     def failed(self) -> bool:
         return any(f.status == Status.FAIL for f in self.report.findings)
 
+    @property
+    def exit_code(self) -> int:
+        """1 a check failed; 3 nothing could be judged (not a drafter any reader knows, or no check passed);
+        0 otherwise."""
+        if self.failed:
+            return 1
+        if self.drafter.method in (None, "unknown") or not any(f.status == Status.OK for f in self.report.findings):
+            return 3
+        return 0
+
     def silently_ignored(self) -> list[str]:
         """Drafter features the named engine release drops without a word."""
         d, e = self.drafter, self.engine
         out: list[str] = []
         if e is None or not d.is_dflash or not e.dflash or self.engine_cannot_load:
             return out
-        from .facts import layer_span
+        from .models.facts import layer_span
         if d.swa_layers and e.drafter_swa == "ignored":
             out.append(f"sliding windows on layers {layer_span(d.swa_layers)} (window {d.sliding_window}): "
                        "run as full attention")
@@ -108,11 +118,11 @@ class Inspection:
 def inspect(drafter: str, target: str | None = None, engine: str | None = None, k: int | None = None,
             files=None, settings=None) -> Inspection:
     """Raises DoctorError when the drafter or target cannot be read at all (the user named them)."""
-    from ..collect.builder import EvidenceBuilder
-    from ..collect.files import add_drafter, add_target, gather_engine
-    from ..doctor import build_report
-    from ..parse.launch import LaunchConfig
-    from .facts import drafter_facts, target_facts
+    from .collect.builder import EvidenceBuilder
+    from .collect.files import add_drafter, add_target, gather_engine
+    from .doctor import build_report
+    from .parse.launch import LaunchConfig
+    from .models.facts import drafter_facts, target_facts
 
     ev = EvidenceSet(label=f"inspect-model {drafter}")
     dfacts = drafter_facts(drafter, files)
@@ -128,8 +138,8 @@ def inspect(drafter: str, target: str | None = None, engine: str | None = None, 
         ev.missing(Kind.TARGET, "no target given (--target PATH)")
     row = arch = None
     if engine:
-        from ..collect.files import parse_engine_spec
-        from .architectures import support
+        from .collect.files import parse_engine_spec
+        from .models.architectures import support
         gather_engine(ev, engine)
         EvidenceBuilder(ev).add_engine_support()
         row = ev.value(Kind.ENGINE_SUPPORT)

@@ -1,0 +1,81 @@
+"""The deployment's names as the evidence gives them (drafter, target, their revisions, engine release, host,
+logs): what the report's suggested commands are filled with, and what a saved probe's pair is compared with."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .evidence import EvidenceSet, Kind
+
+
+@dataclass(frozen=True)
+class Names:
+    """The deployment's names as the evidence gives them, for commands a user can paste."""
+
+    drafter: str | None = None
+    drafter_revision: str | None = None
+    target: str | None = None
+    target_revision: str | None = None
+    engine: str | None = None
+    engine_version: str | None = None
+    engine_source_read: bool = False
+    host: str | None = None  # ssh://… or local, when the evidence came from a host
+    logs: tuple[str, ...] = ()  # local log files the evidence was read from
+
+    @property
+    def engine_spec(self) -> str | None:
+        if not self.engine:
+            return None
+        return f"{self.engine}=={self.engine_version}" if self.engine_version else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"drafter": self.drafter, "drafter_revision": self.drafter_revision, "target": self.target,
+                "target_revision": self.target_revision, "engine": self.engine, "engine_version": self.engine_version,
+                "engine_source_read": self.engine_source_read, "host": self.host}
+
+
+
+_HF_CACHE_PATH = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\](?P<rev>[0-9a-f]{7,64})")
+
+
+def model_identity(text: str | None) -> tuple[str | None, str | None]:
+    """(repo id or path, revision) of a model reference: an HF cache path names its repo and snapshot."""
+    if not text:
+        return None, None
+    m = _HF_CACHE_PATH.search(str(text))
+    if m:
+        return f"{m['org']}/{m['name']}", m["rev"]
+    t = str(text).rstrip("/")
+    if t.endswith("config.json"):
+        t = t[: -len("config.json")].rstrip("/")
+    return t or None, None
+
+
+def _identity(facts, said: tuple, field: str, named: str | None) -> tuple[str | None, str | None]:
+    """A model's (name, revision): its facts' source, else what the launch/startup lines say, else the flag."""
+    if facts is not None and (found := model_identity(facts.source or facts.config_path))[0]:
+        return found
+    for src in said:
+        if src is not None and getattr(src, field):
+            return model_identity(getattr(src, field))
+    return model_identity(named) if named else (None, None)
+
+
+def names_of(evidence: EvidenceSet) -> Names:
+    launch, st = evidence.launch(), evidence.startup()
+    drafter, drev = _identity(evidence.drafter(), (launch, st), "drafter", evidence.named(Kind.DRAFTER))
+    target, trev = _identity(evidence.target(), (launch, st), "model", evidence.named(Kind.TARGET))
+    eng = evidence.engine()
+    engine = eng.name if eng is not None else (st.engine if st is not None else None)
+    version = eng.version if eng is not None else (st.version if st is not None else None)
+    h = evidence.get(Kind.HOST)
+    host = None
+    if h is not None:
+        host = h.source.location if not h.source.location.endswith("(bundle)") else None
+    logs = tuple(e.source.location for e in evidence.all(Kind.LOG_SCAN) if e.source.kind == "file" and e.source.host
+                 is None)
+    return Names(drafter=drafter, drafter_revision=drev, target=target, target_revision=trev, engine=engine,
+                 engine_version=version, engine_source_read=evidence.has(Kind.ENGINE_SOURCE), host=host,
+                 logs=tuple(x for part in logs for x in part.split(", ") if x and x != "-"))

@@ -1,0 +1,470 @@
+"""The fix plan: what to do first, what it fixes and what it buys — built over the ranking's causes.
+
+The ranking says how likely each cause is; a user needs to know what to *do*. pip-audit answers with one
+fix version per package; this answers with one plan per deployment:
+
+- **Remedies per cause**, from data the project already has: an engine upgrade to the release that fixes
+  it (the known-issues database's `fixed_in` for an entry matching this deployment, and the first row of
+  models/engine_support.toml whose behaviour is the fixed one), otherwise the cause's own fix (a launch
+  change, a different drafter, …).
+- **Remedies that fix several causes merge**: one upgrade to the highest release any of them needs
+  ("upgrade vLLM 0.20.1 → 0.26.0 or later: fixes swa-ignored and layer-offset"), with the τ expected once
+  all of them are fixed.
+- **Causes ordered by what fixing them buys**: confidence × (τ if fixed − τ now); a cause whose τ if fixed
+  is unknown counts the whole gap to the pair's reference (an upper bound, or 1 without a reference).
+  Steps are ordered by the sum over the causes they fix, and causes follow their step.
+- **A cause a deeper one explains** is shown under it, not planned for: a cause that only the acceptance
+  figures point at (no fact for it), when a more likely cause backed by a fact would buy at least as much.
+- **One next command** that settles what is still open, with the names the evidence already holds
+  (drafter, target, engine release, host); placeholders only for facts nobody has.
+
+Works from `Cause` objects and the evidence only, so it survives changes to how the causes are scored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ..evidence import Cause, EvidenceSet
+from ..names import Names, names_of
+
+# Causes below this confidence are listed, not planned for (unless nothing reaches it: then the top one).
+PLAN_FLOOR = 0.15
+# A step whose causes are all less likely than this is conditional: "if these are the causes".
+LIKELY = 0.5
+# A cause at least this likely is settled: it needs its fix, not more evidence.
+SETTLED = 0.9
+
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "vllm-ascend": "vllm-ascend", "tensorrt-llm": "TensorRT-LLM",
+                "llama.cpp": "llama.cpp"}
+
+# What kind of remedy a cause's own fix is, when no engine release fixes it. Unknown ids (extra knowledge
+# files) get "change", with the cause's fix text.
+REMEDY_KIND = {
+    "swa-ignored": "engine", "layer-offset": "engine", "engine-bug": "engine",
+    "method-mismatch": "launch", "launch-config": "launch", "rope-mismatch": "launch", "sampling-mismatch": "launch",
+    "undertrained-drafter": "drafter", "wrong-pairing": "drafter", "draft-vocab-map": "drafter",
+    "rotated-quantization": "target", "workload-shift": "workload",
+}
+
+# Which engine-support table behaviour fixes an engine-side cause (first release of the engine that has it).
+def _swa_fixed(row: dict, swa: str | None) -> bool:
+    mode = row.get("drafter_swa") or ""
+    return mode in ("honoured", "v2-runner") or (mode == "uniform-only" and swa in ("uniform", "all"))
+
+
+TABLE_FIX = {
+    "swa-ignored": _swa_fixed,
+    "layer-offset": lambda row, swa: row.get("layer_map") == "plus-one",
+}
+
+# The evidence kind a missing-evidence line names, and what it costs to get (files < host < GPU).
+COST = {"engine": 1, "engine-support": 1, "drafter": 1, "target": 1, "launch": 1, "workload": 1, "acceptance": 1,
+        "metrics": 1, "engine-source": 2, "host": 2, "process": 2, "environment": 2, "probe": 3}
+# Probe ablations that test a cause directly.
+ABLATION = {"swa-ignored": "swa", "layer-offset": "offset", "workload-shift": "context"}
+
+
+@dataclass(frozen=True)
+class PlanCause:
+    """A cause as the plan sees it: what fixing it buys, and which step fixes (or which cause explains) it."""
+
+    id: str
+    title: str
+    confidence: float
+    expected_tau: float | None
+    gain: float | None  # τ if fixed − τ now
+    gap_share: float | None  # of the gap to the pair's reference, the share fixing it alone closes
+    value: float  # confidence × what fixing it buys: the ordering key
+    step: int | None = None  # 1-based index of the step that fixes it
+    explained_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "confidence": round(self.confidence, 3),
+                "expected_tau_if_fixed": _r(self.expected_tau), "gain": _r(self.gain),
+                "gap_share": _r(self.gap_share), "step": self.step, "explained_by": self.explained_by}
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "upgrade-engine" | "engine" | "launch" | "drafter" | "target" | "workload" | "change"
+    action: str  # one imperative line
+    fixes: tuple[str, ...]  # cause ids, most valuable first
+    settles: tuple[str, ...] = ()  # causes it explains away
+    expected_tau: float | None = None
+    conditional: bool = False  # its causes are all less likely than LIKELY
+    details: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # where the release came from (known issue, support-table row)
+    value: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "action": self.action, "fixes": list(self.fixes), "settles": list(self.settles),
+                "expected_tau": _r(self.expected_tau), "conditional": self.conditional, "details": list(self.details),
+                "sources": list(self.sources)}
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    tau_now: float | None
+    reference_tau: float | None
+    reference: str | None  # what the reference is
+    causes: tuple[PlanCause, ...]  # ordered by what fixing them buys; explained ones after their explainer
+    steps: tuple[Step, ...]
+    next_command: str | None = None
+    next_why: str | None = None
+    names: Names = field(default_factory=Names)
+
+    def cause(self, cid: str) -> PlanCause | None:
+        return next((c for c in self.causes if c.id == cid), None)
+
+    def position(self, cid: str) -> int | None:
+        """1-based position of a cause in the plan's order, counting only causes not explained by another."""
+        n = 0
+        for c in self.causes:
+            if c.explained_by is None:
+                n += 1
+                if c.id == cid:
+                    return n
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tau_now": _r(self.tau_now), "reference_tau": _r(self.reference_tau), "reference": self.reference,
+                "order": [c.to_dict() for c in self.causes], "steps": [s.to_dict() for s in self.steps],
+                "next_command": self.next_command, "next_why": self.next_why, "names": self.names.to_dict()}
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 2)
+
+
+# ---------------------------------------------------------------------------------------------------
+# names
+
+_CODE = re.compile(r"`([^`\n]*)`")
+_EMPTIED = "\x00"  # a code span fill() emptied (never in text: plain() escapes NUL)
+
+
+def fill(text: str, names: Names) -> str:
+    """Put the evidence's names into the commands (code spans) of a next step, fix or note.
+
+    `--engine NAME==VERSION` becomes the release the evidence names, or goes away when the installed
+    engine source was read (the source decides, not a release table); DRAFTER/D/PATH after a drafter
+    flag, TARGET/T after a target flag, likewise. What nobody knows stays a placeholder."""
+    if not text or "`" not in text:
+        return text
+
+    def one(m: re.Match) -> str:
+        cmd = m.group(1)
+        if names.engine_source_read:
+            cmd = re.sub(r"\s*--engine\s+NAME==VERSION", "", cmd)
+            if not cmd.strip():
+                return _EMPTIED
+        elif names.engine_spec:
+            cmd = cmd.replace("NAME==VERSION", names.engine_spec)
+        elif names.engine:
+            cmd = cmd.replace("NAME==VERSION", f"{names.engine}==VERSION")
+        if names.drafter:
+            cmd = re.sub(r"(--drafter\s+)(?:DRAFTER|PATH|DIR|D)\b", lambda x: x.group(1) + names.drafter, cmd)
+            cmd = re.sub(r"(inspect-model\s+)DRAFTER\b", lambda x: x.group(1) + names.drafter, cmd)
+        if names.target:
+            cmd = re.sub(r"(--target\s+)(?:TARGET|PATH|DIR|T)\b", lambda x: x.group(1) + names.target, cmd)
+        # a probe needs the pair: name it when the evidence does
+        if re.match(r"dflash-doctor probe\b", cmd) and names.target and names.drafter and "--target" not in cmd:
+            cmd = cmd.replace("dflash-doctor probe", f"dflash-doctor probe --target {names.target} "
+                                                     f"--drafter {names.drafter}", 1)
+        return f"`{cmd}`"
+
+    out = _CODE.sub(one, text)
+    # a hint that only asked for the release, once the source decided: drop it (and its parenthesis)
+    return re.sub(r"\s*\(" + _EMPTIED + r"[^()]*\)|\s*" + _EMPTIED, "", out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# remedies
+
+
+@dataclass(frozen=True)
+class _Remedy:
+    key: tuple
+    kind: str
+    action: str
+    version: Any = None  # a known_issues Version for an upgrade
+    details: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[str]) -> dict[str, _Remedy]:
+    """cause id -> the upgrade that fixes it on this deployment's engine, from the known issues and the table."""
+    from .known_issues import default_known_issues, match_deployment
+    from .known_issues.deployment import deployment_from_evidence
+    from .known_issues.versions import VersionError, parse_version
+
+    if not names.engine:
+        return {}
+    wanted = set(cause_ids)
+    try:
+        current = parse_version(names.engine_version) if names.engine_version else None
+    except VersionError:
+        current = None
+    found: dict[str, tuple[Any, list[str], list[str]]] = {}
+
+    def put(cid: str, version, detail: str | None, source: str) -> None:
+        if current is not None and version.key <= current.key:
+            return
+        v, details, sources = found.get(cid, (version, [], []))
+        if version.key > v.key:
+            v = version
+        if detail and detail not in details:
+            details.append(detail)
+        sources.append(source)
+        found[cid] = (v, details, sources)
+
+    try:
+        db = default_known_issues()
+        matches = match_deployment(db, deployment_from_evidence(evidence))
+    except Exception:  # the plan is advice: a damaged database must not cost the report
+        matches = []
+    for m in matches:
+        if m.issue.cause in wanted:
+            # what the fix asks beyond the upgrade itself ("… and run the V2 model runner (…)")
+            extra = re.sub(r"^Upgrade (?:\S+ )?to [\w.+ -]+? or later(?:[;,]| and)?\s*", "", m.issue.fix or "").strip()
+            extra = (extra[:1].upper() + extra[1:]) if extra else None
+            put(m.issue.cause, m.issue.fixed_in, extra, f"{m.issue.reference()} (known issue {m.issue.id}, fixed in "
+                                                       f"{m.issue.fixed_in})")
+    if current is not None:
+        from ..models.engine_support import load_table
+
+        d = evidence.drafter()
+        swa = None
+        if d is not None and d.layers:
+            sliding = sum(1 for x in d.layers if x.attention == "sliding")
+            swa = "none" if not sliding else ("uniform" if sliding == len(d.layers) else "mixed")
+        rows = sorted((r for r in load_table() if r["engine"] == names.engine),
+                      key=lambda r: parse_version(r["min"]).key)
+        for cid, fixed in TABLE_FIX.items():
+            if cid not in wanted:
+                continue
+            for r in rows:
+                v = parse_version(r["min"])
+                if v.key > current.key and fixed(r, swa):
+                    put(cid, v, None, f"models/engine_support.toml: {names.engine} {r['min']}–{r['max']}")
+                    break
+    pretty = ENGINE_NAMES.get(names.engine, names.engine)
+    out = {}
+    for cid, (v, details, sources) in found.items():
+        frm = f" {names.engine_version}" if names.engine_version else ""
+        out[cid] = _Remedy(key=("upgrade-engine", names.engine), kind="upgrade-engine",
+                           action=f"upgrade {pretty}{frm} → {v} or later", version=v, details=tuple(details),
+                           sources=tuple(dict.fromkeys(sources)))
+    return out
+
+
+def _own_remedy(c: Cause) -> _Remedy:
+    kind = REMEDY_KIND.get(c.id, "change")
+    action = c.fix.strip().rstrip(".") if c.fix else f"fix {c.id}"
+    return _Remedy(key=(kind, action), kind=kind, action=action)
+
+
+def _merge(rems: list[_Remedy], names: Names) -> _Remedy:
+    if rems[0].kind != "upgrade-engine":
+        return rems[0]
+    best = max(rems, key=lambda r: r.version.key)
+    details = tuple(dict.fromkeys(d for r in sorted(rems, key=lambda r: r.version.key, reverse=True)
+                                  for d in r.details if str(best.version) in d or r is best))
+    sources = tuple(dict.fromkeys(s for r in rems for s in r.sources))
+    return _Remedy(best.key, best.kind, best.action, best.version, details, sources)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the plan
+
+
+def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None]:
+    try:
+        from .baselines import pair_context
+
+        ctx = pair_context(evidence, evidence.baselines)
+    except Exception:  # advice only
+        return None, None
+    if ctx.baseline is None:
+        return None, None
+    b = ctx.baseline
+    tau = b.tau_at_k(ctx.dataset, ctx.k)
+    ds, _, exact = b.tau_for(ctx.dataset)
+    what = f"{b.id}, {b.trust} reference" + (f" on {ds}" if exact and ds != "any" else "") + f" at k = {ctx.k or b.k}"
+    return tau, what
+
+
+def _has_fact(c: Cause, knowledge) -> bool:
+    return any(not knowledge.is_circumstantial(x.observation) for x in c.evidence_for)
+
+
+def build_plan(causes: Sequence[Cause], evidence: EvidenceSet, knowledge, invocation: Sequence[str] | None = None
+               ) -> FixPlan:
+    acc = evidence.acceptance()
+    tau_now = acc.mean_acceptance_length if acc is not None else None
+    ref_tau, ref_what = _reference(evidence)
+    names = names_of(evidence)
+    gap = (ref_tau - tau_now) if ref_tau is not None and tau_now is not None and ref_tau > tau_now else None
+
+    def gain(c: Cause) -> float | None:
+        if c.expected_tau_if_fixed is None or tau_now is None:
+            return None
+        return max(0.0, c.expected_tau_if_fixed - tau_now)
+
+    def value(c: Cause) -> float:
+        g = gain(c)
+        return c.confidence * (g if g is not None else (gap if gap is not None else 1.0))
+
+    # a cause only the acceptance figures point at is explained by a likelier, fact-backed cause that buys as much
+    explained: dict[str, str] = {}
+    for c in causes:
+        if _has_fact(c, knowledge):
+            continue
+        for d in causes:
+            if d is c or d.confidence <= c.confidence or not _has_fact(d, knowledge) or d.id in explained:
+                continue
+            gc, gd = gain(c), gain(d)
+            if gd is not None and (gc is None or gd >= gc - 1e-9):
+                explained[c.id] = d.id
+                break
+    planned = [c for c in causes if c.id not in explained and c.confidence >= PLAN_FLOOR]
+    if not planned:
+        planned = [c for c in causes if c.id not in explained][:1]
+
+    upgrades = _engine_upgrades(evidence, names, [c.id for c in planned])
+    groups: dict[tuple, list[tuple[Cause, _Remedy]]] = {}
+    for c in planned:
+        r = upgrades.get(c.id) or _own_remedy(c)
+        groups.setdefault(r.key, []).append((c, r))
+    steps_raw = []
+    for members in groups.values():
+        members.sort(key=lambda cr: -value(cr[0]))
+        rem = _merge([r for _, r in members], names)
+        fixed = [c for c, _ in members]
+        steps_raw.append((sum(value(c) for c in fixed), rem, fixed))
+    steps_raw.sort(key=lambda s: -s[0])
+
+    steps: list[Step] = []
+    step_of: dict[str, int] = {}
+    for i, (val, rem, fixed) in enumerate(steps_raw, 1):
+        for c in fixed:
+            step_of[c.id] = i
+        settles = tuple(e for e, by in explained.items() if by in {c.id for c in fixed})
+        steps.append(Step(kind=rem.kind, action=rem.action, fixes=tuple(c.id for c in fixed), settles=settles,
+                          expected_tau=_combined_tau(fixed, tau_now, ref_tau),
+                          conditional=max(c.confidence for c in fixed) < LIKELY,
+                          details=tuple(fill(d, names) for d in rem.details), sources=rem.sources, value=val))
+
+    def plan_cause(c: Cause) -> PlanCause:
+        g = gain(c)
+        return PlanCause(id=c.id, title=c.title, confidence=c.confidence, expected_tau=c.expected_tau_if_fixed,
+                         gain=g, gap_share=(min(1.0, g / gap) if g is not None and gap else None), value=value(c),
+                         step=step_of.get(c.id), explained_by=explained.get(c.id))
+
+    ordered: list[Cause] = []
+    for _, _, fixed in steps_raw:
+        ordered += fixed
+    ordered += sorted((c for c in causes if c.id not in explained and c.id not in step_of),
+                      key=lambda c: (-value(c), -c.confidence, c.id))
+    out: list[PlanCause] = []
+    for c in ordered:
+        out.append(plan_cause(c))
+        out += [plan_cause(e) for e in causes if explained.get(e.id) == c.id]
+    cmd, why = _next_command(causes, planned, names, invocation, evidence)
+    return FixPlan(tau_now=tau_now, reference_tau=ref_tau, reference=ref_what, causes=tuple(out), steps=tuple(steps),
+                   next_command=cmd, next_why=why, names=names)
+
+
+def _combined_tau(fixed: Sequence[Cause], tau_now: float | None, ref: float | None) -> float | None:
+    """τ with every cause of a step fixed: the largest single estimate times the speed-ups of the others (their
+    effects multiply), never above the pair's reference."""
+    known = [c for c in fixed if c.expected_tau_if_fixed is not None]
+    if not known or tau_now is None or tau_now <= 0:
+        return None
+    top = max(known, key=lambda c: c.expected_tau_if_fixed)
+    tau = top.expected_tau_if_fixed
+    for c in known:
+        if c is not top:
+            tau *= max(1.0, c.expected_tau_if_fixed / tau_now)
+    return min(tau, ref) if ref is not None else tau
+
+
+def _missing_kinds(c: Cause) -> list[str]:
+    return [m.split(":", 1)[0].strip() for m in c.missing_evidence if ":" in m]
+
+
+def _next_command(causes: Sequence[Cause], planned: Sequence[Cause], names: Names,
+                  invocation: Sequence[str] | None, evidence: EvidenceSet) -> tuple[str | None, str | None]:
+    """The one command that would settle most of what is open, cheapest evidence first."""
+    # what is still open: a planned cause not yet near-certain (one at ≥ 0.9 needs its fix, not more evidence)
+    open_causes = [c for c in planned if c.confidence < SETTLED]
+    if not open_causes:
+        return None, None
+    score: dict[str, float] = {}
+    why: dict[str, list[str]] = {}
+    for c in open_causes:
+        for k in _missing_kinds(c):
+            score[k] = score.get(k, 0.0) + (0.25 + c.confidence * (1 - c.confidence)) / COST.get(k, 2)
+            why.setdefault(k, []).append(c.id)
+    for kind in sorted(score, key=lambda k: (COST.get(k, 2), -score[k], k)):  # cheap evidence first
+        cmd = _command_for(kind, names, invocation, open_causes)
+        if cmd:
+            return cmd, f"{_KIND_WORDS.get(kind, kind)} decides {', '.join(why[kind])}"
+    top = open_causes[0]
+    for m in _CODE.finditer(fill(top.next_step, names)):
+        if m.group(1).startswith("dflash-doctor "):
+            return m.group(1), f"settles {top.id}"
+    return None, None
+
+
+_KIND_WORDS = {"drafter": "the drafter config", "target": "the target config", "engine": "the engine release",
+               "engine-support": "the engine release", "engine-source": "the installed engine source",
+               "probe": "a probe run on a GPU", "launch": "the launch command",
+               "workload": "the workload", "acceptance": "acceptance numbers"}
+
+
+def _q(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
+
+
+def _rerun(invocation: Sequence[str] | None, *extra: str) -> str | None:
+    if not invocation or len(invocation) < 2 or invocation[1] != "diagnose":
+        return None
+    return " ".join(_q(w) for w in (*invocation, *extra))
+
+
+def _command_for(kind: str, names: Names, invocation: Sequence[str] | None, open_causes: Sequence[Cause]) -> str | None:
+    d, t = names.drafter, names.target
+    if kind == "drafter":
+        if not d:
+            return _rerun(invocation, "--drafter", "DIR|REPO_ID") or "dflash-doctor inspect-model DRAFTER"
+        return _rerun(invocation, "--drafter", d) or " ".join(
+            ["dflash-doctor", "inspect-model", _q(d)] + (["--target", _q(t)] if t else [])
+            + (["--engine", _q(names.engine_spec)] if names.engine_spec and not names.engine_source_read else []))
+    if kind == "target":
+        return _rerun(invocation, "--target", t or "DIR|REPO_ID")
+    if kind in ("engine", "engine-support"):
+        spec = names.engine_spec or f"{names.engine or 'NAME'}==VERSION"
+        return _rerun(invocation, "--engine", spec)
+    if kind == "launch":
+        return _rerun(invocation, "--launch", "@serve-command.txt")
+    if kind == "workload":
+        return _rerun(invocation, "--temperature", "T", "--dataset", "NAME")
+    if kind == "engine-source":
+        return f"dflash-doctor check host {names.host or 'ssh://USER@HOST[:PORT]'}"
+    if kind == "probe":
+        ablate = sorted({ABLATION[c.id] for c in open_causes if c.id in ABLATION})
+        words = ["dflash-doctor", "probe", "--target", _q(t or "TARGET"), "--drafter", _q(d or "DRAFTER")]
+        if ablate:
+            words += ["--ablate", ",".join(ablate)]
+        for log in names.logs[:1]:
+            words += ["--log", _q(log)]
+        if names.host and names.host.startswith("ssh://"):
+            words += ["--host", _q(names.host)]
+        return " ".join(words)
+    return None
