@@ -5,6 +5,9 @@ The pieces: formats/ (the registry of engine formats), linereader.py (dispatch o
 stream.py (the streamed route), prefilter.py (the grep route), workers.py (forked byte ranges),
 sources.py (opening and transcoding), result.py (LogScan and the end-of-source work), frame.py
 (drafts-weighted aggregation). Formats and their meaning: each format module's docstring.
+
+`start_scan(path)` begins a large file's parallel scan at once (the `logs` command calls it before its
+own imports); `scan_file` on that path later takes the begun workers' results.
 """
 
 from __future__ import annotations
