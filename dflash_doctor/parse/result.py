@@ -9,7 +9,6 @@ the same way; `finish_source` runs once per source, in the process that merges.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -276,6 +275,12 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
 _CUMULATIVE = {"vllm-v0", "llamacpp-statistics"}
 
 
+def _median(values: list):
+    import statistics  # (rarely needed: its import costs a few ms of every run)
+
+    return statistics.median(values)
+
+
 def _file_order(r: Row) -> int:
     return r.offset if r.offset is not None else -1
 
@@ -305,7 +310,7 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
         if len(items) < 2 or max(x[2] for x in items) <= JUMP_FLOOR:
             continue
         values = sorted(x[2] for x in items)
-        med = values[0] if len(values) == 2 else statistics.median(values)
+        med = values[0] if len(values) == 2 else _median(values)
         for kind, i, d in items:
             if d > JUMP_FLOOR and d > JUMP_FACTOR * max(med, 1):
                 (drop_rows if kind == "r" else drop_fast).add(i)
