@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..gate import GateResult, Outcome
 from ..textsafe import plain
 from . import Format
-from .layout import Style
+from .style import Style
 from .markdown import md
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import Format
-from .layout import Style
+from .style import Style
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
