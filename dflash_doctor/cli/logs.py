@@ -66,6 +66,9 @@ def register(app: typer.Typer) -> None:
             for name in ("dflash_doctor.doctor", "dflash_doctor.parse.frame"):
                 importlib.import_module(name)
             loaded.append(load_checks())
+            from ..doctor import warm_report_data
+
+            warm_report_data(settings)
 
         scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
         require_something_read(ev)
