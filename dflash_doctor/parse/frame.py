@@ -81,7 +81,9 @@ class RateMatrix:
             idx = np.flatnonzero(self.npos == n)
             for lo in range(0, len(idx), BLOCK_ROWS):
                 part = idx[lo:lo + BLOCK_ROWS]
-                mat = self.q[part, :n] / 1000.0
+                # (rows one after another, as nearly always: a slice, not a gather)
+                rows = slice(int(part[0]), int(part[-1]) + 1) if part[-1] - part[0] + 1 == len(part) else part
+                mat = self.q[rows, :n] / 1000.0
                 if exact_at:
                     for r, i in enumerate(part):
                         j = exact_at.get(int(i))
@@ -125,26 +127,48 @@ def _rates_from_items(items, npos) -> RateMatrix:
 
 
 def _rates_from_packed(col, k_col) -> RateMatrix:
-    """The fast paths' packed rates: the digit columns go straight into the matrix."""
+    """The fast paths' packed rates: the digit columns go straight into the matrix. Consecutive digit
+    segments of one k (a scan gives hundreds, one per buffer read) are converted together: one set of
+    numpy passes over the whole run, not one a segment."""
     import numpy as np
 
     npos = np.array(k_col, dtype=np.int64)
     kmax = int(npos.max()) if len(npos) else 0
     q = np.zeros((len(npos), kmax), dtype=np.uint16)
     exact_idx, exact = [], []
+    run: list = []  # consecutive digit segments of one k
+
+    def digits() -> None:
+        nonlocal q
+        if not run:
+            return
+        pos, k = run[0][0], run[0][2][2]
+        m = sum(r[1] for r in run)
+        a, b, c, d = (b"".join(r[2][i] for r in run) if len(run) > 1 else run[0][2][i] for i in (3, 4, 5, 6))
+        run.clear()
+        # the ASCII digits' value, Horner's way in place: (((a·10 + b)·10 + c)·10 + d) - '0000', as uint16
+        v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16)
+        for x in (b, c, d):
+            v *= 10
+            v += np.frombuffer(x, dtype=np.uint8)
+        v -= 48 * 1111
+        if pos == 0 and m == len(npos) and k == kmax:
+            q = v.reshape(m, k)  # (every row: the matrix itself)
+        else:
+            q[pos:pos + m, :k] = v.reshape(m, k)
+
     for pos, m, seg in col.matrices():
         if seg[0] == "rates":
-            _, n, k, a, b, c, d = seg
-            v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16) * 1000
-            v += np.frombuffer(b, dtype=np.uint8).astype(np.uint16) * 100
-            v += np.frombuffer(c, dtype=np.uint8).astype(np.uint16) * 10
-            v += np.frombuffer(d, dtype=np.uint8)
-            q[pos:pos + m, :k] = (v - 48 * 1111).reshape(m, k)
+            if run and seg[2] != run[0][2][2]:
+                digits()
+            run.append((pos, m, seg))
         else:
+            digits()
             sub = _rates_from_items(seg[1], npos[pos:pos + m])
             q[pos:pos + m, :sub.q.shape[1]] = sub.q
             exact_idx.extend((sub.exact_idx + pos).tolist())
             exact.extend(np.pad(sub.exact, ((0, 0), (0, kmax - sub.exact.shape[1])), constant_values=np.nan))
+    digits()
     return RateMatrix(q, npos, np.array(exact_idx, dtype=np.int64),
                       np.array(exact, dtype=float).reshape(len(exact), kmax))
 
@@ -288,6 +312,8 @@ def _factorize(values) -> tuple[Any, list]:
     import numpy as np
 
     vals = values.tolist() if hasattr(values, "tolist") else list(values)
+    if vals and vals[0] is not None and vals.count(vals[0]) == len(vals):  # one value (a scan of one process)
+        return np.zeros(len(vals), dtype=np.int64), [vals[0]]
     seen = dict.fromkeys(vals)
     has_none = None in seen
     uniq = [u for u in seen if u is not None]
