@@ -52,10 +52,11 @@ SELECT_WINDOWS, SELECT_WINDOW = 8, 64 << 10  # windows between head and tail sea
 
 # One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as the streamed fast path,
 # with cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up to
-# the message, the rates are taken loosely, then checked a whole buffer at a time (_rates_ok), and the
+# the message (as an unrolled loop: runs without an S, each S not starting the message; ~8 % less time than
+# the alternation), the rates are taken loosely, then checked a whole buffer at a time (_rates_ok), and the
 # average rate (not used) is not captured. Eight groups: `split` gives the text between matches at every
 # ninth place (all empty: every line of the buffer is one of these) and each column as a C-level slice.
-_FASTG = re.compile(rb"(?m)^(\d+):((?:[^S\n]++|S(?!pecDecoding metrics: ))*+)" + FAST_BODY.replace(
+_FASTG = re.compile(rb"(?m)^(\d+):([^S\n]*+(?:S(?!pecDecoding metrics: )[^S\n]*+)*+)" + FAST_BODY.replace(
     rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)").replace(
     rb"(\d+\.\d)%", rb"\d+\.\d%") + rb"[ \t\r]*\n")
 _NG = 8
