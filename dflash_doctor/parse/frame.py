@@ -127,48 +127,26 @@ def _rates_from_items(items, npos) -> RateMatrix:
 
 
 def _rates_from_packed(col, k_col) -> RateMatrix:
-    """The fast paths' packed rates: the digit columns go straight into the matrix. Consecutive digit
-    segments of one k (a scan gives hundreds, one per buffer read) are converted together: one set of
-    numpy passes over the whole run, not one a segment."""
+    """The fast paths' packed rates: the digit columns go straight into the matrix."""
     import numpy as np
 
     npos = np.array(k_col, dtype=np.int64)
     kmax = int(npos.max()) if len(npos) else 0
     q = np.zeros((len(npos), kmax), dtype=np.uint16)
     exact_idx, exact = [], []
-    run: list = []  # consecutive digit segments of one k
-
-    def digits() -> None:
-        nonlocal q
-        if not run:
-            return
-        pos, k = run[0][0], run[0][2][2]
-        m = sum(r[1] for r in run)
-        a, b, c, d = (b"".join(r[2][i] for r in run) if len(run) > 1 else run[0][2][i] for i in (3, 4, 5, 6))
-        run.clear()
-        # the ASCII digits' value, Horner's way in place: (((a·10 + b)·10 + c)·10 + d) - '0000', as uint16
-        v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16)
-        for x in (b, c, d):
-            v *= 10
-            v += np.frombuffer(x, dtype=np.uint8)
-        v -= 48 * 1111
-        if pos == 0 and m == len(npos) and k == kmax:
-            q = v.reshape(m, k)  # (every row: the matrix itself)
-        else:
-            q[pos:pos + m, :k] = v.reshape(m, k)
-
     for pos, m, seg in col.matrices():
         if seg[0] == "rates":
-            if run and seg[2] != run[0][2][2]:
-                digits()
-            run.append((pos, m, seg))
+            _, n, k, a, b, c, d = seg
+            v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16) * 1000
+            v += np.frombuffer(b, dtype=np.uint8).astype(np.uint16) * 100
+            v += np.frombuffer(c, dtype=np.uint8).astype(np.uint16) * 10
+            v += np.frombuffer(d, dtype=np.uint8)
+            q[pos:pos + m, :k] = (v - 48 * 1111).reshape(m, k)
         else:
-            digits()
             sub = _rates_from_items(seg[1], npos[pos:pos + m])
             q[pos:pos + m, :sub.q.shape[1]] = sub.q
             exact_idx.extend((sub.exact_idx + pos).tolist())
             exact.extend(np.pad(sub.exact, ((0, 0), (0, kmax - sub.exact.shape[1])), constant_values=np.nan))
-    digits()
     return RateMatrix(q, npos, np.array(exact_idx, dtype=np.int64),
                       np.array(exact, dtype=float).reshape(len(exact), kmax))
 
@@ -549,16 +527,20 @@ def _format_details(df: dict, use_mask, shadowed, factorized) -> tuple[dict, ...
     for i, f in enumerate(names):
         m = codes == i
         label, meaning = _label(str(f))
-        w = df["drafts"][m]
-        pa = df["prefix_accepted"][m]
+        if len(names) == 1 and m.all():  # (one format, as a server log: every row, no masked copies)
+            w, pa, pr_col, est_col, used_col = (df["drafts"], df["prefix_accepted"], df["per_request"], df["estimated"],
+                                                use_mask)
+        else:
+            w, pa, pr_col, est_col, used_col = (df["drafts"][m], df["prefix_accepted"][m], df["per_request"][m],
+                                                df["estimated"][m], use_mask[m])
         ok = (w > 0) & ~np.isnan(pa)
         d = float(w[ok].sum()) if ok.any() else 0.0
-        pr = bool(df["per_request"][m].any())
+        pr = bool(pr_col.any())
         out.append({"format": str(f), "label": label, "meaning": meaning, "intervals": int(m.sum()),
                     "drafts": round(d, 1), "tau": round(1.0 + float(pa[ok].sum()) / d, 4) if d > 0 else None,
                     "standing": "per-request" if pr else ("unrecognised-format" if _standing(str(f)) == "unrecognised"
-                                                          else "estimated" if df["estimated"][m].any() else "counts"),
-                    "used": bool(use_mask[m].any())})
+                                                          else "estimated" if est_col.any() else "counts"),
+                    "used": bool(used_col.any())})
     seen = {}
     for r in shadowed:
         seen.setdefault(r.fmt, []).append(r)
