@@ -208,3 +208,18 @@ def test_model_optimizer_export_is_named_by_its_template_not_taken_for_specforge
     assert any("parallel_draft_step = 3: 2 Model-Optimizer parallel-draft head(s)" in n for n in d.notes)
     del cfg["eagle_config"]["next_layer_regular"]
     assert "SpecForge" in drafter_facts(str(write_config(tmp_path / "sf", cfg))).family
+
+
+def test_peagle_in_vllm_layout_is_known_by_its_parallel_drafting_token(tmp_path):
+    """vLLM (0.19.0+, v1/spec_decode/llm_base_proposer.py) takes an EAGLE checkpoint's parallel-drafting slot
+    token from `ptd_token_id`; such a checkpoint was trained for parallel drafting (P-EAGLE), and runs that way
+    only with `parallel_drafting: true` in the speculative config. Values here are ours."""
+    cfg = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 2880,
+           "num_hidden_layers": 1, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 201088,
+           "draft_vocab_size": 201088, "ptd_token_id": 200017}
+    d = drafter_facts(str(write_config(tmp_path / "pe", cfg)))
+    assert d.family == "P-EAGLE (parallel EAGLE-3)" and d.method == "peagle"
+    assert any("ptd_token_id = 200017" in n and "parallel_drafting" in n for n in d.notes)
+    del cfg["ptd_token_id"]
+    d = drafter_facts(str(write_config(tmp_path / "plain", cfg)))
+    assert d.method == "eagle3" and not any("ptd_token_id" in n for n in d.notes)

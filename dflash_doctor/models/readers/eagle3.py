@@ -23,6 +23,13 @@ def is_eagle3_arch(a: str) -> bool:
     return "eagle3" in a.lower()
 
 
+def _ptd_token(cfg: dict) -> int | None:
+    """vLLM's parallel-drafting token of an EAGLE checkpoint trained for it (P-EAGLE in vLLM's layout):
+    llm_base_proposer reads `ptd_token_id` (0.19.0+) when the speculative config sets parallel_drafting."""
+    v = cfg.get("ptd_token_id")
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
     if any(is_eagle3_arch(a) or a in PEAGLE_ARCHS for a in archs):
         return True
@@ -33,7 +40,8 @@ def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
 
 
 def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
-    peagle = any(a in PEAGLE_ARCHS for a in archs)
+    ptd = _ptd_token(cfg)
+    peagle = any(a in PEAGLE_ARCHS for a in archs) or (ptd is not None and any(is_eagle3_arch(a) for a in archs))
     ec = f.dict("eagle_config") or {}
     mo = f.dict("eagle_architecture_config") or {}
     if peagle:
@@ -61,6 +69,10 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     if ec and ec.get("use_aux_hidden_state") is False:
         r.notes.append("eagle_config.use_aux_hidden_state is false: the drafter reads only the last hidden state "
                        "(EAGLE-1 style)")
+    if ptd is not None:
+        r.notes.append(f"ptd_token_id = {ptd}: trained for parallel drafting; vLLM (0.19.0+) drafts the positions in "
+                       "one pass only when the speculative config sets \"parallel_drafting\": true, otherwise it runs "
+                       "the drafter autoregressively like a plain EAGLE-3 head")
     step = ec.get("parallel_draft_step")
     if isinstance(step, int) and not isinstance(step, bool) and step > 1:
         r.notes.append(f"eagle_config.parallel_draft_step = {step}: {step - 1} Model-Optimizer parallel-draft "
