@@ -32,7 +32,8 @@ class DrafterSwa(Check):
                                  observations=(Observation("drafter-swa:absent",
                                                            f"{len(d.layers)} layers, none sliding", (ev.ref,)),))]
         causal = "causal" if all(d.layers[i].causal for i in swa) else "non-causal"
-        msg = (f"drafter layers {layer_span(swa)} are sliding-window attention (window {d.sliding_window}, "
+        which = (f"drafter layer {layer_span(swa)} is" if len(swa) == 1 else f"drafter layers {layer_span(swa)} are")
+        msg = (f"{which} sliding-window attention (window {d.sliding_window}, "
                f"{causal}); {len(d.layers) - len(swa)} full (from {d.swa_config})")
         return [self.finding(Status.WARN if d.swa_mix == "mixed" else Status.OK, msg, refs=(ev.ref,),
                              remedy="Serve it with an engine release that honours drafter layer_types "

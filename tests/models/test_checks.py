@@ -118,3 +118,27 @@ def test_rotated_target_quantisation_is_flagged(fixtures_dir, tmp_path):
     assert "quant:rotation" in obs
     _, _, obs, checks = run(fixtures_dir, "Qwen3-8B-DFlash-b16", "Qwen3-8B")
     assert "quant:rotation" not in obs and checks["target-quant-rotation"][0].status == Status.OK
+
+
+def test_peagle_drafter_launched_as_eagle3_is_how_vllm_serves_it(fixtures_dir, tmp_path):
+    """vLLM has no `peagle` method: it serves P-EAGLE as eagle3 with parallel_drafting (its speculators loader
+    turns a `peagle` config into exactly that). Not a mismatch; without parallel_drafting, a warning."""
+    import shutil
+
+    d = tmp_path / "pe"
+    d.mkdir()
+    shutil.copy(fixtures_dir / "configs" / "real" / "specforge--qwen3-8b-peagle.json", d / "config.json")
+
+    def launch_check(spec: str):
+        ev = gather_files(FileInputs(drafter=str(d), engine="vllm==0.29.0",
+                                     launch=f"vllm serve Qwen/Qwen3-8B --speculative-config '{spec}'"))
+        report, _ = build_report(ev)
+        (f,) = [f for f in report.findings if f.check_id == "launch-method"]
+        return f
+
+    ok = launch_check('{"method": "eagle3", "model": "x", "num_speculative_tokens": 5, "parallel_drafting": true}')
+    assert ok.status == Status.OK and "parallel_drafting" in ok.message
+    warn = launch_check('{"method": "eagle3", "model": "x", "num_speculative_tokens": 5}')
+    assert warn.status == Status.WARN and not warn.observations and "parallel_drafting" in warn.remedy
+    bad = launch_check('{"method": "dflash", "model": "x", "num_speculative_tokens": 5}')
+    assert bad.status == Status.FAIL and {o.name for o in bad.observations} == {"method:mismatch"}

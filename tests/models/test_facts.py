@@ -188,3 +188,38 @@ def test_is_causal_overrides_every_layer_both_ways(tmp_path):
     assert all(la.causal for la in d.layers)
     d = facts(tmp_path, layer_types=types, sliding_window=2048, is_causal=False)
     assert not any(la.causal for la in d.layers)
+
+
+def test_model_optimizer_export_is_named_by_its_template_not_taken_for_specforge(tmp_path):
+    """Model-Optimizer's exporter fills `llama_eagle_template_config` (modelopt/torch/export/plugins/
+    hf_spec_configs.py): `eagle_config` with `next_layer_regular: true`, which SpecForge never writes. Keys and
+    shape below are that template's, the values ours (no real export was found to commit)."""
+    cfg = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
+           "num_hidden_layers": 1, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+           "draft_vocab_size": 32000, "rope_theta": 500000.0,
+           "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 15, 28], "use_aux_hidden_state": True,
+                            "use_input_layernorm_in_first_layer": True, "use_last_layernorm": True,
+                            "use_mtp_layernorm": False, "next_layer_regular": True, "parallel_draft_step": 3,
+                            "parallel_draft_heads_num_layers": 1}}
+    d = drafter_facts(str(write_config(tmp_path / "mo", cfg)))
+    assert d.family == "Model-Optimizer EAGLE-3 export" and d.method == "eagle3"
+    assert d.target_layer_ids == (1, 15, 28) and d.layer_ids_source == "eagle_config.eagle_aux_hidden_state_layer_ids"
+    assert d.not_understood == ()
+    assert any("parallel_draft_step = 3: 2 Model-Optimizer parallel-draft head(s)" in n for n in d.notes)
+    del cfg["eagle_config"]["next_layer_regular"]
+    assert "SpecForge" in drafter_facts(str(write_config(tmp_path / "sf", cfg))).family
+
+
+def test_peagle_in_vllm_layout_is_known_by_its_parallel_drafting_token(tmp_path):
+    """vLLM (0.19.0+, v1/spec_decode/llm_base_proposer.py) takes an EAGLE checkpoint's parallel-drafting slot
+    token from `ptd_token_id`; such a checkpoint was trained for parallel drafting (P-EAGLE), and runs that way
+    only with `parallel_drafting: true` in the speculative config. Values here are ours."""
+    cfg = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 2880,
+           "num_hidden_layers": 1, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 201088,
+           "draft_vocab_size": 201088, "ptd_token_id": 200017}
+    d = drafter_facts(str(write_config(tmp_path / "pe", cfg)))
+    assert d.family == "P-EAGLE (parallel EAGLE-3)" and d.method == "peagle"
+    assert any("ptd_token_id = 200017" in n and "parallel_drafting" in n for n in d.notes)
+    del cfg["ptd_token_id"]
+    d = drafter_facts(str(write_config(tmp_path / "plain", cfg)))
+    assert d.method == "eagle3" and not any("ptd_token_id" in n for n in d.notes)

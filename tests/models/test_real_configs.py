@@ -84,6 +84,19 @@ TABLE = {
     # a multimodal target is no drafter: nothing is read as one
     "aiconfigurator--google--gemma-4-26B-A4B.json": ("unknown", "unknown", None, None, None, None, None, None, None,
                                                      None, ()),
+    # third round (corpus): targets of the real drafters above, read as drafters
+    "aiconfigurator--Qwen--Qwen3-8B.json": ("unknown", "unknown", 36, 4096, 151936, None, None, None, None, None, ()),
+    "aiconfigurator--Qwen--Qwen3-235B-A22B.json": ("unknown", "unknown", 94, 4096, 151936, None, None, None, None, None,
+                                                   ()),
+    "aiconfigurator--meta-llama--Meta-Llama-3.1-8B.json": ("unknown", "unknown", 32, 4096, 128256, None, None, None,
+                                                           None, None, ()),
+    "aiconfigurator--openai--gpt-oss-20b.json": ("unknown", "unknown", 24, 2880, 201088, None, None, None, None, None,
+                                                 tuple(range(0, 24, 2))),
+    "aiconfigurator--nvidia--Qwen3.6-27B-NVFP4.json": ("mtp", "mtp_num_hidden_layers", 1, 5120, 248320, None, None,
+                                                       None, None, 1, ()),
+    # Qwen3-Next states no MTP count; vLLM (default 1) and SGLang serve one full-attention MTP layer
+    "aiconfigurator--Qwen--Qwen3-Next-80B-A3B-Thinking.json": ("mtp", "Qwen3-Next", 1, 2048, 151936, None, None, None,
+                                                               None, 1, ()),
 }
 
 # Targets as transformers (and, where they differ, the engines) read them:
@@ -106,6 +119,21 @@ TARGETS = {
     "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json": (48, 4096, 152576, {"full": 9, "sliding": 39},
                                                        "hybrid_layer_pattern", 128, None, None, 5e6,
                                                        {"full_attention": 5e6, "sliding_attention": 1e4}),
+    "aiconfigurator--Qwen--Qwen3-8B.json": (36, 4096, 151936, {"full": 36}, "use_sliding_window is false", None, None,
+                                            None, 1e6, None),
+    "aiconfigurator--Qwen--Qwen3-235B-A22B.json": (94, 4096, 151936, {"full": 94}, "use_sliding_window is false", None,
+                                                   None, None, 1e6, None),
+    "aiconfigurator--meta-llama--Meta-Llama-3.1-8B.json": (32, 4096, 128256, {"full": 32}, "no layer-type fields",
+                                                           None, None, None, 5e5, None),
+    "aiconfigurator--openai--gpt-oss-20b.json": (24, 2880, 201088, {"sliding": 12, "full": 12}, "layer_types", 128,
+                                                 None, None, 150000.0, None),
+    # Qwen3.6-27B's text config nested in text_config: GatedDeltaNet hybrid, one MTP layer stated
+    "aiconfigurator--nvidia--Qwen3.6-27B-NVFP4.json": (64, 5120, 248320, {"linear": 48, "full": 16}, "layer_types",
+                                                       None, 1, "mtp_num_hidden_layers", 1e7, None),
+    # a real Qwen3-Next config: full_attention_interval and no layer_types
+    "aiconfigurator--Qwen--Qwen3-Next-80B-A3B-Thinking.json": (48, 2048, 151936, {"linear": 36, "full": 12},
+                                                               "full_attention_interval = 4", None, None, None, 1e7,
+                                                               None),
 }
 
 
@@ -312,6 +340,30 @@ REAL_PAIRS = [
      "drafter expects target hidden size 1536; target has 2816"),
     ("specforge--qwen3.5-122b-a10b-mtp.json", "aiconfigurator--Qwen--Qwen3.5-35B-A3B.json", Status.FAIL,
      "drafter expects target hidden size 3072; target has 2048"),
+    # third round: the real targets of SpecForge's EAGLE-3, P-EAGLE, DSpark, DFlash and DFlash2 drafters
+    ("specforge--gpt-oss-20B-eagle3.json", "aiconfigurator--openai--gpt-oss-20b.json", Status.OK,
+     "layer ids [1, 11, 21] within 24 target layers, hidden size 2880, vocabulary 201088"),
+    ("specforge--qwen3-235B-A22B-eagle3.json", "aiconfigurator--Qwen--Qwen3-235B-A22B.json", Status.OK,
+     "layer ids [1, 46, 90] within 94 target layers, hidden size 4096, vocabulary 151936"),
+    ("specforge--llama3-8B-eagle3.json", "aiconfigurator--meta-llama--Meta-Llama-3.1-8B.json", Status.OK,
+     "hidden size 4096, vocabulary 128256, bos_token_id 128000, eos_token_id 128001"),
+    ("eagle--traineagle3-config.json", "aiconfigurator--meta-llama--Meta-Llama-3.1-8B.json", Status.OK,
+     "hidden size 4096, vocabulary 128256"),
+    ("specforge--qwen3-next-80b-a3b-eagle3.json", "aiconfigurator--Qwen--Qwen3-Next-80B-A3B-Thinking.json", Status.OK,
+     "hidden size 2048, vocabulary 151936"),
+    ("specforge--qwen3-8b-peagle.json", "aiconfigurator--Qwen--Qwen3-8B.json", Status.OK,
+     "hidden size 4096, vocabulary 151936"),
+    ("specforge--qwen3-8b-peagle@head.json", "aiconfigurator--Qwen--Qwen3-8B.json", Status.OK,
+     "hidden size 4096, vocabulary 151936"),
+    ("specforge--qwen3-8b-dspark.json", "aiconfigurator--Qwen--Qwen3-8B.json", Status.OK,
+     "layer ids [1, 9, 17, 25, 33] within 36 target layers, num_target_layers 36, hidden size 4096"),
+    ("specforge--qwen3.6-27b-dflash2.json", "aiconfigurator--nvidia--Qwen3.6-27B-NVFP4.json", Status.OK,
+     "layer ids [5, 19, 33, 47, 61] within 64 target layers, num_target_layers 64, hidden size 5120"),
+    ("specforge--qwen3.6-27b-dflash.json", "aiconfigurator--nvidia--Qwen3.6-27B-NVFP4.json", Status.OK,
+     "layer ids [1, 16, 31, 46, 61] within 64 target layers, num_target_layers 64, hidden size 5120"),
+    # cross pair: SpecForge's Qwen3-4B DFlash drafter on Qwen3-8B (same tokenizer, another hidden size)
+    ("specforge--qwen3-4b-dflash.json", "aiconfigurator--Qwen--Qwen3-8B.json", Status.FAIL,
+     "drafter expects target hidden size 2560; target has 4096"),
 ]
 
 
@@ -437,3 +489,36 @@ def test_speculators_dflash_causality_flag_is_read_as_vllm_reads_it(fixtures_dir
     assert "sliding_window_non_causal" not in " ".join(d.not_understood)
     assert d.layers and all(layer.causal for layer in d.layers)
     assert any("vLLM 0.26+ reads it as dflash_config.causal true" in n for n in d.notes)
+
+
+def test_qwen3_next_states_no_mtp_count_and_is_served_with_one_full_layer(tmp_path, fixtures_dir):
+    """The real Qwen3-Next config has neither mtp_num_hidden_layers nor num_nextn_predict_layers: vLLM builds
+    num_nextn_predict_layers (default 1) full-attention MTP layers, SGLang sets it to 1. It was read as an
+    unknown 48-layer drafter."""
+    real = fixtures_dir / "configs" / "real"
+    d = drafter_facts(str(real / "aiconfigurator--Qwen--Qwen3-Next-80B-A3B-Thinking.json"))
+    assert (d.method, d.mtp_layers, d.embedded_in_target) == ("mtp", 1, True)
+    assert [(la.attention, la.window) for la in d.layers] == [("full", None)]
+    assert any("states no MTP layer count" in n for n in d.notes)
+    t = target_facts(str(real / "aiconfigurator--Qwen--Qwen3-Next-80B-A3B-Thinking.json"))
+    assert [i for i, k in enumerate(t.layer_kinds) if k == "full"] == list(range(3, 48, 4))
+    assert t.mtp_layers is None  # the target config states none; only the drafter reading applies the engines' 1
+    f = _pairing(tmp_path, fixtures_dir, "specforge--qwen3-next-80b-a3b-eagle3.json",
+                 "aiconfigurator--Qwen--Qwen3-Next-80B-A3B-Thinking.json")["drafter-target-pairing"][0]
+    assert "hybrid (36 linear, 12 full; full_attention_interval = 4" in " ".join(f.details)
+
+
+def test_gpt_oss_eagle3_taps_marked_on_the_real_target(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "specforge--gpt-oss-20B-eagle3.json")
+    t = _dir(tmp_path, fixtures_dir, "aiconfigurator--openai--gpt-oss-20b.json", "t")
+    grid = " ".join(cli("inspect-model", str(d), "--target", str(t)).stdout.split())
+    assert "0◆swa" in grid and "10◆swa" in grid and "20◆swa" in grid and "scaling yarn ×32" in grid
+
+
+def test_mimo_v2_flash_mtp_loads_where_the_engines_register_it(cli, tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "aiconfigurator--XiaomiMiMo--MiMo-V2-Flash.json")
+    for engine, loads in (("vllm==0.20.2", False), ("vllm==0.29.0", True), ("sglang==0.5.6", False),
+                          ("sglang==0.5.23", True)):
+        _, js = _js(cli, d, "--engine", engine)
+        f = _finding(js, "engine-loads-drafter")[0]
+        assert (f["status"] == "ok") is loads, (engine, f["message"])

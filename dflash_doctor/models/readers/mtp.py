@@ -1,7 +1,7 @@
 """MTP drafters. Three shapes:
 - MTP layers shipped inside the target (DeepSeek-V3/R1, GLM-4.5+/GLM-5, MiMo: `num_nextn_predict_layers`;
-  Qwen3-Next, Qwen3.5: `mtp_num_hidden_layers`, possibly nested in `text_config`; MiMo-V2, whose config
-  states no count): the drafter is that many extra layers, not the target's decoder stack;
+  Qwen3.5: `mtp_num_hidden_layers`, possibly nested in `text_config`; MiMo-V2 and Qwen3-Next, whose configs
+  state no count): the drafter is that many extra layers, not the target's decoder stack;
 - stand-alone MTP draft checkpoints (SpecForge `Qwen3_5MTPDraftModel`, vLLM `*MTP*` architectures);
 - Gemma-4 assistants (`Gemma4AssistantForCausalLM`, `backbone_hidden_size`, shape in `text_config`)."""
 
@@ -21,6 +21,10 @@ ASSISTANT_KNOWN = {"architectures", "model_type", "backbone_hidden_size", "text_
 # SGLang (configs/model_config.py) both serve exactly one, built as a sliding-window layer with the SWA heads,
 # swa_rope_theta and the SWA attention sink (vLLM models/mimo_v2_mtp.py).
 MIMO_V2_ARCHS = {"MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM"}
+# Qwen3-Next's published config states no MTP layer count (no mtp_num_hidden_layers, no num_nextn_predict_layers);
+# vLLM builds `num_nextn_predict_layers` layers, default 1 (models/qwen3_next_mtp.py), SGLang sets it to 1 for a
+# Qwen3NextForCausalLM draft (configs/model_config.py); both build it as a full-attention layer.
+QWEN3_NEXT_ARCHS = {"Qwen3NextForCausalLM"}
 
 
 def embedded_count(cfg: dict, f: Fields) -> tuple[int | None, str | None]:
@@ -42,7 +46,7 @@ def _is_mtp_arch(a: str) -> bool:
 def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
     if any(a in ASSISTANT_ARCHS for a in archs) or str(cfg.get("model_type", "")).endswith("_assistant"):
         return True
-    if any(_is_mtp_arch(a) for a in archs) or any(a in MIMO_V2_ARCHS for a in archs):
+    if any(_is_mtp_arch(a) for a in archs) or any(a in MIMO_V2_ARCHS or a in QWEN3_NEXT_ARCHS for a in archs):
         return True
     tc, _ = text_config(cfg)
     return any(isinstance(tc.get(k), int) and not isinstance(tc.get(k), bool) and tc.get(k) > 0
@@ -77,6 +81,8 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     n, key = embedded_count(cfg, f)
     if n is None and any(a in MIMO_V2_ARCHS for a in archs):
         return _mimo_v2(cfg, f, archs)
+    if n is None and any(a in QWEN3_NEXT_ARCHS for a in archs):
+        return _qwen3_next(cfg, archs)
     style = ("Qwen3-Next/Qwen3.5 mtp_num_hidden_layers" if key == "mtp_num_hidden_layers"
              else "DeepSeek/GLM/MiMo num_nextn_predict_layers")
     r = Reading(family=f"MTP inside the target ({style})", method="mtp", shape=shape,
@@ -103,4 +109,14 @@ def _mimo_v2(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     r.notes.append(f"{archs[0]} states no MTP layer count: vLLM and SGLang serve one MTP layer "
                    "(num_nextn_predict_layers = 1), a sliding-window layer with the SWA heads and swa_rope_theta; "
                    f"the target's {cfg.get('num_hidden_layers', '?')} decoder layers are the verifier")
+    return r
+
+
+def _qwen3_next(cfg: dict, archs: tuple[str, ...]) -> Reading:
+    r = Reading(family="MTP inside the target (Qwen3-Next: count not in the config)", method="mtp", shape=cfg)
+    r.mtp_layers, r.embedded_in_target = 1, True
+    r.attention_sinks = sink_keys(cfg)
+    r.notes.append(f"{archs[0]} states no MTP layer count: vLLM (num_nextn_predict_layers, default 1) and SGLang "
+                   "serve one MTP layer, a full-attention layer; the target's "
+                   f"{cfg.get('num_hidden_layers', '?')} decoder layers are the verifier")
     return r
