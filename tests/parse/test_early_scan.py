@@ -91,3 +91,14 @@ def test_a_scan_begun_for_a_run_that_stops_early_is_stopped(tmp_path, capsys, mo
     assert str(big) in logscan._STARTED
     logscan._abandon_all()  # (what the atexit hook does)
     assert not logscan._STARTED
+
+
+def test_grep_asked_its_version_ahead_answers_as_when_asked_then(monkeypatch):
+    monkeypatch.setattr(prefilter, "_grep_path", False)
+    monkeypatch.setattr(prefilter, "_probe", None)
+    prefilter.probe_grep()  # (start_scan: while it splits and samples the file)
+    ahead = prefilter.grep_command()
+    assert prefilter._probe is None  # read, and the process reaped
+    monkeypatch.setattr(prefilter, "_grep_path", False)
+    assert prefilter.grep_command() == ahead
+    assert prefilter.grep_command(enabled=False) is None
