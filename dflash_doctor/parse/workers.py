@@ -29,8 +29,9 @@ from .startup import StartupBuilder
 
 STOP_WAIT = 5.0  # seconds the parent waits for interrupted workers to send what they read
 
-# Numeric fast-path columns travel from a worker as machine arrays (typecode, bytes): marshal and numpy
-# then take them whole instead of one Python number at a time.
+# Numeric fast-path columns travel from a worker as machine arrays (typecode, bytes; packed as the array
+# itself, whose buffer marshal writes as bytes): marshal and numpy then take them whole instead of one
+# Python number at a time.
 ARRAY_COLS = {"drafts": "d", "dft": "q", "acc": "q", "k": "q", "mean": "d", "athr": "d", "dthr": "d", "off": "q"}
 
 
@@ -65,7 +66,7 @@ def _pack_fast(fast: dict) -> dict:
         tc = ARRAY_COLS.get(c)
         try:
             if isinstance(v, array) and v.typecode == tc:
-                out[c] = (tc, v.tobytes())
+                out[c] = (tc, v)  # (marshal writes the array's buffer as bytes: no copy of it first)
             else:
                 out[c] = (tc, array(tc, v).tobytes()) if tc and v else list(v)
         except (OverflowError, TypeError):  # an absurd 5000-digit count: keep it a Python int
@@ -85,7 +86,8 @@ def _extend_fast(scan: LogScan, c: str, v) -> None:
             cur.extend(v)
         return
     arr = array(v[0])
-    arr.frombytes(v[1])
+    # (bytes once through marshal; the worker's own array when a part is merged in the same process)
+    arr.frombytes(v[1] if isinstance(v[1], bytes) else memoryview(v[1]).cast("B"))
     if not len(cur):
         scan.fast[c] = arr
     elif isinstance(cur, array) and cur.typecode == arr.typecode:
