@@ -85,9 +85,13 @@ def _extend_fast(scan: LogScan, c: str, v) -> None:
         else:
             cur.extend(v)
         return
-    arr = array(v[0])
     # (bytes once through marshal; the worker's own array when a part is merged in the same process)
-    arr.frombytes(v[1] if isinstance(v[1], bytes) else memoryview(v[1]).cast("B"))
+    data = v[1] if isinstance(v[1], bytes) else memoryview(v[1]).cast("B")
+    if isinstance(cur, array) and cur.typecode == v[0] and len(cur):
+        cur.frombytes(data)  # (appended in place: no array of the part in between)
+        return
+    arr = array(v[0])
+    arr.frombytes(data)
     if not len(cur):
         scan.fast[c] = arr
     elif isinstance(cur, array) and cur.typecode == arr.typecode:
