@@ -181,3 +181,22 @@ def warm_imports() -> None:
         load_checks(include_plugins=False)
     except Exception:
         pass
+
+
+def warm_report_data(settings: Settings | None = None) -> None:
+    """Parse now the packaged tables every report reads whatever the evidence says (the causes, the
+    baselines, the reference bands, the known issues, the engine and architecture tables; each is
+    cached once parsed), for a caller with time to spare before its evidence is in: the `logs`
+    command while its scan workers read. A table that fails to load is left to fail where the report
+    needs it, with its own message."""
+    from .models import architectures, engine_support
+    from .rank.known_issues import default_known_issues
+    from .rank.reference import default_reference
+
+    settings = settings or DEFAULT
+    for load in (lambda: settings.knowledge(None), settings.baselines, default_reference, default_known_issues,
+                 engine_support.load_table, architectures.load):
+        try:
+            load()
+        except Exception:  # (not cached: the report's own call raises it again)
+            pass

@@ -33,7 +33,9 @@ def register(app: typer.Typer) -> None:
 
         Exit 1 when the acceptance shows a problem, 0 when healthy, 3 when it cannot be judged."""
         if not engine:  # (with --engine the workers would need its parsed form: they start with the scan)
-            _start_scan_early(files)
+            from .early import start_scan_early
+
+            start_scan_early(files)  # (begun already when the entry point could read the file: then a no-op)
         from ..collect.builder import EvidenceBuilder
         from ..collect.files import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
         from ..doctor import require_something_read
@@ -66,6 +68,9 @@ def register(app: typer.Typer) -> None:
             for name in ("dflash_doctor.doctor", "dflash_doctor.parse.frame"):
                 importlib.import_module(name)
             loaded.append(load_checks())
+            from ..doctor import warm_report_data
+
+            warm_report_data(settings)
 
         scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
         require_something_read(ev)
@@ -92,23 +97,6 @@ def register(app: typer.Typer) -> None:
             out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))
-
-
-def _start_scan_early(files: list[str]) -> None:
-    """A large log's scan workers start before this command's imports (the evidence model, the collectors,
-    the settings' validators, the checks): the scan, the long part, overlaps them, and gather_logs'
-    scan_file takes its results. Only the first file the scan reads (rotated logs are read oldest first).
-    The scanner's two switches are read as resolve_settings reads them (Settings.from_env); scan_file
-    starts again should the command's settings differ, and a scan nobody takes is stopped at exit."""
-    import os
-
-    from ..parse.logscan import order_rotated, start_scan
-    from ..settings import Settings
-
-    first = order_rotated(list(files))[:1]
-    if first and first[0] != "-" and os.path.isfile(first[0]):
-        switches = Settings.from_env(os.environ)
-        start_scan(first[0], workers=switches.workers, grep=switches.grep)
 
 
 def _export(scan, csv: str | None, parquet: str | None, out) -> None:

@@ -81,7 +81,9 @@ class RateMatrix:
             idx = np.flatnonzero(self.npos == n)
             for lo in range(0, len(idx), BLOCK_ROWS):
                 part = idx[lo:lo + BLOCK_ROWS]
-                mat = self.q[part, :n] / 1000.0
+                # (rows one after another, as nearly always: a slice, not a gather)
+                rows = slice(int(part[0]), int(part[-1]) + 1) if part[-1] - part[0] + 1 == len(part) else part
+                mat = self.q[rows, :n] / 1000.0
                 if exact_at:
                     for r, i in enumerate(part):
                         j = exact_at.get(int(i))
@@ -288,6 +290,8 @@ def _factorize(values) -> tuple[Any, list]:
     import numpy as np
 
     vals = values.tolist() if hasattr(values, "tolist") else list(values)
+    if vals and vals[0] is not None and vals.count(vals[0]) == len(vals):  # one value (a scan of one process)
+        return np.zeros(len(vals), dtype=np.int64), [vals[0]]
     seen = dict.fromkeys(vals)
     has_none = None in seen
     uniq = [u for u in seen if u is not None]
@@ -523,16 +527,20 @@ def _format_details(df: dict, use_mask, shadowed, factorized) -> tuple[dict, ...
     for i, f in enumerate(names):
         m = codes == i
         label, meaning = _label(str(f))
-        w = df["drafts"][m]
-        pa = df["prefix_accepted"][m]
+        if len(names) == 1 and m.all():  # (one format, as a server log: every row, no masked copies)
+            w, pa, pr_col, est_col, used_col = (df["drafts"], df["prefix_accepted"], df["per_request"], df["estimated"],
+                                                use_mask)
+        else:
+            w, pa, pr_col, est_col, used_col = (df["drafts"][m], df["prefix_accepted"][m], df["per_request"][m],
+                                                df["estimated"][m], use_mask[m])
         ok = (w > 0) & ~np.isnan(pa)
         d = float(w[ok].sum()) if ok.any() else 0.0
-        pr = bool(df["per_request"][m].any())
+        pr = bool(pr_col.any())
         out.append({"format": str(f), "label": label, "meaning": meaning, "intervals": int(m.sum()),
                     "drafts": round(d, 1), "tau": round(1.0 + float(pa[ok].sum()) / d, 4) if d > 0 else None,
                     "standing": "per-request" if pr else ("unrecognised-format" if _standing(str(f)) == "unrecognised"
-                                                          else "estimated" if df["estimated"][m].any() else "counts"),
-                    "used": bool(use_mask[m].any())})
+                                                          else "estimated" if est_col.any() else "counts"),
+                    "used": bool(used_col.any())})
     seen = {}
     for r in shadowed:
         seen.setdefault(r.fmt, []).append(r)

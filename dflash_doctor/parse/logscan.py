@@ -82,8 +82,13 @@ def start_scan(path: str, workers: int | None = None, grep: bool = True, engine_
     from . import prefilter
     from .workers import Workers
 
+    wants_grep = grep and src.size >= prefilter.GREP_MIN
+    if wants_grep:
+        prefilter.probe_grep()  # (grep tells its version while the file is split and sampled: read below)
+    points = _split_points(src.stream, src.size, n)
+    passes = _passes(src.stream, src.size) if wants_grep else None
     grep_cmd = prefilter.grep_command(grep) if src.size >= prefilter.GREP_MIN else None
-    points, passes, tasks = _plan(src.stream, path, src.size, n, grep_cmd)
+    points, passes, tasks = _plan(src.stream, path, src.size, n, grep_cmd, points, passes)
     try:
         started = _Started(src, n, grep_cmd, engine_hint, points, passes, Workers(tasks, engine_hint))
     except BaseException:
@@ -232,10 +237,12 @@ def _split_points(fh, size: int, n: int) -> list[int]:
     return points
 
 
-def _plan(fh, path: str, size: int, n: int, grep: str | None) -> tuple[list[int], list[str] | None, list]:
-    """The byte ranges (split at newlines), grep passes and worker tasks of a parallel scan."""
-    points = _split_points(fh, size, n)
-    passes = _passes(fh, size) if grep else None
+def _plan(fh, path: str, size: int, n: int, grep: str | None, points: list[int] | None = None,
+          passes: list[str] | None = None) -> tuple[list[int], list[str] | None, list]:
+    """The byte ranges (split at newlines), grep passes and worker tasks of a parallel scan (the ranges
+    and passes found already when given)."""
+    points = points if points is not None else _split_points(fh, size, n)
+    passes = (passes if passes is not None else _passes(fh, size)) if grep else None
     tasks = [(lambda part, a=points[i], b=points[i + 1]: _scan_part(fh, path, a, b, size, grep, passes, part))
              for i in range(n)]
     return points, passes, tasks

@@ -52,10 +52,11 @@ SELECT_WINDOWS, SELECT_WINDOW = 8, 64 << 10  # windows between head and tail sea
 
 # One grep output line "OFFSET:PREFIX<the vLLM >= 0.10.2 metrics message>\n", as the streamed fast path,
 # with cheaper parts (the regex is most of the time spent here): the prefix is scanned possessively up to
-# the message, the rates are taken loosely, then checked a whole buffer at a time (_rates_ok), and the
+# the message (as an unrolled loop: runs without an S, each S not starting the message; ~8 % less time than
+# the alternation), the rates are taken loosely, then checked a whole buffer at a time (_rates_ok), and the
 # average rate (not used) is not captured. Eight groups: `split` gives the text between matches at every
 # ninth place (all empty: every line of the buffer is one of these) and each column as a C-level slice.
-_FASTG = re.compile(rb"(?m)^(\d+):((?:[^S\n]++|S(?!pecDecoding metrics: ))*+)" + FAST_BODY.replace(
+_FASTG = re.compile(rb"(?m)^(\d+):([^S\n]*+(?:S(?!pecDecoding metrics: )[^S\n]*+)*+)" + FAST_BODY.replace(
     rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)").replace(
     rb"(\d+\.\d)%", rb"\d+\.\d%") + rb"[ \t\r]*\n")
 _NG = 8
@@ -91,20 +92,45 @@ def _rates_ok(pp, ks) -> bool:
 
 
 _grep_path: str | None | bool = False
+_probe: tuple[str, subprocess.Popen] | None = None  # a `grep --version` begun by probe_grep, not yet read
+
+
+def probe_grep() -> None:
+    """Begin asking grep its version now, in a process of its own, for a caller with other work to do
+    before it needs grep_command()'s answer (logscan.start_scan: the split points, the pass sample)."""
+    global _probe
+    if _grep_path is not False or _probe is not None:
+        return
+    exe = shutil.which("grep")
+    if exe:
+        try:
+            _probe = (exe, subprocess.Popen([exe, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE))
+        except OSError:
+            _probe = None
 
 
 def grep_command(enabled: bool = True) -> str | None:
     """Path of a GNU grep (its -b/-a/-F behaviour is what this module relies on), or None; always None when
     the pre-filter is switched off (Settings.grep, DFLASH_DOCTOR_GREP=0)."""
-    global _grep_path
+    global _grep_path, _probe
     if not enabled:
         return None
     if _grep_path is False:
         _grep_path = None
-        exe = shutil.which("grep")
+        begun, _probe = _probe, None
+        exe = begun[0] if begun is not None else shutil.which("grep")
         if exe:
             try:
-                out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
+                if begun is not None:
+                    try:
+                        out = begun[1].communicate(timeout=5)[0]
+                    except subprocess.TimeoutExpired:
+                        begun[1].kill()
+                        begun[1].communicate()
+                        raise
+                else:
+                    out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
             except (OSError, subprocess.SubprocessError):
                 out = b""
             if b"GNU grep" in out:

@@ -276,9 +276,9 @@ _CUMULATIVE = {"vllm-v0", "llamacpp-statistics"}
 
 
 def _median(values: list):
-    import statistics  # (rarely needed: its import costs a few ms of every run)
+    from ..stats import median
 
-    return statistics.median(values)
+    return median(values)
 
 
 def _file_order(r: Row) -> int:

@@ -29,8 +29,9 @@ from .startup import StartupBuilder
 
 STOP_WAIT = 5.0  # seconds the parent waits for interrupted workers to send what they read
 
-# Numeric fast-path columns travel from a worker as machine arrays (typecode, bytes): marshal and numpy
-# then take them whole instead of one Python number at a time.
+# Numeric fast-path columns travel from a worker as machine arrays (typecode, bytes; packed as the array
+# itself, whose buffer marshal writes as bytes): marshal and numpy then take them whole instead of one
+# Python number at a time.
 ARRAY_COLS = {"drafts": "d", "dft": "q", "acc": "q", "k": "q", "mean": "d", "athr": "d", "dthr": "d", "off": "q"}
 
 
@@ -65,7 +66,7 @@ def _pack_fast(fast: dict) -> dict:
         tc = ARRAY_COLS.get(c)
         try:
             if isinstance(v, array) and v.typecode == tc:
-                out[c] = (tc, v.tobytes())
+                out[c] = (tc, v)  # (marshal writes the array's buffer as bytes: no copy of it first)
             else:
                 out[c] = (tc, array(tc, v).tobytes()) if tc and v else list(v)
         except (OverflowError, TypeError):  # an absurd 5000-digit count: keep it a Python int
@@ -84,8 +85,13 @@ def _extend_fast(scan: LogScan, c: str, v) -> None:
         else:
             cur.extend(v)
         return
+    # (bytes once through marshal; the worker's own array when a part is merged in the same process)
+    data = v[1] if isinstance(v[1], bytes) else memoryview(v[1]).cast("B")
+    if isinstance(cur, array) and cur.typecode == v[0] and len(cur):
+        cur.frombytes(data)  # (appended in place: no array of the part in between)
+        return
     arr = array(v[0])
-    arr.frombytes(v[1])
+    arr.frombytes(data)
     if not len(cur):
         scan.fast[c] = arr
     elif isinstance(cur, array) and cur.typecode == arr.typecode:
@@ -144,6 +150,15 @@ def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
     builder.merge(st)
 
 
+def _loads(data: bytearray) -> tuple | None:
+    """A worker's payload; None for a worker that sent none or not all (it writes its payload only when
+    its scan succeeded)."""
+    try:
+        return marshal.loads(data) if data else None
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
 def _on_usr1(signum, frame):  # pragma: no cover - runs in a worker
     raise KeyboardInterrupt
 
@@ -173,6 +188,12 @@ class Workers:
         interrupted = False
         chunks: dict[int, bytearray] = {r: bytearray() for _, r in self.kids}  # (grown in place: no joined copy)
         open_fds = set(chunks)
+        loaded: dict[int, tuple | None] = {}
+
+        def closed(fd: int) -> None:  # a worker's payload is whole: read it now, while the others still scan
+            loaded[fd] = _loads(chunks[fd])
+            del chunks[fd]
+
         try:
             try:  # overlap: the workers scan while this process loads what aggregation needs
                 importlib.import_module("numpy")
@@ -180,18 +201,16 @@ class Workers:
                 pass
             if meanwhile is not None:
                 meanwhile()
-            _drain(open_fds, chunks, None)
+            _drain(open_fds, chunks, None, closed)
         except KeyboardInterrupt:
             interrupted = True
             self._stop(open_fds, chunks)
         payloads = []
         for _, r in self.kids:
-            data = chunks.pop(r)
-            try:  # a worker writes its payload only when its scan succeeded
-                payloads.append(marshal.loads(data) if data else None)
-            except (EOFError, ValueError, TypeError):
-                payloads.append(None)
-            del data
+            if r in loaded:
+                payloads.append(loaded.pop(r))
+            else:
+                payloads.append(_loads(chunks.pop(r)))
         self._reap(interrupted)
         return payloads, interrupted
 
@@ -255,9 +274,10 @@ def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanw
     return Workers(tasks, engine_hint).collect(meanwhile)
 
 
-def _drain(open_fds: set, chunks: dict, deadline: float | None) -> None:
+def _drain(open_fds: set, chunks: dict, deadline: float | None, closed=None) -> None:
     """Read the workers' pipes until they close (or the deadline passes: the rest are closed unread);
-    a Ctrl-C meanwhile goes on up, leaving open_fds saying which are still open."""
+    a Ctrl-C meanwhile goes on up, leaving open_fds saying which are still open. `closed(fd)`: called
+    as each pipe closes, its data whole."""
     with selectors.DefaultSelector() as sel:
         for fd in open_fds:
             sel.register(fd, selectors.EVENT_READ)
@@ -273,6 +293,8 @@ def _drain(open_fds: set, chunks: dict, deadline: float | None) -> None:
                     sel.unregister(key.fd)
                     os.close(key.fd)
                     open_fds.discard(key.fd)
+                    if closed is not None:
+                        closed(key.fd)
         if deadline is not None:
             for fd in list(open_fds):
                 os.close(fd)

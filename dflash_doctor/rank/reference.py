@@ -14,13 +14,13 @@ documented at the top of reference.toml.
 from __future__ import annotations
 
 import math
-import statistics
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping
 
+from ..stats import median
 from .knowledge import KnowledgeError
 
 KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes")
@@ -213,11 +213,11 @@ class Reference:
         candidates = [(self.margin * x.tau, x) for x in measured] + [(x.tau, x) for x in thresholds]
         low_value, low_from = min(candidates, key=lambda c: c[0]) if candidates else (None, None)
         low = max(1.0, low_value) if low_value is not None else None
-        typical = statistics.median(x.tau for x in measured) if measured else None
+        typical = median(x.tau for x in measured) if measured else None
         # A position-1 rate does not depend on k for chain drafting: stated rates only
         p1s = [x.figure.p1 for x in measured if x.figure.p1 is not None]
         p1_low = self.margin * min(p1s) if p1s else None
-        p1_typ = statistics.median(p1s) if p1s else None
+        p1_typ = median(p1s) if p1s else None
         extrapolated = bool(low_from and low_from.extrapolated)
         return Band(method=m, k=k, dataset=chosen_dataset, basis="method", low=low, typical=typical,
                     high=float(k + 1), p1_low=p1_low, p1_typical=p1_typ, dead_excess=self.dead_excess,

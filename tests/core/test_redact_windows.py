@@ -29,7 +29,11 @@ SEPS = [":", "=", " ", "  ", "\n", "\n\n   ", "'", '"', "[", "]", ", ", "\\", "{
 VALUES = ["Wt5Lk8Zr3Qx7Nv2Jm9Hb/4Yc6Pd1Fs0Ga8Ke3Rw5", "Cookie: a=b", "-----BEGIN EC PRIVATE KEY-----",
           "sk-abcdefghijklmnopqrstu", "hf_ABCDEFGHIJKLMNOPQRSTUVWX", "abc", "x y z", "null", "8192", "A" * 300,
           "AKIAABCDEFGHIJKLMNOP", "ghp_" + "a" * 36, "xoxb-1234567890", "https://u:pw@host/x", "s3cr3t!",
-          "'a', 'b'", "\"q\\\"uoted\"", "-" * 40, "x" * 5000]
+          "'a', 'b'", "\"q\\\"uoted\"", "-" * 40, "x" * 5000,
+          # the rules without a literal (run only where their `need` is found)
+          "AC" + "0123456789abcdef" * 2, "SK" + "0123456789abcdef" * 2, "AC0123456789abcdef",
+          "MTk4NjIyNDgzNDcxOTI1MjQ4." + "Cl2FMQ." + "ZnCjm1XVW7vRze4b7Cq4se7kKWs", ".ZnCjm1XVW7vRze4b7Cq4se7kKWs-x",
+          "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "12345678:", ":" + "A" * 40]
 FILL = ["INFO ", "launched with ", "the ", "é", "\u0130", "0.155, 0.018", "(APIServer pid=1) ", "\n"]
 
 fragments = st.sampled_from(KEYS + SEPS + VALUES + FILL)
@@ -44,6 +48,22 @@ def test_windows_give_what_the_whole_text_gives(parts):
 @given(st.text(alphabet=st.sampled_from(list("atokenkeysecrpwd_-:= \n'\"[]\\,{}x0İ")), max_size=300))
 def test_windows_on_dense_key_soup(text):
     assert R.redact_text(text) == reference(text)
+
+
+def test_each_need_is_a_part_of_every_match_of_its_rule():
+    samples = {"Twilio key": ["AC" + "0123456789abcdef" * 2, "x SK" + "f" * 32 + " y"],
+               "Discord bot token": ["MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+                                     "\\nN" + "a" * 25 + ".bbbbbb." + "c" * 38],
+               "Telegram bot token": ["123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "x 1234567890:" + "-" * 35]}
+    for rule in R.RULES:
+        if rule.need is None:
+            continue
+        assert samples.get(rule.name), f"{rule.name}: a `need` without samples here"
+        for text in samples[rule.name]:
+            m = rule.pattern.search(text)
+            assert m, (rule.name, text)
+            assert rule.need.search(m.group(0)), (rule.name, text)
+            assert R.REDACTED in R.redact_text(text)
 
 
 def test_every_fixture_and_rendered_report_is_redacted_the_same():
