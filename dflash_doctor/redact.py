@@ -274,10 +274,10 @@ def redact_text(text: str) -> str:
             continue
         elif rule.gate == _AFTER_MARKER:  # needs the markers earlier rules may just have written
             if REDACTED in text:
-                text = rule.pattern.sub(rule.repl, text)
+                text, ends = rule.pattern.sub(rule.repl, text), _UNKNOWN
         # Other replacements add no gate literal a rule could then match on: `low` stays good enough.
         elif not rule.gate or any(g in low for g in rule.gate):
-            text = rule.pattern.sub(rule.repl, text)
+            text, ends = rule.pattern.sub(rule.repl, text), _UNKNOWN  # (whatever the rules' order: ends are offsets)
     return text
 
 
