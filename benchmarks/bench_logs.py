@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from _bytecode import ensure_compiled
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -136,6 +138,7 @@ def bench(path: Path, profile: str, a) -> None:
     env["LC_ALL"] = env.get("LC_ALL", "C.UTF-8")
     if a.serial:
         env["DFLASH_DOCTOR_WORKERS"] = "1"
+    ensure_compiled()  # as an install runs: bytecode written (benchmarks/_bytecode.py)
     print(f"== profile {profile}: {path}")
     print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
           + ("; serial scan" if a.serial else ""))
