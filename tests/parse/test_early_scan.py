@@ -4,13 +4,13 @@ does not understand, and the run reports what it reports without the head start.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from dflash_doctor.cli import early
 from dflash_doctor.parse import logscan, prefilter
+from tests.parse.scan_runs import assert_same_acceptance, parallel_then_serial
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
@@ -61,20 +61,9 @@ def test_the_entry_point_begins_the_scan_before_the_cli_loads_and_reports_the_sa
     monkeypatch.setattr(prefilter, "GREP_MIN", 1)
     big = tmp_path / "big.log"
     big.write_text(((FIX / "vllm-0.7.3-v0.log").read_text() + (FIX / "vllm-0.11.0.log").read_text()) * 30)
-    began = []
-    real = logscan.start_scan
-    monkeypatch.setattr(logscan, "start_scan", lambda *a, **k: began.append(real(*a, **k)) or began[-1])
-    monkeypatch.setenv("DFLASH_DOCTOR_WORKERS", "2")
-    with pytest.raises(SystemExit):
-        main(["logs", str(big), "--format", "json"])
-    early_run = json.loads(capsys.readouterr().out)["acceptance"]
-    assert began == [True, False] and not logscan._STARTED  # begun by the entry point, taken by the command
-    monkeypatch.setenv("DFLASH_DOCTOR_WORKERS", "1")
-    with pytest.raises(SystemExit):
-        main(["logs", str(big), "--format", "json"])
-    serial = json.loads(capsys.readouterr().out)["acceptance"]
-    for key in ("intervals", "drafts", "accepted", "mean_acceptance_length", "per_position", "series"):
-        assert early_run[key] == serial[key], key
+    began, left, early_run, serial = parallel_then_serial(main, big, capsys, monkeypatch)
+    assert began == [True, False] and not left  # begun by the entry point, taken by the command
+    assert_same_acceptance(early_run, serial)
 
 
 def test_a_scan_begun_for_a_run_that_stops_early_is_stopped(tmp_path, capsys, monkeypatch):

@@ -4,13 +4,13 @@ and the file scanned again, and one nobody takes is stopped at exit — no worke
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
 from dflash_doctor.parse import logscan, prefilter
+from tests.parse.scan_runs import assert_same_acceptance, parallel_then_serial
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
@@ -93,18 +93,7 @@ def test_small_compressed_and_missing_files_are_left_to_scan_file(tmp_path, monk
 def test_the_logs_command_starts_the_scan_before_its_imports_and_reports_the_same(big, capsys, monkeypatch):
     from dflash_doctor.cli.app import main
 
-    began = []
-    real = logscan.start_scan
-    monkeypatch.setattr(logscan, "start_scan", lambda *a, **k: began.append(real(*a, **k)) or began[-1])
-    monkeypatch.setenv("DFLASH_DOCTOR_WORKERS", "2")
-    with pytest.raises(SystemExit):
-        main(["logs", str(big), "--format", "json"])
-    early = json.loads(capsys.readouterr().out)["acceptance"]
-    assert began == [True] and not logscan._STARTED
-    monkeypatch.setenv("DFLASH_DOCTOR_WORKERS", "1")
-    with pytest.raises(SystemExit):
-        main(["logs", str(big), "--format", "json"])
-    serial = json.loads(capsys.readouterr().out)["acceptance"]
-    for key in ("intervals", "drafts", "accepted", "mean_acceptance_length", "per_position", "series"):
-        assert early[key] == serial[key], key
+    began, left, early, serial = parallel_then_serial(main, big, capsys, monkeypatch)
+    assert began == [True] and not left
+    assert_same_acceptance(early, serial)
     assert _children() == []
