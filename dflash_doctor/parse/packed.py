@@ -17,6 +17,27 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 
+def _width_runs(items: list, kind: type, ascii_only: bool = False) -> Iterator[tuple[list, int | None]]:
+    """`items` cut into runs in order: (run, width) for consecutive items of `kind` (ASCII ones only, with
+    `ascii_only`) and one length, (run, None) for consecutive items that are not — what a packed column can
+    store as one blob, and what it keeps as a plain list."""
+    start, n = 0, len(items)
+    while start < n:
+        first = items[start]
+        if not (isinstance(first, kind) and (not ascii_only or first.isascii())):
+            j = start + 1
+            while j < n and not (isinstance(items[j], kind) and (not ascii_only or items[j].isascii())):
+                j += 1
+            yield items[start:j], None
+        else:
+            w = len(first)
+            j = start + 1
+            while j < n and isinstance(items[j], kind) and len(items[j]) == w and (not ascii_only or items[j].isascii()):
+                j += 1
+            yield items[start:j], w
+        start = j
+
+
 class _Segments:
     """A sequence stored as segments in order: ("blob", n, …) packed or ("list", items)."""
 
@@ -126,29 +147,14 @@ class PackedRates(_Segments):
                 self.segs.append(packed)
                 self.n += len(items)
                 return
-        start = 0
         # runs of the same printed width (the same k, every rate d.ddd): one blob each
-        while start < len(items):
-            first = items[start]
-            if not isinstance(first, bytes):
-                j = start + 1
-                while j < len(items) and not isinstance(items[j], bytes):
-                    j += 1
-                super()._add(items[start:j])
-                start = j
-                continue
-            w = len(first)
-            j = start + 1
-            while j < len(items) and isinstance(items[j], bytes) and len(items[j]) == w:
-                j += 1
-            run = items[start:j]
-            packed = self._pack(run, w)
+        for run, w in _width_runs(items, bytes):
+            packed = self._pack(run, w) if w is not None else None
             if packed is None:
                 super()._add(run)
             else:
                 self.segs.append(packed)
                 self.n += len(run)
-            start = j
 
     def extend_uniform(self, items: list, width: int) -> None:
         """Items all `width` bytes long (the caller knows): packed in one step, C-level."""
@@ -200,27 +206,12 @@ class PackedText(_Segments):
     one byte string (ASCII)."""
 
     def _add(self, items: list) -> None:
-        start = 0
-        while start < len(items):
-            first = items[start]
-            if not isinstance(first, str) or not first.isascii():
-                j = start + 1
-                while j < len(items) and not (isinstance(items[j], str) and items[j].isascii()):
-                    j += 1
-                super()._add(items[start:j])
-                start = j
-                continue
-            w = len(first)
-            j = start + 1
-            while j < len(items) and isinstance(items[j], str) and len(items[j]) == w and items[j].isascii():
-                j += 1
-            run = items[start:j]
-            if len(run) >= 8 and w:
+        for run, w in _width_runs(items, str, ascii_only=True):
+            if w and len(run) >= 8:
                 self.segs.append(("text", len(run), w, "".join(run).encode("ascii")))
                 self.n += len(run)
             else:
                 super()._add(run)
-            start = j
 
     def _one(self, seg, i):
         _, n, w, blob = seg
