@@ -165,24 +165,6 @@ def register(app: typer.Typer) -> None:
         return run.exit_code
 
 
-def _json(result: dict) -> str:
-    """JSON that every reader accepts: a non-finite number (a timing of 0 s, a damaged score) becomes null."""
-    import math
-
-    from ..render.json_report import dumps_safe
-
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
-
-    return dumps_safe(clean(result))
-
-
 def _parse_ablate(text):
     from ..probe.runner import parse_ablate  # no torch at import time
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from .answers import Cite
 from .tree import SourceTree
@@ -99,13 +98,6 @@ class Sources:
         if other is None:
             return None
         return self.resolve_class(other, orig or name, depth + 1)
-
-    def class_by_name(self, name: str, paths: list[str]) -> tuple[Module, ast.ClassDef] | None:
-        for p in paths:
-            mod = self.parsed(p)
-            if mod is not None and name in mod.classes:
-                return mod, mod.classes[name]
-        return None
 
     def mro(self, mod: Module, cls: ast.ClassDef) -> list[tuple[Module, ast.ClassDef]]:
         """The class and its bases (depth-first, left to right, each once) that could be resolved."""
@@ -201,18 +193,6 @@ def str_tuple(node: ast.AST | None) -> tuple[str, ...] | None:
     return None
 
 
-def dotted_name(node: ast.AST | None) -> str | None:
-    """`a.b.c` for Name/Attribute chains, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def call_name(node: ast.AST) -> str | None:
     """The last name of a call's function: `self.model.set_x(...)` -> 'set_x'."""
     if isinstance(node, ast.Call):
@@ -222,12 +202,6 @@ def call_name(node: ast.AST) -> str | None:
         if isinstance(f, ast.Name):
             return f.id
     return None
-
-
-def functions_in(node: ast.AST) -> Iterator[ast.FunctionDef]:
-    for sub in ast.walk(node):
-        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield sub  # type: ignore[misc]
 
 
 def mentions(node: ast.AST, word: str) -> bool:

@@ -21,7 +21,7 @@ from .files import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
 from .readers import AUX_SOURCES, read_drafter
 from .readers import target_layers
-from .readers.fields import LIMITS, Fields, show as _show, text_config  # noqa: F401 (re-exported)
+from .readers.fields import LIMITS, Fields, text_config  # noqa: F401 (LIMITS re-exported)
 from .safetensors_header import WeightFacts, read_weights
 
 MAX_CONFIG_BYTES = 4 << 20

@@ -302,16 +302,6 @@ def _factorize(values) -> tuple[Any, list]:
     return np.fromiter(map(lookup.__getitem__, vals), dtype=np.int64, count=len(vals)), uniq
 
 
-def pp_matrices(pp, npos=None):
-    """Group rows by their number of positions: yields (row indices, n, rates matrix), in blocks."""
-    if not isinstance(pp, RateMatrix):
-        import numpy as np
-
-        npos = np.asarray(npos)
-        pp = _rates_from_items(list(pp), npos)
-    yield from pp.groups()
-
-
 def export_frame(data: Any):
     """The per-interval table users export (--csv/--parquet): per-position rates as columns."""
     import numpy as np

@@ -319,12 +319,3 @@ class PackedRuns(_Segments):
             m = self._seg_len(seg)
             yield pos, m, (seg[2] if seg[0] == "run" else seg[1])
             pos += m
-
-
-def to_numpy_text(col: Any):
-    """An object array of the column's strings (None kept)."""
-    import numpy as np
-
-    arr = np.empty(len(col), dtype=object)
-    arr[:] = list(col)
-    return arr

@@ -14,7 +14,7 @@ import os
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import IO, Iterable, Iterator
+from typing import IO, Iterable
 
 COUNT_LINES_BELOW = 64 << 20  # regular files larger than this are addressed by byte offset
 HEAD = 1 << 16
@@ -273,16 +273,3 @@ class LineReader(io.RawIOBase):
             return data
         self._buf = data[n:]
         return data[:n]
-
-
-def iter_file_lines(path: str) -> Iterator[str]:
-    """Lines of a log (any of the above), decoded leniently. Kept for callers that want text; the
-    scanner itself reads binary chunks."""
-    src = open_source(path)
-    fh = src.stream
-    try:
-        for raw in io.BufferedReader(fh) if isinstance(fh, io.RawIOBase) else fh:
-            yield raw.decode("utf-8", "replace")
-    finally:
-        if fh is not sys.stdin.buffer:
-            fh.close()

@@ -14,9 +14,6 @@ from typing import Any
 from ..redact import redact_any, redact_text
 from .records import StartupFacts
 
-# Literals that mark a startup line; the scanner's pre-filter uses them.
-LITERALS = ("version", "args", "SpeculativeConfig", "Resolved architecture", "LLM engine (v", "serving model")
-
 _VERSION = re.compile(
     r"vLLM API server version\s+(?P<a>[\w.+-]+)"
     r"|vLLM server version\s+(?P<b>[\w.+-]+?),?\s+serving model\s+(?P<bm>\S+)"

@@ -1,9 +1,9 @@
 """Scanning byte ranges of one file in forked worker processes, and merging what they read.
 
-`Workers(tasks)` forks one worker per task at once and `collect()`s their results later (`run_parallel`
-does both); a task fills the `LogScan` it is given. Results come back through pipes as `marshal` data
-(`pack`): plain tuples written by our own child a moment ago, never anything read from the input.
-`merge` adds the parts, in file order, to the caller's scan.
+`Workers(tasks)` forks one worker per task at once and `collect()`s their results later; a task fills
+the `LogScan` it is given. Results come back through pipes as `marshal` data (`pack`): plain tuples
+written by our own child a moment ago, never anything read from the input. `merge` adds the parts, in
+file order, to the caller's scan.
 
 Ctrl-C: the workers ignore SIGINT (so do their grep children); the parent, interrupted, asks them
 with SIGUSR1 to stop where they are and send what they have read, waits for that a few seconds,
@@ -266,12 +266,6 @@ def _worker(task, w: int, engine_hint) -> None:  # pragma: no cover - runs in a 
         code = 1
     finally:
         os._exit(code)
-
-
-def run_parallel(tasks: list[Callable[[LogScan], None]], engine_hint=None, meanwhile=None) -> tuple[list, bool]:
-    """Run each task(part) in its own forked process; return (packed parts in task order, None for a
-    worker that failed; whether the run was interrupted)."""
-    return Workers(tasks, engine_hint).collect(meanwhile)
 
 
 def _drain(open_fds: set, chunks: dict, deadline: float | None, closed=None) -> None:

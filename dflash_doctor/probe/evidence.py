@@ -106,9 +106,3 @@ def attach_probe(evidence: EvidenceSet, saved: SavedProbe, force: bool = False) 
     if why:
         evidence.notes.append(f"{why}; used anyway (--force-probe-pair)")
     add_probe_evidence(evidence, saved.result, Source("file", saved.path, saved.result.get("host")))
-
-
-def gather_probe_result(ev: EvidenceSet, path: str, force: bool = False) -> None:
-    """`--probe-result FILE`: a JSON written by `dflash-doctor probe --format json -o FILE`, for the served pair."""
-    attach_probe(ev, read_probe_result(path), force=force)
-

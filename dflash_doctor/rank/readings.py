@@ -73,10 +73,6 @@ class LevelReading:
                 and len({ph >= DECISIVE for _, ph in likely}) == 2)
 
     @property
-    def p_impaired(self) -> float | None:
-        return None if self.p_healthy is None else 1.0 - self.p_healthy
-
-    @property
     def verdict(self) -> str:
         """healthy | problem | undecided | no-band."""
         if self.p_dead >= DECISIVE:

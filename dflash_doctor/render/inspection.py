@@ -14,7 +14,8 @@ from rich.text import Text
 from ..evidence import Status
 from ..textsafe import plain
 from . import Format
-from .terminal import MARK, t
+from .layout import t
+from .terminal import MARK
 
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)

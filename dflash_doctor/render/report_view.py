@@ -14,17 +14,6 @@ from ..evidence import Cause, Finding, Report, Status, Verdict
 
 # How many causes the summary names.
 SUMMARY_CAUSES = 3
-# Human words for an evidence kind, when the report names what it waits for.
-KIND_WORDS = {
-    "acceptance": "acceptance numbers", "log-scan": "a server log", "startup": "the log's startup lines",
-    "engine": "engine and release", "engine-support": "the engine release's behaviour",
-    "engine-source": "the installed engine source", "launch": "the launch command", "drafter": "the drafter config",
-    "target": "the target config", "process": "the serving process", "environment": "the serving environment",
-    "gpu": "the GPUs", "metrics": "/metrics", "probe": "a probe run", "host": "the host",
-    "workload": "the workload",
-}
-
-
 @dataclass(frozen=True)
 class Waiting:
     kind: str

@@ -10,7 +10,7 @@ continuation lines indented under them (render/layout.py).
 from __future__ import annotations
 
 from ..evidence import Report, Status, Verdict
-from .layout import Page, Style, t  # noqa: F401  (t: render/inspection.py uses it from here)
+from .layout import Page, Style
 from .report_view import (cited_refs, fixing_words, fold_checks, notes_for, ordered_causes, step_words,
                           summary_causes, tau_line, verdict_words)
 

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path
-
-import pytest
 
 from dflash_doctor.settings import Settings
 from tests.conftest import FIXTURES, ROOT, run_cli

@@ -8,7 +8,6 @@ import struct
 
 import pytest
 
-from dflash_doctor.models.files import LocalFiles
 from dflash_doctor.settings import Settings
 
 from dflash_doctor.errors import DoctorError, ExitCode
