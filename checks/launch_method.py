@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.models.launch_view import launch_method
+from dflash_doctor.models.launch_view import launch_method, launch_parallel_drafting
 
 
 class LaunchMethod(Check):
@@ -30,9 +30,7 @@ class LaunchMethod(Check):
         if d.method == "peagle" and method == "eagle3":
             # vLLM serves P-EAGLE as eagle3 + parallel_drafting (a speculators `peagle` config is turned into exactly
             # that, transformers_utils/configs/speculators/base.py, 0.22.0+); it has no method of that name.
-            launch = evidence.launch()
-            spec = launch.speculative if launch is not None else None
-            if isinstance(spec, dict) and spec.get("parallel_drafting") is True:
+            if launch_parallel_drafting(evidence):
                 msg = f"launched as {written!r} with parallel_drafting, how vLLM serves a P-EAGLE drafter"
                 return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("method:ok", msg, refs),))]
             msg = (f"launched as {written!r} for a P-EAGLE drafter, without \"parallel_drafting\": true in the "

@@ -37,6 +37,14 @@ def launch_method(evidence: EvidenceSet) -> tuple[str | None, str | None, Eviden
     return METHOD_ALIASES.get(raw.strip().lower(), raw.strip().lower()), raw, ev
 
 
+def launch_parallel_drafting(evidence: EvidenceSet) -> bool:
+    """Whether the launch's speculative config sets `"parallel_drafting": true`: how vLLM serves a P-EAGLE
+    drafter (method eagle3 with this flag; it has no method of its own, 0.19.0+)."""
+    launch = evidence.launch()
+    spec = launch.speculative if launch is not None else None
+    return isinstance(spec, dict) and spec.get("parallel_drafting") is True
+
+
 def launch_k(evidence: EvidenceSet) -> tuple[int | None, Evidence | None]:
     v, ev = launch_field(evidence, "num_speculative_tokens")
     if isinstance(v, int) and not isinstance(v, bool):

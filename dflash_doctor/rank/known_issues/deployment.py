@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ...evidence import EvidenceSet, Kind
-from ...models.launch_view import launch_field, launch_k, launch_method
+from ...models.launch_view import launch_field, launch_k, launch_method, launch_parallel_drafting
 from .facts import Deployment, normalise_engine
 from .load import default_known_issues
 
@@ -69,9 +69,7 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
     method, _, mev = launch_method(evidence)
     if method is None and d is not None and d.method not in (None, "unknown"):
         method, mev = d.method, dev
-    launch = evidence.launch()
-    spec = launch.speculative if launch is not None else None
-    if method == "eagle3" and isinstance(spec, dict) and spec.get("parallel_drafting") is True:
+    if method == "eagle3" and launch_parallel_drafting(evidence):
         method = "p-eagle"  # vLLM runs P-EAGLE drafters as eagle3 with parallel drafting
     if method in (None, "eagle3", "unknown") and d is not None and any(
             "peagle" in a.lower() for a in d.architectures):
@@ -108,7 +106,8 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
                           "dcp_size") or 1, 1)
         put("context_parallel", cp > 1, lref)
         put("cuda_graphs", not (args.get("enforce_eager") or args.get("disable_cuda_graph")), lref)
-        rsm = (launch.speculative or {}).get("rejection_sample_method")
+        launch = evidence.launch()
+        rsm = ((launch.speculative if launch is not None else None) or {}).get("rejection_sample_method")
         if isinstance(rsm, str):
             put("rejection_sample_method", rsm.lower(), lref)
 
