@@ -128,7 +128,7 @@ def check_one(spec: str, opts: HostCheck, progress=None) -> HostResult:
     try:
         with host:
             evidence = collect_host(host, HostOptions(log=opts.log, pid=opts.pid, timeout=opts.timeout),
-                                    progress=progress, meanwhile=_warm)
+                                    progress=progress, meanwhile=lambda: _warm(opts.settings, report=True))
     except HostError as exc:
         return HostResult(spec, _unreached(spec, exc.message, settings=opts.settings), "failed", exc.message,
                           exc.hint)
@@ -192,7 +192,8 @@ def check_bundle(path: str, opts: HostCheck) -> HostResult:
     except HostError as exc:
         raise DoctorError(exc.message, exc.hint, ExitCode.USAGE) from None
     manifest = host.manifest.get("options") if isinstance(host.manifest.get("options"), dict) else {}
-    evidence = collect_host(host, HostOptions(log=manifest.get("log"), pid=manifest.get("pid")), meanwhile=_warm)
+    evidence = collect_host(host, HostOptions(log=manifest.get("log"), pid=manifest.get("pid")),
+                            meanwhile=lambda: _warm(opts.settings, report=True))
     return _diagnose(path, evidence, opts, "interrupted" if evidence.interrupted else "checked")
 
 
@@ -242,9 +243,12 @@ def collect_bundle(spec: str, out_path: str, opts: HostCheck, tool_version: str)
     return Collected(out_path, len(rec.calls), len(evidence))
 
 
-def _warm() -> None:
-    """Run on the collector's pool while the host works: import the diagnosis (doctor.warm_imports). Imported
-    here, not at the top, so that the import itself overlaps the host's work."""
-    from .doctor import warm_imports
+def _warm(settings=None, report: bool = False) -> None:
+    """Run on the collector's pool while the host works: import the diagnosis (doctor.warm_imports) and, for a
+    command that diagnoses, parse the report's tables (doctor.warm_report_data: the causes, baselines, reference
+    bands, known issues). Imported here, not at the top, so that the import itself overlaps the host's work."""
+    from .doctor import warm_imports, warm_report_data
 
     warm_imports()
+    if report:
+        warm_report_data(settings)

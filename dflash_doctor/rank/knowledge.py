@@ -208,9 +208,8 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
     for r in rules:
         if r.cause not in causes:
             raise KnowledgeError(f"rule for observation '{r.observation}' names unknown cause '{r.cause}'")
-        if declared is not None and r.observation not in declared:
-            raise KnowledgeError(f"rule for observation '{r.observation}' (cause '{r.cause}'): no check declares "
-                                 "that observation, so the rule could never fire (a typo?)")
+        if declared is not None:
+            _require_declared(r, declared)
     for s in separators:
         for cid in s.causes:
             if cid not in causes:
@@ -230,10 +229,25 @@ def load_toml(path: Path | str) -> dict:
         return tomllib.load(fh)
 
 
-@lru_cache(maxsize=None)
+def _require_declared(r: Rule, declared: frozenset[str]) -> None:
+    if r.observation not in declared:
+        raise KnowledgeError(f"rule for observation '{r.observation}' (cause '{r.cause}'): no check declares "
+                             "that observation, so the rule could never fire (a typo?)")
+
+
 def default_knowledge(extra: tuple[str, ...] = (), declared: frozenset[str] | None = None) -> Knowledge:
     """The packaged causes, plus any extra TOML files (Settings.knowledge_files: ``--knowledge FILE`` and
-    DFLASH_DOCTOR_KNOWLEDGE), validated against the observations the checks declare when given."""
+    DFLASH_DOCTOR_KNOWLEDGE), validated against the observations the checks declare when given. Parsed once
+    per set of files whatever `declared` is (a caller may parse them early, before the checks are loaded)."""
+    k = _parsed_knowledge(tuple(extra))
+    if declared is not None:
+        for r in k.rules:
+            _require_declared(r, declared)
+    return k
+
+
+@lru_cache(maxsize=None)
+def _parsed_knowledge(extra: tuple[str, ...]) -> Knowledge:
     text = resources.files("dflash_doctor.rank").joinpath("causes.toml").read_bytes()
     data = tomllib.loads(text.decode("utf-8"))
     docs = []
@@ -244,4 +258,4 @@ def default_knowledge(extra: tuple[str, ...] = (), declared: frozenset[str] | No
             raise KnowledgeError(f"cannot read knowledge file {p}: {exc.strerror or exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise KnowledgeError(f"knowledge file {p} is not valid TOML: {exc}") from None
-    return parse_knowledge(data, docs, declared)
+    return parse_knowledge(data, docs)
