@@ -10,14 +10,16 @@ from tests.conftest import ROOT
 
 HEAVY = ("torch", "transformers", "pandas", "paramiko", "matplotlib", "numpy")
 
+# (the console entry ends the process without the interpreter's teardown, exit handlers run: the list is
+# written by one)
 PROBE = """
-import json, runpy, sys
+import atexit, json, runpy, sys
 sys.argv = ["dflash-doctor", ARGS]
+atexit.register(lambda: sys.stderr.write("\\nLOADED=" + json.dumps(sorted(m for m in HEAVY if m in sys.modules)) + "\\n"))
 try:
     runpy.run_module("dflash_doctor", run_name="__main__")
 except SystemExit:
     pass
-sys.stderr.write("\\nLOADED=" + json.dumps(sorted(m for m in HEAVY if m in sys.modules)) + "\\n")
 """
 
 
@@ -37,3 +39,27 @@ def test_version_prints_the_package_version(cli):
     proc = cli("--version")
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"dflash-doctor {__version__}"
+
+
+@pytest.mark.parametrize("code, rc", [(3, 3), (None, 0), (0, 0), ("a message", 1)])
+def test_the_entry_point_s_quick_exit_is_an_ordinary_exit(code, rc):
+    """The console entry ends the process without the interpreter's teardown (cli/entry.py `_leave`): the exit
+    status, every byte written (more than a pipe holds), the exit handlers and a message code must be as
+    `sys.exit` gives them; with another thread alive the ordinary exit is taken (it waits for that thread)."""
+    script = (
+        "import atexit, sys, threading, time\n"
+        "from dflash_doctor.cli.entry import _leave\n"
+        "atexit.register(lambda: sys.stdout.write('handler ran\\n'))\n"
+        "sys.stdout.write('x' * 300000 + '\\n')\n"
+        "if sys.argv[2] == 'thread':\n"
+        "    threading.Thread(target=lambda: (time.sleep(0.3), sys.stdout.write('thread done\\n'))).start()\n"
+        "_leave(eval(sys.argv[1]))\n"
+        "sys.stdout.write('not reached\\n')\n")
+    for mode in ("alone", "thread"):
+        proc = subprocess.run([sys.executable, "-c", script, repr(code), mode], capture_output=True, text=True,
+                              cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        assert proc.returncode == rc, (mode, proc.stderr)
+        lines = proc.stdout.splitlines()
+        assert lines[0] == "x" * 300000 and "handler ran" in lines and "not reached" not in lines, mode
+        assert ("thread done" in lines) == (mode == "thread")
+        assert ("a message" in proc.stderr) == (code == "a message")

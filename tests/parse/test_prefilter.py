@@ -258,3 +258,48 @@ def test_grep_ending_on_its_own_is_not_a_failure(tmp_path):
     with open(p, "rb", buffering=0) as fh:
         for _ in range(40):
             prefilter.scan_range(fh, str(p), 0, size, size, logscan.LogScan(), prefilter.grep_command())
+
+
+def _v1_line(prefix: str, i: int) -> str:
+    acc, drafts = 40 + i % 17, 100 + i % 7
+    rates = ", ".join(f"{r:.3f}" for r in (acc / drafts / 2, acc / drafts / 2, 0.0))
+    return (f"{prefix}SpecDecoding metrics: Mean acceptance length: {1 + acc / drafts:.2f}, Accepted throughput: "
+            f"{acc / 10:.2f} tokens/s, Drafted throughput: {drafts * 3 / 10:.2f} tokens/s, Accepted: {acc} tokens, "
+            f"Drafted: {drafts * 3} tokens, Per-position acceptance rate: {rates}, "
+            f"Avg Draft acceptance rate: {acc / drafts / 3 * 100:.1f}%")
+
+
+def test_shaped_fast_reading_gives_the_rows_the_general_one_gives(tmp_path, monkeypatch):
+    """Once a buffer's lines have set the prefix shape, later buffers are read with a regex that takes the
+    prefix as that many bytes. Lines of another shape (another process, another prefix length), a line whose
+    prefix holds the message's literal within that length, and a prefix of the right length that is not the
+    shape's must read as the general reading (and the streamed route) reads them. Small buffers: many of them."""
+    monkeypatch.setattr(prefilter, "READ", 700)
+    a = "(APIServer pid=1843) INFO 05-14 09:{m:02d}:{s:02d} [metrics.py:101] "
+    b = "(EngineCore_DP1 pid=77) INFO 05-14 09:{m:02d}:{s:02d} [loggers.py:9] "
+    lines = []
+    for i in range(400):
+        m, s = divmod(i, 60)
+        lines.append(_v1_line(a.format(m=m, s=s), i))
+        if i % 37 == 5:
+            lines.append(_v1_line(b.format(m=m, s=s), i))
+        if i % 53 == 11:  # the literal inside the first len(prefix) bytes: the general regex ends the prefix there
+            lines.append(_v1_line("SpecDecoding metrics: " + a.format(m=m, s=s)[22:], i))
+        if i % 61 == 7:  # same length as the shape, another process (its own tag, its own startup lines)
+            lines.append(_v1_line(a.format(m=m, s=s).replace("pid=1843", "pid=9999"), i))
+    p = tmp_path / "shapes.log"
+    p.write_text("\n".join(lines) + "\n")
+    seen = []
+    real = prefilter._shaped
+    monkeypatch.setattr(prefilter, "_shaped", lambda n: seen.append(n) or real(n))
+    grep = _scan(p, monkeypatch, True)
+    assert seen, "the shaped regex was never tried"
+    python = _scan(p, monkeypatch, False)
+    _same(grep, python)
+    assert grep[0].n_intervals == python[0].n_intervals >= 400
+    assert grep[0].foreign_count == python[0].foreign_count
+    for c in ("acc", "dft", "off"):
+        assert list(grep[0].fast[c]) == list(python[0].fast[c]), c
+    assert list(grep[0].fast["tag"]) == list(python[0].fast["tag"])
+    assert len(set(grep[0].fast["tag"])) == 3
+    assert list(grep[0].fast["ts"]) == list(python[0].fast["ts"])
