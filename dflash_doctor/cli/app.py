@@ -11,22 +11,6 @@ import typer
 from .. import __version__
 from ..errors import DoctorError, ExitCode
 
-app = typer.Typer(
-    name="dflash-doctor",
-    help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and "
-         "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
-         "data (nothing could be checked), 130 interrupted.",
-    epilog="Examples:\n\n\b\n  dflash-doctor check bundle fixtures/hosts/seed\n  dflash-doctor diagnose --log "
-           "server.log --drafter DIR|REPO_ID --engine vllm==0.20.1\n  dflash-doctor check host ssh://ops@gpu-7\n"
-           "  dflash-doctor COMMAND --help",
-    no_args_is_help=True,
-    add_completion=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    pretty_exceptions_show_locals=False,  # this tool handles SSH credentials
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
 
 def _plain_required_metavars() -> None:
     """Typer writes a required argument as {DRAFTER} in usage lines; click's convention (and ours) is DRAFTER."""
@@ -50,7 +34,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
                                            help="Print the version and exit."),
@@ -60,15 +43,59 @@ def _root(
         os.environ["DFLASH_DOCTOR_DEBUG"] = "1"
 
 
-def _register() -> None:
-    # Each module adds its own commands; none imports heavy libraries at import time.
-    from . import checks_cmd, diagnose, fleet, gate, host, inspect_model, known_issues, logs, monitor, probe
+def _new_app() -> typer.Typer:
+    """The root app: its help, its options (the `_root` callback); commands are registered on it after."""
+    new = typer.Typer(
+        name="dflash-doctor",
+        help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and "
+             "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
+             "data (nothing could be checked), 130 interrupted.",
+        epilog="Examples:\n\n\b\n  dflash-doctor check bundle fixtures/hosts/seed\n  dflash-doctor diagnose --log "
+               "server.log --drafter DIR|REPO_ID --engine vllm==0.20.1\n  dflash-doctor check host ssh://ops@gpu-7\n"
+               "  dflash-doctor COMMAND --help",
+        no_args_is_help=True,
+        add_completion=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        pretty_exceptions_show_locals=False,  # this tool handles SSH credentials
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    new.callback()(_root)
+    return new
 
-    for module in (diagnose, logs, inspect_model, host, probe, gate, fleet, monitor, known_issues, checks_cmd):
-        module.register(app)
+
+# The module (cli/NAME.py) that registers each top-level command or group, in the order `--help` lists them
+# (commands, then groups). Each module adds its own commands; none imports heavy libraries at import time.
+# (A test keeps this table equal to what the modules register.)
+COMMANDS = {"diagnose": "diagnose", "logs": "logs", "inspect-model": "inspect_model", "collect": "host",
+            "probe": "probe", "layer-offset": "probe", "gate": "gate", "fleet": "fleet",
+            "known-issues": "known_issues", "check": "host", "monitor": "monitor", "checks": "checks_cmd"}
 
 
-_register()
+def build_app(only: str | None = None) -> typer.Typer:
+    """The app with every command, or with only the command `only` names (a run of that command builds
+    nothing else: the other commands' modules and options cost a `logs` run ~30 ms of CPU, while its
+    scan workers need it)."""
+    import importlib
+
+    new = _new_app()
+    names = [only] if only in COMMANDS else list(COMMANDS)
+    for name in dict.fromkeys(COMMANDS[n] for n in names):
+        importlib.import_module(f"{__package__}.{name}").register(new)
+    return new
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app a command line needs: its command alone when the line starts with a command's name (the root
+    options, `--help`, no arguments or a mistyped name get the whole app, whose messages list them all)."""
+    return build_app(args[0] if args and args[0] in COMMANDS else None)
+
+
+def __getattr__(name: str):
+    if name == "app":  # the whole app, built on first use (tests, documentation tools)
+        globals()["app"] = whole = build_app()
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _tolerant_streams() -> None:
@@ -106,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     common.ARGV = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in (argv or sys.argv) or os.environ.get("DFLASH_DOCTOR_DEBUG") == "1"
     try:
-        rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")
+        rv = _app_for(common.ARGV)(args=argv, standalone_mode=False, prog_name="dflash-doctor")
     except DoctorError as exc:
         if debug:
             import traceback

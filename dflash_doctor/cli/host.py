@@ -13,7 +13,6 @@ import typer
 from ..render import Format
 from .common import AllowSSHExecOpt, ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseOpt, examples, invocation
 
-check_app = typer.Typer(help="Diagnose hosts (local, SSH, fleets) or saved bundles.", no_args_is_help=True)
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
 LogOpt = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST (default: discovered).")
 PidOpt = typer.Option(None, "--pid", metavar="PID", help="The serving process to examine when a host runs several.")
@@ -24,6 +23,7 @@ KnownHostsOpt = typer.Option(None, "--known-hosts", metavar="FILE", help="known_
 
 
 def register(app: typer.Typer) -> None:
+    check_app = typer.Typer(help="Diagnose hosts (local, SSH, fleets) or saved bundles.", no_args_is_help=True)
     app.add_typer(check_app, name="check")
 
     @check_app.command("host", epilog=examples(

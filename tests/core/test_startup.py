@@ -63,3 +63,26 @@ def test_the_entry_point_s_quick_exit_is_an_ordinary_exit(code, rc):
         assert lines[0] == "x" * 300000 and "handler ran" in lines and "not reached" not in lines, mode
         assert ("thread done" in lines) == (mode == "thread")
         assert ("a message" in proc.stderr) == (code == "a message")
+
+
+def test_each_command_line_builds_the_app_it_needs():
+    """A command line that starts with a command's name builds the app with that command alone (cli/app.py
+    COMMANDS): the table must name every command each module registers, and the app built for one command
+    must give that command exactly as the whole app gives it (its options, its help)."""
+    import typer
+
+    from dflash_doctor.cli import app as app_mod
+
+    whole = typer.main.get_command(app_mod.build_app())
+    assert list(whole.commands) == list(app_mod.COMMANDS)
+    for name in app_mod.COMMANDS:
+        alone = typer.main.get_command(app_mod.build_app(name))
+        assert name in alone.commands
+        assert set(alone.commands) == {n for n, m in app_mod.COMMANDS.items() if m == app_mod.COMMANDS[name]}
+        a, w = alone.commands[name], whole.commands[name]
+        assert [p.opts for p in a.params] == [p.opts for p in w.params]
+        assert a.help == w.help
+        assert sorted(getattr(a, "commands", {})) == sorted(getattr(w, "commands", {}))
+    assert list(typer.main.get_command(app_mod._app_for(["logs", "x.log"])).commands) == ["logs"]
+    for args in ([], ["--help"], ["--debug", "logs"], ["nosuch"]):
+        assert len(typer.main.get_command(app_mod._app_for(args)).commands) == len(app_mod.COMMANDS), args
