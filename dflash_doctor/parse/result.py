@@ -9,6 +9,8 @@ the same way; `finish_source` runs once per source, in the process that merges.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,12 +291,21 @@ def _series_key(fmt: str, engine) -> tuple:
     return (fmt.split("-")[0] if fmt != FAST_FMT else "vllm", engine)
 
 
+def _col_max(col) -> int:
+    """The largest count of a fast-path column: numpy's when the aggregation has loaded it already (a
+    machine array's maximum in a C loop, not a Python int per line: 3 ms on a 1 GiB log's counts)."""
+    np = sys.modules.get("numpy")
+    if np is not None and type(col) is array and col.typecode == "q":
+        return int(np.frombuffer(col, dtype=np.int64).max())
+    return max(col)
+
+
 def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
     """An interval drafting orders of magnitude more than the engine's others is not a measurement:
     rejected as forged or damaged (see JUMP_FACTOR, JUMP_FLOOR)."""
     f = scan.fast
     if not any(r.drafted is not None and r.drafted > JUMP_FLOOR for r in scan.rows[first_row:]) and \
-            (not len(f["dft"]) or max(f["dft"]) <= JUMP_FLOOR):
+            (not len(f["dft"]) or _col_max(f["dft"]) <= JUMP_FLOOR):
         return  # (the usual case, decided at C speed: nothing near the floor)
     series: dict = {}
     for i in range(first_row, len(scan.rows)):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from dflash_doctor.parse.frame import _runs, _text_array
-from dflash_doctor.parse.packed import PackedRuns, PackedText
+from dflash_doctor.parse.frame import _rates_from_packed, _runs, _text_array
+from dflash_doctor.parse.packed import PackedRates, PackedRuns, PackedText
 
 
 def _runs_col(items, chunk=3):
@@ -71,3 +71,25 @@ def test_compacted_times_read_the_same_and_in_place():
     one.compact()
     arr = _text_array(one)
     assert len(one.wire()) == 1 and arr.base is not None and arr.tolist()[2] == b"05-14T09:00:03"
+
+
+def test_compacted_rates_read_the_same_and_as_one_matrix_a_k():
+    """What a worker sends: consecutive buffers' rate segments of one k joined (PackedRates.wire compacts),
+    a segment of another k or of unpacked items kept apart, the rate matrix unchanged."""
+    col = PackedRates()
+    rows = [b"0.150, 0.020", b"0.151, 0.021", b"0.152, 0.022", b"0.153, 0.023, 0.004", b"0.154, 0.024"]
+    col.extend_uniform(rows[0:2], 12)
+    col.extend_uniform(rows[2:3], 12)
+    col.extend_uniform(rows[3:4], 19)  # another k
+    col.extend_uniform(rows[4:5], 12)
+    col.extend([b"1.000, 0.5"])  # not vLLM's print: kept as an item
+    col.extend_uniform(rows[0:1], 12)
+    col.extend_uniform(rows[1:2], 12)
+    before = list(col)
+    k = [2, 2, 2, 3, 2, 2, 2, 2]
+    m_before = _rates_from_packed(col, k).tolist()
+    wire = col.wire()
+    assert list(col) == before and [s[0] for s in wire] == ["rates", "rates", "rates", "list", "rates"]
+    assert [s[1] for s in wire if s[0] == "rates"] == [3, 1, 1, 2]
+    again = PackedRates.from_wire(wire)
+    assert list(again) == before and _rates_from_packed(again, k).tolist() == m_before
