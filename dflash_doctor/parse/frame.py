@@ -137,11 +137,14 @@ def _rates_from_packed(col, k_col) -> RateMatrix:
     for pos, m, seg in col.matrices():
         if seg[0] == "rates":
             _, n, k, a, b, c, d = seg
-            v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16) * 1000
-            v += np.frombuffer(b, dtype=np.uint8).astype(np.uint16) * 100
-            v += np.frombuffer(c, dtype=np.uint8).astype(np.uint16) * 10
-            v += np.frombuffer(d, dtype=np.uint8)
-            q[pos:pos + m, :k] = (v - 48 * 1111).reshape(m, k)
+            # thousandths = ((a·10 + b)·10 + c)·10 + d of the digits' codes, less the codes' '0's; in place
+            # in one array (each temporary would be megabytes of fresh memory on a large log)
+            v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16)
+            for digits in (b, c, d):
+                v *= 10
+                v += np.frombuffer(digits, dtype=np.uint8)
+            v -= 48 * 1111
+            q[pos:pos + m, :k] = v.reshape(m, k)
         else:
             sub = _rates_from_items(seg[1], npos[pos:pos + m])
             q[pos:pos + m, :sub.q.shape[1]] = sub.q
