@@ -88,3 +88,45 @@ def test_wrong_types_in_a_knowledge_file_are_one_line(tmp_path, toml):
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1 and KNOWLEDGE[toml] in errors[0], res.stderr
     assert "internal error" not in res.stderr
+
+
+def test_plugin_discovery_reads_entry_points_as_importlib_metadata_does(tmp_path, monkeypatch):
+    """registry.group_declared spares importing importlib.metadata when no installed distribution declares
+    a check plugin: it must say True wherever importlib.metadata would find one (dist-info, egg-info, an
+    egg folder), False only where it would find none, and None (ask importlib.metadata) where it cannot tell."""
+    from importlib import metadata
+
+    from dflash_doctor import registry
+
+    group = registry.ENTRY_POINT_GROUP
+
+    def truth():
+        return bool(list(metadata.entry_points(group=group)))
+
+    assert registry.group_declared(group) is truth() is False  # this environment: no plugin installed
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    info = site / "other-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: other\nVersion: 1.0\n")
+    # the group's header with nothing under it, and the entry under another group: no plugin
+    (info / "entry_points.txt").write_text(f"[{group}]\n# none yet\n\n[console_scripts]\nother = other:main\n")
+    assert registry.group_declared(group) is truth() is False
+    egg = tmp_path / "plug-0.1-py3.11.egg"
+    for folder, meta in (("plug-0.1.dist-info", "METADATA"), ("plug-0.1.egg-info", "PKG-INFO"),
+                         ("plug-0.1-py3.11.egg/EGG-INFO", "PKG-INFO")):
+        d = (tmp_path if folder.endswith("EGG-INFO") else site) / folder
+        d.mkdir(parents=True)
+        (d / meta).write_text("Metadata-Version: 2.1\nName: plug\nVersion: 0.1\n")
+        (d / "entry_points.txt").write_text(f"[{group}]\nplug = plug\n")
+        if folder.endswith("EGG-INFO"):
+            assert registry.group_declared(group) is truth() is False  # an egg is read only when on sys.path
+            monkeypatch.syspath_prepend(str(egg))
+        assert registry.group_declared(group) is truth() is True, folder
+        for p in sorted(d.rglob("*"), reverse=True):
+            p.unlink() if p.is_file() else p.rmdir()
+        d.rmdir()
+    (tmp_path / "some.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip on sys.path: importlib.metadata's
+    monkeypatch.syspath_prepend(str(tmp_path / "some.zip"))
+    assert registry.group_declared(group) is None
