@@ -15,20 +15,24 @@ def main(argv: list[str] | None = None) -> None:
 
     files = logs_files(list(sys.argv[1:] if argv is None else argv))
     if files:
-        try:
-            if start_scan_early(files) and argv is None:
-                # A short-lived run over a large file: no cyclic collection passes (~80 of them, 20 ms of
-                # CPU the scan workers need); whatever cycles the run leaves end with the process.
-                import gc
+        import gc
 
-                gc.disable()
+        # A short-lived run over a large file: no cyclic collection passes (~80 of them, 20 ms of CPU the
+        # scan workers need, the first ones while they are not started yet); whatever cycles the run
+        # leaves end with the process. Any other run keeps the collector.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if not (start_scan_early(files) and argv is None) and collecting:
+                gc.enable()
         except KeyboardInterrupt:
             from ..errors import ExitCode
 
             print("interrupted", file=sys.stderr)
             sys.exit(int(ExitCode.INTERRUPTED))
         except Exception:  # noqa: BLE001 - only a head start: the command scans the file itself and reports
-            pass
+            if collecting:
+                gc.enable()
     from .app import main as run
 
     if argv is not None:  # (called in-process: the caller gets SystemExit as from any Typer app)
