@@ -275,6 +275,14 @@ class _Session:
                 if not got:
                     select.select([chan], [], [], 0.02)
         except Exception as exc:  # paramiko's SSHException, EOFError, socket errors
+            # what arrived before the drop is the command's: handed over first (it was read into the
+            # buffer on this pass, the hand-over comes after the reads)
+            for which in ("out", "err"):
+                try:
+                    if self.ready[which]:
+                        self._feed(which)
+                except Exception:  # noqa: BLE001 - the drop is what gets reported
+                    pass
             self._fail(f"the connection dropped: {exc}", retry=False)
 
     def close(self) -> None:
