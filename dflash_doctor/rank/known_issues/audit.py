@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .facts import METHODS, RUNNERS, Deployment, normalise_engine, parse_fact_value
+from .facts import METHODS, RUNNERS, Deployment, normalise_engine, normalise_method, parse_fact_value
 from .load import KnownIssue, KnownIssues, default_known_issues
 from .match import Match, MatchQuality, match_deployment
 from .versions import VersionError, parse_version
@@ -84,10 +84,7 @@ def audit(engine: str | None = None, method: str | None = None, runner: str | No
         raise AuditUsageError(f"no known-issues data for engine {name!r}", hint=f"known engines: {', '.join(engines)}")
     m = None
     if method:
-        from ...models.launch_view import METHOD_ALIASES
-
-        m = METHOD_ALIASES.get(method.strip().lower(), method.strip().lower())
-        m = {"peagle": "p-eagle", "p_eagle": "p-eagle", "eagle-3": "eagle3", "draft_model": "draft"}.get(m, m)
+        m = normalise_method(method)
         if m not in METHODS:
             raise AuditUsageError(f"--method {method!r} is not a speculative method", hint=f"one of {', '.join(METHODS)}")
     if runner is not None and runner.lower() not in RUNNERS:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...evidence import EvidenceSet, Kind
 from ...models.launch_view import launch_field, launch_k, launch_method, launch_parallel_drafting
-from .facts import Deployment, normalise_engine
+from .facts import Deployment, normalise_engine, normalise_method
 from .load import default_known_issues
 
 _ROTATION_WORDS = ("quarot", "spinquant", "rotation", "rotate", "hadamard", "rotary_quant")
@@ -68,7 +68,7 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
     dev, d = evidence.get(Kind.DRAFTER), evidence.drafter()
     method, _, mev = launch_method(evidence)
     if method is None and d is not None and d.method not in (None, "unknown"):
-        method, mev = d.method, dev
+        method, mev = normalise_method(d.method), dev  # (the readers' `peagle` is the issues' `p-eagle`)
     if method == "eagle3" and launch_parallel_drafting(evidence):
         method = "p-eagle"  # vLLM runs P-EAGLE drafters as eagle3 with parallel drafting
     if method in (None, "eagle3", "unknown") and d is not None and any(

@@ -81,6 +81,22 @@ def normalise_engine(name: str | None) -> str | None:
     return ENGINE_ALIASES.get(key, key)
 
 
+# Method names as a launch, a log or the drafter readers write them, in this database's words (METHODS).
+_METHOD_WORDS = {"peagle": "p-eagle", "p_eagle": "p-eagle", "eagle-3": "eagle3", "draft_model": "draft"}
+
+
+def normalise_method(name: str | None) -> str | None:
+    """A launch's, a log's or a drafter reader's method name (`eagle-3`, `deepseek_mtp`, the readers'
+    `peagle`) as the issues name it (`eagle3`, `mtp`, `p-eagle`)."""
+    if not name:
+        return None
+    from ...models.launch_view import METHOD_ALIASES
+
+    key = name.strip().lower()
+    key = METHOD_ALIASES.get(key, key)
+    return _METHOD_WORDS.get(key, key)
+
+
 @dataclass(frozen=True)
 class Deployment:
     """What is known about the deployment to match known issues against. Absent = unknown."""
