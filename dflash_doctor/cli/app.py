@@ -168,4 +168,9 @@ def main(argv: list[str] | None = None) -> None:
         _say(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback")
         sys.exit(int(ExitCode.NOT_CHECKED))
     else:
+        if rv == int(ExitCode.INTERRUPTED):
+            from .output import INTERRUPT_SAID
+
+            if not INTERRUPT_SAID:  # (a Ctrl-C Typer ended the command at, before it could say anything)
+                print("interrupted", file=sys.stderr)
         sys.exit(rv if isinstance(rv, int) else 0)

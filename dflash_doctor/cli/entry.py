@@ -33,16 +33,23 @@ def main(argv: list[str] | None = None) -> None:
         except Exception:  # noqa: BLE001 - only a head start: the command scans the file itself and reports
             if collecting:
                 gc.enable()
-    from .app import main as run
-
-    if argv is not None:  # (called in-process: the caller gets SystemExit as from any Typer app)
-        run(argv)
-        return
     try:
+        from .app import main as run
+
+        if argv is not None:  # (called in-process: the caller gets SystemExit as from any Typer app)
+            run(argv)
+            return
         run(argv)
         code = 0
     except SystemExit as exc:
         code = exc.code
+    except KeyboardInterrupt:  # (a Ctrl-C while the CLI loads, before the command's own handler is in place)
+        from ..errors import ExitCode
+
+        print("interrupted", file=sys.stderr)
+        code = int(ExitCode.INTERRUPTED)
+        if argv is not None:
+            raise SystemExit(code) from None
     _leave(code)
 
 

@@ -18,6 +18,11 @@ from ..settings import Settings
 from ..textsafe import plain
 
 
+# A command that stopped at a Ctrl-C and said so (its warning): cli/app.py says "interrupted" for any other
+# (Typer turns a Ctrl-C in a command into exit status 130 without a word).
+INTERRUPT_SAID: list[str] = []
+
+
 @dataclass
 class Output:
     fmt: Format = Format.TERMINAL
@@ -91,6 +96,8 @@ class Output:
             print(redact_text(plain(msg)), file=sys.stderr)
 
     def warn(self, msg: str) -> None:
+        if msg.startswith("interrupted"):
+            INTERRUPT_SAID.append(msg)
         print("warning: " + redact_text(plain(msg)), file=sys.stderr)
 
 

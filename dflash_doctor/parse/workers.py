@@ -150,6 +150,26 @@ def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
     builder.merge(st)
 
 
+def _import_whole(name: str) -> None:
+    """Import a module with Ctrl-C held back until it is done: an import cut short leaves numpy's extension
+    modules half set up (the report that follows the interrupt then failed with 'cannot load module more
+    than once' or a missing attribute). A Ctrl-C meanwhile is noted, then acted on as it would have been."""
+    caught: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    except ValueError:  # (not the main thread: signals are not ours to hold)
+        previous = None
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(signal.SIGINT, None)  # (Python's own handler: KeyboardInterrupt, now)
+
+
 def _loads(data: bytearray) -> tuple | None:
     """A worker's payload; None for a worker that sent none or not all (it writes its payload only when
     its scan succeeded)."""
@@ -195,10 +215,7 @@ class Workers:
             del chunks[fd]
 
         try:
-            try:  # overlap: the workers scan while this process loads what aggregation needs
-                importlib.import_module("numpy")
-            except ImportError:
-                pass
+            _import_whole("numpy")  # overlap: the workers scan while this process loads what aggregation needs
             if meanwhile is not None:
                 meanwhile()
             _drain(open_fds, chunks, None, closed)
