@@ -78,6 +78,8 @@ def _shaped(length: int) -> re.Pattern:
         rx = _SHAPED[length] = re.compile(rb"(?m)^(\d+):(.{%d})" % length + _FAST_TAIL)
         assert rx.groups == _NG
     return rx
+
+
 _DIGITS = b"0123456789"
 _CAND = F.CANDIDATE.encode()
 _HINTS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if f.block and not f.grep_edges for lit in f.grep))

@@ -259,15 +259,14 @@ def test_a_p_eagle_drafter_read_from_its_config_is_matched_as_p_eagle():
     from dflash_doctor.rank.known_issues.deployment import deployment_from_evidence
 
     v2 = {"env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}}
-    ev = _evidence(version="0.21.0", launch=v2, drafter={"method": "peagle", "architectures": ["LlamaForCausalLMEagle3"],
-                                                            "layers": []})
+    peagle = {"method": "peagle", "architectures": ["LlamaForCausalLMEagle3"], "layers": []}
+    ev = _evidence(version="0.21.0", launch=v2, drafter=peagle)
     assert deployment_from_evidence(ev).method == "p-eagle"
     hit = next(f for f in _run(ev) if "43010" in f.message)
     assert hit.status == Status.FAIL and "known-issue:engine-bug" in {o.name for o in hit.observations}
     assert ev.get(Kind.DRAFTER).ref in hit.refs
     # the launch's own word still comes first: served as eagle3 without parallel drafting, it is not P-EAGLE there
-    plain = _evidence(version="0.21.0", launch={"method": "eagle3", **v2},
-                      drafter={"method": "peagle", "architectures": ["LlamaForCausalLMEagle3"], "layers": []})
+    plain = _evidence(version="0.21.0", launch={"method": "eagle3", **v2}, drafter=peagle)
     assert deployment_from_evidence(plain).method == "eagle3"
     assert not [f for f in _run(plain) if "43010" in f.message and f.status == Status.FAIL]
 
