@@ -8,40 +8,20 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the CLI. As the console entry (`argv` None) the process ends here (`_leave`); called with `argv`,
+    the caller gets the SystemExit any Typer app raises."""
     # numpy's OpenBLAS starts a thread per core at import, which spin while it loads: CPU the scan's
     # workers need, for matrix work this tool never does (the user's own setting is kept)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from .early import logs_files, start_scan_early
-
-    files = logs_files(list(sys.argv[1:] if argv is None else argv))
-    if files:
-        import gc
-
-        # A short-lived run over a large file: no cyclic collection passes (~80 of them, 20 ms of CPU the
-        # scan workers need, the first ones while they are not started yet); whatever cycles the run
-        # leaves end with the process. Any other run keeps the collector.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            if not (start_scan_early(files) and argv is None) and collecting:
-                gc.enable()
-        except KeyboardInterrupt:
-            from ..errors import ExitCode
-
-            print("interrupted", file=sys.stderr)
-            sys.exit(int(ExitCode.INTERRUPTED))
-        except Exception:  # noqa: BLE001 - only a head start: the command scans the file itself and reports
-            if collecting:
-                gc.enable()
     try:
+        _begin_early_scan(sys.argv[1:] if argv is None else argv, console=argv is None)
         from .app import main as run
 
-        if argv is not None:  # (called in-process: the caller gets SystemExit as from any Typer app)
-            run(argv)
-            return
         run(argv)
         code = 0
     except SystemExit as exc:
+        if argv is not None:
+            raise
         code = exc.code
     except KeyboardInterrupt:  # (a Ctrl-C while the CLI loads, before the command's own handler is in place)
         from ..errors import ExitCode
@@ -51,6 +31,30 @@ def main(argv: list[str] | None = None) -> None:
         if argv is not None:
             raise SystemExit(code) from None
     _leave(code)
+
+
+def _begin_early_scan(args: list[str], console: bool) -> None:
+    """A `logs` run's large-file scan begun from the raw arguments (cli/early.py)."""
+    from .early import logs_files, start_scan_early
+
+    files = logs_files(list(args))
+    if not files:
+        return
+    import gc
+
+    # A short-lived run over a large file: no cyclic collection passes (~80 of them, 20 ms of CPU the scan
+    # workers need, the first ones while they are not started yet); whatever cycles the run leaves end with
+    # the process. Any other run keeps the collector.
+    collecting = gc.isenabled()
+    gc.disable()
+    begun = False
+    try:
+        begun = start_scan_early(files)
+    except Exception:  # noqa: BLE001 - only a head start: the command scans the file itself and reports
+        pass
+    finally:
+        if collecting and not (begun and console):
+            gc.enable()
 
 
 def _leave(code) -> None:  # (never returns)

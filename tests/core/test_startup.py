@@ -86,3 +86,16 @@ def test_each_command_line_builds_the_app_it_needs():
     assert list(typer.main.get_command(app_mod._app_for(["logs", "x.log"])).commands) == ["logs"]
     for args in ([], ["--help"], ["--debug", "logs"], ["nosuch"]):
         assert len(typer.main.get_command(app_mod._app_for(args)).commands) == len(app_mod.COMMANDS), args
+
+
+def test_the_entry_point_called_in_process_raises_systemexit_and_returns(capsys):
+    """Called with arguments (as tests and embedding callers do), the entry point ends in the SystemExit any
+    Typer app raises — for a finished run, a usage error and a Ctrl-C alike — and never ends the caller's
+    process (the console entry's quick exit once did, killing pytest with status 2)."""
+    from dflash_doctor.cli.entry import main
+
+    for args, code in ((["logs", "--no-such-option"], 2), (["--version"], 0)):
+        with pytest.raises(SystemExit) as e:
+            main(args)
+        assert e.value.code == code, args
+    assert "dflash-doctor" in capsys.readouterr().out
