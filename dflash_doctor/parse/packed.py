@@ -114,9 +114,34 @@ class _Segments:
         self.segs, self.n, self.pending = [], 0, []
         self._add([items[i] for i in idx])
 
-    def wire(self) -> tuple:
+    def compact(self) -> None:
+        """Nothing to join in a column without byte-blob segments (the packed kinds join theirs)."""
         self.flush()
+
+    def wire(self) -> tuple:
+        """The segments a worker sends (compacted first: fewer, larger pieces for the aggregation)."""
+        self.compact()
         return tuple(self.segs)
+
+    def _join_runs(self, tag: str) -> None:
+        """Consecutive `tag` segments of one shape (seg[2]: the width, the k) joined into one: their counts
+        summed, each byte column (seg[3:]) joined once."""
+        self.flush()
+        out: list[tuple] = []
+        run: list[tuple] = []
+        for seg in self.segs + [None]:
+            if seg is not None and seg[0] == tag and (not run or run[0][2] == seg[2]):
+                run.append(seg)
+                continue
+            if len(run) > 1:
+                columns = zip(*(s[3:] for s in run))
+                out.append((tag, sum(s[1] for s in run), run[0][2], *(b"".join(col) for col in columns)))
+            else:
+                out.extend(run)
+            run = [seg] if seg is not None and seg[0] == tag else []
+            if seg is not None and seg[0] != tag:
+                out.append(seg)
+        self.segs = out
 
     @classmethod
     def from_wire(cls, segs) -> "_Segments":
@@ -193,22 +218,7 @@ class PackedRates(_Segments):
     def compact(self) -> None:
         """Consecutive packed segments of one k joined into one: the aggregation then turns each into a
         matrix in one step (a numpy call has a fixed cost: ~5 ms for the 250 segments of a 1 GiB log)."""
-        self.flush()
-        out: list[tuple] = []
-        for seg in self.segs:
-            last = out[-1] if out else None
-            if seg[0] == "rates" and last is not None and last[0] == "rates" and last[2] == seg[2]:
-                if type(last[3]) is bytes:  # (pieces gathered in lists, joined once below)
-                    out[-1] = last = ("rates", last[1], last[2], [last[3]], [last[4]], [last[5]], [last[6]])
-                out[-1] = ("rates", last[1] + seg[1], seg[2], *(acc + [b] for acc, b in zip(last[3:], seg[3:])))
-            else:
-                out.append(seg)
-        self.segs = [(s[0], s[1], s[2], *(b"".join(x) for x in s[3:])) if s[0] == "rates" and type(s[3]) is list
-                     else s for s in out]
-
-    def wire(self) -> tuple:
-        self.compact()
-        return tuple(self.segs)
+        self._join_runs("rates")
 
     def matrices(self):
         """(first row, rows, k, digit columns or the items) per segment, in order: what the aggregation
@@ -266,25 +276,7 @@ class PackedText(_Segments):
     def compact(self) -> None:
         """Consecutive packed segments of one width joined into one (the aggregation then reads the times
         in place, without a joined copy beside the pieces)."""
-        self.flush()
-        out: list[tuple] = []
-        run: list[tuple] = []
-        for seg in self.segs + [None]:
-            if seg is not None and seg[0] == "text" and (not run or run[0][2] == seg[2]):
-                run.append(seg)
-                continue
-            if len(run) > 1:
-                out.append(("text", sum(s[1] for s in run), run[0][2], b"".join(s[3] for s in run)))
-            else:
-                out.extend(run)
-            run = [seg] if seg is not None and seg[0] == "text" else []
-            if seg is not None and seg[0] != "text":
-                out.append(seg)
-        self.segs = out
-
-    def wire(self) -> tuple:
-        self.compact()  # (in the worker: the times reach the aggregation in one piece a part)
-        return tuple(self.segs)
+        self._join_runs("text")
 
     def extend_blob(self, n: int, width: int, blob: bytes) -> None:
         """n strings of `width` ASCII bytes, back to back (the grep route's C-level join)."""

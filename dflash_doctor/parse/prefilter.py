@@ -66,8 +66,8 @@ assert _FASTG.groups == _NG
 # search for the message): about 30 % less time a buffer. Used while the lines keep that shape; the
 # prefixes are then checked for the message's literal (the general regex's prefix ends at its first
 # one) and against the shape's template (`prefixes`), so both regexes give the same rows.
-_FAST_TAIL = _FASTG.pattern[_FASTG.pattern.index(rb"SpecDecoding metrics: "):]
 _MSG = b"SpecDecoding metrics: "
+_FAST_TAIL = _FASTG.pattern[_FASTG.pattern.index(_MSG):]
 _SHAPED: dict[int, re.Pattern] = {}
 SHAPED_PAUSE = 8  # buffers read with the general regex after the shaped one missed a line
 

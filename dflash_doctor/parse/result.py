@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..redact import redact_text
+from ..stats import median
 from . import formats as F
 from .packed import PackedRates, PackedRuns, PackedText
 from .records import Malformed, Row, Salvage, SpecInterval, StartupFacts
@@ -277,12 +278,6 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
 _CUMULATIVE = {"vllm-v0", "llamacpp-statistics"}
 
 
-def _median(values: list):
-    from ..stats import median
-
-    return median(values)
-
-
 def _file_order(r: Row) -> int:
     return r.offset if r.offset is not None else -1
 
@@ -321,7 +316,7 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
         if len(items) < 2 or max(x[2] for x in items) <= JUMP_FLOOR:
             continue
         values = sorted(x[2] for x in items)
-        med = values[0] if len(values) == 2 else _median(values)
+        med = values[0] if len(values) == 2 else median(values)
         for kind, i, d in items:
             if d > JUMP_FLOOR and d > JUMP_FACTOR * max(med, 1):
                 (drop_rows if kind == "r" else drop_fast).add(i)
