@@ -19,5 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def ensure_compiled() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     dirs = [str(ROOT / d) for d in ("dflash_doctor", "checks") if (ROOT / d).is_dir()]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *dirs], env=env, check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", *dirs],
+        env=env,
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

@@ -57,19 +57,32 @@ def json_bomb(path: str, n: int = 16_000_000) -> None:
         fh.write('{"op":"list_dir","path":"/x","names":[' + ",".join(["[]"] * n) + "]}\n")
 
 
-BOMBS = {"members": ("members.tar.gz", members_bomb), "long-name": ("long-name.tar.gz", long_name_bomb),
-         "json": ("json-bundle", json_bomb)}
+BOMBS = {
+    "members": ("members.tar.gz", members_bomb),
+    "long-name": ("long-name.tar.gz", long_name_bomb),
+    "json": ("json-bundle", json_bomb),
+}
 
 
 def measure(path: str) -> tuple[float, float, str]:
     """(wall s, peak RSS MiB of the child, last line of its stderr) of one `check bundle` run."""
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-            "r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
-            "(r.stderr.strip().splitlines() or [''])[-1][:160], sep='\\t')")
-    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "dflash_doctor", "check", "bundle", path],
-                         capture_output=True, text=True, env=env).stdout.strip().split("\t")
+    code = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+        "(r.stderr.strip().splitlines() or [''])[-1][:160], sep='\\t')"
+    )
+    out = (
+        subprocess.run(
+            [sys.executable, "-c", code, sys.executable, "-m", "dflash_doctor", "check", "bundle", path],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        .stdout.strip()
+        .split("\t")
+    )
     return float(out[0]), int(out[1]) / 1024, out[2] if len(out) > 2 else ""
 
 
@@ -87,13 +100,17 @@ def main() -> None:
         if not os.path.exists(path):
             t0 = time.perf_counter()
             build(path)
-            size = os.path.getsize(path) if os.path.isfile(path) else sum(
-                os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+            size = (
+                os.path.getsize(path)
+                if os.path.isfile(path)
+                else sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+            )
             print(f"built {name}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         wall, rss, said = measure(path)
         print(f"{name:<10} {wall:6.2f} s  peak RSS {rss:7.0f} MiB  {said}")
     if not args.keep:
         import shutil
+
         shutil.rmtree(d, ignore_errors=True)
 
 

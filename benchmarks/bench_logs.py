@@ -61,37 +61,47 @@ def write_log(path: Path, size: int, seed: int = 1, profile: str = "server") -> 
                     rid = f"chatcmpl-{rng.getrandbits(64):016x}"
                     ip = f"10.0.{rng.randrange(256)}.{rng.randrange(256)}:{rng.randrange(30000, 60000)}"
                     if profile == "server":  # vllm/entrypoints/logger.py and SamplingParams.__repr__ (0.20)
-                        params = (f"SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, "
-                                  f"repetition_penalty=1.0, temperature=0.7, top_p=0.8, top_k=20, min_p=0.0, "
-                                  f"seed=None, stop=[], stop_token_ids=[151643, 151645], bad_words=[], "
-                                  f"thinking_token_budget=None, include_stop_str_in_output=False, ignore_eos=False, "
-                                  f"max_tokens={rng.randrange(256, 4096)}, min_tokens=0, logprobs=None, "
-                                  f"prompt_logprobs=None, skip_special_tokens=True, spaces_between_special_tokens=True, "
-                                  f"structured_outputs=None, extra_args=None)")
-                        block.append(f"{api} INFO {ts} [logger.py:64] Received request {rid}: params: {params}, "
-                                     f"lora_request: None.")
+                        params = (
+                            f"SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, "
+                            f"repetition_penalty=1.0, temperature=0.7, top_p=0.8, top_k=20, min_p=0.0, "
+                            f"seed=None, stop=[], stop_token_ids=[151643, 151645], bad_words=[], "
+                            f"thinking_token_budget=None, include_stop_str_in_output=False, ignore_eos=False, "
+                            f"max_tokens={rng.randrange(256, 4096)}, min_tokens=0, logprobs=None, "
+                            f"prompt_logprobs=None, skip_special_tokens=True, spaces_between_special_tokens=True, "
+                            f"structured_outputs=None, extra_args=None)"
+                        )
+                        block.append(
+                            f"{api} INFO {ts} [logger.py:64] Received request {rid}: params: {params}, "
+                            f"lora_request: None."
+                        )
                     else:
-                        block.append(f"{api} INFO {ts} [logger.py:41] Received request {rid}: params: "
-                                     f"SamplingParams(n=1, temperature=0.7, top_p=0.8, max_tokens={rng.randrange(256, 4096)}), "
-                                     f"prompt_token_ids: None, lora_request: None.")
+                        block.append(
+                            f"{api} INFO {ts} [logger.py:41] Received request {rid}: params: "
+                            f"SamplingParams(n=1, temperature=0.7, top_p=0.8, max_tokens={rng.randrange(256, 4096)}), "
+                            f"prompt_token_ids: None, lora_request: None."
+                        )
                     block.append(f"{api} INFO {ts} [async_llm.py:270] Added request {rid}.")
-                    block.append(f"{api} INFO:     {ip} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK")
+                    block.append(f'{api} INFO:     {ip} - "POST /v1/chat/completions HTTP/1.1" 200 OK')
                     block.append(f"{api} INFO {ts} [logger.py:77] Finished request {rid}.")
                 run = rng.randrange(1, 32)
-                block.append(f"{api} INFO {ts} [loggers.py:123] Engine 000: Avg prompt throughput: "
-                             f"{rng.uniform(0, 9000):.1f} tokens/s, Avg generation throughput: {rng.uniform(10, 900):.1f} "
-                             f"tokens/s, Running: {run} reqs, Waiting: 0 reqs, GPU KV cache usage: "
-                             f"{rng.uniform(0, 90):.1f}%, Prefix cache hit rate: {rng.uniform(0, 80):.1f}%")
+                block.append(
+                    f"{api} INFO {ts} [loggers.py:123] Engine 000: Avg prompt throughput: "
+                    f"{rng.uniform(0, 9000):.1f} tokens/s, Avg generation throughput: {rng.uniform(10, 900):.1f} "
+                    f"tokens/s, Running: {run} reqs, Waiting: 0 reqs, GPU KV cache usage: "
+                    f"{rng.uniform(0, 90):.1f}%, Prefix cache hit rate: {rng.uniform(0, 80):.1f}%"
+                )
                 drafts = rng.randrange(200, 3000)
                 p1 = int(drafts * rng.uniform(0.14, 0.19))
                 p2 = int(drafts * rng.uniform(0.01, 0.025))
                 c = [p1, p2] + [0] * 13
                 acc, dft = sum(c), drafts * 15
                 pp = ", ".join(f"{x / drafts:.3f}" for x in c)
-                block.append(f"{api} INFO {ts} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
-                             f"{1 + acc / drafts:.2f}, Accepted throughput: {acc / 10:.2f} tokens/s, Drafted throughput: "
-                             f"{dft / 10:.2f} tokens/s, Accepted: {acc} tokens, Drafted: {dft} tokens, "
-                             f"Per-position acceptance rate: {pp}, Avg Draft acceptance rate: {acc / dft * 100:.1f}%")
+                block.append(
+                    f"{api} INFO {ts} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
+                    f"{1 + acc / drafts:.2f}, Accepted throughput: {acc / 10:.2f} tokens/s, Drafted throughput: "
+                    f"{dft / 10:.2f} tokens/s, Accepted: {acc} tokens, Drafted: {dft} tokens, "
+                    f"Per-position acceptance rate: {pp}, Avg Draft acceptance rate: {acc / dft * 100:.1f}%"
+                )
                 metrics += 1
             text = "\n".join(block) + "\n"
             fh.write(text)
@@ -120,7 +130,7 @@ def main() -> int:
     ap.add_argument("--regen", action="store_true")
     ap.add_argument("--serial", action="store_true", help="one scanning process (DFLASH_DOCTOR_WORKERS=1)")
     a = ap.parse_args()
-    for profile in (("server", "dense") if a.profile == "both" else (a.profile,)):
+    for profile in ("server", "dense") if a.profile == "both" else (a.profile,):
         bench(Path(a.dir) / f"vllm-1g-{profile}.log", profile, a)
     return 0
 
@@ -131,8 +141,10 @@ def bench(path: Path, profile: str, a) -> None:
     if a.regen or not path.exists() or path.stat().st_size < size:
         t0 = time.perf_counter()
         n = write_log(path, size, profile=profile)
-        print(f"wrote {path} ({path.stat().st_size / (1 << 20):.0f} MiB, {n} metrics lines) in "
-              f"{time.perf_counter() - t0:.1f} s")
+        print(
+            f"wrote {path} ({path.stat().st_size / (1 << 20):.0f} MiB, {n} metrics lines) in "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["LC_ALL"] = env.get("LC_ALL", "C.UTF-8")
@@ -140,8 +152,10 @@ def bench(path: Path, profile: str, a) -> None:
         env["DFLASH_DOCTOR_WORKERS"] = "1"
     ensure_compiled()  # as an install runs: bytecode written (benchmarks/_bytecode.py)
     print(f"== profile {profile}: {path}")
-    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
-          + ("; serial scan" if a.serial else ""))
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        + ("; serial scan" if a.serial else "")
+    )
     doctor = [sys.executable, "-m", "dflash_doctor", "logs", str(path), "--format", "json"]
     grep = ["grep", "-F", "-c", "SpecDecoding metrics", str(path)]
     # warm both (page cache, imports)
@@ -151,8 +165,10 @@ def bench(path: Path, profile: str, a) -> None:
 
     rep = json.loads(dout)
     intervals = rep["acceptance"]["intervals"] if rep.get("acceptance") else 0
-    print(f"grep counts {gout.strip()} metrics lines; dflash-doctor parsed {intervals} intervals, "
-          f"τ {rep['acceptance']['mean_acceptance_length'] if rep.get('acceptance') else None}")
+    print(
+        f"grep counts {gout.strip()} metrics lines; dflash-doctor parsed {intervals} intervals, "
+        f"τ {rep['acceptance']['mean_acceptance_length'] if rep.get('acceptance') else None}"
+    )
     g_times, d_times, rss, g_cpu, d_cpu = [], [], [], [], []
     for _ in range(a.runs):
         g, _, _, gc = timed(grep, env)
@@ -167,10 +183,14 @@ def bench(path: Path, profile: str, a) -> None:
     print(f"dflash-doctor   median {dm:.3f} s  runs {', '.join(f'{x:.3f}' for x in d_times)}")
     print(f"ratio (doctor / grep, medians): {dm / gm:.2f}   target <= 1.6")
     gcm, dcm = statistics.median(g_cpu), statistics.median(d_cpu)
-    print(f"CPU seconds (user+sys, medians): grep {gcm:.3f}, dflash-doctor {dcm:.3f} (all processes), "
-          f"ratio {dcm / gcm:.2f}")
-    print(f"peak RSS dflash-doctor: {max(rss) / 1024:.0f} MiB   target <= 100 MiB "
-          "(largest single process of the run, scan workers and grep included)")
+    print(
+        f"CPU seconds (user+sys, medians): grep {gcm:.3f}, dflash-doctor {dcm:.3f} (all processes), "
+        f"ratio {dcm / gcm:.2f}"
+    )
+    print(
+        f"peak RSS dflash-doctor: {max(rss) / 1024:.0f} MiB   target <= 100 MiB "
+        "(largest single process of the run, scan workers and grep included)"
+    )
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

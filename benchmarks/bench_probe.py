@@ -38,16 +38,32 @@ def random_pair(device: str, dtype, hidden=2048, layers=16, vocab=32000, draft_l
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     torch.manual_seed(0)
-    tcfg = Qwen3Config(vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 3, num_hidden_layers=layers,
-                       num_attention_heads=hidden // 128, num_key_value_heads=max(1, hidden // 512), head_dim=128,
-                       max_position_embeddings=8192, tie_word_embeddings=False)
+    tcfg = Qwen3Config(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=hidden * 3,
+        num_hidden_layers=layers,
+        num_attention_heads=hidden // 128,
+        num_key_value_heads=max(1, hidden // 512),
+        head_dim=128,
+        max_position_embeddings=8192,
+        tie_word_embeddings=False,
+    )
     with torch.device(device):
         model = Qwen3ForCausalLM(tcfg).to(dtype).eval()
-    dcfg = parse_drafter_config({
-        "hidden_size": hidden, "num_hidden_layers": draft_layers, "num_attention_heads": hidden // 128,
-        "num_key_value_heads": max(1, hidden // 512), "head_dim": 128, "intermediate_size": hidden * 3,
-        "vocab_size": vocab, "block_size": 16,
-        "dflash_config": {"mask_token_id": vocab - 2, "target_layer_ids": [1, layers // 2, layers - 3]}})
+    dcfg = parse_drafter_config(
+        {
+            "hidden_size": hidden,
+            "num_hidden_layers": draft_layers,
+            "num_attention_heads": hidden // 128,
+            "num_key_value_heads": max(1, hidden // 512),
+            "head_dim": 128,
+            "intermediate_size": hidden * 3,
+            "vocab_size": vocab,
+            "block_size": 16,
+            "dflash_config": {"mask_token_id": vocab - 2, "target_layer_ids": [1, layers // 2, layers - 3]},
+        }
+    )
     drafter = DFlashDrafter(dcfg).to(device=device, dtype=dtype).eval()
     return Target(model), drafter, dcfg
 
@@ -113,7 +129,9 @@ def main() -> int:
         block = cfg.block_size
     taps = hf_taps(cfg.target_layer_ids, 0, target.num_layers)
     # warm-up (allocator, kernels)
-    speculative_generate(target, drafter, prompts[0], max_new=8, block=block, taps=taps, mask_token_id=cfg.mask_token_id)
+    speculative_generate(
+        target, drafter, prompts[0], max_new=8, block=block, taps=taps, mask_token_id=cfg.mask_token_id
+    )
     greedy_generate(target, prompts[0], 8)
     spec_t = greedy_t = 0.0
     spec_n = greedy_n = 0
@@ -121,8 +139,9 @@ def main() -> int:
     decode_t = 0.0
     lengths = []
     for p in prompts:
-        s = speculative_generate(target, drafter, p, max_new=args.max_new, block=block, taps=taps,
-                                 mask_token_id=cfg.mask_token_id)
+        s = speculative_generate(
+            target, drafter, p, max_new=args.max_new, block=block, taps=taps, mask_token_id=cfg.mask_token_id
+        )
         gr = greedy_generate(target, p, args.max_new)
         spec_t += s.seconds
         spec_n += len(s.tokens)
@@ -134,7 +153,9 @@ def main() -> int:
     t_fwd, d_fwd = floor_step(target, drafter, cfg, taps, prompts[len(prompts) // 2], block)
     step = decode_t / steps
     fig = {
-        "device": args.device, "prompts": len(prompts), "block": block,
+        "device": args.device,
+        "prompts": len(prompts),
+        "block": block,
         "tau": sum(lengths) / len(lengths),
         "probe_tokens_per_s": spec_n / spec_t,
         "target_greedy_tokens_per_s": greedy_n / greedy_t,

@@ -26,9 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _bytecode import ensure_compiled  # noqa: E402
+
 from tests.prometheus.promserver import PROMTOOL_BIN, prometheus_available, start_prometheus  # noqa: E402
 from tests.prometheus.tsdbgen import create_blocks, plan, write_openmetrics  # noqa: E402
-from _bytecode import ensure_compiled  # noqa: E402
 
 
 def main() -> int:
@@ -57,12 +58,24 @@ def main() -> int:
         t2 = time.perf_counter()
         (tmp / "fleet.om").unlink()
         prom = start_prometheus(tmp, storage=tmp / "data")
-        print(f"history: {args.engines} engines, {samples:,} samples over {args.hours:g} h "
-              f"(written in {t1 - t0:.1f} s, promtool blocks in {t2 - t1:.1f} s)")
+        print(
+            f"history: {args.engines} engines, {samples:,} samples over {args.hours:g} h "
+            f"(written in {t1 - t0:.1f} s, promtool blocks in {t2 - t1:.1f} s)"
+        )
         exe = shutil.which("dflash-doctor", path=os.path.dirname(sys.executable))
         cmd = ([exe] if exe else [sys.executable, "-m", "dflash_doctor"]) + [
-            "fleet", "--prometheus", prom.url, "--since", f"{args.hours:g}h", "--step", "5m", "--until", str(end),
-            "--format", "json"]
+            "fleet",
+            "--prometheus",
+            prom.url,
+            "--since",
+            f"{args.hours:g}h",
+            "--step",
+            "5m",
+            "--until",
+            str(end),
+            "--format",
+            "json",
+        ]
         walls, doc = [], None
         for i in range(args.runs + 1):  # the first run warms Prometheus' caches and the page cache
             t = time.perf_counter()
@@ -78,12 +91,16 @@ def main() -> int:
         broken = {e.instance for e in engines if e.broken}
         flagged = {e["labels"]["instance"] for e in doc["engines"] if e["outlier"]}
         restarted = sum(1 for e in doc["engines"] if e["restarts"])
-        print(f"command: {' '.join(cmd[:1] + ['fleet'] + cmd[cmd.index('fleet') + 1:])}")
-        print(f"engines read: {len(doc['engines'])}; outliers flagged: {len(flagged)} "
-              f"(all {len(broken)} broken: {broken <= flagged}; healthy flagged: {len(flagged - broken)}); "
-              f"engines with a restart seen: {restarted}")
-        print(f"wall: median {statistics.median(walls):.2f} s over {len(walls)} runs "
-              f"(min {min(walls):.2f}, max {max(walls):.2f}); target ≤ 3 s")
+        print(f"command: {' '.join(cmd[:1] + ['fleet'] + cmd[cmd.index('fleet') + 1 :])}")
+        print(
+            f"engines read: {len(doc['engines'])}; outliers flagged: {len(flagged)} "
+            f"(all {len(broken)} broken: {broken <= flagged}; healthy flagged: {len(flagged - broken)}); "
+            f"engines with a restart seen: {restarted}"
+        )
+        print(
+            f"wall: median {statistics.median(walls):.2f} s over {len(walls)} runs "
+            f"(min {min(walls):.2f}, max {max(walls):.2f}); target ≤ 3 s"
+        )
         print(f"HTTP queries: {doc['queries']}; target ≤ 10 whatever the number of engines")
         return 0
     finally:

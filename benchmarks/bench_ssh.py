@@ -30,14 +30,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _bytecode import ensure_compiled  # noqa: E402
+
 from tests.hosts.fakedeploy import build, scenarios, start_server, stop_server, write_big_log  # noqa: E402
 from tests.sshd import sshd_available, start_sshd  # noqa: E402
-from _bytecode import ensure_compiled  # noqa: E402
 
 
 def machine_cpu(argv, env=None) -> float:
     """CPU seconds the whole machine spent (all processes: the client, sshd and what the hosts run)
     while argv ran, from /proc/stat; nan where there is no /proc/stat."""
+
     def busy() -> float:
         v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
         return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
@@ -105,19 +107,48 @@ def main() -> int:
         runs = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
         print(f"A  check host, log discovered via /proc (CLI, full diagnosis): median {ma:.2f} s  runs {runs(ta)}")
         print(f"A' check host --log LOG (CLI, full diagnosis):               median {ml:.2f} s  runs {runs(tl)}")
-        print(f"B  ssh host grep -F 'SpecDecoding metrics' LOG | wc -l ({count} lines): median {mb:.2f} s  runs {runs(tb)}")
+        print(
+            f"B  ssh host grep -F 'SpecDecoding metrics' LOG | wc -l ({count} lines): median {mb:.2f} s  runs {runs(tb)}"
+        )
         print(f"ratio A/B: {ma / mb:.2f}, A'/B: {ml / mb:.2f}  (target <= 1.5)")
-        print(f"bytes received by check host: {host['bytes_received']} ({host['bytes_received'] / (1 << 20):.3f} MiB; "
-              f"target <= 1 MiB), sent {host['bytes_sent']}, commands {host['commands']}, "
-              f"log {host.get('log_bytes')} bytes on the host, tau {doc['acceptance']['mean_acceptance_length']:.2f}; "
-              f"collection itself {host['seconds']:.2f} s (the rest of A is Python start-up, checks and rendering)")
+        print(
+            f"bytes received by check host: {host['bytes_received']} ({host['bytes_received'] / (1 << 20):.3f} MiB; "
+            f"target <= 1 MiB), sent {host['bytes_sent']}, commands {host['commands']}, "
+            f"log {host.get('log_bytes')} bytes on the host, tau {doc['acceptance']['mean_acceptance_length']:.2f}; "
+            f"collection itself {host['seconds']:.2f} s (the rest of A is Python start-up, checks and rendering)"
+        )
 
         # fleet: 10 aliases of the same server vs 1
         aliases = [sshd.add_alias(f"bench-{i:02d}") for i in range(10)]
         for label, extra in (("424 KiB log", ["--log", str(small)]), (f"{a.size_gib:g} GiB log", [])):
-            one = [*cli, "check", "host", aliases[0], "--ssh-config", cfg, "--pid", str(dep.proc.pid), "--format", "json", *extra]
-            ten = [*cli, "check", "host", *aliases, "--ssh-config", cfg, "--pid", str(dep.proc.pid), "--parallel", "10",
-                   "--format", "json", *extra]
+            one = [
+                *cli,
+                "check",
+                "host",
+                aliases[0],
+                "--ssh-config",
+                cfg,
+                "--pid",
+                str(dep.proc.pid),
+                "--format",
+                "json",
+                *extra,
+            ]
+            ten = [
+                *cli,
+                "check",
+                "host",
+                *aliases,
+                "--ssh-config",
+                cfg,
+                "--pid",
+                str(dep.proc.pid),
+                "--parallel",
+                "10",
+                "--format",
+                "json",
+                *extra,
+            ]
             t1 = statistics.median(timed(one, env)[0] for _ in range(3))
             t10s = []
             for _ in range(3 if extra else 1):  # the small log (extra = --log) gives the target figure: median of 3
@@ -126,22 +157,29 @@ def main() -> int:
                 assert len(fleet["hosts"]) == 10 and all(h["status"] == "problem" for h in fleet["hosts"]), r.stderr
                 t10s.append(d)
             t10 = statistics.median(t10s)
-            serial = timed([*ten[:ten.index("--parallel") + 1], "1", *ten[ten.index("--parallel") + 2:]], env)[0]
-            print(f"fleet ({label}): 1 host {t1:.2f} s, 10 hosts {t10:.2f} s, ratio {t10 / t1:.2f}  (target <= 2.0); "
-                  f"10 hosts one at a time (--parallel 1) {serial:.2f} s")
+            serial = timed([*ten[: ten.index("--parallel") + 1], "1", *ten[ten.index("--parallel") + 2 :]], env)[0]
+            print(
+                f"fleet ({label}): 1 host {t1:.2f} s, 10 hosts {t10:.2f} s, ratio {t10 / t1:.2f}  (target <= 2.0); "
+                f"10 hosts one at a time (--parallel 1) {serial:.2f} s"
+            )
             if extra:
                 c1 = machine_cpu(one, env)
                 c10 = machine_cpu(ten, env)
-                print(f"  CPU of the whole machine (client, sshd and the hosts' commands): 1 host {c1:.2f} s, "
-                      f"10 hosts {c10:.2f} s; on {os.cpu_count()} cores 10 hosts need >= {c10 / os.cpu_count():.2f} s "
-                      f"of wall time, {c10 / os.cpu_count() / t1:.2f}x one host, before any latency")
+                print(
+                    f"  CPU of the whole machine (client, sshd and the hosts' commands): 1 host {c1:.2f} s, "
+                    f"10 hosts {c10:.2f} s; on {os.cpu_count()} cores 10 hosts need >= {c10 / os.cpu_count():.2f} s "
+                    f"of wall time, {c10 / os.cpu_count() / t1:.2f}x one host, before any latency"
+                )
         # what plain OpenSSH costs here: ten loopback logins at once against one
         true1 = statistics.median(timed(["ssh", "-F", cfg, aliases[0], "true"])[0] for _ in range(3))
         true10 = statistics.median(
             timed(["sh", "-c", " & ".join(f"ssh -F '{cfg}' {x} true" for x in aliases) + " & wait"])[0]
-            for _ in range(3))
-        print(f"baseline: `ssh HOST true` 1 host {true1:.2f} s, 10 hosts at once {true10:.2f} s, ratio "
-              f"{true10 / true1:.2f} (the loopback hosts share this machine's cores)")
+            for _ in range(3)
+        )
+        print(
+            f"baseline: `ssh HOST true` 1 host {true1:.2f} s, 10 hosts at once {true10:.2f} s, ratio "
+            f"{true10 / true1:.2f} (the loopback hosts share this machine's cores)"
+        )
         return 0
     finally:
         if dep is not None:

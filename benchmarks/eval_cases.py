@@ -24,8 +24,9 @@ import json
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0001)
@@ -114,8 +115,9 @@ def score_cases(cases_dir: Path, dd: str, verbose: bool) -> tuple[dict, list[tup
         right = want if labelled else want | extra
         preds += [(p, int(c in right)) for c, p in causes]
         if notes or verbose:
-            lines.append(f"{case.name:52s} {str(verdict):18s} τ={got} top={ranked[:3]}"
-                         + "".join(f"\n    - {x}" for x in notes))
+            lines.append(
+                f"{case.name:52s} {str(verdict):18s} τ={got} top={ranked[:3]}" + "".join(f"\n    - {x}" for x in notes)
+            )
     return r, preds, lines
 
 
@@ -156,22 +158,36 @@ def reliability(preds: list[tuple[float, int]]) -> tuple[float | None, list[tupl
     for lo, hi in zip(BINS, BINS[1:]):
         sel = [(p, y) for p, y in preds if lo <= p < hi]
         if sel:
-            rows.append((f"{lo:.1f}–{min(hi, 1.0):.1f}", len(sel), sum(p for p, _ in sel) / len(sel),
-                         sum(y for _, y in sel) / len(sel)))
+            rows.append(
+                (
+                    f"{lo:.1f}–{min(hi, 1.0):.1f}",
+                    len(sel),
+                    sum(p for p, _ in sel) / len(sel),
+                    sum(y for _, y in sel) / len(sel),
+                )
+            )
     return brier, rows
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("cases", nargs="?", default=str(ROOT.parent / "shared" / "cases"))
-    ap.add_argument("--scenarios", nargs="?", const=str(ROOT / "fixtures" / "scenarios"), default=None,
-                    help="also diagnose the bundled scenarios (default directory fixtures/scenarios)")
+    ap.add_argument(
+        "--scenarios",
+        nargs="?",
+        const=str(ROOT / "fixtures" / "scenarios"),
+        default=None,
+        help="also diagnose the bundled scenarios (default directory fixtures/scenarios)",
+    )
     ap.add_argument("--dd", default=None, help="the dflash-doctor to run (default .venv/bin/dflash-doctor, then PATH)")
     ap.add_argument("-v", action="store_true", help="a line for every case, not only the misses")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     a = ap.parse_args()
-    dd = a.dd or (str(ROOT / ".venv" / "bin" / "dflash-doctor") if (ROOT / ".venv" / "bin" / "dflash-doctor").exists()
-                  else shutil.which("dflash-doctor"))
+    dd = a.dd or (
+        str(ROOT / ".venv" / "bin" / "dflash-doctor")
+        if (ROOT / ".venv" / "bin" / "dflash-doctor").exists()
+        else shutil.which("dflash-doctor")
+    )
     if not dd:
         print("eval_cases: no dflash-doctor found (give --dd)", file=sys.stderr)
         return 2
@@ -190,24 +206,33 @@ def main() -> int:
         out["scenarios"] = sr
     b_cases, _ = reliability(preds or [])
     brier, table = reliability((preds or []) + spreds)
-    out.update({"brier_cases": b_cases, "brier_all": brier,
-                "reliability": [{"bin": b, "n": n, "mean_confidence": mc, "right": fr} for b, n, mc, fr in table]})
+    out.update(
+        {
+            "brier_cases": b_cases,
+            "brier_all": brier,
+            "reliability": [{"bin": b, "n": n, "mean_confidence": mc, "right": fr} for b, n, mc, fr in table],
+        }
+    )
     if a.json:
         print(json.dumps(out, indent=2))
         return 0
     for line in lines or []:
         print(line)
     if r is not None:
-        print(f"score: tau {r['tau_ok']}/{r['tau_n']}, top-2 {r['top2']}/{r['labelled']}, top-1 {r['top1']}/{r['labelled']}, "
-              f"decisive {r['decisive_ok']}/{r['decisive']}, overclaims {r['u_bad']}/{r['u']}  ({r['n']} cases)")
+        print(
+            f"score: tau {r['tau_ok']}/{r['tau_n']}, top-2 {r['top2']}/{r['labelled']}, top-1 {r['top1']}/{r['labelled']}, "
+            f"decisive {r['decisive_ok']}/{r['decisive']}, overclaims {r['u_bad']}/{r['u']}  ({r['n']} cases)"
+        )
     if a.scenarios:
         sr = out["scenarios"]
         print(f"scenarios: verdict {sr['verdict_ok']}/{sr['n']}, top cause {sr['top_ok']}/{sr['tops']}")
     if b_cases is not None:
         print(f"Brier (cause confidences, cases): {b_cases:.3f}")
     if brier is not None:
-        print(f"Brier (cases{' + scenarios' if a.scenarios else ''}): {brier:.3f} over {len((preds or []) + spreds)} "
-              "reported causes")
+        print(
+            f"Brier (cases{' + scenarios' if a.scenarios else ''}): {brier:.3f} over {len((preds or []) + spreds)} "
+            "reported causes"
+        )
         print("reliability: bin  n  mean confidence  right")
         for b, n, mc, fr in table:
             print(f"  {b:8s} {n:4d}  {mc:.2f}  {fr:.2f}")

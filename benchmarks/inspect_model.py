@@ -36,8 +36,24 @@ def main(n: int = 7) -> None:
     cli = []
     for _ in range(3):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "dflash_doctor", "inspect-model", args[0], "--target", args[1],
-                        "--engine", args[2], "--format", "json"], env=env, capture_output=True, check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dflash_doctor",
+                "inspect-model",
+                args[0],
+                "--target",
+                args[1],
+                "--engine",
+                args[2],
+                "--format",
+                "json",
+            ],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
         cli.append(time.perf_counter() - t0)
     print(f"dflash-doctor inspect-model seed pair, CLI: median {statistics.median(cli):.2f} s over 3 runs")
 

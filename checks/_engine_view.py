@@ -12,8 +12,16 @@ from typing import Any
 
 from dflash_doctor.engines.analysis import EngineAnalysis
 from dflash_doctor.engines.answers import CERTAIN
-from dflash_doctor.engines.outcome import (ABSENT, HONOURED, IGNORED, NOT_APPLICABLE, REFUSED, Deployment, Outcome,
-                                           decide)
+from dflash_doctor.engines.outcome import (
+    ABSENT,
+    HONOURED,
+    IGNORED,
+    NOT_APPLICABLE,
+    REFUSED,
+    Deployment,
+    Outcome,
+    decide,
+)
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
 
 LAUNCH_OBSERVATIONS = ("engine-launch:refused", "engine-launch:absent")
@@ -37,10 +45,15 @@ def deployment(evidence: EvidenceSet) -> Deployment:
     launch = evidence.launch()
     if launch is not None and launch.env:
         env.update({k: str(v) for k, v in launch.env.items()})
-    return Deployment(drafter_architectures=tuple(d.architectures or ()) if d is not None else (),
-                      drafter_method=d.method if d is not None else None, swa_mix=swa_mix,
-                      target_architectures=tuple(t.architectures or ()) if t is not None else (),
-                      target_hybrid=t.hybrid_linear if t is not None else None, env=env, env_known=env_known)
+    return Deployment(
+        drafter_architectures=tuple(d.architectures or ()) if d is not None else (),
+        drafter_method=d.method if d is not None else None,
+        swa_mix=swa_mix,
+        target_architectures=tuple(t.architectures or ()) if t is not None else (),
+        target_hybrid=t.hybrid_linear if t is not None else None,
+        env=env,
+        env_known=env_known,
+    )
 
 
 def drafter_method(evidence: EvidenceSet) -> str | None:
@@ -77,10 +90,19 @@ def launch_finding(check, o: Outcome, refs, origin: str):
         details += (f"runner: {o.runner or 'either'} ({o.runner_why})",)
     details += (f"from {origin}",)
     name = "engine-launch:refused" if o.value == REFUSED else "engine-launch:absent"
-    what = ("the server cannot run this drafter with this launch" if o.value == REFUSED
-            else "this release cannot run the drafter at all")
-    return check.finding(Status.FAIL, f"{o.sentence}: {what}", refs=refs, details=details,
-                         remedy=o.works or "", observations=(Observation(name, o.sentence, refs),))
+    what = (
+        "the server cannot run this drafter with this launch"
+        if o.value == REFUSED
+        else "this release cannot run the drafter at all"
+    )
+    return check.finding(
+        Status.FAIL,
+        f"{o.sentence}: {what}",
+        refs=refs,
+        details=details,
+        remedy=o.works or "",
+        observations=(Observation(name, o.sentence, refs),),
+    )
 
 
 def drafter_span(evidence: EvidenceSet) -> str | None:
@@ -100,14 +122,24 @@ def swa_finding(check, o: Outcome, refs, origin: str, extra: tuple[str, ...] = (
     details = cites(o) + extra + (f"from {origin}",)
     if o.value == IGNORED:
         msg = (f"{lead}, but " if lead else "") + o.sentence + note
-        return check.finding(Status.FAIL, msg, refs=refs, details=details,
-                             observations=(Observation("engine-swa:ignored", o.sentence, refs),),
-                             remedy="Use an engine release that honours drafter layer_types (vLLM >= 0.26, which runs a "
-                                    "mixed sliding/full drafter on the V2 model runner — leave VLLM_USE_V2_MODEL_RUNNER "
-                                    "unset or 1; SGLang >= 0.5.14), or a drafter without sliding layers.")
+        return check.finding(
+            Status.FAIL,
+            msg,
+            refs=refs,
+            details=details,
+            observations=(Observation("engine-swa:ignored", o.sentence, refs),),
+            remedy="Use an engine release that honours drafter layer_types (vLLM >= 0.26, which runs a "
+            "mixed sliding/full drafter on the V2 model runner — leave VLLM_USE_V2_MODEL_RUNNER "
+            "unset or 1; SGLang >= 0.5.14), or a drafter without sliding layers.",
+        )
     if o.value == HONOURED:
-        return check.finding(Status.OK, (f"{lead}; " if lead else "") + o.sentence + note, refs=refs, details=details,
-                             observations=(Observation("engine-swa:honoured", o.sentence, refs),))
+        return check.finding(
+            Status.OK,
+            (f"{lead}; " if lead else "") + o.sentence + note,
+            refs=refs,
+            details=details,
+            observations=(Observation("engine-swa:honoured", o.sentence, refs),),
+        )
     if o.value == NOT_APPLICABLE:
         return check.finding(Status.NOT_APPLICABLE, o.sentence, refs=refs, details=details)
     return check.finding(Status.COULD_NOT_CHECK, o.sentence, refs=refs, details=details)
@@ -116,31 +148,56 @@ def swa_finding(check, o: Outcome, refs, origin: str, extra: tuple[str, ...] = (
 def map_finding(check, o: Outcome, refs, origin: str, who: str, extra: tuple[str, ...] = ()):
     """The target_layer_ids mapping on the runner this launch uses (none for a refused/absent launch)."""
     if o.value in (REFUSED, ABSENT):
-        return check.finding(Status.NOT_APPLICABLE, f"not applicable: {o.sentence} (the launch is reported by the sliding-window "
-                                        "check)", refs=refs)
+        return check.finding(
+            Status.NOT_APPLICABLE,
+            f"not applicable: {o.sentence} (the launch is reported by the sliding-window check)",
+            refs=refs,
+        )
     lm = o.layer_map
     if lm is None or not lm.decided:
         why = lm.why if lm is not None else o.sentence
-        return check.finding(Status.COULD_NOT_CHECK, f"could not decide how {who} maps target_layer_ids: {why}",
-                             refs=refs, details=tuple(c.describe() for c in (lm.cites if lm else ())[:3]))
+        return check.finding(
+            Status.COULD_NOT_CHECK,
+            f"could not decide how {who} maps target_layer_ids: {why}",
+            refs=refs,
+            details=tuple(c.describe() for c in (lm.cites if lm else ())[:3]),
+        )
     on = f" on the {o.runner} runner" if o.runner else ""
     # table answers are the prior by construction; only a source answer says how sure it is
-    note = "" if lm.certainty == CERTAIN or origin.startswith("the engine-support table") else f" ({lm.certainty}: {lm.why})"
+    note = (
+        ""
+        if lm.certainty == CERTAIN or origin.startswith("the engine-support table")
+        else f" ({lm.certainty}: {lm.why})"
+    )
     details = tuple(c.describe() for c in lm.cites[:4]) + extra + (f"from {origin}",)
     if lm.value == "plus-one":
         msg = f"{who} reads hidden states at target_layer_ids + 1{on}, as the drafter was trained{note}"
-        return check.finding(Status.OK, msg, refs=refs, details=details,
-                             observations=(Observation("engine-layer-map:plus-one", msg, refs),))
+        return check.finding(
+            Status.OK,
+            msg,
+            refs=refs,
+            details=details,
+            observations=(Observation("engine-layer-map:plus-one", msg, refs),),
+        )
     if lm.value == "raw":
         msg = f"{who} passes target_layer_ids raw{on}: every tap is one layer early{note}"
-        return check.finding(Status.FAIL, msg, refs=refs, details=details,
-                             remedy="Upgrade to a release that adds 1 (vLLM >= 0.22, PR #40727); do not shift the ids in "
-                                    "the drafter config by hand on a fixed release.",
-                             observations=(Observation("engine-layer-map:raw", msg, refs),))
+        return check.finding(
+            Status.FAIL,
+            msg,
+            refs=refs,
+            details=details,
+            remedy="Upgrade to a release that adds 1 (vLLM >= 0.22, PR #40727); do not shift the ids in "
+            "the drafter config by hand on a fixed release.",
+            observations=(Observation("engine-layer-map:raw", msg, refs),),
+        )
     if lm.value == "n/a":
         return check.finding(Status.NOT_APPLICABLE, f"not applicable: {lm.why}", refs=refs)
-    return check.finding(Status.FAIL, f"{who} taps the target {lm.value} from the layers the drafter was trained on"
-                         f"{on}{note}", refs=refs, details=details)
+    return check.finding(
+        Status.FAIL,
+        f"{who} taps the target {lm.value} from the layers the drafter was trained on{on}{note}",
+        refs=refs,
+        details=details,
+    )
 
 
 def source_outcome(evidence: EvidenceSet) -> tuple[Outcome | None, EngineAnalysis | None]:
@@ -166,6 +223,8 @@ def table_note(a: EngineAnalysis, row, fields: tuple[str, ...]) -> tuple[str, ..
     out = []
     for d in compare(a, row):
         if d.field in fields:
-            out.append(f"the engine-support table ({row.engine} {row.range}) says {d.field} {d.table!r}; the installed "
-                       f"source says {d.source!r}" + (f" ({d.cites[0]})" if d.cites else "") + ": the source decides")
+            out.append(
+                f"the engine-support table ({row.engine} {row.range}) says {d.field} {d.table!r}; the installed "
+                f"source says {d.source!r}" + (f" ({d.cites[0]})" if d.cites else "") + ": the source decides"
+            )
     return tuple(out)

@@ -26,10 +26,25 @@ class AcceptanceCurve(Check):
         sig = classify(acc, design_effect(acc, acc.k))
         detail = f"τ {acc.mean_acceptance_length:.2f}, per-position {_curve(acc.per_position)}"
         if sig.id in ("noise", "unknown"):
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not judge the curve: {sig.description}", refs=(ev.ref,))]
-        status = {"all-zero": Status.FAIL, "cliff-after-first": Status.FAIL, "steep": Status.WARN,
-                  "uniform-low": Status.WARN, "geometric": Status.OK, "healthy": Status.OK}[sig.id]
+            return [
+                self.finding(Status.COULD_NOT_CHECK, f"could not judge the curve: {sig.description}", refs=(ev.ref,))
+            ]
+        status = {
+            "all-zero": Status.FAIL,
+            "cliff-after-first": Status.FAIL,
+            "steep": Status.WARN,
+            "uniform-low": Status.WARN,
+            "geometric": Status.OK,
+            "healthy": Status.OK,
+        }[sig.id]
         detail += f" — {sig.strength:.0%} sure from the counts" if sig.strength < 0.995 else ""
         obs = (Observation(f"signature:{sig.id}", detail, (ev.ref,), strength=sig.strength),)
-        return [self.finding(status, f"curve signature '{sig.id}': {sig.description}", refs=(ev.ref,),
-                             details=(detail,), observations=obs)]
+        return [
+            self.finding(
+                status,
+                f"curve signature '{sig.id}': {sig.description}",
+                refs=(ev.ref,),
+                details=(detail,),
+                observations=obs,
+            )
+        ]

@@ -20,11 +20,23 @@ class AcceptanceTrend(Check):
         ev = evidence.get(Kind.ACCEPTANCE)
         acc = evidence.acceptance()
         if acc.tau_first_third is None or acc.tau_last_third is None:
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {acc.intervals} interval(s), need ≥ 3 "
-                                 "to compare the start and the end of the run", refs=(ev.ref,))]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: {acc.intervals} interval(s), need ≥ 3 "
+                    "to compare the start and the end of the run",
+                    refs=(ev.ref,),
+                )
+            ]
         first, last = acc.tau_first_third, acc.tau_last_third
         msg = f"τ {first:.2f} in the first third of the run, {last:.2f} in the last"
         if first > 1.0 and (first - last) / first > self.DROP:
-            return [self.finding(Status.WARN, msg + ": acceptance fell as the run went on", refs=(ev.ref,),
-                                 observations=(Observation("trend:worse-with-context", msg, (ev.ref,)),))]
+            return [
+                self.finding(
+                    Status.WARN,
+                    msg + ": acceptance fell as the run went on",
+                    refs=(ev.ref,),
+                    observations=(Observation("trend:worse-with-context", msg, (ev.ref,)),),
+                )
+            ]
         return [self.finding(Status.OK, msg, refs=(ev.ref,))]

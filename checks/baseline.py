@@ -22,8 +22,15 @@ class TauVsBaseline(Check):
     title = "τ against the pair's baseline or the method's band"
     needs = (Kind.ACCEPTANCE,)
     wants = (Kind.STARTUP, Kind.DRAFTER, Kind.LAUNCH, Kind.WORKLOAD)
-    observations = ("tau:at-baseline", "tau:below-baseline", "tau:far-below-baseline", "temperature:collapse",
-                    "signature:healthy", "signature:small-uniform-drop", "signature:uniform-low")
+    observations = (
+        "tau:at-baseline",
+        "tau:below-baseline",
+        "tau:far-below-baseline",
+        "temperature:collapse",
+        "signature:healthy",
+        "signature:small-uniform-drop",
+        "signature:uniform-low",
+    )
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.get(Kind.ACCEPTANCE)
@@ -33,11 +40,20 @@ class TauVsBaseline(Check):
         refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])
         band = reading.band
         if reading.verdict == "no-band" or band is None or band.low is None:
-            why = band.note if band is not None and band.note else (
-                f"no reference figures for method {reading.method.describe()}")
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {why}", refs=(ev.ref,),
-                                 remedy="Name the drafter (--drafter, or a log with its startup lines) or the method "
-                                        "(--launch), or add the pair to a baselines file (DFLASH_DOCTOR_BASELINES).")]
+            why = (
+                band.note
+                if band is not None and band.note
+                else (f"no reference figures for method {reading.method.describe()}")
+            )
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: {why}",
+                    refs=(ev.ref,),
+                    remedy="Name the drafter (--drafter, or a log with its startup lines) or the method "
+                    "(--launch), or add the pair to a baselines file (DFLASH_DOCTOR_BASELINES).",
+                )
+            ]
         k = reading.k or acc.k or band.k
         temp = ctx.temperature or 0.0
         allowance = SAMPLING_DROP_AT_T1 * min(temp, 1.0)
@@ -50,7 +66,9 @@ class TauVsBaseline(Check):
             who = f"trained {band.method} drafters"
         else:
             who = f"trained drafters of the likely methods ({reading.method.describe()})"
-        where = (f"{who}: {band.describe()}" + (f", lowered by {allowance:.2f} for temperature {temp:g}" if allowance else ""))
+        where = f"{who}: {band.describe()}" + (
+            f", lowered by {allowance:.2f} for temperature {temp:g}" if allowance else ""
+        )
         detail = f"{reading.describe()}; reference τ {ref_tau:.2f} ({rho:.0%} of its accepted tokens/draft)"
         obs: list[Observation] = []
         p_h = reading.p_healthy if reading.p_healthy is not None else 0.0
@@ -60,21 +78,28 @@ class TauVsBaseline(Check):
         elif reading.verdict == "problem":
             far = rho < FAR_BELOW_RHO or reading.p_dead >= DECISIVE
             status = Status.FAIL
-            msg = (f"τ {reading.tau:.2f} is {'far ' if far else ''}below what {who} reach at k={k} "
-                   f"(≥ {band.low:.2f})")
+            msg = f"τ {reading.tau:.2f} is {'far ' if far else ''}below what {who} reach at k={k} (≥ {band.low:.2f})"
         else:
             status = Status.WARN
-            settle = ("; the method decides it (name it with --launch or --drafter)" if reading.method_decides
-                      else f"; about {reading.drafts_to_settle:,} drafts at this τ would settle it"
-                      if reading.drafts_to_settle else "")
-            msg = (f"τ {reading.tau:.2f} could be within or below what {who} reach at k={k} (from {band.low:.2f}): "
-                   f"P(in the band) {p_h:.0%} from these counts{settle}")
+            settle = (
+                "; the method decides it (name it with --launch or --drafter)"
+                if reading.method_decides
+                else f"; about {reading.drafts_to_settle:,} drafts at this τ would settle it"
+                if reading.drafts_to_settle
+                else ""
+            )
+            msg = (
+                f"τ {reading.tau:.2f} could be within or below what {who} reach at k={k} (from {band.low:.2f}): "
+                f"P(in the band) {p_h:.0%} from these counts{settle}"
+            )
         if p_h >= 0.5:
             obs.append(Observation("tau:at-baseline", detail, refs, strength=p_h))
         elif rho < FAR_BELOW_RHO or reading.p_dead >= 0.5:
             obs.append(Observation("tau:far-below-baseline", detail, refs, strength=p_bad))
             if temp > 0:
-                obs.append(Observation("temperature:collapse", f"temperature {temp:g}; " + detail, refs, strength=p_bad))
+                obs.append(
+                    Observation("temperature:collapse", f"temperature {temp:g}; " + detail, refs, strength=p_bad)
+                )
         else:
             obs.append(Observation("tau:below-baseline", detail, refs, strength=p_bad))
         # the shape against the pair's reference curve (a known pair only: a method band has no single curve)
@@ -83,12 +108,13 @@ class TauVsBaseline(Check):
             ref_curve = ctx.baseline.reference_curve(ctx.dataset, kk)
             if allowance:
                 a = geometric_ratio(max(1.0 + 1e-6, 1.0 + sum(ref_curve) - allowance), kk)
-                ref_curve = [a ** i for i in range(1, kk + 1)]
+                ref_curve = [a**i for i in range(1, kk + 1)]
             pp = list(acc.per_position[:kk])
             sig = against_reference(pp, 1.0 + sum(pp), ref_curve)
             if sig is not None:
-                obs.append(Observation(f"signature:{sig.id}", f"{sig.description}; {where}", refs,
-                                       strength=max(p_h, p_bad)))
+                obs.append(
+                    Observation(f"signature:{sig.id}", f"{sig.description}; {where}", refs, strength=max(p_h, p_bad))
+                )
         if ctx.baseline is not None and band.basis == "pair" and ctx.baseline.trust != "published":
             msg += f" — {ctx.baseline.trust} reference, not a published figure"
         if band.basis != "pair" and (band.extrapolated or band.sparse):

@@ -22,22 +22,40 @@ class DrafterLoadable(Check):
         refs = (dev.ref, eng.ref)
         a = support_from_evidence(evidence)
         if a is None:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: the engine or its version is not one whose "
-                                 "model registry was read", refs=refs)]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    "could not check: the engine or its version is not one whose model registry was read",
+                    refs=refs,
+                )
+            ]
         if a.loadable is True:
-            return [self.finding(Status.OK, a.sentence, refs=refs,
-                                 observations=(Observation("engine-arch:registered", a.sentence, refs),)),
-                    *self._aux_placement(evidence.drafter(), evidence.engine(), refs)]
+            return [
+                self.finding(
+                    Status.OK,
+                    a.sentence,
+                    refs=refs,
+                    observations=(Observation("engine-arch:registered", a.sentence, refs),),
+                ),
+                *self._aux_placement(evidence.drafter(), evidence.engine(), refs),
+            ]
         if a.loadable is False:
-            return [self.finding(Status.FAIL, a.sentence, refs=refs,
-                                 remedy="Use an engine release that registers this drafter architecture "
-                                        "(architectures.toml lists the first release of each).",
-                                 observations=(Observation("engine-arch:unregistered", a.sentence, refs),))]
+            return [
+                self.finding(
+                    Status.FAIL,
+                    a.sentence,
+                    refs=refs,
+                    remedy="Use an engine release that registers this drafter architecture "
+                    "(architectures.toml lists the first release of each).",
+                    observations=(Observation("engine-arch:unregistered", a.sentence, refs),),
+                )
+            ]
         return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {a.sentence}", refs=refs)]
 
     def _aux_placement(self, d, eng, refs):
         """An EAGLE-3 drafter whose aux ids sit where this release does not look is served with the default taps."""
         from dflash_doctor.models.architectures import aux_placements
+
         if d.method not in ("eagle3", "peagle") or d.layer_ids_source is None:
             return []
         reads = aux_placements(eng.name, eng.version)
@@ -45,12 +63,25 @@ class DrafterLoadable(Check):
             return []
         who = f"{eng.name} {eng.version}"
         if d.layer_ids_source in reads:
-            return [self.finding(Status.OK, f"{who} reads the aux ids where the drafter states them "
-                                 f"({d.layer_ids_source})", refs=refs)]
-        msg = (f"the drafter states its aux ids in {d.layer_ids_source}, which {who} does not read "
-               f"({', '.join(reads) or 'it reads none'}): it taps its default layers instead of "
-               f"{list(d.target_layer_ids or ())}")
-        return [self.finding(Status.FAIL, msg, refs=refs,
-                             remedy="Copy the ids to the field this release reads (top-level "
-                                    "eagle_aux_hidden_state_layer_ids), or use a release that reads eagle_config.",
-                             observations=(Observation("engine-layer-map:raw", msg, refs),))]
+            return [
+                self.finding(
+                    Status.OK,
+                    f"{who} reads the aux ids where the drafter states them ({d.layer_ids_source})",
+                    refs=refs,
+                )
+            ]
+        msg = (
+            f"the drafter states its aux ids in {d.layer_ids_source}, which {who} does not read "
+            f"({', '.join(reads) or 'it reads none'}): it taps its default layers instead of "
+            f"{list(d.target_layer_ids or ())}"
+        )
+        return [
+            self.finding(
+                Status.FAIL,
+                msg,
+                refs=refs,
+                remedy="Copy the ids to the field this release reads (top-level "
+                "eagle_aux_hidden_state_layer_ids), or use a release that reads eagle_config.",
+                observations=(Observation("engine-layer-map:raw", msg, refs),),
+            )
+        ]

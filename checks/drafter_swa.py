@@ -23,19 +23,39 @@ class DrafterSwa(Check):
         ev = evidence.get(Kind.DRAFTER)
         d = evidence.drafter()
         if not d.layers:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: the drafter config has no usable "
-                                 "num_hidden_layers, so its layers are unknown", refs=(ev.ref,))]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    "could not check: the drafter config has no usable num_hidden_layers, so its layers are unknown",
+                    refs=(ev.ref,),
+                )
+            ]
         swa = d.swa_layers
         if not swa:
             what = "the drafter's single layer is" if len(d.layers) == 1 else f"all {len(d.layers)} drafter layers are"
-            return [self.finding(Status.OK, f"{what} full attention", refs=(ev.ref,),
-                                 observations=(Observation("drafter-swa:absent",
-                                                           f"{len(d.layers)} layers, none sliding", (ev.ref,)),))]
+            return [
+                self.finding(
+                    Status.OK,
+                    f"{what} full attention",
+                    refs=(ev.ref,),
+                    observations=(
+                        Observation("drafter-swa:absent", f"{len(d.layers)} layers, none sliding", (ev.ref,)),
+                    ),
+                )
+            ]
         causal = "causal" if all(d.layers[i].causal for i in swa) else "non-causal"
-        which = (f"drafter layer {layer_span(swa)} is" if len(swa) == 1 else f"drafter layers {layer_span(swa)} are")
-        msg = (f"{which} sliding-window attention (window {d.sliding_window}, "
-               f"{causal}); {len(d.layers) - len(swa)} full (from {d.swa_config})")
-        return [self.finding(Status.WARN if d.swa_mix == "mixed" else Status.OK, msg, refs=(ev.ref,),
-                             remedy="Serve it with an engine release that honours drafter layer_types "
-                                    "(`--engine NAME==VERSION` says whether yours does).",
-                             observations=(Observation("drafter-swa:present", msg, (ev.ref,)),))]
+        which = f"drafter layer {layer_span(swa)} is" if len(swa) == 1 else f"drafter layers {layer_span(swa)} are"
+        msg = (
+            f"{which} sliding-window attention (window {d.sliding_window}, "
+            f"{causal}); {len(d.layers) - len(swa)} full (from {d.swa_config})"
+        )
+        return [
+            self.finding(
+                Status.WARN if d.swa_mix == "mixed" else Status.OK,
+                msg,
+                refs=(ev.ref,),
+                remedy="Serve it with an engine release that honours drafter layer_types "
+                "(`--engine NAME==VERSION` says whether yours does).",
+                observations=(Observation("drafter-swa:present", msg, (ev.ref,)),),
+            )
+        ]

@@ -29,18 +29,35 @@ class DrafterWeights(Check):
         hollow = [f for f in w.files if f.header_only]
         broken = [f for f in w.files if f.error and not f.truncated]
         if cut or broken:
-            out.append(self.finding(Status.FAIL, "drafter weights are incomplete: " + "; ".join(
-                f"{f.file}: {f.error}" for f in cut + broken), refs=refs,
-                details=tuple(p for p in w.problems if not any(p.startswith(f.file) for f in cut + broken)),
-                remedy="Re-download the checkpoint (an interrupted download leaves short shards)."))
+            out.append(
+                self.finding(
+                    Status.FAIL,
+                    "drafter weights are incomplete: " + "; ".join(f"{f.file}: {f.error}" for f in cut + broken),
+                    refs=refs,
+                    details=tuple(p for p in w.problems if not any(p.startswith(f.file) for f in cut + broken)),
+                    remedy="Re-download the checkpoint (an interrupted download leaves short shards).",
+                )
+            )
         elif w.problems and not hollow:
-            out.append(self.finding(Status.FAIL, "drafter weights are incomplete: " + "; ".join(w.problems), refs=refs,
-                                    remedy="Re-download the checkpoint."))
+            out.append(
+                self.finding(
+                    Status.FAIL,
+                    "drafter weights are incomplete: " + "; ".join(w.problems),
+                    refs=refs,
+                    remedy="Re-download the checkpoint.",
+                )
+            )
         if hollow:
-            out.append(self.finding(Status.WARN, f"{len(hollow)} weight file(s) hold only a header, no tensor data: "
-                                    "shapes were checked, the weights are absent", refs=refs,
-                                    details=tuple(f.file for f in hollow),
-                                    remedy="Fetch the full weights before serving this checkpoint."))
+            out.append(
+                self.finding(
+                    Status.WARN,
+                    f"{len(hollow)} weight file(s) hold only a header, no tensor data: "
+                    "shapes were checked, the weights are absent",
+                    refs=refs,
+                    details=tuple(f.file for f in hollow),
+                    remedy="Fetch the full weights before serving this checkpoint.",
+                )
+            )
         if not w.tensors:
             return out or [self.finding(Status.COULD_NOT_CHECK, "could not check: no tensor headers read", refs=refs)]
         bad, good = [], []
@@ -65,17 +82,32 @@ class DrafterWeights(Check):
         has_head = any(k.endswith("lm_head.weight") for k in w.tensors)
         if d.method in ("dflash", "dflash2"):
             if has_embed or has_head:
-                good.append("ships its own " + " and ".join(x for x, y in (("embeddings", has_embed),
-                                                                         ("LM head", has_head)) if y)
-                            + " (DFlash normally uses the target's)")
+                good.append(
+                    "ships its own "
+                    + " and ".join(x for x, y in (("embeddings", has_embed), ("LM head", has_head)) if y)
+                    + " (DFlash normally uses the target's)"
+                )
             else:
                 good.append("no embeddings or LM head (uses the target's)")
         dtypes = sorted({t.dtype for t in w.tensors.values()})
         msg_tail = f"{len(w.tensors)} tensors, dtypes {', '.join(dtypes)}"
         if bad:
-            out.append(self.finding(Status.FAIL, "weight shapes disagree with the config: " + "; ".join(bad), refs=refs,
-                                    details=tuple(good), remedy="Check that config.json belongs to these weights."))
+            out.append(
+                self.finding(
+                    Status.FAIL,
+                    "weight shapes disagree with the config: " + "; ".join(bad),
+                    refs=refs,
+                    details=tuple(good),
+                    remedy="Check that config.json belongs to these weights.",
+                )
+            )
         else:
-            out.append(self.finding(Status.OK, f"weight headers match the config: {', '.join(good) or msg_tail}",
-                                    refs=refs, details=(msg_tail,)))
+            out.append(
+                self.finding(
+                    Status.OK,
+                    f"weight headers match the config: {', '.join(good) or msg_tail}",
+                    refs=refs,
+                    details=(msg_tail,),
+                )
+            )
         return out

@@ -33,11 +33,19 @@ class EngineLayerMap(Check):
         if src_o is not None and src_o.layer_map is not None and src_o.layer_map.decided:
             # The installed source on the host outranks the release table (patched or source installs differ).
             lm = src_o.layer_map.value
-            agree = ("agrees" if (row.layer_map or "n/a") == lm or lm == "n/a"
-                     else f"disagrees: the table says {row.layer_map or 'n/a'}")
-            return [self.finding(Status.NOT_APPLICABLE, f"the installed engine source was read ({lm} mapping); "
-                                 f"engine-source-layer-map decides, not the release table (which {agree})",
-                                 refs=(sev.ref, evidence.ref(Kind.ENGINE_SOURCE)))]
+            agree = (
+                "agrees"
+                if (row.layer_map or "n/a") == lm or lm == "n/a"
+                else f"disagrees: the table says {row.layer_map or 'n/a'}"
+            )
+            return [
+                self.finding(
+                    Status.NOT_APPLICABLE,
+                    f"the installed engine source was read ({lm} mapping); "
+                    f"engine-source-layer-map decides, not the release table (which {agree})",
+                    refs=(sev.ref, evidence.ref(Kind.ENGINE_SOURCE)),
+                )
+            ]
         dev = evidence.get(Kind.DRAFTER)
         d = evidence.drafter()
         method, _, mev = launch_method(evidence)
@@ -45,28 +53,59 @@ class EngineLayerMap(Check):
         who = f"{row.engine} {row.version}"
         drafter_method = d.method if d else method
         if drafter_method is None:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: neither a drafter config nor a launch "
-                                 "method says whether this is a DFlash drafter (give --drafter)", refs=refs)]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    "could not check: neither a drafter config nor a launch "
+                    "method says whether this is a DFlash drafter (give --drafter)",
+                    refs=refs,
+                )
+            ]
         from dflash_doctor.models.architectures import support_from_evidence
+
         arch = support_from_evidence(evidence)
         if arch is not None and arch.loadable is False:
             return [self.finding(Status.NOT_APPLICABLE, f"does not apply: {arch.sentence}", refs=refs)]
         if drafter_method not in ("dflash", "dflash2"):
-            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
-                                 f"(EAGLE-3 aux ids are used {row.eagle3_aux})", refs=refs)]
+            return [
+                self.finding(
+                    Status.NOT_APPLICABLE,
+                    f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
+                    f"(EAGLE-3 aux ids are used {row.eagle3_aux})",
+                    refs=refs,
+                )
+            ]
         if d is not None and d.ids_capture_before:
-            msg = (f"speculators-format ids {list(d.hf_hidden_state_indices or ())} are already shifted and {who} "
-                   "uses them as-is: the taps are right")
-            return [self.finding(Status.OK, msg, refs=refs,
-                                 observations=(Observation("engine-layer-map:plus-one", msg, refs),))]
+            msg = (
+                f"speculators-format ids {list(d.hf_hidden_state_indices or ())} are already shifted and {who} "
+                "uses them as-is: the taps are right"
+            )
+            return [
+                self.finding(
+                    Status.OK, msg, refs=refs, observations=(Observation("engine-layer-map:plus-one", msg, refs),)
+                )
+            ]
         o = table_outcome(evidence, row)
-        where = (f"the engine-support table ({row.engine} {row.range}"
-                 + (f", read from {row.verified} wheels)" if row.verified else ", from the reference)"))
-        finding = map_finding(self, o, refs, where, who,
-                              tuple(f"{row.engine} {row.verified} source: {x}" for x in
-                                    row.source_about("target_layer_ids", "aux", "add 1")) if row.verified else ())
+        where = f"the engine-support table ({row.engine} {row.range}" + (
+            f", read from {row.verified} wheels)" if row.verified else ", from the reference)"
+        )
+        finding = map_finding(
+            self,
+            o,
+            refs,
+            where,
+            who,
+            tuple(
+                f"{row.engine} {row.verified} source: {x}" for x in row.source_about("target_layer_ids", "aux", "add 1")
+            )
+            if row.verified
+            else (),
+        )
         ids = list(d.target_layer_ids) if d is not None and d.target_layer_ids else None
         if ids and o.layer_map is not None and o.layer_map.value == "raw" and finding.status == Status.FAIL:
-            finding = replace(finding, message=finding.message + f" (the drafter gets the outputs of layers "
-                                                                  f"{[i - 1 for i in ids]} instead of {ids})")
+            finding = replace(
+                finding,
+                message=finding.message + f" (the drafter gets the outputs of layers "
+                f"{[i - 1 for i in ids]} instead of {ids})",
+            )
         return [finding]

@@ -27,14 +27,24 @@ class EngineLayerMap(Check):
         refs = (ev.ref,) + tuple(e.ref for e in (evidence.get(Kind.DRAFTER),) if e is not None)
         method = not_dflash(evidence)
         if method:
-            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {method}: the DFlash target_layer_ids mapping does not "
-                                 "apply", refs=refs)]
+            return [
+                self.finding(
+                    Status.NOT_APPLICABLE,
+                    f"the drafter is {method}: the DFlash target_layer_ids mapping does not apply",
+                    refs=refs,
+                )
+            ]
         d = evidence.drafter()
         who = f"{a.engine} {a.version.value or '(version unknown)'}"
         if d is not None and d.ids_capture_before:
-            msg = (f"the drafter's ids are already in the capture-before convention (speculators format) and {who} "
-                   "uses them as-is: the taps are right")
-            return [self.finding(Status.OK, msg, refs=refs,
-                                 observations=(Observation("engine-layer-map:plus-one", msg, refs),))]
+            msg = (
+                f"the drafter's ids are already in the capture-before convention (speculators format) and {who} "
+                "uses them as-is: the taps are right"
+            )
+            return [
+                self.finding(
+                    Status.OK, msg, refs=refs, observations=(Observation("engine-layer-map:plus-one", msg, refs),)
+                )
+            ]
         o, _ = source_outcome(evidence)
         return [map_finding(self, o, refs, origin(a), who, table_note(a, evidence.engine_support(), ("layer_map",)))]

@@ -12,8 +12,17 @@ from __future__ import annotations
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Status
 
-from ._engine_view import (LAUNCH_OBSERVATIONS, SWA_OBSERVATIONS, drafter_span, not_dflash, origin, source_analysis,
-                           source_outcome, swa_finding, table_note)
+from ._engine_view import (
+    LAUNCH_OBSERVATIONS,
+    SWA_OBSERVATIONS,
+    drafter_span,
+    not_dflash,
+    origin,
+    source_analysis,
+    source_outcome,
+    swa_finding,
+    table_note,
+)
 
 
 class EngineSlidingWindow(Check):
@@ -30,12 +39,22 @@ class EngineSlidingWindow(Check):
         refs = (ev.ref,) + ((dev.ref,) if dev else ())
         method = not_dflash(evidence)
         if method:
-            return [self.finding(Status.NOT_APPLICABLE, f"the drafter is {method}, not DFlash: the DFlash checks do not apply",
-                                 refs=refs)]
+            return [
+                self.finding(
+                    Status.NOT_APPLICABLE,
+                    f"the drafter is {method}, not DFlash: the DFlash checks do not apply",
+                    refs=refs,
+                )
+            ]
         o, _ = source_outcome(evidence)
-        extra = table_note(a, evidence.engine_support(), ("dflash", "drafter_swa", "v2_dflash", "runner_unset",
-                                                          "mixed_forces_v2", "v1_rejects_mixed"))
+        extra = table_note(
+            a,
+            evidence.engine_support(),
+            ("dflash", "drafter_swa", "v2_dflash", "runner_unset", "mixed_forces_v2", "v1_rejects_mixed"),
+        )
         if o.value in ("refused", "absent") and evidence.has(Kind.ACCEPTANCE):
-            extra += ("yet acceptance numbers were collected for this server: what runs is not what was read (another "
-                      "drafter revision, environment or install) — re-check the process",)
+            extra += (
+                "yet acceptance numbers were collected for this server: what runs is not what was read (another "
+                "drafter revision, environment or install) — re-check the process",
+            )
         return [swa_finding(self, o, refs, origin(a), extra, lead=drafter_span(evidence))]

@@ -18,15 +18,23 @@ class HostCollection(Check):
         h = evidence.host()
         details = [f"{h.commands} read-only commands, {h.bytes_received} bytes received, {h.seconds} s"]
         if h.log_bytes:
-            details.append(f"log {h.log}: {h.log_bytes} bytes on the host, {h.log_filtered_bytes or 0} "
-                           "bytes of spec-decode/startup lines transferred")
+            details.append(
+                f"log {h.log}: {h.log_bytes} bytes on the host, {h.log_filtered_bytes or 0} "
+                "bytes of spec-decode/startup lines transferred"
+            )
         gpu = evidence.get(Kind.GPU)
         if gpu is not None:
             details.append(f"GPU: {gpu.summary}")
         refs = (ev.ref,) + ((gpu.ref,) if gpu else ())
         if not evidence.has(Kind.PROCESS):
-            return [self.finding(Status.WARN, f"no vLLM or SGLang serving process found on {h.host}", refs=refs,
-                                 details=tuple(details),
-                                 remedy="run where the server runs (as its user or root), or point --log at its log")]
+            return [
+                self.finding(
+                    Status.WARN,
+                    f"no vLLM or SGLang serving process found on {h.host}",
+                    refs=refs,
+                    details=tuple(details),
+                    remedy="run where the server runs (as its user or root), or point --log at its log",
+                )
+            ]
         proc = evidence.get(Kind.PROCESS)
         return [self.finding(Status.OK, proc.summary, refs=refs + (proc.ref,), details=tuple(details))]

@@ -13,9 +13,11 @@ BROKEN = ("all-zero", "cliff-after-first")
 
 def cost_words(cm: dict) -> str:
     """The cost model in words (never a Python dict in a report)."""
-    return (f"cost model, in target decode steps: verify {cm['verify_per_draft_position']:g} per draft position; "
-            f"drafting {cm['one_pass_draft']:g} per block (one-pass) or {cm['chained_draft_per_position']:g} per "
-            "position (chained)")
+    return (
+        f"cost model, in target decode steps: verify {cm['verify_per_draft_position']:g} per draft position; "
+        f"drafting {cm['one_pass_draft']:g} per block (one-pass) or {cm['chained_draft_per_position']:g} per "
+        "position (chained)"
+    )
 
 
 class KChoice(Check):
@@ -34,14 +36,27 @@ class KChoice(Check):
         acc = evidence.acceptance()
         sig = classify(acc).id
         if sig in BROKEN and a["recommended_k"] != a["current_k"]:
-            return [self.finding(
-                Status.WARN, f"{a['summary']} — but only for the curve as measured, whose shape ('{sig}') says the "
-                             "drafter path is broken: fix the ranked causes first, then re-measure before changing k",
-                refs=(ref,), details=details,
-                remedy="after the fix, re-run; for DFlash, k = block_size − 1 matches how the drafter was trained")]
+            return [
+                self.finding(
+                    Status.WARN,
+                    f"{a['summary']} — but only for the curve as measured, whose shape ('{sig}') says the "
+                    "drafter path is broken: fix the ranked causes first, then re-measure before changing k",
+                    refs=(ref,),
+                    details=details,
+                    remedy="after the fix, re-run; for DFlash, k = block_size − 1 matches how the drafter was trained",
+                )
+            ]
         if a["recommended_k"] == a["current_k"]:
             return [self.finding(Status.OK, a["summary"], refs=(ref,), details=details)]
         # k never lowers τ; it is throughput advice, not a cause (root-causes.md, item 12).
-        return [self.finding(Status.WARN, a["summary"], refs=(ref,), details=details,
-                             remedy=f"set num_speculative_tokens to {a['recommended_k']} in --speculative-config"
-                             if a["recommended_k"] else "fix the top cause before paying for speculative decoding")]
+        return [
+            self.finding(
+                Status.WARN,
+                a["summary"],
+                refs=(ref,),
+                details=details,
+                remedy=f"set num_speculative_tokens to {a['recommended_k']} in --speculative-config"
+                if a["recommended_k"]
+                else "fix the top cause before paying for speculative decoding",
+            )
+        ]

@@ -18,14 +18,20 @@ from dflash_doctor.rank.knowledge import CAUSE_IDS
 from dflash_doctor.rank.known_issues import Match, MatchQuality, default_known_issues, match_deployment
 from dflash_doctor.rank.known_issues.deployment import deployment_from_evidence
 
-OBSERVATION = {MatchQuality.CERTAIN: "known-issue", MatchQuality.LIKELY: "known-issue-likely",
-               MatchQuality.POSSIBLE: "known-issue-possible"}
+OBSERVATION = {
+    MatchQuality.CERTAIN: "known-issue",
+    MatchQuality.LIKELY: "known-issue-likely",
+    MatchQuality.POSSIBLE: "known-issue-possible",
+}
 CITED = "known-issue-cited"
 # Symptoms that say the drafter is as good as dead; a τ − 1 of at least this much contradicts them.
 DEAD_SYMPTOMS = {"all-zero", "cliff-after-first"}
 ALIVE_EXCESS = 0.5
-_DOWN = {MatchQuality.CERTAIN: MatchQuality.LIKELY, MatchQuality.LIKELY: MatchQuality.POSSIBLE,
-         MatchQuality.POSSIBLE: MatchQuality.POSSIBLE}
+_DOWN = {
+    MatchQuality.CERTAIN: MatchQuality.LIKELY,
+    MatchQuality.LIKELY: MatchQuality.POSSIBLE,
+    MatchQuality.POSSIBLE: MatchQuality.POSSIBLE,
+}
 
 
 def _symptom_conflict(m: Match, evidence: EvidenceSet) -> str | None:
@@ -34,8 +40,10 @@ def _symptom_conflict(m: Match, evidence: EvidenceSet) -> str | None:
     if not m.issue.symptoms or not set(m.issue.symptoms) <= DEAD_SYMPTOMS or not isinstance(tau, (int, float)):
         return None
     if tau - 1.0 >= ALIVE_EXCESS:
-        return (f"the bug leaves almost no draft accepted, but τ is {tau:.2f}: the symptom does not fit, "
-                "so the match counts one level weaker")
+        return (
+            f"the bug leaves almost no draft accepted, but τ is {tau:.2f}: the symptom does not fit, "
+            "so the match counts one level weaker"
+        )
     return None
 
 
@@ -44,8 +52,16 @@ class KnownIssues(Check):
     area = "engine"
     title = "Known engine bugs for this release, runner, method and topology"
     needs = (Kind.ENGINE,)
-    wants = (Kind.LAUNCH, Kind.STARTUP, Kind.DRAFTER, Kind.TARGET, Kind.WORKLOAD, Kind.ENVIRONMENT,
-             Kind.ACCEPTANCE, Kind.ENGINE_SUPPORT)
+    wants = (
+        Kind.LAUNCH,
+        Kind.STARTUP,
+        Kind.DRAFTER,
+        Kind.TARGET,
+        Kind.WORKLOAD,
+        Kind.ENVIRONMENT,
+        Kind.ACCEPTANCE,
+        Kind.ENGINE_SUPPORT,
+    )
     observations = tuple(f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED) for cause in CAUSE_IDS)
 
     def run(self, evidence: EvidenceSet):
@@ -53,14 +69,25 @@ class KnownIssues(Check):
         dep = deployment_from_evidence(evidence)
         eref = evidence.get(Kind.ENGINE).ref
         if dep.engine not in db.engines:
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: no known-issues data for engine "
-                                 f"{dep.engine or 'unknown'} (known: {', '.join(sorted(db.engines))})", refs=(eref,))]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: no known-issues data for engine "
+                    f"{dep.engine or 'unknown'} (known: {', '.join(sorted(db.engines))})",
+                    refs=(eref,),
+                )
+            ]
         matches = match_deployment(db, dep)
         checked = len(db.for_engine(dep.engine))
         if not matches:
             why = "" if dep.version else " (release unknown)"
-            return [self.finding(Status.OK, f"none of the {checked} known {dep.engine} issues matches "
-                                 f"{dep.describe()}{why}", refs=(eref,))]
+            return [
+                self.finding(
+                    Status.OK,
+                    f"none of the {checked} known {dep.engine} issues matches {dep.describe()}{why}",
+                    refs=(eref,),
+                )
+            ]
         table = evidence.has(Kind.ENGINE_SUPPORT)
         findings = []
         best: dict[str, tuple[MatchQuality, list[str], set[str]]] = {}
@@ -94,14 +121,20 @@ class KnownIssues(Check):
                 elif quality == prev[0]:
                     prev[1].append(text)
                     prev[2].update(refs)
-            findings.append(self.finding(status, msg, refs=tuple(sorted(refs)), remedy=m.issue.remedy(),
-                                         details=tuple(details)))
-        obs = [Observation(f"{OBSERVATION[q]}:{cause}", "; ".join(texts), tuple(sorted(refs)))
-               for cause, (q, texts, refs) in sorted(best.items())]
-        obs += [Observation(f"{CITED}:{cause}", "; ".join(texts), tuple(sorted(refs)))
-                for cause, (texts, refs) in sorted(cited.items())]
+            findings.append(
+                self.finding(status, msg, refs=tuple(sorted(refs)), remedy=m.issue.remedy(), details=tuple(details))
+            )
+        obs = [
+            Observation(f"{OBSERVATION[q]}:{cause}", "; ".join(texts), tuple(sorted(refs)))
+            for cause, (q, texts, refs) in sorted(best.items())
+        ]
+        obs += [
+            Observation(f"{CITED}:{cause}", "; ".join(texts), tuple(sorted(refs)))
+            for cause, (texts, refs) in sorted(cited.items())
+        ]
         # the observations ride on the first finding: one set per check run
         first = findings[0]
-        findings[0] = type(first)(first.check_id, first.status, first.message, first.refs, first.remedy,
-                                  first.details, tuple(obs))
+        findings[0] = type(first)(
+            first.check_id, first.status, first.message, first.refs, first.remedy, first.details, tuple(obs)
+        )
         return findings

@@ -22,25 +22,51 @@ class LaunchMethod(Check):
         method, written, mev = launch_method(evidence)
         refs = tuple(e.ref for e in (dev, mev) if e is not None)
         if method is None:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: no launch method known (give --launch, "
-                                 "or a log with the engine's startup lines)", refs=refs)]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    "could not check: no launch method known (give --launch, or a log with the engine's startup lines)",
+                    refs=refs,
+                )
+            ]
         if d.method == "unknown":
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: the drafter's architecture "
-                                 f"({', '.join(d.architectures) or 'none'}) names no known method", refs=refs)]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: the drafter's architecture "
+                    f"({', '.join(d.architectures) or 'none'}) names no known method",
+                    refs=refs,
+                )
+            ]
         if d.method == "peagle" and method == "eagle3":
             # vLLM serves P-EAGLE as eagle3 + parallel_drafting (a speculators `peagle` config is turned into exactly
             # that, transformers_utils/configs/speculators/base.py, 0.22.0+); it has no method of that name.
             if launch_parallel_drafting(evidence):
                 msg = f"launched as {written!r} with parallel_drafting, how vLLM serves a P-EAGLE drafter"
                 return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("method:ok", msg, refs),))]
-            msg = (f"launched as {written!r} for a P-EAGLE drafter, without \"parallel_drafting\": true in the "
-                   "speculative config as far as the launch shows: it drafts one position per pass, not the "
-                   "parallel drafting it was trained for")
-            return [self.finding(Status.WARN, msg, refs=refs,
-                                 remedy='Add "parallel_drafting": true to --speculative-config (vLLM 0.19.0+).')]
+            msg = (
+                f'launched as {written!r} for a P-EAGLE drafter, without "parallel_drafting": true in the '
+                "speculative config as far as the launch shows: it drafts one position per pass, not the "
+                "parallel drafting it was trained for"
+            )
+            return [
+                self.finding(
+                    Status.WARN,
+                    msg,
+                    refs=refs,
+                    remedy='Add "parallel_drafting": true to --speculative-config (vLLM 0.19.0+).',
+                )
+            ]
         if method == d.method:
             msg = f"launched as {written!r}, matching the {d.method} drafter"
             return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("method:ok", msg, refs),))]
         msg = f"launched as {written!r} but the drafter is {d.method} ({', '.join(d.architectures)})"
-        return [self.finding(Status.FAIL, msg, refs=refs, remedy=f"Launch with method {d.method!r}.",
-                             observations=(Observation("method:mismatch", msg, refs),))]
+        return [
+            self.finding(
+                Status.FAIL,
+                msg,
+                refs=refs,
+                remedy=f"Launch with method {d.method!r}.",
+                observations=(Observation("method:mismatch", msg, refs),),
+            )
+        ]

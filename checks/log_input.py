@@ -17,5 +17,11 @@ class LogInputNotes(Check):
         notes = evidence.log_scan().notes
         if not notes:
             return [self.finding(Status.OK, "no damage, binary data or odd input found in the log", refs=(ev.ref,))]
-        return [self.finding(Status.WARN, f"{len(notes)} note(s) about the log input; the rest was parsed",
-                             refs=(ev.ref,), details=tuple(notes[:6]))]
+        return [
+            self.finding(
+                Status.WARN,
+                f"{len(notes)} note(s) about the log input; the rest was parsed",
+                refs=(ev.ref,),
+                details=tuple(notes[:6]),
+            )
+        ]

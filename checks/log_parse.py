@@ -17,7 +17,15 @@ class LogReadable(Check):
         stats = evidence.log_scan()
         bad = stats.malformed
         if not bad:
-            return [self.finding(Status.OK, f"{stats.candidate_lines} metrics-like line(s), all parsed", refs=(ev.ref,))]
+            return [
+                self.finding(Status.OK, f"{stats.candidate_lines} metrics-like line(s), all parsed", refs=(ev.ref,))
+            ]
         examples = tuple(f"{m.where or m.source}: {m.reason}: {m.text}" for m in stats.malformed_examples)
-        return [self.finding(Status.WARN, f"{bad} metrics-like line(s) did not parse and were skipped", refs=(ev.ref,),
-                             details=examples)]
+        return [
+            self.finding(
+                Status.WARN,
+                f"{bad} metrics-like line(s) did not parse and were skipped",
+                refs=(ev.ref,),
+                details=examples,
+            )
+        ]

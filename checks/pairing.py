@@ -26,8 +26,10 @@ class DrafterTargetPairing(Check):
         p = _Pairing()
         if t.hybrid_linear:
             counts = ", ".join(f"{n} {k}" for k, n in t.kind_counts.items())
-            p.notes.append(f"target is a hybrid ({counts}; {t.layer_kinds_rule}): linear/Mamba layers are not "
-                           "sliding-window attention")
+            p.notes.append(
+                f"target is a hybrid ({counts}; {t.layer_kinds_rule}): linear/Mamba layers are not "
+                "sliding-window attention"
+            )
         if t.text_config_nested:
             p.notes.append(f"target text config read from text_config ({', '.join(t.architectures) or 'wrapper'})")
         _layers(d, t, p)
@@ -42,23 +44,47 @@ class DrafterTargetPairing(Check):
             obs = [Observation("pairing:mismatch", "; ".join(p.bad), refs)]
             if p.unloadable:
                 obs.append(Observation("pairing:unloadable", "; ".join(p.unloadable), refs))
-            return [self.finding(Status.FAIL, msg, refs=refs, details=details,
-                                 remedy="Serve the drafter with the target it was trained for (its config or model "
-                                        "card names it), or pick the drafter built for this target.",
-                                 observations=tuple(obs))]
+            return [
+                self.finding(
+                    Status.FAIL,
+                    msg,
+                    refs=refs,
+                    details=details,
+                    remedy="Serve the drafter with the target it was trained for (its config or model "
+                    "card names it), or pick the drafter built for this target.",
+                    observations=tuple(obs),
+                )
+            ]
         if not p.good:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: neither config states comparable layer, "
-                                 "hidden-size or vocabulary fields" + (f" ({'; '.join(p.unknown)})" if p.unknown else ""),
-                                 refs=refs, details=details)]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    "could not check: neither config states comparable layer, "
+                    "hidden-size or vocabulary fields" + (f" ({'; '.join(p.unknown)})" if p.unknown else ""),
+                    refs=refs,
+                    details=details,
+                )
+            ]
         if p.essential_unknown:
-            msg = (f"could not confirm the pairing: agrees on {', '.join(p.good)}; could not check "
-                   + "; ".join(p.unknown))
-            return [self.finding(Status.COULD_NOT_CHECK, msg, refs=refs, details=details,
-                                 remedy="Compare the drafter's model card (the target it was trained on) and the "
-                                        "tokenizers of both before serving.")]
+            msg = f"could not confirm the pairing: agrees on {', '.join(p.good)}; could not check " + "; ".join(
+                p.unknown
+            )
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    msg,
+                    refs=refs,
+                    details=details,
+                    remedy="Compare the drafter's model card (the target it was trained on) and the "
+                    "tokenizers of both before serving.",
+                )
+            ]
         msg = "drafter fits this target: " + ", ".join(p.good)
-        return [self.finding(Status.OK, msg, refs=refs, details=details,
-                             observations=(Observation("pairing:ok", msg, refs),))]
+        return [
+            self.finding(
+                Status.OK, msg, refs=refs, details=details, observations=(Observation("pairing:ok", msg, refs),)
+            )
+        ]
 
 
 class _Pairing:
@@ -84,11 +110,15 @@ def _layers(d, t, p: _Pairing) -> None:
     if ids is not None and n is not None:
         out = [i for i in ids if i < 0 or i >= n]
         if out:
-            p.bad.append(f"{'aux ids' if d.ids_capture_before else 'target_layer_ids'} {list(out)} do not exist in a "
-                         f"{n}-layer target")
+            p.bad.append(
+                f"{'aux ids' if d.ids_capture_before else 'target_layer_ids'} {list(out)} do not exist in a "
+                f"{n}-layer target"
+            )
         elif not d.ids_capture_before and d.is_dflash and n - 1 in ids:
-            p.bad.append(f"target_layer_ids tap the last layer ({n - 1}), whose output is the final-normed state, not "
-                         "a feature the drafter can use")
+            p.bad.append(
+                f"target_layer_ids tap the last layer ({n - 1}), whose output is the final-normed state, not "
+                "a feature the drafter can use"
+            )
         else:
             p.good.append(f"layer ids {list(ids)} within {n} target layers")
     elif ids is not None:
@@ -109,8 +139,10 @@ def _hidden(d, t, p: _Pairing) -> None:
         else:
             p.good.append(f"hidden size {want_h}")
     elif not d.embedded_in_target:
-        p.cannot("hidden size (" + ("the drafter states none" if want_h is None else "the target states none") + ")",
-                 essential=True)
+        p.cannot(
+            "hidden size (" + ("the drafter states none" if want_h is None else "the target states none") + ")",
+            essential=True,
+        )
     fc = _fc_in(d)
     n_taps = len(d.target_layer_ids) if d.target_layer_ids else (3 if d.method in ("eagle3", "peagle") else None)
     if fc is not None and n_taps and t.hidden_size:
@@ -127,17 +159,23 @@ def _vocab(d, t, p: _Pairing) -> None:
     if d.embedded_in_target:
         return
     if dv is None or tv is None:
-        p.cannot("vocabulary (" + ("the drafter states no vocab_size" if dv is None else "the target states no "
-                                   "vocab_size") + ")", essential=True)
+        p.cannot(
+            "vocabulary ("
+            + ("the drafter states no vocab_size" if dv is None else "the target states no vocab_size")
+            + ")",
+            essential=True,
+        )
     elif dv == tv:
         p.good.append(f"vocabulary {tv}")
     else:
         lo, hi = min(dv, tv), max(dv, tv)
         if hi - lo < 1024:
             # Two sizes alone cannot tell padding of one tokenizer from two tokenizers of similar size.
-            p.cannot(f"token identity: vocab sizes differ by {hi - lo} ({dv} drafter vs {tv} target) — padding of one "
-                     "tokenizer or two different tokenizers; the special-token ids and the tokenizers decide",
-                     essential=True)
+            p.cannot(
+                f"token identity: vocab sizes differ by {hi - lo} ({dv} drafter vs {tv} target) — padding of one "
+                "tokenizer or two different tokenizers; the special-token ids and the tokenizers decide",
+                essential=True,
+            )
         else:
             p.bad.append(f"drafter vocabulary {dv} vs target {tv}: different tokenizers")
     w = d.weights
@@ -174,11 +212,15 @@ def _special_tokens(d, t, p: _Pairing) -> None:
         if set(ds[key]) & set(ts[key]):
             p.good.append(f"{key} {_ids(ts[key])}")
         elif sizes_differ:
-            p.bad.append(f"{key} {_ids(ds[key])} (drafter) vs {_ids(ts[key])} (target) and the vocabulary sizes "
-                         "differ: different tokenizers")
+            p.bad.append(
+                f"{key} {_ids(ds[key])} (drafter) vs {_ids(ts[key])} (target) and the vocabulary sizes "
+                "differ: different tokenizers"
+            )
         else:
-            p.notes.append(f"{key} {_ids(ds[key])} (drafter) vs {_ids(ts[key])} (target): the same tokenizer often "
-                           "names different end tokens in different files; not evidence by itself")
+            p.notes.append(
+                f"{key} {_ids(ds[key])} (drafter) vs {_ids(ts[key])} (target): the same tokenizer often "
+                "names different end tokens in different files; not evidence by itself"
+            )
     if not compared and (ds or ts):
         p.notes.append("special-token ids: only one side states bos/eos ids; not compared")
 
@@ -195,11 +237,14 @@ def _mask(d, t, p: _Pairing) -> None:
     elif t.special_token_ids is not None:
         name = (t.tokenizer_names or {}).get(mask)
         if mask in t.special_token_ids:
-            p.good.append(f"mask_token_id {mask} is a named token in the target's tokenizer"
-                          + (f" ({name!r})" if name else ""))
+            p.good.append(
+                f"mask_token_id {mask} is a named token in the target's tokenizer" + (f" ({name!r})" if name else "")
+            )
         else:
-            p.notes.append(f"mask_token_id {mask} is not a named token in {', '.join(t.tokenizer_files)}: an unused "
-                           f"embedding slot below vocab {tv} (fine with this exact target)")
+            p.notes.append(
+                f"mask_token_id {mask} is not a named token in {', '.join(t.tokenizer_files)}: an unused "
+                f"embedding slot below vocab {tv} (fine with this exact target)"
+            )
     else:
         p.notes.append(f"mask_token_id {mask} < vocab {tv}; no tokenizer files beside the target to confirm it")
 
@@ -217,8 +262,10 @@ def _intended(d, t, p: _Pairing) -> None:
     if any(_base(h) == base for h in have):
         p.good.append(f"the drafter names this target ({want})")
     else:
-        p.notes.append(f"the drafter names {want!r} as its target ({src}); this target is "
-                       f"{t.name_or_path or t.source} — same model under another name, or another model: check")
+        p.notes.append(
+            f"the drafter names {want!r} as its target ({src}); this target is "
+            f"{t.name_or_path or t.source} — same model under another name, or another model: check"
+        )
 
 
 def _base(name: str) -> str:

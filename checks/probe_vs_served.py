@@ -29,8 +29,12 @@ class ProbeVsServed(Check):
     area = "probe"
     title = "Clean-room probe τ against the served τ"
     needs = (Kind.PROBE, Kind.ACCEPTANCE)
-    observations = ("probe:exceeds-served", "probe:reproduces-served", "probe:ablation-swa-matches",
-                    "probe:ablation-offset-matches")
+    observations = (
+        "probe:exceeds-served",
+        "probe:reproduces-served",
+        "probe:ablation-swa-matches",
+        "probe:ablation-offset-matches",
+    )
 
     def run(self, evidence: EvidenceSet):
         pev, aev = evidence.get(Kind.PROBE), evidence.get(Kind.ACCEPTANCE)
@@ -40,8 +44,11 @@ class ProbeVsServed(Check):
         k = served.k
         per = list(probe.per_position)
         if s_tau is None or not per:
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: the probe or the served acceptance has no τ",
-                                 refs=refs)]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK, "could not check: the probe or the served acceptance has no τ", refs=refs
+                )
+            ]
         if k is not None and k > len(per):
             k = None  # served drafts more tokens than the probe's block: compare the whole probe curve
         p_tau = tau_at(per, k)
@@ -51,22 +58,40 @@ class ProbeVsServed(Check):
         if probe.temperature > 0:
             at += f" (probe at temperature {probe.temperature:g})"
         if s_tau < p_tau - tol:
-            findings.append(self.finding(
-                Status.FAIL, f"the clean-room probe reaches τ {p_tau:.2f}{at}, the server only {s_tau:.2f}: "
-                             "the drafter's weights are fine, the serving path loses acceptance", refs=refs,
-                remedy="Look at how the engine runs the drafter: layer taps, sliding windows, attention backend "
-                       "(the ablations below say which one reproduces the served curve).",
-                observations=(Observation("probe:exceeds-served", f"probe τ {p_tau:.2f} vs served {s_tau:.2f}", refs),)))
+            findings.append(
+                self.finding(
+                    Status.FAIL,
+                    f"the clean-room probe reaches τ {p_tau:.2f}{at}, the server only {s_tau:.2f}: "
+                    "the drafter's weights are fine, the serving path loses acceptance",
+                    refs=refs,
+                    remedy="Look at how the engine runs the drafter: layer taps, sliding windows, attention backend "
+                    "(the ablations below say which one reproduces the served curve).",
+                    observations=(
+                        Observation("probe:exceeds-served", f"probe τ {p_tau:.2f} vs served {s_tau:.2f}", refs),
+                    ),
+                )
+            )
         elif s_tau > p_tau + tol:
-            findings.append(self.finding(
-                Status.WARN, f"the server ({s_tau:.2f}) beats the probe (τ {p_tau:.2f}{at}): the served workload "
-                             "is easier than the probe's prompts, so the comparison decides nothing", refs=refs))
+            findings.append(
+                self.finding(
+                    Status.WARN,
+                    f"the server ({s_tau:.2f}) beats the probe (τ {p_tau:.2f}{at}): the served workload "
+                    "is easier than the probe's prompts, so the comparison decides nothing",
+                    refs=refs,
+                )
+            )
         else:
-            findings.append(self.finding(
-                Status.WARN, f"the clean-room probe reproduces the served τ ({p_tau:.2f}{at} vs {s_tau:.2f}): "
-                             "the engine runs the drafter faithfully; the limit is the drafter or the workload",
-                refs=refs,
-                observations=(Observation("probe:reproduces-served", f"probe τ {p_tau:.2f} vs served {s_tau:.2f}", refs),)))
+            findings.append(
+                self.finding(
+                    Status.WARN,
+                    f"the clean-room probe reproduces the served τ ({p_tau:.2f}{at} vs {s_tau:.2f}): "
+                    "the engine runs the drafter faithfully; the limit is the drafter or the workload",
+                    refs=refs,
+                    observations=(
+                        Observation("probe:reproduces-served", f"probe τ {p_tau:.2f} vs served {s_tau:.2f}", refs),
+                    ),
+                )
+            )
             return findings
         if s_tau >= p_tau - tol:
             return findings
@@ -84,27 +109,44 @@ class ProbeVsServed(Check):
             if a_tau is not None and abs(a_tau - s_tau) <= tol:
                 matches.append((abs(a_tau - s_tau), name, a_tau))
         if not matches:
-            findings.append(self.finding(
-                Status.WARN, "no probe ablation (sliding windows ignored, taps shifted by ±1) reproduces the served τ"
-                             + ("" if probe.ablations else " — the probe ran without ablations (--ablate offset,swa)"),
-                refs=refs))
+            findings.append(
+                self.finding(
+                    Status.WARN,
+                    "no probe ablation (sliding windows ignored, taps shifted by ±1) reproduces the served τ"
+                    + ("" if probe.ablations else " — the probe ran without ablations (--ablate offset,swa)"),
+                    refs=refs,
+                )
+            )
             return findings
         matches.sort()
         observations, parts = [], []
         for _, name, a_tau in matches:
             if name == "swa-ignored":
                 parts.append(f"with the drafter's sliding windows ignored (τ {a_tau:.2f})")
-                observations.append(Observation("probe:ablation-swa-matches",
-                                                f"probe with windows ignored τ {a_tau:.2f} vs served {s_tau:.2f}", refs))
+                observations.append(
+                    Observation(
+                        "probe:ablation-swa-matches",
+                        f"probe with windows ignored τ {a_tau:.2f} vs served {s_tau:.2f}",
+                        refs,
+                    )
+                )
             else:
                 parts.append(f"with the layer taps shifted ({name}, τ {a_tau:.2f})")
-                observations.append(Observation("probe:ablation-offset-matches",
-                                                f"probe with taps {name} τ {a_tau:.2f} vs served {s_tau:.2f}", refs))
+                observations.append(
+                    Observation(
+                        "probe:ablation-offset-matches",
+                        f"probe with taps {name} τ {a_tau:.2f} vs served {s_tau:.2f}",
+                        refs,
+                    )
+                )
         if len(parts) == 1:
             msg = f"the probe {parts[0]} reproduces the served τ ({s_tau:.2f})"
         else:
-            msg = (f"several probe ablations reproduce the served τ ({s_tau:.2f}): " + "; ".join(parts)
-                   + " — the probe alone cannot tell them apart")
+            msg = (
+                f"several probe ablations reproduce the served τ ({s_tau:.2f}): "
+                + "; ".join(parts)
+                + " — the probe alone cannot tell them apart"
+            )
         # one observation per kind: two offset ablations are one piece of evidence, not two
         seen, unique = set(), []
         for o in observations:

@@ -58,51 +58,89 @@ class RopeAgreement(Check):
                 served = _apply(dr, override)
                 changed = _differences(dr, served)
                 if changed:
-                    bad.append((f"SGLang applies {flag} to the draft model too: the drafter is served with "
-                                f"{'; '.join(changed)} — not what its config (its training) says", 1.0))
+                    bad.append(
+                        (
+                            f"SGLang applies {flag} to the draft model too: the drafter is served with "
+                            f"{'; '.join(changed)} — not what its config (its training) says",
+                            1.0,
+                        )
+                    )
             else:
-                notes.append(f"{flag} changes the target's RoPE only: vLLM builds the draft model's config with its "
-                             "own overrides, so the drafter keeps its config's RoPE")
+                notes.append(
+                    f"{flag} changes the target's RoPE only: vLLM builds the draft model's config with its "
+                    "own overrides, so the drafter keeps its config's RoPE"
+                )
 
         if dr.theta is None or tr.theta is None:
             if bad:
                 return [self._fail(bad, notes, refs)]
-            return [self.finding(Status.COULD_NOT_CHECK, "could not check: rope_theta missing from "
-                                 + ("the drafter" if dr.theta is None else "the target") + " config", refs=refs)]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    "could not check: rope_theta missing from "
+                    + ("the drafter" if dr.theta is None else "the target")
+                    + " config",
+                    refs=refs,
+                )
+            ]
         if abs(dr.theta - tr.theta) > 1e-6 * max(dr.theta, tr.theta):
-            bad.append((f"rope_theta {dr.theta:g} (drafter) vs {tr.theta:g} (target): drafter configs are written "
-                        "from their target's, so this drafter was probably trained for another target (or its "
-                        "config was edited)", THETA_STRENGTH))
+            bad.append(
+                (
+                    f"rope_theta {dr.theta:g} (drafter) vs {tr.theta:g} (target): drafter configs are written "
+                    "from their target's, so this drafter was probably trained for another target (or its "
+                    "config was edited)",
+                    THETA_STRENGTH,
+                )
+            )
         ds, ts = _kind(dr.scaling), _kind(tr.scaling)
         if ds != ts and ds is not None:
-            bad.append((f"the drafter's config declares rope scaling {_describe(dr.scaling)}, its target's "
-                        f"{_describe(tr.scaling)}: right if the drafter was trained with it (long-context training), "
-                        "the cause of near-zero acceptance if it was added to a drafter trained without it — "
-                        "its training recipe or model card decides", SCALING_STRENGTH))
+            bad.append(
+                (
+                    f"the drafter's config declares rope scaling {_describe(dr.scaling)}, its target's "
+                    f"{_describe(tr.scaling)}: right if the drafter was trained with it (long-context training), "
+                    "the cause of near-zero acceptance if it was added to a drafter trained without it — "
+                    "its training recipe or model card decides",
+                    SCALING_STRENGTH,
+                )
+            )
         elif ds != ts:
-            notes.append(f"rope scaling {_describe(dr.scaling)} (drafter) vs {_describe(tr.scaling)} (target): the "
-                         "drafter runs its own attention with the RoPE its config declares; scaling on the target "
-                         "alone is not a fault by itself")
+            notes.append(
+                f"rope scaling {_describe(dr.scaling)} (drafter) vs {_describe(tr.scaling)} (target): the "
+                "drafter runs its own attention with the RoPE its config declares; scaling on the target "
+                "alone is not a fault by itself"
+            )
         if (dr.partial_rotary_factor or 1.0) != (tr.partial_rotary_factor or 1.0):
-            notes.append(f"partial_rotary_factor {dr.partial_rotary_factor or 1.0:g} (drafter) vs "
-                         f"{tr.partial_rotary_factor or 1.0:g} (target): expected — the drafter has its own "
-                         "attention stack and rotates with its own setting")
+            notes.append(
+                f"partial_rotary_factor {dr.partial_rotary_factor or 1.0:g} (drafter) vs "
+                f"{tr.partial_rotary_factor or 1.0:g} (target): expected — the drafter has its own "
+                "attention stack and rotates with its own setting"
+            )
         if bad:
             return [self._fail(bad, notes, refs)]
-        msg = (f"rope_theta {dr.theta:g} on both; the drafter is served with its own RoPE "
-               f"(scaling {_describe(dr.scaling)})")
-        return [self.finding(Status.OK, msg, refs=refs, details=tuple(notes),
-                             observations=(Observation("rope:ok", msg, refs),))]
+        msg = (
+            f"rope_theta {dr.theta:g} on both; the drafter is served with its own RoPE "
+            f"(scaling {_describe(dr.scaling)})"
+        )
+        return [
+            self.finding(
+                Status.OK, msg, refs=refs, details=tuple(notes), observations=(Observation("rope:ok", msg, refs),)
+            )
+        ]
 
     def _fail(self, bad: list[tuple[str, float]], notes: list[str], refs: tuple[str, ...]):
         msg = "RoPE: " + "; ".join(text for text, _ in bad)
         strength = max(s for _, s in bad)
-        return self.finding(Status.FAIL if strength >= 1.0 else Status.WARN, msg, refs=refs, details=tuple(notes),
-                            remedy="Serve the drafter with the RoPE it was trained with: on SGLang, put long-context "
-                                   "RoPE for the target in the target's own config (or a target-only override) "
-                                   "rather than --json-model-override-args, which reaches the drafter; for a theta "
-                                   "that differs from the target's, check the drafter was trained for this target.",
-                            observations=(Observation("rope:mismatch", msg, refs, strength=strength),))
+        return self.finding(
+            Status.FAIL if strength >= 1.0 else Status.WARN,
+            msg,
+            refs=refs,
+            details=tuple(notes),
+            remedy="Serve the drafter with the RoPE it was trained with: on SGLang, put long-context "
+            "RoPE for the target in the target's own config (or a target-only override) "
+            "rather than --json-model-override-args, which reaches the drafter; for a theta "
+            "that differs from the target's, check the drafter was trained for this target.",
+            observations=(Observation("rope:mismatch", msg, refs, strength=strength),),
+        )
 
 
 def _rope_override(launch) -> tuple[str | None, dict]:
@@ -166,5 +204,8 @@ def _describe(scaling) -> str:
         return "none"
     factor = _factor(scaling)
     orig = scaling.get("original_max_position_embeddings")
-    return kind + (f" ×{factor:g}" if isinstance(factor, (int, float)) else "") + (
-        f" from {orig}" if isinstance(orig, int) else "")
+    return (
+        kind
+        + (f" ×{factor:g}" if isinstance(factor, (int, float)) else "")
+        + (f" from {orig}" if isinstance(orig, int) else "")
+    )

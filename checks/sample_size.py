@@ -26,13 +26,30 @@ class SampleSize(Check):
         if r.verdict in ("healthy", "problem"):
             return [self.finding(Status.OK, f"{where} settle it: {r.describe()}", refs=(ev.ref,))]
         if r.verdict == "no-band":
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: no healthy band to compare {where} with "
-                                 f"({r.describe()})", refs=(ev.ref,))]
-        more = ("; the method decides it, not more drafts (name it with --launch or --drafter)" if r.method_decides
-                else f"; about {r.drafts_to_settle:,} drafts at this τ would settle it" if r.drafts_to_settle
-                else "; a pair baseline (--drafter) or a probe would settle it sooner")
-        return [self.finding(
-            Status.WARN, f"{where} do not separate healthy from impaired: {r.describe()}{more}", refs=(ev.ref,),
-            remedy="Collect a longer log under real load, or run `dflash-doctor probe` for the clean-room τ.",
-            observations=(Observation("sample:insufficient", where, (ev.ref,),
-                                      strength=1.0 - abs(2 * (r.p_healthy or 0.5) - 1.0)),))]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: no healthy band to compare {where} with ({r.describe()})",
+                    refs=(ev.ref,),
+                )
+            ]
+        more = (
+            "; the method decides it, not more drafts (name it with --launch or --drafter)"
+            if r.method_decides
+            else f"; about {r.drafts_to_settle:,} drafts at this τ would settle it"
+            if r.drafts_to_settle
+            else "; a pair baseline (--drafter) or a probe would settle it sooner"
+        )
+        return [
+            self.finding(
+                Status.WARN,
+                f"{where} do not separate healthy from impaired: {r.describe()}{more}",
+                refs=(ev.ref,),
+                remedy="Collect a longer log under real load, or run `dflash-doctor probe` for the clean-room τ.",
+                observations=(
+                    Observation(
+                        "sample:insufficient", where, (ev.ref,), strength=1.0 - abs(2 * (r.p_healthy or 0.5) - 1.0)
+                    ),
+                ),
+            )
+        ]

@@ -20,20 +20,37 @@ class SpecDecodeActive(Check):
         stats = evidence.log_scan()
         size = f"{stats.lines} lines" if stats.lines is not None else f"{stats.bytes} bytes"
         if stats.intervals > 0:
-            return [self.finding(Status.OK, f"{stats.intervals} spec-decode metrics intervals in {size}",
-                                 refs=(ev.ref,))]
+            return [
+                self.finding(Status.OK, f"{stats.intervals} spec-decode metrics intervals in {size}", refs=(ev.ref,))
+            ]
         if not (stats.bytes or stats.lines):
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: the log is empty", refs=(ev.ref,))]
         if stats.malformed:
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {stats.malformed} metrics-like line(s) "
-                                 "in the log, none parsed", refs=(ev.ref,))]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: {stats.malformed} metrics-like line(s) in the log, none parsed",
+                    refs=(ev.ref,),
+                )
+            ]
         if evidence.startup() is None and (stats.lines or 0) < MIN_SERVER_LOG_LINES:
             # Text with no line an engine writes (a pasted summary, another program's log) says nothing about
             # whether speculative decoding ran: its silence is not the server's.
-            return [self.finding(Status.COULD_NOT_CHECK, f"could not check: nothing in the log ({size}) shows it comes "
-                                 "from a vLLM or SGLang server (no metrics, no startup lines)", refs=(ev.ref,))]
-        return [self.finding(
-            Status.FAIL, f"no spec-decode metrics in {size}", refs=(ev.ref,),
-            remedy="Check that --speculative-config reached the server and that stats logging is on "
-                   "(no --disable-log-stats); an idle engine logs these lines only at DEBUG.",
-            observations=(Observation("launch:no-spec-lines", f"0 metrics lines in {size}", (ev.ref,)),))]
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: nothing in the log ({size}) shows it comes "
+                    "from a vLLM or SGLang server (no metrics, no startup lines)",
+                    refs=(ev.ref,),
+                )
+            ]
+        return [
+            self.finding(
+                Status.FAIL,
+                f"no spec-decode metrics in {size}",
+                refs=(ev.ref,),
+                remedy="Check that --speculative-config reached the server and that stats logging is on "
+                "(no --disable-log-stats); an idle engine logs these lines only at DEBUG.",
+                observations=(Observation("launch:no-spec-lines", f"0 metrics lines in {size}", (ev.ref,)),),
+            )
+        ]

@@ -28,8 +28,15 @@ class TargetQuantRotation(Check):
         hits = sorted({w for w in _ROTATION_WORDS if w in text})
         if hits:
             msg = f"the target is quantised ({method}) with rotation settings ({', '.join(hits)})"
-            return [self.finding(Status.WARN, msg, refs=(ev.ref,),
-                                 remedy="Counter-rotate the drafter's fc input or serve an unrotated target.",
-                                 observations=(Observation("quant:rotation", msg, (ev.ref,)),))]
-        return [self.finding(Status.OK, f"the target is quantised ({method}) without rotation settings",
-                             refs=(ev.ref,))]
+            return [
+                self.finding(
+                    Status.WARN,
+                    msg,
+                    refs=(ev.ref,),
+                    remedy="Counter-rotate the drafter's fc input or serve an unrotated target.",
+                    observations=(Observation("quant:rotation", msg, (ev.ref,)),),
+                )
+            ]
+        return [
+            self.finding(Status.OK, f"the target is quantised ({method}) without rotation settings", refs=(ev.ref,))
+        ]

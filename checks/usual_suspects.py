@@ -51,8 +51,19 @@ class UsualSuspects(Check):
         if k is not None and k >= limit:
             said.append(("launch:k-large", f"k = {k} speculative tokens"))
         if not said:
-            return [self.finding(Status.OK, "the launch sets none of prefix caching, eager mode, tensor parallelism "
-                                 "or a large k", refs=refs)]
+            return [
+                self.finding(
+                    Status.OK,
+                    "the launch sets none of prefix caching, eager mode, tensor parallelism or a large k",
+                    refs=refs,
+                )
+            ]
         obs = tuple(Observation(name, text, refs) for name, text in said)
-        return [self.finding(Status.OK, "commonly blamed, not causes of low acceptance: " + "; ".join(t for _, t in said),
-                             refs=refs, observations=obs)]
+        return [
+            self.finding(
+                Status.OK,
+                "commonly blamed, not causes of low acceptance: " + "; ".join(t for _, t in said),
+                refs=refs,
+                observations=obs,
+            )
+        ]

@@ -12,7 +12,9 @@ __version__ = "0.1.0"
 # package path lets ``import dflash_doctor.checks`` work the same way from a checkout.
 _here = _os.path.dirname(_os.path.abspath(__file__))
 _root = _os.path.dirname(_here)
-if not _os.path.isdir(_os.path.join(_here, "checks")) and _os.path.isfile(
-    _os.path.join(_root, "checks", "__init__.py")
-) and _os.path.isfile(_os.path.join(_root, "pyproject.toml")):
+if (
+    not _os.path.isdir(_os.path.join(_here, "checks"))
+    and _os.path.isfile(_os.path.join(_root, "checks", "__init__.py"))
+    and _os.path.isfile(_os.path.join(_root, "pyproject.toml"))
+):
     __path__.append(_root)  # type: ignore[name-defined]  # noqa: F821

@@ -13,7 +13,8 @@ import contextlib
 import os
 import shutil
 import tempfile
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 
 def _umask() -> int:

@@ -9,7 +9,8 @@ and yields "could-not-check" with the reason the evidence is missing; a check th
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
 from .evidence import EvidenceSet, Finding, Kind, Status
 
@@ -25,8 +26,7 @@ class Check(ABC):
     observations: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
-    def run(self, evidence: EvidenceSet) -> Sequence[Finding]:
-        ...
+    def run(self, evidence: EvidenceSet) -> Sequence[Finding]: ...
 
     # Helpers so checks read naturally.
     def finding(self, status: Status, message: str, **kw) -> Finding:
@@ -39,26 +39,47 @@ def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
         absent = [k for k in check.needs if not evidence.has(k)]
         if absent:
             reasons = "; ".join(f"{k.value}: {evidence.why_missing(k)}" for k in absent)
-            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, f"could not check: {reasons}",
-                                    waiting_for=tuple(k.value for k in absent)))
+            findings.append(
+                Finding(
+                    check.id,
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: {reasons}",
+                    waiting_for=tuple(k.value for k in absent),
+                )
+            )
             continue
         try:
             result = list(check.run(evidence))
         except (Exception, SystemExit) as exc:  # a crashed check (even one calling sys.exit) is a result
-            findings.append(Finding(check.id, Status.COULD_NOT_CHECK,
-                                    f"could not check: the check crashed ({type(exc).__name__}: {exc})"))
+            findings.append(
+                Finding(
+                    check.id,
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: the check crashed ({type(exc).__name__}: {exc})",
+                )
+            )
             continue
         junk = [r for r in result if not isinstance(r, Finding)]
         if junk:  # a plugin returning strings would otherwise crash the ranking and lose the report
-            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, f"could not check: the check returned "
-                                    f"{type(junk[0]).__name__} instead of findings"))
+            findings.append(
+                Finding(
+                    check.id,
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: the check returned {type(junk[0]).__name__} instead of findings",
+                )
+            )
             continue
         if not result:
             findings.append(Finding(check.id, Status.COULD_NOT_CHECK, "could not check: the check returned no result"))
         undeclared = sorted({o.name for f in result for o in f.observations} - set(check.observations))
         if undeclared:  # a typo or a new name the knowledge cannot know: never let it reach the ranking silently
-            findings.append(Finding(check.id, Status.COULD_NOT_CHECK, "could not check: the check emitted undeclared "
-                                    f"observation(s) {', '.join(undeclared)}"))
+            findings.append(
+                Finding(
+                    check.id,
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: the check emitted undeclared observation(s) {', '.join(undeclared)}",
+                )
+            )
             continue
         findings.extend(result)
     return findings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import __version__
 from .check import Check, declared_observations, run_checks
@@ -17,9 +17,14 @@ from .registry import load_checks
 from .settings import DEFAULT, Settings
 
 
-def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, knowledge: Knowledge | None = None,
-                 areas: Sequence[str] | None = None, settings: Settings | None = None,
-                 invocation: Sequence[str] | None = None) -> tuple[Report, list[str]]:
+def build_report(
+    evidence: EvidenceSet,
+    checks: Sequence[Check] | None = None,
+    knowledge: Knowledge | None = None,
+    areas: Sequence[str] | None = None,
+    settings: Settings | None = None,
+    invocation: Sequence[str] | None = None,
+) -> tuple[Report, list[str]]:
     """Run checks over the evidence, rank causes and plan the fix. Returns the report and loader warnings.
 
     Knowledge and baselines come from `settings` (resolved once at the CLI) unless given; the knowledge's
@@ -51,16 +56,27 @@ def build_report(evidence: EvidenceSet, checks: Sequence[Check] | None = None, k
         extra_notes = (f"no fix plan: building it failed ({type(exc).__name__}: {exc})",)
     names = plan.names if plan is not None else Names()
     # The facts already collected go into every command the report suggests (fill: names, release).
-    causes = tuple(dataclasses.replace(c, fix=fill(c.fix, names), next_step=fill(c.next_step, names),
-                                       missing_evidence=tuple(fill(m, names) for m in c.missing_evidence))
-                   for c in ranking.causes)
+    causes = tuple(
+        dataclasses.replace(
+            c,
+            fix=fill(c.fix, names),
+            next_step=fill(c.next_step, names),
+            missing_evidence=tuple(fill(m, names) for m in c.missing_evidence),
+        )
+        for c in ranking.causes
+    )
     findings = [dataclasses.replace(f, remedy=fill(f.remedy, names)) if f.remedy else f for f in findings]
     notes = tuple(dict.fromkeys(fill(n, names) for n in (*evidence.notes, *ranking.notes, *extra_notes)))
     report = Report(
-        target=evidence.label, verdict=ranking.verdict, acceptance=evidence.acceptance(),
-        findings=tuple(findings), causes=causes, evidence=tuple(evidence),
+        target=evidence.label,
+        verdict=ranking.verdict,
+        acceptance=evidence.acceptance(),
+        findings=tuple(findings),
+        causes=causes,
+        evidence=tuple(evidence),
         missing=tuple(dataclasses.replace(m, reason=fill(m.reason, names)) for m in evidence.missing_items),
-        notes=notes, tool_version=__version__,
+        notes=notes,
+        tool_version=__version__,
         advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,
         plan=plan,
     )
@@ -80,29 +96,40 @@ def require_something_read(evidence: EvidenceSet) -> None:
         return
     from .payloads import MIN_SERVER_LOG_LINES
 
-    if any(s.intervals or s.malformed or (s.lines or 0) >= MIN_SERVER_LOG_LINES
-           for s in (e.value for e in evidence.all(Kind.LOG_SCAN))):
+    if any(
+        s.intervals or s.malformed or (s.lines or 0) >= MIN_SERVER_LOG_LINES
+        for s in (e.value for e in evidence.all(Kind.LOG_SCAN))
+    ):
         return
     if evidence.collection_errors:
         what, why = evidence.collection_errors[0]
         more = len(evidence.collection_errors) - 1
-        raise DoctorError(f"could not read {what}: {why}" + (f" (and {more} more input(s))" if more else ""),
-                          hint="nothing else was given to diagnose", exit_code=ExitCode.NOT_CHECKED)
+        raise DoctorError(
+            f"could not read {what}: {why}" + (f" (and {more} more input(s))" if more else ""),
+            hint="nothing else was given to diagnose",
+            exit_code=ExitCode.NOT_CHECKED,
+        )
     scans = [e for e in evidence.all(Kind.LOG_SCAN)]
     if scans:
         where = ", ".join(dict.fromkeys(e.source.location for e in scans))
         lines = sum((e.value.lines or 0) for e in scans)
         empty = not any((e.value.lines or e.value.bytes) for e in scans)
-        raise DoctorError(f"{where} is empty" if empty else
-                          f"{where} holds no spec-decode metrics and no engine startup lines ({lines} line(s) read): "
-                          "it does not look like a vLLM or SGLang server log",
-                          hint="give the server's own log (the lines with 'SpecDecoding metrics' or 'accept len'), "
-                               "or --metrics URL", exit_code=ExitCode.NOT_CHECKED)
+        raise DoctorError(
+            f"{where} is empty"
+            if empty
+            else f"{where} holds no spec-decode metrics and no engine startup lines ({lines} line(s) read): "
+            "it does not look like a vLLM or SGLang server log",
+            hint="give the server's own log (the lines with 'SpecDecoding metrics' or 'accept len'), or --metrics URL",
+            exit_code=ExitCode.NOT_CHECKED,
+        )
     if evidence.has(Kind.ENGINE):
         eng = evidence.engine()
-        raise UsageError("an engine release alone is nothing to diagnose",
-                         hint=f"its known bugs: dflash-doctor known-issues --engine {eng.name}"
-                              + (f"=={eng.version}" if eng.version else "") + "; add --log server.log to diagnose")
+        raise UsageError(
+            "an engine release alone is nothing to diagnose",
+            hint=f"its known bugs: dflash-doctor known-issues --engine {eng.name}"
+            + (f"=={eng.version}" if eng.version else "")
+            + "; add --log server.log to diagnose",
+        )
     raise UsageError("nothing to diagnose", hint="give a server log: dflash-doctor diagnose --log server.log")
 
 
@@ -127,15 +154,28 @@ def stable_refs(report: Report) -> Report:
     def contrib(c: Contribution) -> Contribution:
         return dataclasses.replace(c, refs=refs(c.refs))
 
-    evidence = tuple(dataclasses.replace(report.evidence[i], ref=mapping[report.evidence[i].ref],
-                                         source=dataclasses.replace(report.evidence[i].source,
-                                                                    location=text(report.evidence[i].source.location)))
-                     for i in order)
-    findings = tuple(dataclasses.replace(f, refs=refs(f.refs), observations=tuple(
-        dataclasses.replace(o, refs=refs(o.refs)) for o in f.observations)) for f in report.findings)
-    causes = tuple(dataclasses.replace(c, evidence_for=tuple(contrib(x) for x in c.evidence_for),
-                                       evidence_against=tuple(contrib(x) for x in c.evidence_against))
-                   for c in report.causes)
+    evidence = tuple(
+        dataclasses.replace(
+            report.evidence[i],
+            ref=mapping[report.evidence[i].ref],
+            source=dataclasses.replace(report.evidence[i].source, location=text(report.evidence[i].source.location)),
+        )
+        for i in order
+    )
+    findings = tuple(
+        dataclasses.replace(
+            f, refs=refs(f.refs), observations=tuple(dataclasses.replace(o, refs=refs(o.refs)) for o in f.observations)
+        )
+        for f in report.findings
+    )
+    causes = tuple(
+        dataclasses.replace(
+            c,
+            evidence_for=tuple(contrib(x) for x in c.evidence_for),
+            evidence_against=tuple(contrib(x) for x in c.evidence_against),
+        )
+        for c in report.causes
+    )
     return dataclasses.replace(report, evidence=evidence, findings=findings, causes=causes)
 
 
@@ -164,8 +204,13 @@ def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
 # Imported while a host works (the collectors' `meanwhile`): what the diagnosis needs once its answers arrive.
 # pandas is not among them: summaries need numpy only, and on a loopback host the import's CPU is taken
 # from the host's own work.
-WARM_MODULES = ("numpy", "dflash_doctor.parse.frame", "dflash_doctor.models.facts",
-                "dflash_doctor.models.engine_support", "dflash_doctor.render.json_report")
+WARM_MODULES = (
+    "numpy",
+    "dflash_doctor.parse.frame",
+    "dflash_doctor.models.facts",
+    "dflash_doctor.models.engine_support",
+    "dflash_doctor.render.json_report",
+)
 
 
 def warm_imports() -> None:
@@ -194,8 +239,14 @@ def warm_report_data(settings: Settings | None = None) -> None:
     from .rank.reference import default_reference
 
     settings = settings or DEFAULT
-    for load in (lambda: settings.knowledge(None), settings.baselines, default_reference, default_known_issues,
-                 engine_support.load_table, architectures.load):
+    for load in (
+        lambda: settings.knowledge(None),
+        settings.baselines,
+        default_reference,
+        default_known_issues,
+        engine_support.load_table,
+        architectures.load,
+    ):
         try:
             load()
         except Exception:  # (not cached: the report's own call raises it again)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .engines.analysis import EngineAnalysis
@@ -18,8 +19,17 @@ if TYPE_CHECKING:
     from .models.facts import DrafterFacts, TargetFacts
     from .parse.launch import LaunchConfig
     from .parse.records import AcceptanceSummary, StartupFacts
-    from .payloads import (EngineId, Environment, GpuInventory, HostSummary, MetricsScrape,
-                           ProbeResult, Processes, ScanStats, Workload)
+    from .payloads import (
+        EngineId,
+        Environment,
+        GpuInventory,
+        HostSummary,
+        MetricsScrape,
+        ProbeResult,
+        Processes,
+        ScanStats,
+        Workload,
+    )
 
 REPORT_SCHEMA = "dflash-doctor/report@1"
 
@@ -124,8 +134,11 @@ class Missing:
     source: Source | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "reason": self.reason,
-                "source": dataclasses.asdict(self.source) if self.source else None}
+        return {
+            "kind": self.kind.value,
+            "reason": self.reason,
+            "source": dataclasses.asdict(self.source) if self.source else None,
+        }
 
 
 class EvidenceSet:
@@ -326,8 +339,12 @@ class Contribution:
     refs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"observation": self.observation, "weight": round(self.weight, 3), "text": self.text,
-                "refs": list(self.refs)}
+        return {
+            "observation": self.observation,
+            "weight": round(self.weight, 3),
+            "text": self.text,
+            "refs": list(self.refs),
+        }
 
 
 @dataclass(frozen=True)
@@ -354,7 +371,9 @@ class Cause:
             "fix": self.fix,
             "next_step": self.next_step,
             "missing_evidence": list(self.missing_evidence),
-            "expected_tau_if_fixed": None if self.expected_tau_if_fixed is None else round(self.expected_tau_if_fixed, 2),
+            "expected_tau_if_fixed": None
+            if self.expected_tau_if_fixed is None
+            else round(self.expected_tau_if_fixed, 2),
             "speedup_if_fixed": None if self.speedup_if_fixed is None else round(self.speedup_if_fixed, 2),
             "notes": list(self.notes),
         }

@@ -8,8 +8,9 @@ host's result. Progress is an observer (`on_done(result)`), so the CLI decides h
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .errors import DoctorError, ExitCode, UsageError
 from .evidence import EvidenceSet, Kind, Report, Verdict
@@ -48,12 +49,19 @@ class HostResult:
         if plan is not None and top is not None:
             first = next((c for c in plan.causes if c.explained_by is None), None)
             top = next((c for c in self.report.causes if first is not None and c.id == first.id), top)
-        step = plan.steps[0].action if plan is not None and plan.steps and self.report.verdict == Verdict.PROBLEM \
-            else None
-        return {"host": self.spec, "status": self.status,
-                "tau": round(acc.mean_acceptance_length, 2) if acc is not None else None,
-                "top_cause": top.id if top else None, "confidence": round(top.confidence, 2) if top else None,
-                "fix": step, "error": self.error, "hint": self.hint}
+        step = (
+            plan.steps[0].action if plan is not None and plan.steps and self.report.verdict == Verdict.PROBLEM else None
+        )
+        return {
+            "host": self.spec,
+            "status": self.status,
+            "tau": round(acc.mean_acceptance_length, 2) if acc is not None else None,
+            "top_cause": top.id if top else None,
+            "confidence": round(top.confidence, 2) if top else None,
+            "fix": step,
+            "error": self.error,
+            "hint": self.hint,
+        }
 
 
 @dataclass(frozen=True)
@@ -73,8 +81,11 @@ class HostFleet:
         return int(ExitCode.OK)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "dflash-doctor/fleet@1", "kind": self.kind,
-                "hosts": [{**r.row(), "report": r.report.to_dict()} for r in self.results]}
+        return {
+            "schema": "dflash-doctor/fleet@1",
+            "kind": self.kind,
+            "hosts": [{**r.row(), "report": r.report.to_dict()} for r in self.results],
+        }
 
 
 @dataclass(frozen=True)
@@ -101,8 +112,9 @@ def refuse_paths_as_hosts(specs: Sequence[str]) -> None:
             continue
         if os.path.exists(spec):
             what = "directory" if os.path.isdir(spec) else "file"
-            raise UsageError(f"{spec} is a {what} here, not a host",
-                             hint=f"did you mean `dflash-doctor check bundle {spec}`?")
+            raise UsageError(
+                f"{spec} is a {what} here, not a host", hint=f"did you mean `dflash-doctor check bundle {spec}`?"
+            )
 
 
 def _unreached(spec: str, why: str, kind: Kind = Kind.HOST, settings=None) -> Report:
@@ -118,20 +130,29 @@ def check_one(spec: str, opts: HostCheck, progress=None) -> HostResult:
     from .hosts import HostError, open_host
 
     try:  # first connect; what the diagnosis needs afterwards is imported while the host works
-        host = open_host(spec, accept_new_host_key=opts.accept_new_host_key, ssh_config=opts.ssh_config,
-                         known_hosts=opts.known_hosts, **opts.extra)
+        host = open_host(
+            spec,
+            accept_new_host_key=opts.accept_new_host_key,
+            ssh_config=opts.ssh_config,
+            known_hosts=opts.known_hosts,
+            **opts.extra,
+        )
     except HostError as exc:
-        return HostResult(spec, _unreached(spec, exc.message, settings=opts.settings), "unreachable", exc.message,
-                          exc.hint)
+        return HostResult(
+            spec, _unreached(spec, exc.message, settings=opts.settings), "unreachable", exc.message, exc.hint
+        )
     from .collect.host import HostOptions, collect_host
 
     try:
         with host:
-            evidence = collect_host(host, HostOptions(log=opts.log, pid=opts.pid, timeout=opts.timeout),
-                                    progress=progress, meanwhile=lambda: _warm(opts.settings, report=True))
+            evidence = collect_host(
+                host,
+                HostOptions(log=opts.log, pid=opts.pid, timeout=opts.timeout),
+                progress=progress,
+                meanwhile=lambda: _warm(opts.settings, report=True),
+            )
     except HostError as exc:
-        return HostResult(spec, _unreached(spec, exc.message, settings=opts.settings), "failed", exc.message,
-                          exc.hint)
+        return HostResult(spec, _unreached(spec, exc.message, settings=opts.settings), "failed", exc.message, exc.hint)
     return _diagnose(spec, evidence, opts, "interrupted" if evidence.interrupted else "checked")
 
 
@@ -146,8 +167,9 @@ def _diagnose(spec: str, evidence: EvidenceSet, opts: HostCheck, state: str) -> 
     return HostResult(spec, report, state)
 
 
-def check_hosts(specs: Sequence[str], opts: HostCheck, parallel: int = 8,
-                on_done: Callable[[HostResult], None] | None = None) -> HostFleet:
+def check_hosts(
+    specs: Sequence[str], opts: HostCheck, parallel: int = 8, on_done: Callable[[HostResult], None] | None = None
+) -> HostFleet:
     """Every host through a bounded pool; Ctrl-C keeps the hosts already checked and marks the rest."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -185,15 +207,20 @@ def check_bundle(path: str, opts: HostCheck) -> HostResult:
     if "://" in path and not os.path.exists(path):
         raise UsageError(f"{path} is a host, not a bundle", hint=f"did you mean `dflash-doctor check host {path}`?")
     if not os.path.exists(path):
-        raise UsageError(f"no such bundle: {path}",
-                         hint="a bundle is a directory or .tar.gz written by `dflash-doctor collect HOST -o PATH`")
+        raise UsageError(
+            f"no such bundle: {path}",
+            hint="a bundle is a directory or .tar.gz written by `dflash-doctor collect HOST -o PATH`",
+        )
     try:
         host = BundleHost(path)
     except HostError as exc:
         raise DoctorError(exc.message, exc.hint, ExitCode.USAGE) from None
     manifest = host.manifest.get("options") if isinstance(host.manifest.get("options"), dict) else {}
-    evidence = collect_host(host, HostOptions(log=manifest.get("log"), pid=manifest.get("pid")),
-                            meanwhile=lambda: _warm(opts.settings, report=True))
+    evidence = collect_host(
+        host,
+        HostOptions(log=manifest.get("log"), pid=manifest.get("pid")),
+        meanwhile=lambda: _warm(opts.settings, report=True),
+    )
     return _diagnose(path, evidence, opts, "interrupted" if evidence.interrupted else "checked")
 
 
@@ -206,8 +233,9 @@ def check_bundles(paths: Sequence[str], opts: HostCheck) -> HostFleet:
         except DoctorError as exc:
             if len(paths) == 1:
                 raise
-            out.append(HostResult(p, _unreached(p, exc.message, settings=opts.settings), "failed", exc.message,
-                                  exc.hint))
+            out.append(
+                HostResult(p, _unreached(p, exc.message, settings=opts.settings), "failed", exc.message, exc.hint)
+            )
     return HostFleet(tuple(out), kind="bundle")
 
 
@@ -228,16 +256,28 @@ def collect_bundle(spec: str, out_path: str, opts: HostCheck, tool_version: str)
     if os.path.lexists(out_path):
         raise UsageError(f"{out_path} already exists", hint="choose a new path; collect never overwrites")
     try:
-        live = open_host(spec, accept_new_host_key=opts.accept_new_host_key, ssh_config=opts.ssh_config,
-                         known_hosts=opts.known_hosts, **opts.extra)
+        live = open_host(
+            spec,
+            accept_new_host_key=opts.accept_new_host_key,
+            ssh_config=opts.ssh_config,
+            known_hosts=opts.known_hosts,
+            **opts.extra,
+        )
     except HostError as exc:
         raise DoctorError(exc.message, exc.hint) from None
     rec = RecordingHost(live, sanitize=sanitize)
     with rec:
         evidence = collect_host(rec, HostOptions(log=opts.log, pid=opts.pid), meanwhile=_warm)
     try:
-        rec.write_bundle(out_path, {"host": live.name, "tool_version": tool_version, "collected_at": now_iso(),
-                                    "options": {"log": opts.log, "pid": opts.pid}})
+        rec.write_bundle(
+            out_path,
+            {
+                "host": live.name,
+                "tool_version": tool_version,
+                "collected_at": now_iso(),
+                "options": {"log": opts.log, "pid": opts.pid},
+            },
+        )
     except (OSError, FileExistsError) as exc:
         raise UsageError(f"cannot write {out_path}: {exc}") from None
     return Collected(out_path, len(rec.calls), len(evidence))

@@ -55,9 +55,12 @@ class Inspection:
         if e is None or not d.is_dflash or not e.dflash or self.engine_cannot_load:
             return out
         from .models.facts import layer_span
+
         if d.swa_layers and e.drafter_swa == "ignored":
-            out.append(f"sliding windows on layers {layer_span(d.swa_layers)} (window {d.sliding_window}): "
-                       "run as full attention")
+            out.append(
+                f"sliding windows on layers {layer_span(d.swa_layers)} (window {d.sliding_window}): "
+                "run as full attention"
+            )
             if any(la.causal for la in d.layers):
                 out.append("the causal mask of the sliding layers: every layer runs non-causal")
         if e.layer_map == "raw" and not d.ids_capture_before:
@@ -93,7 +96,9 @@ class Inspection:
             "mask_token_id": d.mask_token_id,
             "target_layer_ids": list(d.target_layer_ids) if d.target_layer_ids is not None else None,
             "layer_ids_source": d.layer_ids_source,
-            "hf_hidden_state_indices": list(d.hf_hidden_state_indices) if d.hf_hidden_state_indices is not None else None,
+            "hf_hidden_state_indices": list(d.hf_hidden_state_indices)
+            if d.hf_hidden_state_indices is not None
+            else None,
             "raw_capture_indices": list(d.raw_capture_indices) if d.raw_capture_indices is not None else None,
             "num_target_layers": d.num_target_layers,
             "eagle3_default_aux_ids": self.eagle3_default_aux_ids(),
@@ -104,9 +109,16 @@ class Inspection:
             "dtype": d.dtype,
             "drafter": d.to_dict(),
             "target": self.target.to_dict() if self.target else None,
-            "engine": ({"spec": self.engine_spec, "support": self.engine.to_dict() if self.engine else None,
-                        "architecture": self.arch.to_dict() if self.arch else None,
-                        "silently_ignored": self.silently_ignored()} if self.engine_spec else None),
+            "engine": (
+                {
+                    "spec": self.engine_spec,
+                    "support": self.engine.to_dict() if self.engine else None,
+                    "architecture": self.arch.to_dict() if self.arch else None,
+                    "silently_ignored": self.silently_ignored(),
+                }
+                if self.engine_spec
+                else None
+            ),
             "num_speculative_tokens": self.num_speculative_tokens,
             "warnings": self.warnings(),
             "findings": [f.to_dict() for f in self.report.findings],
@@ -115,14 +127,15 @@ class Inspection:
         }
 
 
-def inspect(drafter: str, target: str | None = None, engine: str | None = None, k: int | None = None,
-            files=None, settings=None) -> Inspection:
+def inspect(
+    drafter: str, target: str | None = None, engine: str | None = None, k: int | None = None, files=None, settings=None
+) -> Inspection:
     """Raises DoctorError when the drafter or target cannot be read at all (the user named them)."""
     from .collect.builder import EvidenceBuilder
     from .collect.files import add_drafter, add_target, gather_engine
     from .doctor import build_report
-    from .parse.launch import LaunchConfig
     from .models.facts import drafter_facts, target_facts
+    from .parse.launch import LaunchConfig
 
     ev = EvidenceSet(label=f"inspect-model {drafter}")
     dfacts = drafter_facts(drafter, files)
@@ -140,6 +153,7 @@ def inspect(drafter: str, target: str | None = None, engine: str | None = None, 
     if engine:
         from .collect.files import parse_engine_spec
         from .models.architectures import support
+
         gather_engine(ev, engine)
         EvidenceBuilder(ev).add_engine_support()
         row = ev.value(Kind.ENGINE_SUPPORT)
@@ -149,7 +163,11 @@ def inspect(drafter: str, target: str | None = None, engine: str | None = None, 
     else:
         ev.missing(Kind.ENGINE_SUPPORT, "no engine given (--engine NAME==VERSION)")
     if k is not None:
-        ev.add(Kind.LAUNCH, f"num_speculative_tokens {k} (flag)", Source("flag", "--num-speculative-tokens"),
-               LaunchConfig(engine=None, model=None, num_speculative_tokens=k))
+        ev.add(
+            Kind.LAUNCH,
+            f"num_speculative_tokens {k} (flag)",
+            Source("flag", "--num-speculative-tokens"),
+            LaunchConfig(engine=None, model=None, num_speculative_tokens=k),
+        )
     report, warnings = build_report(ev, areas=AREAS, settings=settings)
     return Inspection(dfacts, tfacts, row, engine, k, report, tuple(warnings), tuple(notes), arch)

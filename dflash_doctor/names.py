@@ -31,10 +31,16 @@ class Names:
         return f"{self.engine}=={self.engine_version}" if self.engine_version else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"drafter": self.drafter, "drafter_revision": self.drafter_revision, "target": self.target,
-                "target_revision": self.target_revision, "engine": self.engine, "engine_version": self.engine_version,
-                "engine_source_read": self.engine_source_read, "host": self.host}
-
+        return {
+            "drafter": self.drafter,
+            "drafter_revision": self.drafter_revision,
+            "target": self.target,
+            "target_revision": self.target_revision,
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "engine_source_read": self.engine_source_read,
+            "host": self.host,
+        }
 
 
 _HF_CACHE_PATH = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\](?P<rev>[0-9a-f]{7,64})")
@@ -74,8 +80,17 @@ def names_of(evidence: EvidenceSet) -> Names:
     host = None
     if h is not None:
         host = h.source.location if not h.source.location.endswith("(bundle)") else None
-    logs = tuple(e.source.location for e in evidence.all(Kind.LOG_SCAN) if e.source.kind == "file" and e.source.host
-                 is None)
-    return Names(drafter=drafter, drafter_revision=drev, target=target, target_revision=trev, engine=engine,
-                 engine_version=version, engine_source_read=evidence.has(Kind.ENGINE_SOURCE), host=host,
-                 logs=tuple(x for part in logs for x in part.split(", ") if x and x != "-"))
+    logs = tuple(
+        e.source.location for e in evidence.all(Kind.LOG_SCAN) if e.source.kind == "file" and e.source.host is None
+    )
+    return Names(
+        drafter=drafter,
+        drafter_revision=drev,
+        target=target,
+        target_revision=trev,
+        engine=engine,
+        engine_version=version,
+        engine_source_read=evidence.has(Kind.ENGINE_SOURCE),
+        host=host,
+        logs=tuple(x for part in logs for x in part.split(", ") if x and x != "-"),
+    )

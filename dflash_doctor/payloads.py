@@ -9,8 +9,9 @@ LaunchConfig (parse.launch), DrafterFacts and TargetFacts (models.facts), Engine
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .parse.launch import LaunchConfig
@@ -71,7 +72,7 @@ class ServingProcess:
 
     pid: int
     argv: tuple[str, ...]  # redacted
-    launch: "LaunchConfig"
+    launch: LaunchConfig
     env: Mapping[str, str]  # relevant variables only, secrets redacted
     secret_env: tuple[str, ...]  # names of secret variables that are set (values never kept)
     stdout: str | None = None
@@ -82,9 +83,18 @@ class ServingProcess:
     raw_argv: tuple[str, ...] = field(default=(), repr=False, compare=False)  # unredacted, never stored or rendered
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pid": self.pid, "argv": list(self.argv), "engine": self.launch.engine, "model": self.launch.model,
-                "env": dict(self.env), "secret_env": list(self.secret_env), "stdout": self.stdout,
-                "stderr": self.stderr, "interpreter": self.interpreter, "notes": list(self.notes)}
+        return {
+            "pid": self.pid,
+            "argv": list(self.argv),
+            "engine": self.launch.engine,
+            "model": self.launch.model,
+            "env": dict(self.env),
+            "secret_env": list(self.secret_env),
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "interpreter": self.interpreter,
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True)
@@ -169,7 +179,7 @@ class MetricsScrape:
     source: str
     scrapes: int = 1
     engines: tuple[Mapping[str, Any], ...] = ()  # one row per engine series
-    acceptance: "AcceptanceSummary | None" = None
+    acceptance: AcceptanceSummary | None = None
     notes: tuple[str, ...] = ()
     scraped_on_host: bool = False
     text: str | None = None  # the kept spec-decode sample lines of a host scrape

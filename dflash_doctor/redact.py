@@ -13,8 +13,9 @@ weights and git revisions, which are evidence, not secrets.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 REDACTED = "***REDACTED***"
 
@@ -29,8 +30,10 @@ _PASS_KEY = re.compile(r"(?i)(?:^|[_.-])pass$")
 # The last word of a key whose value is a secret. Matches start only where a key can start ((?<![\w.-]))
 # and the key is at most 64 + a few characters, so a long run of word characters costs linear time with a
 # small constant (a 16 KB base64 line took 13 s before; a 4 MB one now takes ~0.1 s per pattern).
-_ENDING = (r"(?:(?:api|access|private|secret|auth|session|account|master|encryption|signing)[_-]?key"
-           r"|token|secret|password|passwd|pass|pwd|credentials?)")
+_ENDING = (
+    r"(?:(?:api|access|private|secret|auth|session|account|master|encryption|signing)[_-]?key"
+    r"|token|secret|password|passwd|pass|pwd|credentials?)"
+)
 _KEY = r"(?<![\w.-])[\w.-]{0,64}" + _ENDING + r"(?![\w-])"
 _FLAG = r"(?<![\w.-])--[\w.-]{0,64}" + _ENDING + r"(?![\w-])"
 
@@ -49,7 +52,7 @@ def _list_value(m: re.Match) -> str:
     # Keep the list's own quote style so a JSON document stays JSON.
     if not _secret_name(m.group("pre")):
         return m.group(0)
-    q = '"' if '"' in m.group(0)[len(m.group("pre")):] else "'"
+    q = '"' if '"' in m.group(0)[len(m.group("pre")) :] else "'"
     return f"{m.group('pre')}[{q}{REDACTED}{q}]"
 
 
@@ -96,96 +99,225 @@ _AWS_SECRET = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 # redacted JSON string stays a string.
 _PEM_BODY = r"[A-Za-z0-9+/=\s:,.\\-]"
 # (The dashes may have lost their start, or become underscores, where a launch line's words were read as flags.)
-_PEM = (r"(?:-{4,5} ?)?BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?) ?[-_]{4,5}(?![-_])(?!\*\*\*REDACTED)"
-        + _PEM_BODY + r"{0,65536}?(?:[-_]{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?[-_]{4,5}"
-        r"|(?=[^A-Za-z0-9+/=\s:,.\\-])|\Z)")
+_PEM = (
+    r"(?:-{4,5} ?)?BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?) ?[-_]{4,5}(?![-_])(?!\*\*\*REDACTED)"
+    + _PEM_BODY
+    + r"{0,65536}?(?:[-_]{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?[-_]{4,5}"
+    r"|(?=[^A-Za-z0-9+/=\s:,.\\-])|\Z)"
+)
 
 RULES: tuple[Rule, ...] = (
     # -- key rules (windowed): values named by their key, in every serialisation ----------------------
     # 'api_key': ['k1', 'k2'] -> every element, not only the first (also a JSON list over several lines).
     Rule("secret list", _rx(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)\[[^\]]{0,4000}\]"""), _list_value, None),
     # password: "several words", --api-key 'a b' -> the whole quoted value (also JSON-escaped: \"…\").
-    Rule("quoted secret", _rx(r"(?i)(?P<pre>(?:" + _KEY + r"""['"]?\s*[:=]\s*|""" + _FLAG + r"""(?:\s*=\s*|\s+)))"""
-                              r"""(?P<q>\\?['"])(?:\\.|[^'"\\\n]){1,4000}?(?P=q)"""),
-         _quoted_value, None),
+    Rule(
+        "quoted secret",
+        _rx(
+            r"(?i)(?P<pre>(?:" + _KEY + r"""['"]?\s*[:=]\s*|""" + _FLAG + r"""(?:\s*=\s*|\s+)))"""
+            r"""(?P<q>\\?['"])(?:\\.|[^'"\\\n]){1,4000}?(?P=q)"""
+        ),
+        _quoted_value,
+        None,
+    ),
     # argv as a list: ['--api-key', 'X'] (Python), ["--api-key", "X"] (JSON, also over lines), \"--api-key\", \"X\".
-    Rule("flag in an argv list", _rx(r"(?i)(?P<pre>" + _FLAG + r"""(?P<q>\\?['"])\s*,""" + _GAP + r"""(?P=q))(?P<val>(?:\\.|[^'"\\\n]){1,4000}?)(?=(?P=q))"""),
-         _after_key, None),
+    Rule(
+        "flag in an argv list",
+        _rx(
+            r"(?i)(?P<pre>"
+            + _FLAG
+            + r"""(?P<q>\\?['"])\s*,"""
+            + _GAP
+            + r"""(?P=q))(?P<val>(?:\\.|[^'"\\\n]){1,4000}?)(?=(?P=q))"""
+        ),
+        _after_key,
+        None,
+    ),
     # argv as a YAML block list (Kubernetes `args:`): `- --api-key` then `- X` on the next line.
-    Rule("flag in a YAML list", _rx(r"""(?i)(?P<pre>""" + _FLAG + r"""['"]?[ \t]*(?:\r?\n|\\n)[ \t]*-[ \t]+['"]?)(?P<val>[^\s'"\\]{1,4000})"""),
-         _after_key, None),
+    Rule(
+        "flag in a YAML list",
+        _rx(r"""(?i)(?P<pre>""" + _FLAG + r"""['"]?[ \t]*(?:\r?\n|\\n)[ \t]*-[ \t]+['"]?)(?P<val>[^\s'"\\]{1,4000})"""),
+        _after_key,
+        None,
+    ),
     # key=value / key: value / 'key': 'value' / --key value / --key=value.
     # "token" must be singular and end the key: max_num_batched_tokens=8192 or num_spec_tokens=15 are counts.
-    Rule("key = value", _rx(
-        r"""(?ix)
-        (?P<pre>(?:""" + _FLAG + r"""(?:\s*=\s*|\s+)
-                 |""" + _KEY + r"""['"]?\s*[:=]\s*)
+    Rule(
+        "key = value",
+        _rx(
+            r"""(?ix)
+        (?P<pre>(?:"""
+            + _FLAG
+            + r"""(?:\s*=\s*|\s+)
+                 |"""
+            + _KEY
+            + r"""['"]?\s*[:=]\s*)
            (?:\[\s*)?['"]?)
-        (?P<val>[^\s'",}\])]{3,})"""), _after_key, None),
+        (?P<val>[^\s'",}\])]{3,})"""
+        ),
+        _after_key,
+        None,
+    ),
     # -- armoured keys ---------------------------------------------------------------------------------
-    Rule("private key block (PEM, OpenSSH, PGP)", _rx(_PEM), lambda m: f"-----BEGIN {m.group('kind')}-----{REDACTED}-----END {m.group('kind')}-----",
-         ("private key",)),
-    Rule("PuTTY private key", _rx(r"(?i)(Private-Lines:\s*\d+(?:\s|\\[nr])+)[A-Za-z0-9+/=\s\\]+?(?=Private-MAC|[^A-Za-z0-9+/=\s\\]|\Z)"),
-         r"\1" + REDACTED + " ", ("private-lines:",)),
+    Rule(
+        "private key block (PEM, OpenSSH, PGP)",
+        _rx(_PEM),
+        lambda m: f"-----BEGIN {m.group('kind')}-----{REDACTED}-----END {m.group('kind')}-----",
+        ("private key",),
+    ),
+    Rule(
+        "PuTTY private key",
+        _rx(r"(?i)(Private-Lines:\s*\d+(?:\s|\\[nr])+)[A-Za-z0-9+/=\s\\]+?(?=Private-MAC|[^A-Za-z0-9+/=\s\\]|\Z)"),
+        r"\1" + REDACTED + " ",
+        ("private-lines:",),
+    ),
     # -- credentials in headers and URLs ---------------------------------------------------------------
     # Authorization: Basic/Digest <credentials> (Bearer is handled below, wherever it appears).
-    Rule("authorization header", _rx(r"""(?i)(authorization['"]?\s*[:=]\s*['"]?(?:basic|digest|token)\s+)[A-Za-z0-9._~+/=-]{6,}"""),
-         r"\1" + REDACTED, ("authorization",)),
+    Rule(
+        "authorization header",
+        _rx(r"""(?i)(authorization['"]?\s*[:=]\s*['"]?(?:basic|digest|token)\s+)[A-Za-z0-9._~+/=-]{6,}"""),
+        r"\1" + REDACTED,
+        ("authorization",),
+    ),
     Rule("bearer token", _rx(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED, ("bearer",)),
     # (also when argv words were listed apart: `"Cookie:", "session=…"`)
-    Rule("cookie header", _rx(r"""(?i)((?<![\w-])(?:set-)?cookie['"]?\s*:(?:\s*\\?['"]\s*,""" + _GAP
-                              + r"""\\?['"]|\s*['"]?))[^\s'"\\][^\n'"\\]{5,4000}"""), r"\1" + REDACTED, ("cookie",)),
+    Rule(
+        "cookie header",
+        _rx(
+            r"""(?i)((?<![\w-])(?:set-)?cookie['"]?\s*:(?:\s*\\?['"]\s*,"""
+            + _GAP
+            + r"""\\?['"]|\s*['"]?))[^\s'"\\][^\n'"\\]{5,4000}"""
+        ),
+        r"\1" + REDACTED,
+        ("cookie",),
+    ),
     # user:password@ in URLs of every scheme (redis://:PW@h, postgres://u:pa/ss@db, …). The password ends at
     # the '@' before the host (it may hold '/' or ':'); `host:8080/x?to=a@b` is a port, not a password.
-    Rule("password in a URL", _rx(r"""(?i)(?<![a-z0-9+.-])(?P<pre>[a-z][a-z0-9+.-]{0,30}://[^/\s:@'"<>]{0,256}:)"""
-                                  r"""(?!\d{1,5}(?:[/?#\s'"<>]|$))[^\s'"<>@]{1,256}(?:@[^\s'"<>@/?#]{0,256}(?=@))*@"""),
-         r"\g<pre>" + REDACTED + "@", ("://",)),
-    Rule("signed URL", _rx(r"""(?i)([?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|"""
-                           r"""x-goog-signature|x-goog-credential|client_secret|code)=)[^&\s'"#<>]{4,}"""),
-         r"\1" + REDACTED, ("sig=", "signature=", "credential=", "security-token=", "client_secret=", "code=")),
-    Rule("Azure connection string", _rx(r"""(?i)((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)[^;\s'"]{8,}"""),
-         r"\1" + REDACTED, ("accountkey", "sharedaccess")),
-    Rule("Slack webhook", _rx(r"(?i)(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]{8,}"),
-         r"\1" + REDACTED, ("hooks.slack.com",)),
+    Rule(
+        "password in a URL",
+        _rx(
+            r"""(?i)(?<![a-z0-9+.-])(?P<pre>[a-z][a-z0-9+.-]{0,30}://[^/\s:@'"<>]{0,256}:)"""
+            r"""(?!\d{1,5}(?:[/?#\s'"<>]|$))[^\s'"<>@]{1,256}(?:@[^\s'"<>@/?#]{0,256}(?=@))*@"""
+        ),
+        r"\g<pre>" + REDACTED + "@",
+        ("://",),
+    ),
+    Rule(
+        "signed URL",
+        _rx(
+            r"""(?i)([?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|"""
+            r"""x-goog-signature|x-goog-credential|client_secret|code)=)[^&\s'"#<>]{4,}"""
+        ),
+        r"\1" + REDACTED,
+        ("sig=", "signature=", "credential=", "security-token=", "client_secret=", "code="),
+    ),
+    Rule(
+        "Azure connection string",
+        _rx(r"""(?i)((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)[^;\s'"]{8,}"""),
+        r"\1" + REDACTED,
+        ("accountkey", "sharedaccess"),
+    ),
+    Rule(
+        "Slack webhook",
+        _rx(r"(?i)(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]{8,}"),
+        r"\1" + REDACTED,
+        ("hooks.slack.com",),
+    ),
     # -- tokens recognisable by their prefix -----------------------------------------------------------
     Rule("JSON web token", _rx(_B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED, ("eyj",)),
     Rule("Hugging Face token", _rx(_B + r"(?:hf_|api_org_)[A-Za-z0-9]{20,}"), REDACTED, ("hf_", "api_org_")),
     # OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-) and Anthropic (sk-ant-api03-, sk-ant-admin01-) keys.
     Rule("OpenAI / Anthropic key", _rx(r"\bsk-[A-Za-z0-9_-]{16,}\b"), REDACTED, ("sk-",)),
     # An AWS secret key next to its access key id (a CSV row, `aws configure`, a boto3 call), either side.
-    Rule("AWS secret key next to its key id", _rx(r"(" + _AWS_ID + r"[^\n]{0,100}?)" + _AWS_SECRET), r"\1" + REDACTED,
-         ("akia", "asia")),
-    Rule("AWS secret key before its key id", _rx(_AWS_SECRET + r"(?=[^\n]{0,100}?" + _AWS_ID + ")"), REDACTED, ("akia", "asia")),
+    Rule(
+        "AWS secret key next to its key id",
+        _rx(r"(" + _AWS_ID + r"[^\n]{0,100}?)" + _AWS_SECRET),
+        r"\1" + REDACTED,
+        ("akia", "asia"),
+    ),
+    Rule(
+        "AWS secret key before its key id",
+        _rx(_AWS_SECRET + r"(?=[^\n]{0,100}?" + _AWS_ID + ")"),
+        REDACTED,
+        ("akia", "asia"),
+    ),
     # …and after one already redacted: argv words are redacted one by one (`AKIA…` alone, then the secret
     # alone), and a report lists them as separate strings. Only the AWS secret's shape (40 characters,
     # mixed case: not a lower-case hex digest) right after the marker.
-    Rule("AWS secret key after a redacted key id", _rx(r"(?<=\*\*\*REDACTED\*\*\*)(['\",:=\s\[\]]{1,30})"
-                                                     r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
-                                                     + _AWS_SECRET), r"\1" + REDACTED, _AFTER_MARKER),
+    Rule(
+        "AWS secret key after a redacted key id",
+        _rx(
+            r"(?<=\*\*\*REDACTED\*\*\*)(['\",:=\s\[\]]{1,30})"
+            r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])" + _AWS_SECRET
+        ),
+        r"\1" + REDACTED,
+        _AFTER_MARKER,
+    ),
     Rule("AWS access key id", _rx(r"\b" + _AWS_ID + r"\b"), REDACTED, ("akia", "asia")),
-    Rule("GitHub token", _rx(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"), REDACTED,
-         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    Rule("GitLab token", _rx(_B + r"(?:gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas|imt|agent|ffct)-|GR1348941)[A-Za-z0-9_-]{20,}"),
-         REDACTED, ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glsoat-", "gloas-", "glimt-", "glagent-",
-                    "glffct-", "gr1348941")),
-    Rule("Slack token", _rx(r"\b(?:xox[abposer]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"), REDACTED,
-         ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxe-", "xoxr-", "xapp-")),
+    Rule(
+        "GitHub token",
+        _rx(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+        REDACTED,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    Rule(
+        "GitLab token",
+        _rx(_B + r"(?:gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas|imt|agent|ffct)-|GR1348941)[A-Za-z0-9_-]{20,}"),
+        REDACTED,
+        (
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glcbt-",
+            "glptt-",
+            "glft-",
+            "glsoat-",
+            "gloas-",
+            "glimt-",
+            "glagent-",
+            "glffct-",
+            "gr1348941",
+        ),
+    ),
+    Rule(
+        "Slack token",
+        _rx(r"\b(?:xox[abposer]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"),
+        REDACTED,
+        ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxe-", "xoxr-", "xapp-"),
+    ),
     Rule("GCP API key", _rx(_B + r"AIza[0-9A-Za-z_-]{35}"), REDACTED, ("aiza",)),
-    Rule("GCP OAuth secret or token", _rx(_B + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{20,})"),
-         REDACTED, ("gocspx-", "ya29.", "1//0")),
-    Rule("Azure AD client secret", _rx(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
-         REDACTED, ("q~",)),
+    Rule(
+        "GCP OAuth secret or token",
+        _rx(_B + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{20,})"),
+        REDACTED,
+        ("gocspx-", "ya29.", "1//0"),
+    ),
+    Rule(
+        "Azure AD client secret",
+        _rx(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+        REDACTED,
+        ("q~",),
+    ),
     Rule("npm token", _rx(_B + r"npm_[A-Za-z0-9]{36}"), REDACTED, ("npm_",)),
     Rule("PyPI token", _rx(_B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"), REDACTED, ("pypi-ageichlwas5vcmc",)),
     Rule("SendGrid key", _rx(_B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"), REDACTED, ("sg.",)),
     Rule("Stripe key", _rx(_B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), REDACTED, ("_live_", "_test_")),
     Rule("Twilio key", _rx(r"\b(?:AC|SK)[0-9a-f]{32}\b"), REDACTED, (), _rx(r"(?:AC|SK)[0-9a-f]{32}")),
     Rule("Mailchimp key", _rx(r"\b[0-9a-f]{32}-us\d{1,2}\b"), REDACTED, ("-us",)),
-    Rule("Square token", _rx(_B + r"(?:sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60})"), REDACTED,
-         ("sq0csp-", "sq0atp-", "eaaa")),
+    Rule(
+        "Square token",
+        _rx(_B + r"(?:sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60})"),
+        REDACTED,
+        ("sq0csp-", "sq0atp-", "eaaa"),
+    ),
     Rule("Artifactory key", _rx(_B + r"AKC[a-zA-Z0-9]{10,}"), REDACTED, ("akc",)),
-    Rule("Discord bot token", _rx(_B + r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"), REDACTED, (),
-         _rx(r"\.[A-Za-z0-9_-]{27}")),  # (its last part)
+    Rule(
+        "Discord bot token",
+        _rx(_B + r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"),
+        REDACTED,
+        (),
+        _rx(r"\.[A-Za-z0-9_-]{27}"),
+    ),  # (its last part)
     Rule("Telegram bot token", _rx(r"(?<![\w:])\d{8,10}:[0-9A-Za-z_-]{35}"), REDACTED, (), _rx(r":[0-9A-Za-z_-]{35}")),
 )
 
@@ -250,7 +382,7 @@ def _windowed_sub(pattern: re.Pattern[str], repl, text: str, ends=_UNKNOWN) -> s
     out, last = [], 0
     for s, e in windows:
         for mm in pattern.finditer(text, max(s, last), min(e, len(text))):
-            out.append(text[last:mm.start()])
+            out.append(text[last : mm.start()])
             out.append(repl(mm))
             last = mm.end()
     out.append(text[last:])
@@ -283,8 +415,17 @@ def redact_text(text: str) -> str:
 
 def is_secret_key(key: str) -> bool:
     k = key.lower()
-    if k in {"num_speculative_tokens", "max_num_batched_tokens", "max_tokens", "tokenizer", "tokenizer_mode",
-             "skip_tokenizer_init", "max_model_len", "tokens", "speculative_num_draft_tokens"}:
+    if k in {
+        "num_speculative_tokens",
+        "max_num_batched_tokens",
+        "max_tokens",
+        "tokenizer",
+        "tokenizer_mode",
+        "skip_tokenizer_init",
+        "max_model_len",
+        "tokens",
+        "speculative_num_draft_tokens",
+    }:
         return False
     if k.endswith("_tokens") or "tokenizer" in k:
         return False

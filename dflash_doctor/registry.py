@@ -96,8 +96,12 @@ def _declares(text: str, header: str) -> bool:
 def _check_classes(module) -> list[type[Check]]:
     found = []
     for _, obj in inspect.getmembers(module, inspect.isclass):
-        if issubclass(obj, Check) and obj is not Check and not inspect.isabstract(obj) \
-                and obj.__module__ == module.__name__:
+        if (
+            issubclass(obj, Check)
+            and obj is not Check
+            and not inspect.isabstract(obj)
+            and obj.__module__ == module.__name__
+        ):
             found.append(obj)
     return sorted(found, key=lambda c: c.id)
 

@@ -20,8 +20,8 @@ user can set by variable is here, with the variable that sets it, so `diagnose`,
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 
 def _paths(value: str | None) -> tuple[str, ...]:
@@ -42,8 +42,13 @@ class Settings:
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, knowledge: tuple[str, ...] | list[str] = (),
-                 baselines: tuple[str, ...] | list[str] = (), debug: bool | None = None) -> "Settings":
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        knowledge: tuple[str, ...] | list[str] = (),
+        baselines: tuple[str, ...] | list[str] = (),
+        debug: bool | None = None,
+    ) -> Settings:
         env = dict(os.environ if environ is None else environ)
         workers = None
         w = env.get("DFLASH_DOCTOR_WORKERS", "").strip()
@@ -63,7 +68,7 @@ class Settings:
             env={k: v for k, v in env.items() if k in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")},
         )
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         return replace(self, **changes)
 
     def knowledge(self, declared: frozenset[str] | None = None):

@@ -19,8 +19,8 @@ Pure Python (math only): imported by the CLI's light paths.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 # z for a two-sided 95 % interval: the confidence level every "settled" reading in a report uses.
 Z95 = 1.959963984540054
@@ -52,8 +52,13 @@ class Interval:
         return self.high - self.low
 
     def to_dict(self) -> dict:
-        return {"estimate": _r(self.estimate), "low": _r(self.low), "high": _r(self.high), "n": _r(self.n, 1),
-                "level": self.level}
+        return {
+            "estimate": _r(self.estimate),
+            "low": _r(self.low),
+            "high": _r(self.high),
+            "n": _r(self.n, 1),
+            "level": self.level,
+        }
 
 
 def _r(x: float, n: int = 4) -> float | None:
@@ -76,21 +81,42 @@ def z_for(level: float) -> float:
         raise ValueError(f"confidence level {level} must be in (0.5, 1)")
     p = 1.0 - (1.0 - level) / 2.0
     # Acklam's rational approximation of the normal quantile (relative error < 1.2e-9)
-    a = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
-         -3.066479806614716e+01, 2.506628277459239e+00)
-    b = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
-         -1.328068155288572e+01)
-    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
-         4.374664141464968e+00, 2.938163982698783e+00)
-    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
+    a = (
+        -3.969683028665376e01,
+        2.209460984245205e02,
+        -2.759285104469687e02,
+        1.383577518672690e02,
+        -3.066479806614716e01,
+        2.506628277459239e00,
+    )
+    b = (
+        -5.447609879822406e01,
+        1.615858368580409e02,
+        -1.556989798598866e02,
+        6.680131188771972e01,
+        -1.328068155288572e01,
+    )
+    c = (
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e00,
+        -2.549732539343734e00,
+        4.374664141464968e00,
+        2.938163982698783e00,
+    )
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
     if p > 1 - 0.02425:
         q = math.sqrt(-2 * math.log(1 - p))
-        return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / \
-            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+        return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / (
+            (((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1
+        )
     q = p - 0.5
     r = q * q
-    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q / \
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    return (
+        (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5])
+        * q
+        / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    )
 
 
 def effective_n(n: float, design_effect: float = DESIGN_EFFECT) -> float:
@@ -135,13 +161,19 @@ def geometric_rates(excess: float, k: int) -> list[float]:
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if sum(mid ** i for i in range(1, k + 1)) < target else (lo, mid)
+        lo, hi = (mid, hi) if sum(mid**i for i in range(1, k + 1)) < target else (lo, mid)
     a = (lo + hi) / 2
-    return [a ** i for i in range(1, k + 1)]
+    return [a**i for i in range(1, k + 1)]
 
 
-def tau_interval(drafts: float, accepted: float, per_position: Sequence[float] = (), k: int | None = None,
-                 level: float = 0.95, design_effect: float = DESIGN_EFFECT) -> Interval:
+def tau_interval(
+    drafts: float,
+    accepted: float,
+    per_position: Sequence[float] = (),
+    k: int | None = None,
+    level: float = 0.95,
+    design_effect: float = DESIGN_EFFECT,
+) -> Interval:
     """Interval of τ = 1 + accepted / drafts.
 
     The variance of the per-draft accepted length comes from the per-position rates when they cover the
@@ -173,8 +205,9 @@ def tau_interval(drafts: float, accepted: float, per_position: Sequence[float] =
     return Interval(1.0 + m, max(1.0, 1.0 + m - half), high, drafts, level)
 
 
-def drafts_to_settle(p_hat: float, threshold: float, level: float = 0.95, design_effect: float = DESIGN_EFFECT,
-                     limit: float = 1e9) -> float | None:
+def drafts_to_settle(
+    p_hat: float, threshold: float, level: float = 0.95, design_effect: float = DESIGN_EFFECT, limit: float = 1e9
+) -> float | None:
     """How many drafts a proportion near p_hat needs before its Wilson interval excludes `threshold`
     (None when p_hat sits on the threshold: no sample size separates them)."""
     if abs(p_hat - threshold) < 1e-6:
@@ -225,9 +258,15 @@ class ChangePoint:
         return (b - (self.after.estimate - 1.0)) / b if b > 0 else 0.0
 
 
-def change_point(drafts: Sequence[float], accepted: Sequence[float], per_position: Sequence[float] = (),
-                 k: int | None = None, min_drafts: float = 200.0, level: float = 0.99,
-                 design_effect: float = DESIGN_EFFECT) -> ChangePoint | None:
+def change_point(
+    drafts: Sequence[float],
+    accepted: Sequence[float],
+    per_position: Sequence[float] = (),
+    k: int | None = None,
+    min_drafts: float = 200.0,
+    level: float = 0.99,
+    design_effect: float = DESIGN_EFFECT,
+) -> ChangePoint | None:
     """The split of a τ series (per-step drafts and accepted tokens, in time order) into two segments
     whose τ differ most in units of their standard error, when their `level` intervals do not overlap.
 

@@ -23,7 +23,9 @@ _ANSI = re.compile(
 # C0 controls except tab/newline, DEL, C1 controls, bidi embeddings/overrides/isolates.
 # Lone surrogates (a JSON "\ud800" in a config) too: they cannot be written to a UTF-8 stream at all;
 # and U+FFFE/U+FFFF, which no XML document (JUnit) may contain.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff\ufffe\uffff]")
+_CONTROLS = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff\ufffe\uffff]"
+)
 
 
 def strip_ansi(text: str) -> str:
@@ -36,8 +38,10 @@ def plain(text: object, max_len: int | None = None) -> str:
     from .redact import redact_text  # here, not at import: its rules cost ~10 ms to compile, and --help needs none
 
     s = text if isinstance(text, str) else str(text)
-    s = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                      redact_text(_ANSI.sub("", s)))
+    s = _CONTROLS.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+        redact_text(_ANSI.sub("", s)),
+    )
     if max_len is not None and len(s) > max_len:
         s = s[: max_len - 1] + "…"
     return s

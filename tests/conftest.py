@@ -13,15 +13,23 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
-def run_cli(*args: str, input: str | None = None, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, input: str | None = None, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run `python -m dflash_doctor ARGS` in a subprocess, as a user would."""
     e = dict(os.environ)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
     e.setdefault("NO_COLOR", "1")
     if env:
         e.update(env)
-    return subprocess.run([sys.executable, "-m", "dflash_doctor", *args], input=input, capture_output=True,
-                          text=True, env=e, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "dflash_doctor", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=e,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -42,10 +50,22 @@ try:
 except ImportError:  # hypothesis is a test extra; tests that need it import it themselves
     pass
 else:
-    settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True, database=None, print_blob=True,
-                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    settings.register_profile("long", max_examples=3000, deadline=None, print_blob=True,
-                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.register_profile(
+        "ci",
+        max_examples=100,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    settings.register_profile(
+        "long",
+        max_examples=3000,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

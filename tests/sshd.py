@@ -54,8 +54,11 @@ def free_port() -> int:
 
 
 def keygen(path: Path, kind: str = "ed25519") -> Path:
-    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", "dflash-doctor-test", "-f", str(path)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", "dflash-doctor-test", "-f", str(path)],
+        check=True,
+        capture_output=True,
+    )
     return path
 
 
@@ -88,8 +91,10 @@ class SSHD:
 
 
 def _host_block(alias: str, host: str, port: int, user: str, key: Path, known_hosts: Path) -> str:
-    return (f"Host {alias}\n  HostName {host}\n  Port {port}\n  User {user}\n  IdentityFile {key}\n"
-            f"  IdentitiesOnly yes\n  UserKnownHostsFile {known_hosts}\n  ConnectTimeout 5\n\n")
+    return (
+        f"Host {alias}\n  HostName {host}\n  Port {port}\n  User {user}\n  IdentityFile {key}\n"
+        f"  IdentitiesOnly yes\n  UserKnownHostsFile {known_hosts}\n  ConnectTimeout 5\n\n"
+    )
 
 
 def start_sshd(tmp_path: Path, host_key: Path | None = None, port: int | None = None, extra_config: str = "") -> SSHD:
@@ -116,7 +121,8 @@ def start_sshd(tmp_path: Path, host_key: Path | None = None, port: int | None = 
         f"AuthorizedKeysFile {auth}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nStrictModes no\nUsePAM no\n"
         "MaxSessions 64\nMaxStartups 64:30:128\nLogLevel ERROR\nSubsystem sftp internal-sftp\n"
-        f"AcceptEnv NONE\n{extra_config}")
+        f"AcceptEnv NONE\n{extra_config}"
+    )
     pub = host_key.with_suffix(".pub").read_text().split()
     known = d / "known_hosts"
     known.write_text(f"[127.0.0.1]:{port} {pub[0]} {pub[1]}\n")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
 
 import typer
 
@@ -35,8 +34,9 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
-                                           help="Print the version and exit."),
+    version: bool | None = typer.Option(
+        None, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors (also DFLASH_DOCTOR_DEBUG=1)."),
 ) -> None:
     if debug:
@@ -48,11 +48,11 @@ def _new_app() -> typer.Typer:
     new = typer.Typer(
         name="dflash-doctor",
         help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and "
-             "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
-             "data (nothing could be checked), 130 interrupted.",
+        "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
+        "data (nothing could be checked), 130 interrupted.",
         epilog="Examples:\n\n\b\n  dflash-doctor check bundle fixtures/hosts/seed\n  dflash-doctor diagnose --log "
-               "server.log --drafter DIR|REPO_ID --engine vllm==0.20.1\n  dflash-doctor check host ssh://ops@gpu-7\n"
-               "  dflash-doctor COMMAND --help",
+        "server.log --drafter DIR|REPO_ID --engine vllm==0.20.1\n  dflash-doctor check host ssh://ops@gpu-7\n"
+        "  dflash-doctor COMMAND --help",
         no_args_is_help=True,
         add_completion=True,
         rich_markup_mode=None,
@@ -67,9 +67,20 @@ def _new_app() -> typer.Typer:
 # The module (cli/NAME.py) that registers each top-level command or group, in the order `--help` lists them
 # (commands, then groups). Each module adds its own commands; none imports heavy libraries at import time.
 # (A test keeps this table equal to what the modules register.)
-COMMANDS = {"diagnose": "diagnose", "logs": "logs", "inspect-model": "inspect_model", "collect": "host",
-            "probe": "probe", "layer-offset": "probe", "gate": "gate", "fleet": "fleet",
-            "known-issues": "known_issues", "check": "host", "monitor": "monitor", "checks": "checks_cmd"}
+COMMANDS = {
+    "diagnose": "diagnose",
+    "logs": "logs",
+    "inspect-model": "inspect_model",
+    "collect": "host",
+    "probe": "probe",
+    "layer-offset": "probe",
+    "gate": "gate",
+    "fleet": "fleet",
+    "known-issues": "known_issues",
+    "check": "host",
+    "monitor": "monitor",
+    "checks": "checks_cmd",
+}
 
 
 def build_app(only: str | None = None) -> typer.Typer:
@@ -137,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     except DoctorError as exc:
         if debug:
             import traceback
+
             traceback.print_exc()
         _say(f"error: {exc.message}")
         if exc.hint:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import enum
 import os
 import sys
-
 from typing import TYPE_CHECKING
 
 import typer
@@ -30,21 +29,30 @@ class TextOrJson(str, enum.Enum):
     JSON = "json"
 
 
-FormatOpt = typer.Option(Format.TERMINAL, "--format", "-f", metavar="terminal|json|markdown",
-                         help="Output format.", case_sensitive=False)
-TextOrJsonOpt = typer.Option(TextOrJson.TERMINAL, "--format", "-f", metavar="terminal|json", help="Output format.",
-                             case_sensitive=False)
+FormatOpt = typer.Option(
+    Format.TERMINAL, "--format", "-f", metavar="terminal|json|markdown", help="Output format.", case_sensitive=False
+)
+TextOrJsonOpt = typer.Option(
+    TextOrJson.TERMINAL, "--format", "-f", metavar="terminal|json", help="Output format.", case_sensitive=False
+)
 OutputOpt = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the result to FILE instead of stdout.")
-VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every check, detail, weight and note (the default view "
-                                                         "folds them).")
-ProbeResultOpt = typer.Option(None, "--probe-result", metavar="PROBE.json",
-                              help="A saved `dflash-doctor probe --format json` result for the served pair.")
-ForcePairOpt = typer.Option(False, "--force-probe-pair",
-                            help="Use --probe-result even when it is of another drafter/target pair.")
+VerboseOpt = typer.Option(
+    False, "--verbose", "-v", help="Every check, detail, weight and note (the default view folds them)."
+)
+ProbeResultOpt = typer.Option(
+    None,
+    "--probe-result",
+    metavar="PROBE.json",
+    help="A saved `dflash-doctor probe --format json` result for the served pair.",
+)
+ForcePairOpt = typer.Option(
+    False, "--force-probe-pair", help="Use --probe-result even when it is of another drafter/target pair."
+)
 
 
-AllowSSHExecOpt = typer.Option(False, "--allow-ssh-exec",
-                               help="Let `Match exec` lines in ssh_config run their command (refused by default).")
+AllowSSHExecOpt = typer.Option(
+    False, "--allow-ssh-exec", help="Let `Match exec` lines in ssh_config run their command (refused by default)."
+)
 
 
 def dumb_terminal() -> bool:
@@ -63,7 +71,7 @@ def examples(*lines: str) -> str:
     return "Examples:\n\n\b\n" + "\n".join(f"  {x}" for x in lines)
 
 
-def exit_code_for(report: "Report") -> ExitCode:
+def exit_code_for(report: Report) -> ExitCode:
     """problem 1, healthy 0, insufficient-data 3."""
     return ExitCode(report.exit_code)
 

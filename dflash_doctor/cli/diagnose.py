@@ -2,67 +2,110 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from ..render import Format
 from .common import ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseOpt, examples, exit_code_for, invocation
-from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
-                        InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
+from .prom_opts import (
+    BasicEnvOpt,
+    BasicFileOpt,
+    BasicUserOpt,
+    BearerEnvOpt,
+    BearerFileOpt,
+    CaFileOpt,
+    InsecureOpt,
+    SelectorOpt,
+    SinceOpt,
+    StepOpt,
+    TimeoutOpt,
+    UntilOpt,
+)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("diagnose", epilog=examples(
-        "dflash-doctor diagnose --log server.log",
-        "dflash-doctor diagnose --log server.log --drafter z-lab/Qwen3.6-27B-DFlash --target Qwen/Qwen3.6-27B \\",
-        "    --engine vllm==0.20.1 --launch @serve-command.txt",
-        "dflash-doctor diagnose --metrics http://gpu-7:8000/metrics --window 30s --drafter ./drafter",
-        "dflash-doctor diagnose --log server.log --format json | jq '.plan.steps[0]'"))
+    @app.command(
+        "diagnose",
+        epilog=examples(
+            "dflash-doctor diagnose --log server.log",
+            "dflash-doctor diagnose --log server.log --drafter z-lab/Qwen3.6-27B-DFlash --target Qwen/Qwen3.6-27B \\",
+            "    --engine vllm==0.20.1 --launch @serve-command.txt",
+            "dflash-doctor diagnose --metrics http://gpu-7:8000/metrics --window 30s --drafter ./drafter",
+            "dflash-doctor diagnose --log server.log --format json | jq '.plan.steps[0]'",
+        ),
+    )
     def diagnose(
-        log: List[str] = typer.Option([], "--log", "-l", metavar="LOG", help="Server log (repeatable; a whole log, an "
-                                      "excerpt, .gz, or - for stdin)."),
-        metrics: List[str] = typer.Option([], "--metrics", metavar="FILE|URL", help="Prometheus text: a saved scrape "
-                                          "or a /metrics URL (repeatable)."),
-        window: Optional[str] = typer.Option(None, "--window", metavar="DURATION", help="With a metrics URL: scrape "
-                                             "twice, this far apart (e.g. 30s)."),
-        drafter: Optional[str] = typer.Option(None, "--drafter", metavar="DIR|REPO_ID", help="Drafter checkpoint "
-                                              "directory, its config.json, or a repo id in the local HF cache."),
-        target: Optional[str] = typer.Option(None, "--target", metavar="DIR|REPO_ID", help="Target checkpoint "
-                                             "directory, config.json or cached repo id."),
-        engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME==VERSION",
-                                             help="Engine and release, e.g. vllm==0.20.1."),
-        launch: Optional[str] = typer.Option(None, "--launch", metavar="TEXT|@FILE",
-                                             help="The serve command line, as text or @file."),
-        dataset: Optional[str] = typer.Option(None, "--dataset", metavar="NAME", help="Workload the log covers "
-                                              "(gsm8k, mt-bench, random, etc.): picks the published τ to compare with."),
-        temperature: Optional[float] = typer.Option(None, "--temperature", metavar="T",
-                                                    help="Sampling temperature of the requests."),
-        thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking",
-                                                help="Whether requests ran with thinking mode."),
-        knowledge: List[str] = typer.Option([], "--knowledge", metavar="TOML", help="Extra causes/rules (repeatable; "
-                                            "also DFLASH_DOCTOR_KNOWLEDGE)."),
-        plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.html",
-                                           help="Draw the curve against the pair's reference, and τ over time."),
-        probe_result: Optional[str] = ProbeResultOpt,
+        log: list[str] = typer.Option(
+            [],
+            "--log",
+            "-l",
+            metavar="LOG",
+            help="Server log (repeatable; a whole log, an excerpt, .gz, or - for stdin).",
+        ),
+        metrics: list[str] = typer.Option(
+            [], "--metrics", metavar="FILE|URL", help="Prometheus text: a saved scrape or a /metrics URL (repeatable)."
+        ),
+        window: str | None = typer.Option(
+            None, "--window", metavar="DURATION", help="With a metrics URL: scrape twice, this far apart (e.g. 30s)."
+        ),
+        drafter: str | None = typer.Option(
+            None,
+            "--drafter",
+            metavar="DIR|REPO_ID",
+            help="Drafter checkpoint directory, its config.json, or a repo id in the local HF cache.",
+        ),
+        target: str | None = typer.Option(
+            None, "--target", metavar="DIR|REPO_ID", help="Target checkpoint directory, config.json or cached repo id."
+        ),
+        engine: str | None = typer.Option(
+            None, "--engine", metavar="NAME==VERSION", help="Engine and release, e.g. vllm==0.20.1."
+        ),
+        launch: str | None = typer.Option(
+            None, "--launch", metavar="TEXT|@FILE", help="The serve command line, as text or @file."
+        ),
+        dataset: str | None = typer.Option(
+            None,
+            "--dataset",
+            metavar="NAME",
+            help="Workload the log covers (gsm8k, mt-bench, random, etc.): picks the published τ to compare with.",
+        ),
+        temperature: float | None = typer.Option(
+            None, "--temperature", metavar="T", help="Sampling temperature of the requests."
+        ),
+        thinking: bool | None = typer.Option(
+            None, "--thinking/--no-thinking", help="Whether requests ran with thinking mode."
+        ),
+        knowledge: list[str] = typer.Option(
+            [], "--knowledge", metavar="TOML", help="Extra causes/rules (repeatable; also DFLASH_DOCTOR_KNOWLEDGE)."
+        ),
+        plot: str | None = typer.Option(
+            None,
+            "--plot",
+            metavar="FILE.png|.svg|.html",
+            help="Draw the curve against the pair's reference, and τ over time.",
+        ),
+        probe_result: str | None = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
-        prometheus: Optional[str] = typer.Option(None, "--prometheus", metavar="URL", help="Read the engine's history "
-                                                 "from this Prometheus (with --selector naming one engine)."),
-        selector: Optional[str] = SelectorOpt,
+        prometheus: str | None = typer.Option(
+            None,
+            "--prometheus",
+            metavar="URL",
+            help="Read the engine's history from this Prometheus (with --selector naming one engine).",
+        ),
+        selector: str | None = SelectorOpt,
         since: str = SinceOpt,
         step: str = StepOpt,
-        until: Optional[str] = UntilOpt,
+        until: str | None = UntilOpt,
         timeout: float = TimeoutOpt,
-        bearer_token_file: Optional[str] = BearerFileOpt,
-        bearer_token_env: Optional[str] = BearerEnvOpt,
-        basic_auth_user: Optional[str] = BasicUserOpt,
-        basic_auth_file: Optional[str] = BasicFileOpt,
-        basic_auth_env: Optional[str] = BasicEnvOpt,
-        ca_file: Optional[str] = CaFileOpt,
+        bearer_token_file: str | None = BearerFileOpt,
+        bearer_token_env: str | None = BearerEnvOpt,
+        basic_auth_user: str | None = BasicUserOpt,
+        basic_auth_file: str | None = BasicFileOpt,
+        basic_auth_env: str | None = BasicEnvOpt,
+        ca_file: str | None = CaFileOpt,
         insecure_skip_verify: bool = InsecureOpt,
         verbose: bool = VerboseOpt,
         fmt: Format = FormatOpt,
-        output: Optional[str] = OutputOpt,
+        output: str | None = OutputOpt,
     ) -> int:
         """Rank the causes of low acceptance from files and flags.
 
@@ -75,8 +118,9 @@ def register(app: typer.Typer) -> None:
         from .ranking_opts import resolve_settings, saved_probe, write_plot
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
-        inputs = FileInputs(logs=log, metrics=metrics, drafter=drafter, target=target, engine=engine, launch=launch,
-                            window=window)
+        inputs = FileInputs(
+            logs=log, metrics=metrics, drafter=drafter, target=target, engine=engine, launch=launch, window=window
+        )
         for w in require_inputs(inputs, others=bool(prometheus or probe_result)):
             out.warn(w)
         settings = resolve_settings(knowledge)
@@ -86,9 +130,24 @@ def register(app: typer.Typer) -> None:
             from ..prometheus.gather import gather_prometheus
             from .prom_opts import prom_source
 
-            gather_prometheus(evidence, prom_source(prometheus, selector, since, step, until, timeout, bearer_token_file,
-                                                    bearer_token_env, basic_auth_user, basic_auth_file,
-                                                    basic_auth_env, ca_file, insecure_skip_verify))
+            gather_prometheus(
+                evidence,
+                prom_source(
+                    prometheus,
+                    selector,
+                    since,
+                    step,
+                    until,
+                    timeout,
+                    bearer_token_file,
+                    bearer_token_env,
+                    basic_auth_user,
+                    basic_auth_file,
+                    basic_auth_env,
+                    ca_file,
+                    insecure_skip_verify,
+                ),
+            )
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if saved is not None:
             from ..probe.evidence import attach_probe
@@ -103,6 +162,7 @@ def register(app: typer.Typer) -> None:
             write_plot(plot, report, evidence, out)
         if evidence.interrupted:
             from ..errors import ExitCode
+
             out.warn("interrupted (Ctrl-C): the report above holds only what was gathered before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))

@@ -6,42 +6,65 @@ be read (Prometheus unreachable, or no spec-decode series match), 2 usage errors
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from ..render import Format
 from .common import FormatOpt, OutputOpt, examples
-from .prom_opts import (BasicEnvOpt, BasicFileOpt, BasicUserOpt, BearerEnvOpt, BearerFileOpt, CaFileOpt,
-                        InsecureOpt, SelectorOpt, SinceOpt, StepOpt, TimeoutOpt, UntilOpt)
+from .prom_opts import (
+    BasicEnvOpt,
+    BasicFileOpt,
+    BasicUserOpt,
+    BearerEnvOpt,
+    BearerFileOpt,
+    CaFileOpt,
+    InsecureOpt,
+    SelectorOpt,
+    SinceOpt,
+    StepOpt,
+    TimeoutOpt,
+    UntilOpt,
+)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("fleet", epilog=examples(
-        "dflash-doctor fleet --prometheus http://prometheus:9090",
-        "dflash-doctor fleet --prometheus http://prometheus:9090 --selector '{job=\"vllm\"}' --since 6h --by pod",
-        "dflash-doctor fleet --prometheus https://prom.internal --bearer-token-file token --format json"))
+    @app.command(
+        "fleet",
+        epilog=examples(
+            "dflash-doctor fleet --prometheus http://prometheus:9090",
+            "dflash-doctor fleet --prometheus http://prometheus:9090 --selector '{job=\"vllm\"}' --since 6h --by pod",
+            "dflash-doctor fleet --prometheus https://prom.internal --bearer-token-file token --format json",
+        ),
+    )
     def fleet(
-        prometheus: str = typer.Option(..., "--prometheus", metavar="URL",
-                                       help="Prometheus base URL, e.g. http://prometheus:9090."),
-        selector: Optional[str] = SelectorOpt,
+        prometheus: str = typer.Option(
+            ..., "--prometheus", metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090."
+        ),
+        selector: str | None = SelectorOpt,
         since: str = SinceOpt,
         step: str = StepOpt,
-        by: str = typer.Option("instance", "--by", metavar="LABEL[,LABEL]", help="Label(s) that name an engine: instance, pod, model_name, "
-                                                        "or several: instance,engine."),
-        peers: str = typer.Option("model_name", "--peers", metavar="LABEL[,LABEL]", help="Label(s) engines must share to be compared for "
-                                                                "outliers (they must also share k)."),
-        until: Optional[str] = UntilOpt,
+        by: str = typer.Option(
+            "instance",
+            "--by",
+            metavar="LABEL[,LABEL]",
+            help="Label(s) that name an engine: instance, pod, model_name, or several: instance,engine.",
+        ),
+        peers: str = typer.Option(
+            "model_name",
+            "--peers",
+            metavar="LABEL[,LABEL]",
+            help="Label(s) engines must share to be compared for outliers (they must also share k).",
+        ),
+        until: str | None = UntilOpt,
         timeout: float = TimeoutOpt,
-        bearer_token_file: Optional[str] = BearerFileOpt,
-        bearer_token_env: Optional[str] = BearerEnvOpt,
-        basic_auth_user: Optional[str] = BasicUserOpt,
-        basic_auth_file: Optional[str] = BasicFileOpt,
-        basic_auth_env: Optional[str] = BasicEnvOpt,
-        ca_file: Optional[str] = CaFileOpt,
+        bearer_token_file: str | None = BearerFileOpt,
+        bearer_token_env: str | None = BearerEnvOpt,
+        basic_auth_user: str | None = BasicUserOpt,
+        basic_auth_file: str | None = BasicFileOpt,
+        basic_auth_env: str | None = BasicEnvOpt,
+        ca_file: str | None = CaFileOpt,
         insecure_skip_verify: bool = InsecureOpt,
         fmt: Format = FormatOpt,
-        output: Optional[str] = OutputOpt,
+        output: str | None = OutputOpt,
     ) -> int:
         """Every engine's acceptance from Prometheus, outliers first.
 
@@ -56,16 +79,31 @@ def register(app: typer.Typer) -> None:
         out = Output(fmt=fmt, path=output)
         if timeout <= 0:
             raise UsageError("--timeout must be positive")
-        q = FleetQuery(selector=selector, since=parse_duration(since, "--since"), step=parse_duration(step, "--step"),
-                       by=parse_labels(by, "--by"), peers=parse_labels(peers, "--peers"), until=parse_until(until))
+        q = FleetQuery(
+            selector=selector,
+            since=parse_duration(since, "--since"),
+            step=parse_duration(step, "--step"),
+            by=parse_labels(by, "--by"),
+            peers=parse_labels(peers, "--peers"),
+            until=parse_until(until),
+        )
         if q.step > q.since:
             raise UsageError("--step is longer than --since", hint="e.g. --since 6h --step 5m")
-        auth = make_auth(bearer_token_file, bearer_token_env, basic_auth_user, basic_auth_file,
-                         basic_auth_env, ca_file, insecure_skip_verify)
+        auth = make_auth(
+            bearer_token_file,
+            bearer_token_env,
+            basic_auth_user,
+            basic_auth_file,
+            basic_auth_env,
+            ca_file,
+            insecure_skip_verify,
+        )
         result = run_fleet(prometheus, q, auth, timeout)
         out.show(result)
         if not result.engines:
-            out.warn(f"no spec-decode series match {selector or 'any selector'} in the window "
-                     "(spec decoding off, the engines not scraped, or a selector that matches nothing)")
+            out.warn(
+                f"no spec-decode series match {selector or 'any selector'} in the window "
+                "(spec decoding off, the engines not scraped, or a selector that matches nothing)"
+            )
             return int(ExitCode.NOT_CHECKED)
         return int(ExitCode.PROBLEMS if result.verdict == "problem" else ExitCode.OK)

@@ -6,48 +6,63 @@ elsewhere), 2 usage errors (a path given as a host, a file that is no bundle), 1
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from ..render import Format
-from .common import AllowSSHExecOpt, ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseOpt, examples, invocation
+from .common import (
+    AllowSSHExecOpt,
+    ForcePairOpt,
+    FormatOpt,
+    OutputOpt,
+    ProbeResultOpt,
+    VerboseOpt,
+    examples,
+    invocation,
+)
 
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
 LogOpt = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST (default: discovered).")
 PidOpt = typer.Option(None, "--pid", metavar="PID", help="The serving process to examine when a host runs several.")
-NewKeyOpt = typer.Option(False, "--accept-new-host-key",
-                         help="Trust and record UNKNOWN host keys (changed keys are always refused).")
+NewKeyOpt = typer.Option(
+    False, "--accept-new-host-key", help="Trust and record UNKNOWN host keys (changed keys are always refused)."
+)
 SshConfigOpt = typer.Option(None, "--ssh-config", metavar="FILE", help="ssh_config file (default ~/.ssh/config).")
-KnownHostsOpt = typer.Option(None, "--known-hosts", metavar="FILE", help="known_hosts file (default ~/.ssh/known_hosts).")
+KnownHostsOpt = typer.Option(
+    None, "--known-hosts", metavar="FILE", help="known_hosts file (default ~/.ssh/known_hosts)."
+)
 
 
 def register(app: typer.Typer) -> None:
     check_app = typer.Typer(help="Diagnose hosts (local, SSH, fleets) or saved bundles.", no_args_is_help=True)
     app.add_typer(check_app, name="check")
 
-    @check_app.command("host", epilog=examples(
-        "dflash-doctor check host local",
-        "dflash-doctor check host ssh://ops@gpu-7 --log /var/log/vllm.log",
-        "dflash-doctor check host gpu-01 gpu-02 --hosts-file inventory.ini -j 16 --format json",
-        "dflash-doctor check host ssh://ops@gpu-7 --probe-result probe.json"))
+    @check_app.command(
+        "host",
+        epilog=examples(
+            "dflash-doctor check host local",
+            "dflash-doctor check host ssh://ops@gpu-7 --log /var/log/vllm.log",
+            "dflash-doctor check host gpu-01 gpu-02 --hosts-file inventory.ini -j 16 --format json",
+            "dflash-doctor check host ssh://ops@gpu-7 --probe-result probe.json",
+        ),
+    )
     def check_host(
-        hosts: List[str] = typer.Argument(None, metavar=f"[{HOST}]...", help="Hosts to check (several allowed)."),
-        log: Optional[str] = LogOpt,
-        hosts_file: Optional[str] = typer.Option(None, "--hosts-file", metavar="FILE",
-                                                 help="Hosts, one per line, or an Ansible INI inventory."),
+        hosts: list[str] = typer.Argument(None, metavar=f"[{HOST}]...", help="Hosts to check (several allowed)."),
+        log: str | None = LogOpt,
+        hosts_file: str | None = typer.Option(
+            None, "--hosts-file", metavar="FILE", help="Hosts, one per line, or an Ansible INI inventory."
+        ),
         parallel: int = typer.Option(8, "--parallel", "-j", min=1, max=64, metavar="N", help="Hosts checked at once."),
         accept_new_host_key: bool = NewKeyOpt,
-        pid: Optional[int] = PidOpt,
-        ssh_config: Optional[str] = SshConfigOpt,
-        known_hosts: Optional[str] = KnownHostsOpt,
+        pid: int | None = PidOpt,
+        ssh_config: str | None = SshConfigOpt,
+        known_hosts: str | None = KnownHostsOpt,
         allow_ssh_exec: bool = AllowSSHExecOpt,
         timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time allowed per remote command."),
-        probe_result: Optional[str] = ProbeResultOpt,
+        probe_result: str | None = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
         verbose: bool = VerboseOpt,
         fmt: Format = FormatOpt,
-        output: Optional[str] = OutputOpt,
+        output: str | None = OutputOpt,
     ) -> int:
         """Diagnose hosts where they run, read-only.
 
@@ -62,13 +77,24 @@ def register(app: typer.Typer) -> None:
 
         specs = list(dict.fromkeys([*(hosts or []), *(read_hosts_file(hosts_file) if hosts_file else [])]))
         if not specs:
-            raise UsageError("no host given", hint="dflash-doctor check host local | ssh://user@host | --hosts-file FILE")
+            raise UsageError(
+                "no host given", hint="dflash-doctor check host local | ssh://user@host | --hosts-file FILE"
+            )
         refuse_paths_as_hosts(specs)
         out = Output(fmt=fmt, path=output, verbose=verbose)
-        opts = HostCheck(log=log, pid=pid, timeout=timeout, accept_new_host_key=accept_new_host_key,
-                         ssh_config=ssh_config, known_hosts=known_hosts, probe=saved_probe(probe_result),
-                         force_probe_pair=force_probe_pair, settings=resolve_settings(), invocation=invocation(),
-                         extra={"allow_ssh_exec": allow_ssh_exec})
+        opts = HostCheck(
+            log=log,
+            pid=pid,
+            timeout=timeout,
+            accept_new_host_key=accept_new_host_key,
+            ssh_config=ssh_config,
+            known_hosts=known_hosts,
+            probe=saved_probe(probe_result),
+            force_probe_pair=force_probe_pair,
+            settings=resolve_settings(),
+            invocation=invocation(),
+            extra={"allow_ssh_exec": allow_ssh_exec},
+        )
         if len(specs) == 1:
             res = check_one(specs[0], opts)
             if res.state in ("unreachable", "failed"):  # nothing was read: one line, not a report
@@ -81,18 +107,25 @@ def register(app: typer.Typer) -> None:
         out.show(fleet)
         return fleet.exit_code
 
-    @check_app.command("bundle", epilog=examples(
-        "dflash-doctor check bundle fixtures/hosts/seed",
-        "dflash-doctor check bundle gpu-7.tar.gz --probe-result probe.json",
-        "dflash-doctor check bundle gpu-*.tar.gz --format json"))
+    @check_app.command(
+        "bundle",
+        epilog=examples(
+            "dflash-doctor check bundle fixtures/hosts/seed",
+            "dflash-doctor check bundle gpu-7.tar.gz --probe-result probe.json",
+            "dflash-doctor check bundle gpu-*.tar.gz --format json",
+        ),
+    )
     def check_bundle(
-        bundles: List[str] = typer.Argument(..., metavar="BUNDLE...", help="Bundles written by `dflash-doctor "
-                                            "collect` (directories or .tar.gz); several make a fleet."),
-        probe_result: Optional[str] = ProbeResultOpt,
+        bundles: list[str] = typer.Argument(
+            ...,
+            metavar="BUNDLE...",
+            help="Bundles written by `dflash-doctor collect` (directories or .tar.gz); several make a fleet.",
+        ),
+        probe_result: str | None = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
         verbose: bool = VerboseOpt,
         fmt: Format = FormatOpt,
-        output: Optional[str] = OutputOpt,
+        output: str | None = OutputOpt,
     ) -> int:
         """Diagnose saved bundles, offline.
 
@@ -103,23 +136,32 @@ def register(app: typer.Typer) -> None:
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
         paths = list(dict.fromkeys(bundles))
-        opts = HostCheck(probe=saved_probe(probe_result), force_probe_pair=force_probe_pair,
-                         settings=resolve_settings(), invocation=invocation())
+        opts = HostCheck(
+            probe=saved_probe(probe_result),
+            force_probe_pair=force_probe_pair,
+            settings=resolve_settings(),
+            invocation=invocation(),
+        )
         fleet = check_bundles(paths, opts)
         out.show(fleet.results[0].report if len(paths) == 1 else fleet)
         return fleet.exit_code
 
-    @app.command("collect", epilog=examples("dflash-doctor collect ssh://ops@gpu-7 -o gpu-7.tar.gz",
-                                            "dflash-doctor check bundle gpu-7.tar.gz"))
+    @app.command(
+        "collect",
+        epilog=examples(
+            "dflash-doctor collect ssh://ops@gpu-7 -o gpu-7.tar.gz", "dflash-doctor check bundle gpu-7.tar.gz"
+        ),
+    )
     def collect(
         host_spec: str = typer.Argument(..., metavar=HOST, help="The host to read."),
-        out_path: str = typer.Option(..., "--output", "-o", metavar="DIR|FILE.tar.gz",
-                                     help="Bundle to write: a new directory, or FILE.tar.gz."),
-        log: Optional[str] = LogOpt,
+        out_path: str = typer.Option(
+            ..., "--output", "-o", metavar="DIR|FILE.tar.gz", help="Bundle to write: a new directory, or FILE.tar.gz."
+        ),
+        log: str | None = LogOpt,
         accept_new_host_key: bool = NewKeyOpt,
-        pid: Optional[int] = PidOpt,
-        ssh_config: Optional[str] = SshConfigOpt,
-        known_hosts: Optional[str] = KnownHostsOpt,
+        pid: int | None = PidOpt,
+        ssh_config: str | None = SshConfigOpt,
+        known_hosts: str | None = KnownHostsOpt,
         allow_ssh_exec: bool = AllowSSHExecOpt,
     ) -> int:
         """Save a host's evidence as a bundle.
@@ -130,10 +172,21 @@ def register(app: typer.Typer) -> None:
         from .output import Output
 
         refuse_paths_as_hosts([host_spec])
-        done = collect_bundle(host_spec, out_path, HostCheck(log=log, pid=pid, accept_new_host_key=accept_new_host_key,
-                                                             ssh_config=ssh_config, known_hosts=known_hosts,
-                                                             extra={"allow_ssh_exec": allow_ssh_exec}),
-                              __version__)
-        Output().info(f"bundle written to {done.path}: {done.answers} recorded answers, {done.evidence} pieces of "
-                      f"evidence; diagnose it with: dflash-doctor check bundle {done.path}")
+        done = collect_bundle(
+            host_spec,
+            out_path,
+            HostCheck(
+                log=log,
+                pid=pid,
+                accept_new_host_key=accept_new_host_key,
+                ssh_config=ssh_config,
+                known_hosts=known_hosts,
+                extra={"allow_ssh_exec": allow_ssh_exec},
+            ),
+            __version__,
+        )
+        Output().info(
+            f"bundle written to {done.path}: {done.answers} recorded answers, {done.evidence} pieces of "
+            f"evidence; diagnose it with: dflash-doctor check bundle {done.path}"
+        )
         return 0

@@ -8,8 +8,6 @@ on several facts not given is listed as possible and does not.
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from ..render import Format
@@ -17,22 +15,43 @@ from .common import FormatOpt, OutputOpt, examples
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("known-issues", epilog=examples(
-        "dflash-doctor known-issues",
-        "dflash-doctor known-issues --engine vllm==0.20.1 --method dflash",
-        "dflash-doctor known-issues -e vllm==0.24.0 -m dflash --runner v2 --fact vocab_padded=true --format json"))
+    @app.command(
+        "known-issues",
+        epilog=examples(
+            "dflash-doctor known-issues",
+            "dflash-doctor known-issues --engine vllm==0.20.1 --method dflash",
+            "dflash-doctor known-issues -e vllm==0.24.0 -m dflash --runner v2 --fact vocab_padded=true --format json",
+        ),
+    )
     def known_issues(
-        engine: Optional[str] = typer.Option(None, "--engine", "-e", metavar="NAME[==VERSION]",
-                                             help="vllm, sglang, vllm-ascend or tensorrt-llm, with its release; "
-                                                  "without it, list the whole database."),
-        method: Optional[str] = typer.Option(None, "--method", "-m", metavar="METHOD", help="Speculative method: "
-                                             "dflash, eagle3, eagle, mtp, medusa, draft, ngram, etc."),
-        runner: Optional[str] = typer.Option(None, "--runner", metavar="v1|v2", help="Model runner / speculative "
-                                             "worker (VLLM_USE_V2_MODEL_RUNNER, SGLANG_ENABLE_SPEC_V2)."),
-        fact: List[str] = typer.Option([], "--fact", metavar="KEY=VALUE", help="A deployment fact (repeatable), "
-                                       "e.g. pd_disaggregation=true, drafter_swa=mixed."),
+        engine: str | None = typer.Option(
+            None,
+            "--engine",
+            "-e",
+            metavar="NAME[==VERSION]",
+            help="vllm, sglang, vllm-ascend or tensorrt-llm, with its release; without it, list the whole database.",
+        ),
+        method: str | None = typer.Option(
+            None,
+            "--method",
+            "-m",
+            metavar="METHOD",
+            help="Speculative method: dflash, eagle3, eagle, mtp, medusa, draft, ngram, etc.",
+        ),
+        runner: str | None = typer.Option(
+            None,
+            "--runner",
+            metavar="v1|v2",
+            help="Model runner / speculative worker (VLLM_USE_V2_MODEL_RUNNER, SGLANG_ENABLE_SPEC_V2).",
+        ),
+        fact: list[str] = typer.Option(
+            [],
+            "--fact",
+            metavar="KEY=VALUE",
+            help="A deployment fact (repeatable), e.g. pd_disaggregation=true, drafter_swa=mixed.",
+        ),
         fmt: Format = FormatOpt,
-        output: Optional[str] = OutputOpt,
+        output: str | None = OutputOpt,
     ) -> int:
         """Known engine bugs that affect a deployment, like pip-audit.
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from ..render import Format
@@ -11,23 +9,36 @@ from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, i
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("logs", epilog=examples(
-        "dflash-doctor logs server.log",
-        "dflash-doctor logs server.log.1 server.log --since '05-14 09:15' --csv intervals.csv",
-        "journalctl -u vllm --no-pager | dflash-doctor logs - --format json"))
+    @app.command(
+        "logs",
+        epilog=examples(
+            "dflash-doctor logs server.log",
+            "dflash-doctor logs server.log.1 server.log --since '05-14 09:15' --csv intervals.csv",
+            "journalctl -u vllm --no-pager | dflash-doctor logs - --format json",
+        ),
+    )
     def logs(
-        files: List[str] = typer.Argument(..., metavar="LOG...", help="Log files (plain, .gz, rotated; - for stdin)."),
-        since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help="Only intervals at or after TIME "
-                                            "(e.g. '05-14 09:15', '2026-05-14T09:15:00')."),
-        until: Optional[str] = typer.Option(None, "--until", metavar="TIME", help="Only intervals at or before TIME."),
-        engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME==VERSION", help="Engine and release when "
-                                             "the log does not say, e.g. sglang==0.5.8."),
-        csv: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Also write the per-interval table as CSV."),
-        parquet: Optional[str] = typer.Option(None, "--parquet", metavar="FILE",
-                                              help="Also write the per-interval table as Parquet."),
+        files: list[str] = typer.Argument(..., metavar="LOG...", help="Log files (plain, .gz, rotated; - for stdin)."),
+        since: str | None = typer.Option(
+            None,
+            "--since",
+            metavar="TIME",
+            help="Only intervals at or after TIME (e.g. '05-14 09:15', '2026-05-14T09:15:00').",
+        ),
+        until: str | None = typer.Option(None, "--until", metavar="TIME", help="Only intervals at or before TIME."),
+        engine: str | None = typer.Option(
+            None,
+            "--engine",
+            metavar="NAME==VERSION",
+            help="Engine and release when the log does not say, e.g. sglang==0.5.8.",
+        ),
+        csv: str | None = typer.Option(None, "--csv", metavar="FILE", help="Also write the per-interval table as CSV."),
+        parquet: str | None = typer.Option(
+            None, "--parquet", metavar="FILE", help="Also write the per-interval table as Parquet."
+        ),
         verbose: bool = VerboseOpt,
         fmt: Format = FormatOpt,
-        output: Optional[str] = OutputOpt,
+        output: str | None = OutputOpt,
     ) -> int:
         """The acceptance picture of server logs: τ, curve, trend.
 
@@ -94,6 +105,7 @@ def register(app: typer.Typer) -> None:
         out.show(report)
         if ev.interrupted:
             from ..errors import ExitCode
+
             out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))

@@ -3,22 +3,39 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from .common import OutputOpt, examples
 
-monitor_app = typer.Typer(name="monitor", help="Alerting rules and a Grafana dashboard for acceptance.",
-                          no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+monitor_app = typer.Typer(
+    name="monitor",
+    help="Alerting rules and a Grafana dashboard for acceptance.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
 
-MinTauOpt = typer.Option(2.0, "--min-acceptance-length", metavar="TAU", help="Alert when τ (mean acceptance length) is below X.")
-ByOpt = typer.Option("instance", "--by", metavar="LABEL[,LABEL]", help="Label(s) each alert is grouped by (one alert per engine).")
-SelectorOpt = typer.Option(None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'.")
-FirstPosOpt = typer.Option(0.3, "--min-first-position", metavar="RATE", help="Alert when position-1 acceptance falls below this rate.")
-DropOpt = typer.Option(0.2, "--max-drop", metavar="SHARE", help="Alert when accepted tokens per draft fall by more than this share "
-                                               "against the engine's own past.")
-OffsetOpt = typer.Option("1d", "--offset", metavar="DURATION", help="How far back the engine's own past is (PromQL offset).")
+MinTauOpt = typer.Option(
+    2.0, "--min-acceptance-length", metavar="TAU", help="Alert when τ (mean acceptance length) is below X."
+)
+ByOpt = typer.Option(
+    "instance", "--by", metavar="LABEL[,LABEL]", help="Label(s) each alert is grouped by (one alert per engine)."
+)
+SelectorOpt = typer.Option(
+    None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'."
+)
+FirstPosOpt = typer.Option(
+    0.3, "--min-first-position", metavar="RATE", help="Alert when position-1 acceptance falls below this rate."
+)
+DropOpt = typer.Option(
+    0.2,
+    "--max-drop",
+    metavar="SHARE",
+    help="Alert when accepted tokens per draft fall by more than this share against the engine's own past.",
+)
+OffsetOpt = typer.Option(
+    "1d", "--offset", metavar="DURATION", help="How far back the engine's own past is (PromQL offset)."
+)
 WindowOpt = typer.Option("10m", "--window", metavar="DURATION", help="Range each alert measures over.")
 
 
@@ -36,31 +53,44 @@ def _settings(min_tau, by, selector, first, drop, offset, window, for_="10m", mi
     if min_drafts < 1:
         raise UsageError("--min-drafts must be at least 1")
     selector_matchers(selector)  # validated here, so a bad one is a usage error before any output
-    return RuleSettings(min_acceptance_length=min_tau, first_position_min=first, drop=drop,
-                        offset=promql_duration(parse_duration(offset, "--offset")),
-                        window=promql_duration(parse_duration(window, "--window")),
-                        for_=promql_duration(parse_duration(for_, "--for")) if for_ not in ("0", "0s") else "0s",
-                        min_drafts=min_drafts, by=parse_labels(by, "--by"), selector=selector)
+    return RuleSettings(
+        min_acceptance_length=min_tau,
+        first_position_min=first,
+        drop=drop,
+        offset=promql_duration(parse_duration(offset, "--offset")),
+        window=promql_duration(parse_duration(window, "--window")),
+        for_=promql_duration(parse_duration(for_, "--for")) if for_ not in ("0", "0s") else "0s",
+        min_drafts=min_drafts,
+        by=parse_labels(by, "--by"),
+        selector=selector,
+    )
 
 
-@monitor_app.command("rules", epilog=examples(
-    "dflash-doctor monitor rules --min-acceptance-length 2 --by instance > dflash-rules.yml",
-    "promtool check rules dflash-rules.yml"))
+@monitor_app.command(
+    "rules",
+    epilog=examples(
+        "dflash-doctor monitor rules --min-acceptance-length 2 --by instance > dflash-rules.yml",
+        "promtool check rules dflash-rules.yml",
+    ),
+)
 def rules(
     min_acceptance_length: float = MinTauOpt,
-    for_: str = typer.Option("10m", "--for", metavar="DURATION", help="How long a condition must hold before the alert fires."),
+    for_: str = typer.Option(
+        "10m", "--for", metavar="DURATION", help="How long a condition must hold before the alert fires."
+    ),
     by: str = ByOpt,
-    selector: Optional[str] = SelectorOpt,
+    selector: str | None = SelectorOpt,
     min_first_position: float = FirstPosOpt,
     max_drop: float = DropOpt,
     offset: str = OffsetOpt,
     window: str = WindowOpt,
-    min_drafts: int = typer.Option(200, "--min-drafts", metavar="N", help="No alert on fewer drafts than this in the window."),
-    output: Optional[str] = OutputOpt,
+    min_drafts: int = typer.Option(
+        200, "--min-drafts", metavar="N", help="No alert on fewer drafts than this in the window."
+    ),
+    output: str | None = OutputOpt,
 ) -> int:
     """Print Prometheus alerting rules (YAML): low τ, position-1 collapse, drafts stopped, τ drop vs own past."""
-    from ..prometheus.rules import alert_rules
-    from ..prometheus.rules import AlertRules
+    from ..prometheus.rules import AlertRules, alert_rules
     from .output import Output
 
     s = _settings(min_acceptance_length, by, selector, min_first_position, max_drop, offset, window, for_, min_drafts)
@@ -68,17 +98,18 @@ def rules(
     return 0
 
 
-@monitor_app.command("grafana", epilog=examples(
-    "dflash-doctor monitor grafana --min-acceptance-length 2 > dflash-dashboard.json"))
+@monitor_app.command(
+    "grafana", epilog=examples("dflash-doctor monitor grafana --min-acceptance-length 2 > dflash-dashboard.json")
+)
 def grafana(
     min_acceptance_length: float = MinTauOpt,
     by: str = ByOpt,
-    selector: Optional[str] = SelectorOpt,
+    selector: str | None = SelectorOpt,
     min_first_position: float = FirstPosOpt,
     max_drop: float = DropOpt,
     offset: str = OffsetOpt,
     title: str = typer.Option("Speculative decoding acceptance", "--title", metavar="TEXT", help="Dashboard title."),
-    output: Optional[str] = OutputOpt,
+    output: str | None = OutputOpt,
 ) -> int:
     """Print a Grafana dashboard (JSON).
 

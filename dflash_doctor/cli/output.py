@@ -17,7 +17,6 @@ from ..render import Format, Style, render
 from ..settings import Settings
 from ..textsafe import plain
 
-
 # A command that stopped at a Ctrl-C and said so (its warning): cli/app.py says "interrupted" for any other
 # (Typer turns a Ctrl-C in a command into exit status 130 without a word).
 INTERRUPT_SAID: list[str] = []
@@ -88,8 +87,9 @@ class Output:
                 sys.stdout.flush()
             except BrokenPipeError:  # `| head`: the reader went away
                 _quiet_stdout()
-                raise DoctorError("the report could not be written: its reader closed the pipe",
-                                  exit_code=ExitCode.NOT_CHECKED) from None
+                raise DoctorError(
+                    "the report could not be written: its reader closed the pipe", exit_code=ExitCode.NOT_CHECKED
+                ) from None
 
     def info(self, msg: str) -> None:
         if not self.quiet:
@@ -108,8 +108,10 @@ def write_file(path: str, data: str | bytes, what: str) -> None:
     try:
         write_atomic(path, data)
     except OSError as exc:
-        raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}",
-                         hint="nothing was written; a file that was there is unchanged") from None
+        raise UsageError(
+            f"cannot write {what} to {path}: {exc.strerror or exc}",
+            hint="nothing was written; a file that was there is unchanged",
+        ) from None
 
 
 def _quiet_stdout() -> None:

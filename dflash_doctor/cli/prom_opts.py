@@ -9,22 +9,42 @@ import typer
 
 from ..errors import UsageError
 
-SelectorOpt = typer.Option(None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'.")
-SinceOpt = typer.Option("6h", "--since", metavar="DURATION", help="Window to read, back from now (or from --until): 30m, 6h, 2d.")
+SelectorOpt = typer.Option(
+    None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'."
+)
+SinceOpt = typer.Option(
+    "6h", "--since", metavar="DURATION", help="Window to read, back from now (or from --until): 30m, 6h, 2d."
+)
 StepOpt = typer.Option("5m", "--step", metavar="DURATION", help="Resolution of τ over time (range-query step).")
-UntilOpt = typer.Option(None, "--until", metavar="TIME", help="End of the window: unix seconds or ISO 8601 (default: now).")
+UntilOpt = typer.Option(
+    None, "--until", metavar="TIME", help="End of the window: unix seconds or ISO 8601 (default: now)."
+)
 TimeoutOpt = typer.Option(30.0, "--timeout", metavar="SECONDS", help="Seconds to wait for each Prometheus answer.")
-BearerFileOpt = typer.Option(None, "--bearer-token-file", metavar="FILE", help="File holding a bearer token for Prometheus.")
-BearerEnvOpt = typer.Option(None, "--bearer-token-env", metavar="VAR", help="Environment variable holding a bearer token.")
+BearerFileOpt = typer.Option(
+    None, "--bearer-token-file", metavar="FILE", help="File holding a bearer token for Prometheus."
+)
+BearerEnvOpt = typer.Option(
+    None, "--bearer-token-env", metavar="VAR", help="Environment variable holding a bearer token."
+)
 BasicUserOpt = typer.Option(None, "--basic-auth-user", metavar="USER", help="Basic-auth user name.")
-BasicFileOpt = typer.Option(None, "--basic-auth-file", metavar="FILE", help="File holding the basic-auth password (like Prometheus' password_file).")
-BasicEnvOpt = typer.Option(None, "--basic-auth-env", metavar="VAR", help="Environment variable holding the basic-auth password.")
-CaFileOpt = typer.Option(None, "--ca-file", metavar="PEM", help="PEM bundle of the CA that signed Prometheus' TLS certificate.")
+BasicFileOpt = typer.Option(
+    None,
+    "--basic-auth-file",
+    metavar="FILE",
+    help="File holding the basic-auth password (like Prometheus' password_file).",
+)
+BasicEnvOpt = typer.Option(
+    None, "--basic-auth-env", metavar="VAR", help="Environment variable holding the basic-auth password."
+)
+CaFileOpt = typer.Option(
+    None, "--ca-file", metavar="PEM", help="PEM bundle of the CA that signed Prometheus' TLS certificate."
+)
 InsecureOpt = typer.Option(False, "--insecure-skip-verify", help="Do not verify Prometheus' TLS certificate.")
 
 
-def make_auth(bearer_token_file, bearer_token_env, basic_user, basic_password_file, basic_password_env, ca_file,
-              insecure):
+def make_auth(
+    bearer_token_file, bearer_token_env, basic_user, basic_password_file, basic_password_env, ca_file, insecure
+):
     from ..prometheus.client import PromAuth
 
     if bearer_token_file and bearer_token_env:
@@ -37,16 +57,26 @@ def make_auth(bearer_token_file, bearer_token_env, basic_user, basic_password_fi
     if bearer_token_env:
         token = os.environ.get(bearer_token_env, "").strip()
         if not token:
-            raise UsageError(f"environment variable {bearer_token_env} is empty or not set",
-                             hint="export it, or give --bearer-token-file FILE")
+            raise UsageError(
+                f"environment variable {bearer_token_env} is empty or not set",
+                hint="export it, or give --bearer-token-file FILE",
+            )
     if basic_password_env and not basic_password_file:
         password = os.environ.get(basic_password_env)
         if password is None:
-            raise UsageError(f"environment variable {basic_password_env} is not set",
-                             hint="export it, or give --basic-auth-file FILE")
-    return PromAuth(bearer_token_file=bearer_token_file, bearer_token=token, basic_user=basic_user,
-                    basic_password_file=basic_password_file, basic_password=password, ca_file=ca_file,
-                    insecure=insecure)
+            raise UsageError(
+                f"environment variable {basic_password_env} is not set",
+                hint="export it, or give --basic-auth-file FILE",
+            )
+    return PromAuth(
+        bearer_token_file=bearer_token_file,
+        bearer_token=token,
+        basic_user=basic_user,
+        basic_password_file=basic_password_file,
+        basic_password=password,
+        ca_file=ca_file,
+        insecure=insecure,
+    )
 
 
 def parse_until(text: str | None) -> float | None:
@@ -61,7 +91,9 @@ def parse_until(text: str | None) -> float | None:
     try:
         t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"--until {text!r} is not a time", hint="unix seconds or ISO 8601, e.g. 2026-05-14T09:15:00Z") from None
+        raise UsageError(
+            f"--until {text!r} is not a time", hint="unix seconds or ISO 8601, e.g. 2026-05-14T09:15:00Z"
+        ) from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)
     return t.timestamp()
@@ -77,5 +109,12 @@ def prom_source(url, selector, since, step, until, timeout, *auth_args):
     window, res = parse_duration(since, "--since"), parse_duration(step, "--step")
     if res > window:
         raise UsageError("--step is longer than --since", hint="e.g. --since 6h --step 5m")
-    return PromSource(url=url, selector=selector, since=window, step=res, until=parse_until(until),
-                      auth=make_auth(*auth_args), timeout=timeout)
+    return PromSource(
+        url=url,
+        selector=selector,
+        since=window,
+        step=res,
+        until=parse_until(until),
+        auth=make_auth(*auth_args),
+        timeout=timeout,
+    )

@@ -23,8 +23,10 @@ def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool
             settings.knowledge(frozenset(declared_observations(load_checks().checks)))
             settings.baselines()
         except KnowledgeError as exc:
-            raise UsageError(f"bad knowledge data: {exc}",
-                             hint="see dflash_doctor/rank/causes.toml and baselines.toml for the format") from None
+            raise UsageError(
+                f"bad knowledge data: {exc}",
+                hint="see dflash_doctor/rank/causes.toml and baselines.toml for the format",
+            ) from None
         except OSError as exc:
             raise UsageError(f"cannot read a knowledge or baselines file: {exc.strerror or exc}") from None
     return settings

@@ -21,26 +21,42 @@ if TYPE_CHECKING:
     from ..parse.prometheus import Scrape
 
 
-def _size(scan: "LogScan") -> str:
+def _size(scan: LogScan) -> str:
     if scan.lines is not None:
         return f"{scan.lines} lines"
     return f"{scan.bytes / (1 << 20):.0f} MiB"
 
 
-def scan_stats(scan: "LogScan", filtered_on_host: bool = False, lines: int | None = None,
-               lines_kept: int | None = None) -> ScanStats:
+def scan_stats(
+    scan: LogScan, filtered_on_host: bool = False, lines: int | None = None, lines_kept: int | None = None
+) -> ScanStats:
     return ScanStats(
-        lines=lines if lines is not None else scan.lines, bytes=scan.bytes, candidate_lines=scan.candidate_lines,
-        intervals=scan.n_intervals, formats=dict(scan.formats), malformed=scan.malformed_count,
-        malformed_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text, m.rejected)
-                                 for m in scan.malformed[:5]),
-        notes=tuple(scan.notes), mean_normalised=scan.mean_normalised,
-        sglang_rate_meaning=scan.sglang_rate_meaning, release_bounds=dict(scan.release_bounds), sources=tuple(scan.sources),
-        filtered_on_host=filtered_on_host, lines_kept=lines_kept, rejected=scan.rejected_count,
-        foreign=scan.foreign_count, foreign_examples=tuple(MalformedLine(m.source, m.line_no, m.offset, m.where,
-                                                                         m.reason, m.text) for m in scan.foreign[:5]),
-        salvaged=tuple(s.to_dict() for s in scan.salvaged), salvaged_count=scan.salvaged_count,
-        interrupted=scan.interrupted)
+        lines=lines if lines is not None else scan.lines,
+        bytes=scan.bytes,
+        candidate_lines=scan.candidate_lines,
+        intervals=scan.n_intervals,
+        formats=dict(scan.formats),
+        malformed=scan.malformed_count,
+        malformed_examples=tuple(
+            MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text, m.rejected)
+            for m in scan.malformed[:5]
+        ),
+        notes=tuple(scan.notes),
+        mean_normalised=scan.mean_normalised,
+        sglang_rate_meaning=scan.sglang_rate_meaning,
+        release_bounds=dict(scan.release_bounds),
+        sources=tuple(scan.sources),
+        filtered_on_host=filtered_on_host,
+        lines_kept=lines_kept,
+        rejected=scan.rejected_count,
+        foreign=scan.foreign_count,
+        foreign_examples=tuple(
+            MalformedLine(m.source, m.line_no, m.offset, m.where, m.reason, m.text) for m in scan.foreign[:5]
+        ),
+        salvaged=tuple(s.to_dict() for s in scan.salvaged),
+        salvaged_count=scan.salvaged_count,
+        interrupted=scan.interrupted,
+    )
 
 
 class EvidenceBuilder:
@@ -62,8 +78,15 @@ class EvidenceBuilder:
             return d.block_size - 1, "the drafter's block size − 1"
         return None, None
 
-    def add_log_scan(self, scan: "LogScan", where: str, filtered_on_host: bool = False, lines: int | None = None,
-                     lines_kept: int | None = None, filtered_bytes: int = 0) -> None:
+    def add_log_scan(
+        self,
+        scan: LogScan,
+        where: str,
+        filtered_on_host: bool = False,
+        lines: int | None = None,
+        lines_kept: int | None = None,
+        filtered_bytes: int = 0,
+    ) -> None:
         """LOG_SCAN, then ACCEPTANCE (or why there is none) and STARTUP from one scan."""
         from ..parse.logscan import aggregate
 
@@ -71,8 +94,10 @@ class EvidenceBuilder:
         src = self.src("file", where)
         stats = scan_stats(scan, filtered_on_host, lines, lines_kept)
         if filtered_on_host:
-            summary = (f"filtered on the host: {stats.lines} spec-decode/startup lines "
-                       f"({filtered_bytes / 1024:.1f} KiB), {stats.intervals} intervals, {stats.malformed} malformed")
+            summary = (
+                f"filtered on the host: {stats.lines} spec-decode/startup lines "
+                f"({filtered_bytes / 1024:.1f} KiB), {stats.intervals} intervals, {stats.malformed} malformed"
+            )
         else:
             summary = f"scanned {_size(scan)}, {stats.intervals} spec-decode intervals, {stats.malformed} malformed"
         ev.add(Kind.LOG_SCAN, summary, src, stats)
@@ -81,34 +106,59 @@ class EvidenceBuilder:
         if acc is None:
             ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
         elif acc.drafts > 0:
-            read_from = "; ".join(d["label"] for d in acc.format_details if d["used"])  # the format each number came from
-            ev.add(Kind.ACCEPTANCE, (f"τ {acc.mean_acceptance_length:.2f}, a per-request average (not drafts-weighted)"
-                                     if acc.per_request else f"τ {acc.mean_acceptance_length:.2f} over "
-                                     f"{acc.drafts:.0f} drafts ({acc.intervals} intervals)")
-                   + (f", from {read_from}" if read_from else ""), src, acc)
+            read_from = "; ".join(
+                d["label"] for d in acc.format_details if d["used"]
+            )  # the format each number came from
+            ev.add(
+                Kind.ACCEPTANCE,
+                (
+                    f"τ {acc.mean_acceptance_length:.2f}, a per-request average (not drafts-weighted)"
+                    if acc.per_request
+                    else f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts ({acc.intervals} intervals)"
+                )
+                + (f", from {read_from}" if read_from else ""),
+                src,
+                acc,
+            )
             ev.notes.extend(acc.notes)
         else:
             ev.missing(Kind.ACCEPTANCE, "; ".join(acc.notes) or "no drafts count in the log")
         st = scan.startup
         if st.engine or st.args or st.architecture:
-            ev.add(Kind.STARTUP, f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
-                                 + (f", method {st.method}" if st.method else "")
-                                 + (f", drafter {st.drafter}" if st.drafter else ""), src, st)
+            ev.add(
+                Kind.STARTUP,
+                f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
+                + (f", method {st.method}" if st.method else "")
+                + (f", drafter {st.drafter}" if st.drafter else ""),
+                src,
+                st,
+            )
             launched = ", ".join(
-                f"{k} {v}" for k, v in (("engine", st.engine), ("version", st.version), ("model", st.model),
-                                        ("method", st.method), ("drafter", st.drafter),
-                                        ("k", st.num_speculative_tokens),
-                                        ("architectures", ", ".join(st.architectures))) if v)
+                f"{k} {v}"
+                for k, v in (
+                    ("engine", st.engine),
+                    ("version", st.version),
+                    ("model", st.model),
+                    ("method", st.method),
+                    ("drafter", st.drafter),
+                    ("k", st.num_speculative_tokens),
+                    ("architectures", ", ".join(st.architectures)),
+                )
+                if v
+            )
             if launched:
                 ev.notes.insert(0, "launched: " + launched)
         if scan.mean_normalised:
-            ev.notes.append(f"{scan.mean_normalised} vLLM 0.8.5 line(s) print the mean length without the bonus "
-                            "token; normalised to 1 + accepted/drafts")
+            ev.notes.append(
+                f"{scan.mean_normalised} vLLM 0.8.5 line(s) print the mean length without the bonus "
+                "token; normalised to 1 + accepted/drafts"
+            )
         ev.notes.extend([n for n in scan.notes if n not in ev.notes])
 
     # -- Prometheus ---------------------------------------------------------------------------------
-    def add_metrics(self, scrapes: "list[Scrape]", src: Source, scraped_on_host: bool = False,
-                    text: str | None = None) -> None:
+    def add_metrics(
+        self, scrapes: list[Scrape], src: Source, scraped_on_host: bool = False, text: str | None = None
+    ) -> None:
         """METRICS from one or more scrapes of one server (several: consecutive, differenced), and
         ACCEPTANCE from them when nothing better (a log with drafts) gave it."""
         from ..parse.frame import summarize
@@ -117,34 +167,57 @@ class EvidenceBuilder:
         ev = self.ev
         with_series = [sc for sc in scrapes if sc.engines]
         if not with_series:
-            ev.could_not_collect(f"metrics {src.location}", "no spec-decode series in the scrape "
-                                 "(spec decoding off, or metrics disabled)", Kind.METRICS)
+            ev.could_not_collect(
+                f"metrics {src.location}",
+                "no spec-decode series in the scrape (spec decoding off, or metrics disabled)",
+                Kind.METRICS,
+            )
             return
         st = ev.startup()
         launch = ev.launch()
-        k_hint = (st.num_speculative_tokens if st is not None else None) or \
-                 (launch.num_speculative_tokens if launch is not None else None)
+        k_hint = (st.num_speculative_tokens if st is not None else None) or (
+            launch.num_speculative_tokens if launch is not None else None
+        )
         rows, notes, table = intervals_from_scrapes(with_series, k_hint)
         acc = summarize(rows) if rows else None
         engines = tuple({"engine": name, **row} for name, row in table.items())
         what = f"{src.location} scraped on the host" if scraped_on_host else f"{len(with_series)} scrape(s)"
-        ev.add(Kind.METRICS, f"{what}: {len(engines)} engine series"
-                             + (f", τ {acc.mean_acceptance_length:.2f}" if acc else ""), src,
-               MetricsScrape(source=src.location, scrapes=len(with_series), engines=engines, acceptance=acc,
-                             notes=tuple(notes), scraped_on_host=scraped_on_host, text=text))
+        ev.add(
+            Kind.METRICS,
+            f"{what}: {len(engines)} engine series" + (f", τ {acc.mean_acceptance_length:.2f}" if acc else ""),
+            src,
+            MetricsScrape(
+                source=src.location,
+                scrapes=len(with_series),
+                engines=engines,
+                acceptance=acc,
+                notes=tuple(notes),
+                scraped_on_host=scraped_on_host,
+                text=text,
+            ),
+        )
         ev.notes.extend(notes)
         if acc is None or not acc.drafts > 0:
-            idle = (f"no drafts between the {len(with_series)} scrapes: the engine was idle in the window (send "
-                    "traffic, or widen --window)" if len(with_series) > 1
-                    else "no drafts since the server started: it has served no speculative request yet")
+            idle = (
+                f"no drafts between the {len(with_series)} scrapes: the engine was idle in the window (send "
+                "traffic, or widen --window)"
+                if len(with_series) > 1
+                else "no drafts since the server started: it has served no speculative request yet"
+            )
             ev.missing(Kind.ACCEPTANCE, idle)
         if acc is not None and acc.drafts > 0:
             if ev.has(Kind.ACCEPTANCE):
-                ev.notes.append(f"metrics give τ {acc.mean_acceptance_length:.2f}; the log's acceptance is used "
-                                "for the checks (it has per-interval detail)")
+                ev.notes.append(
+                    f"metrics give τ {acc.mean_acceptance_length:.2f}; the log's acceptance is used "
+                    "for the checks (it has per-interval detail)"
+                )
             else:
-                ev.add(Kind.ACCEPTANCE, f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts "
-                                        "(from /metrics)", src, acc)
+                ev.add(
+                    Kind.ACCEPTANCE,
+                    f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts (from /metrics)",
+                    src,
+                    acc,
+                )
 
     def add_metrics_text(self, text: str, src: Source, scraped_on_host: bool = False) -> None:
         from ..parse.prometheus import MetricsError, parse_text
@@ -167,9 +240,12 @@ class EvidenceBuilder:
             return
         st = ev.startup()
         if st is not None and st.engine:
-            ev.add(Kind.ENGINE, f"{st.engine} {st.version or '(version not logged)'}",
-                   self.src("derived", "log startup lines"),
-                   EngineId(st.engine, st.version, version_from="the log's startup lines" if st.version else None))
+            ev.add(
+                Kind.ENGINE,
+                f"{st.engine} {st.version or '(version not logged)'}",
+                self.src("derived", "log startup lines"),
+                EngineId(st.engine, st.version, version_from="the log's startup lines" if st.version else None),
+            )
         else:
             ev.missing(Kind.ENGINE, reason_unknown)
 
@@ -191,7 +267,11 @@ class EvidenceBuilder:
             ev.missing(Kind.ENGINE_SUPPORT, f"{name} {version} is not in the engine-support table")
             return
         swa = row.drafter_swa or "n/a"
-        ev.add(Kind.ENGINE_SUPPORT, f"{name} {version}: DFlash {'yes' if row.dflash else 'no'}, target_layer_ids "
-                                    f"{row.layer_map or 'n/a'}, drafter SWA {swa}"
-                                    + (f" (verified in {row.verified} source)" if row.verified else " (from the reference)"),
-               Source("derived", f"engine_support.toml row {row.range} (from {eng.ref})"), row)
+        ev.add(
+            Kind.ENGINE_SUPPORT,
+            f"{name} {version}: DFlash {'yes' if row.dflash else 'no'}, target_layer_ids "
+            f"{row.layer_map or 'n/a'}, drafter SWA {swa}"
+            + (f" (verified in {row.verified} source)" if row.verified else " (from the reference)"),
+            Source("derived", f"engine_support.toml row {row.range} (from {eng.ref})"),
+            row,
+        )

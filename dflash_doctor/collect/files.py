@@ -40,8 +40,10 @@ def parse_engine_spec(spec: str) -> tuple[str, str | None]:
     return m.group("name").lower(), m.group("version")
 
 
-_BOUND = re.compile(r"^\s*(?:(?:(?P<y>\d{4})-)?(?P<mo>\d{2})-(?P<d>\d{2})[ T])?(?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?"
-                    r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\s*$")
+_BOUND = re.compile(
+    r"^\s*(?:(?:(?P<y>\d{4})-)?(?P<mo>\d{2})-(?P<d>\d{2})[ T])?(?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?"
+    r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\s*$"
+)
 
 
 def parse_time_bound(text: str, flag: str) -> str:
@@ -62,9 +64,9 @@ def _in_window(ts: str | None, lo: str | None, hi: str | None) -> bool:
     def cmp_key(a: str, b: str) -> tuple[str, str]:
         # compare only the parts both have: a log without years, a bound without a date
         if b.startswith("T"):
-            return a[a.index("T"):], b
+            return a[a.index("T") :], b
         if len(b) != len(a):
-            return a[-len("MM-DDTHH:MM:SS"):], b[-len("MM-DDTHH:MM:SS"):]
+            return a[-len("MM-DDTHH:MM:SS") :], b[-len("MM-DDTHH:MM:SS") :]
         return a, b
 
     if lo is not None:
@@ -78,8 +80,15 @@ def _in_window(ts: str | None, lo: str | None, hi: str | None) -> bool:
     return True
 
 
-def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, since: str | None = None,
-                until: str | None = None, meanwhile=None, settings: Settings = DEFAULT) -> LogScan | None:
+def gather_logs(
+    ev: EvidenceSet,
+    paths: list[str],
+    engine: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    meanwhile=None,
+    settings: Settings = DEFAULT,
+) -> LogScan | None:
     """Scan server logs (plain, .gz, rotated, '-' for stdin) into LOG_SCAN, ACCEPTANCE and STARTUP."""
     from ..parse.logscan import order_rotated
 
@@ -113,19 +122,25 @@ def gather_logs(ev: EvidenceSet, paths: list[str], engine: str | None = None, si
         before = scan.n_intervals
         untimed = sum(1 for r in scan.rows if r[3] is None) + sum(1 for t in scan.fast["ts"] if t is None)
         scan.keep(lambda ts: _in_window(ts, since, until))
-        scan.note(f"time window {since or '…'} – {until or '…'}: kept {scan.n_intervals} of {before} intervals"
-                  + (f" ({untimed} without a timestamp dropped)" if untimed else ""))
+        scan.note(
+            f"time window {since or '…'} – {until or '…'}: kept {scan.n_intervals} of {before} intervals"
+            + (f" ({untimed} without a timestamp dropped)" if untimed else "")
+        )
     EvidenceBuilder(ev).add_log_scan(scan, ", ".join(scan.sources))
     return scan
 
 
 def gather_engine(ev: EvidenceSet, spec: str) -> None:
     name, version = parse_engine_spec(spec)
-    EvidenceBuilder(ev).add_engine(EngineId(name, version, version_from=f"--engine {spec}"),
-                                   f"{name} {version or '(version unknown)'}", Source("flag", f"--engine {spec}"))
+    EvidenceBuilder(ev).add_engine(
+        EngineId(name, version, version_from=f"--engine {spec}"),
+        f"{name} {version or '(version unknown)'}",
+        Source("flag", f"--engine {spec}"),
+    )
 
 
 # --- extension points: later capabilities replace these bodies -------------------------------
+
 
 def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> None:
     """Prometheus text from files or URLs. A URL with --window is scraped twice, that far apart;
@@ -156,8 +171,9 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
         except MetricsError as exc:
             ev.could_not_collect(f"metrics {s}", str(exc), Kind.METRICS)
         except OSError as exc:
-            ev.could_not_collect(f"metrics {s}", f"could not read: {getattr(exc, 'reason', None) or exc.strerror or exc}",
-                                 Kind.METRICS)
+            ev.could_not_collect(
+                f"metrics {s}", f"could not read: {getattr(exc, 'reason', None) or exc.strerror or exc}", Kind.METRICS
+            )
     if scrapes:
         src = Source("url" if sources[0].startswith("http") else "file", ", ".join(sources))
         EvidenceBuilder(ev).add_metrics(scrapes, src)
@@ -182,11 +198,18 @@ def _gather_model(ev: EvidenceSet, what: str, kind: Kind, read, add, path: str, 
 
 
 def add_drafter(ev: EvidenceSet, facts, path: str, files=None) -> None:
-    swa = (f", sliding layers {list(facts.swa_layers)} (window {facts.sliding_window})" if facts.swa_layers
-           else ", all full attention")
+    swa = (
+        f", sliding layers {list(facts.swa_layers)} (window {facts.sliding_window})"
+        if facts.swa_layers
+        else ", all full attention"
+    )
     ids = list(facts.target_layer_ids) if facts.target_layer_ids else "?"
-    ev.add(Kind.DRAFTER, f"{facts.method} drafter, {len(facts.layers)} layers{swa}, ids {ids}, block {facts.block_size}",
-           _model_source(path, files, facts.config_path), facts)
+    ev.add(
+        Kind.DRAFTER,
+        f"{facts.method} drafter, {len(facts.layers)} layers{swa}, ids {ids}, block {facts.block_size}",
+        _model_source(path, files, facts.config_path),
+        facts,
+    )
 
 
 def gather_target(ev: EvidenceSet, path: str, files=None) -> None:
@@ -198,9 +221,13 @@ def gather_target(ev: EvidenceSet, path: str, files=None) -> None:
 
 def add_target(ev: EvidenceSet, facts, path: str, files=None) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in facts.layer_type_counts.items()) or "layer types not stated"
-    ev.add(Kind.TARGET, f"{', '.join(facts.architectures) or 'target'}: {facts.num_hidden_layers} layers ({kinds}), "
-                        f"hidden {facts.hidden_size}, vocab {facts.vocab_size}",
-           _model_source(path, files, facts.config_path), facts)
+    ev.add(
+        Kind.TARGET,
+        f"{', '.join(facts.architectures) or 'target'}: {facts.num_hidden_layers} layers ({kinds}), "
+        f"hidden {facts.hidden_size}, vocab {facts.vocab_size}",
+        _model_source(path, files, facts.config_path),
+        facts,
+    )
 
 
 def _model_source(spec: str, files, config_path: str) -> Source:
@@ -219,8 +246,10 @@ def gather_launch(ev: EvidenceSet, text: str) -> None:
     if launch.spec_error:
         summary = "invalid --speculative-config"
     elif launch.speculative:
-        summary = (f"{launch.engine or 'engine?'} {launch.model}, method {launch.method}, drafter {launch.drafter}, "
-                   f"k {launch.num_speculative_tokens}")
+        summary = (
+            f"{launch.engine or 'engine?'} {launch.model}, method {launch.method}, drafter {launch.drafter}, "
+            f"k {launch.num_speculative_tokens}"
+        )
     else:
         summary = f"{launch.engine or 'engine?'} {launch.model} without a speculative config"
     ev.add(Kind.LAUNCH, summary, Source("flag", "--launch"), launch)
@@ -241,10 +270,14 @@ def read_at_file(value: str) -> str:
 def require_inputs(inputs: FileInputs, others: bool = False, missing_ok: bool = False) -> list[str]:
     """Input mistakes as one-line usage errors, before anything is read: nothing given, a log or metrics file
     that is not there (or is a directory). The same file named twice is read once (returned as a warning)."""
-    if not (inputs.logs or inputs.metrics or inputs.drafter or inputs.target or inputs.launch or inputs.engine
-            or others):
-        raise UsageError("nothing to diagnose", hint="give a server log: dflash-doctor diagnose --log server.log "
-                                                     "(or --metrics URL, --drafter DIR|REPO_ID, --prometheus URL)")
+    if not (
+        inputs.logs or inputs.metrics or inputs.drafter or inputs.target or inputs.launch or inputs.engine or others
+    ):
+        raise UsageError(
+            "nothing to diagnose",
+            hint="give a server log: dflash-doctor diagnose --log server.log "
+            "(or --metrics URL, --drafter DIR|REPO_ID, --prometheus URL)",
+        )
     warnings: list[str] = []
     for flag, paths in (("--log", inputs.logs), ("--metrics", inputs.metrics)):
         seen: dict[str, str] = {}
@@ -256,13 +289,22 @@ def require_inputs(inputs: FileInputs, others: bool = False, missing_ok: bool = 
                 if not os.path.exists(p) and missing_ok:
                     key = p
                 elif not os.path.exists(p):
-                    raise UsageError(f"{flag} {p}: no such file",
-                                     hint="check the path" + ("; `--log -` reads the log from stdin" if flag == "--log"
-                                                              else "; a URL starts with http:// or https://"))
+                    raise UsageError(
+                        f"{flag} {p}: no such file",
+                        hint="check the path"
+                        + (
+                            "; `--log -` reads the log from stdin"
+                            if flag == "--log"
+                            else "; a URL starts with http:// or https://"
+                        ),
+                    )
                 elif os.path.isdir(p):
-                    raise UsageError(f"{flag} {p} is a directory, not a file",
-                                     hint="did you mean `dflash-doctor check bundle " + p + "`?"
-                                     if os.path.exists(os.path.join(p, "manifest.json")) else "name the log file in it")
+                    raise UsageError(
+                        f"{flag} {p} is a directory, not a file",
+                        hint="did you mean `dflash-doctor check bundle " + p + "`?"
+                        if os.path.exists(os.path.join(p, "manifest.json"))
+                        else "name the log file in it",
+                    )
                 else:
                     key = os.path.realpath(p)
             if key in seen:
@@ -283,8 +325,9 @@ def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSe
     except KeyboardInterrupt:
         ev.interrupted = True
     if ev.interrupted:
-        ev.could_not_collect("the remaining inputs", "collection interrupted (Ctrl-C); the report holds what was "
-                                                     "gathered before")
+        ev.could_not_collect(
+            "the remaining inputs", "collection interrupted (Ctrl-C); the report holds what was gathered before"
+        )
     return ev
 
 
@@ -313,10 +356,16 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
         ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
         gather_metrics(ev, inputs.metrics, inputs.window)
-        if not inputs.logs and not ev.has(Kind.ACCEPTANCE) and Kind.ACCEPTANCE not in {m.kind for m in ev.missing_items}:
+        if (
+            not inputs.logs
+            and not ev.has(Kind.ACCEPTANCE)
+            and Kind.ACCEPTANCE not in {m.kind for m in ev.missing_items}
+        ):
             ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
     builder = EvidenceBuilder(ev)
     builder.engine_from_startup("engine and release unknown (`--engine NAME==VERSION`)")
     builder.add_engine_support()
     ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
-    ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read (`dflash-doctor check host HOST` reads it)")
+    ev.missing(
+        Kind.ENGINE_SOURCE, "the engine's installed source was not read (`dflash-doctor check host HOST` reads it)"
+    )

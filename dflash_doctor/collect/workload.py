@@ -10,8 +10,9 @@ from ..evidence import EvidenceSet, Kind, Source
 from ..payloads import Workload
 
 
-def gather_workload(ev: EvidenceSet, temperature: float | None = None, thinking: bool | None = None,
-                    dataset: str | None = None) -> None:
+def gather_workload(
+    ev: EvidenceSet, temperature: float | None = None, thinking: bool | None = None, dataset: str | None = None
+) -> None:
     if temperature is not None and not 0.0 <= temperature <= 10.0:
         raise UsageError(f"--temperature {temperature} is outside 0..10")
     facts = {"temperature": temperature, "thinking": thinking, "dataset": dataset.strip() if dataset else None}
@@ -19,7 +20,8 @@ def gather_workload(ev: EvidenceSet, temperature: float | None = None, thinking:
     if not stated:
         ev.missing(Kind.WORKLOAD, "workload not stated (--temperature, --thinking/--no-thinking, --dataset)")
         return
-    flags = " ".join(f"--{k} {v}" if not isinstance(v, bool) else ("--thinking" if v else "--no-thinking")
-                     for k, v in stated.items())
+    flags = " ".join(
+        f"--{k} {v}" if not isinstance(v, bool) else ("--thinking" if v else "--no-thinking") for k, v in stated.items()
+    )
     summary = ", ".join(f"{k} {v}" for k, v in stated.items())
     ev.add(Kind.WORKLOAD, f"workload: {summary}", Source("flag", flags), Workload(**facts))

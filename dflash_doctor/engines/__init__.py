@@ -9,6 +9,21 @@ from .analysis import EngineAnalysis, analyse, detect_engine, first_files, follo
 from .answers import CERTAIN, LIKELY, UNDECIDED, Answer, Cite, VersionReading
 from .tree import DirectoryTree, FetchedTree, SourceTree
 
-__all__ = ["CERTAIN", "LIKELY", "UNDECIDED", "Answer", "Cite", "DirectoryTree", "EngineAnalysis", "FetchedTree",
-           "SourceTree", "VersionReading", "analyse", "detect_engine", "first_files", "follow_up", "static_files",
-           "wanted_files"]
+__all__ = [
+    "CERTAIN",
+    "LIKELY",
+    "UNDECIDED",
+    "Answer",
+    "Cite",
+    "DirectoryTree",
+    "EngineAnalysis",
+    "FetchedTree",
+    "SourceTree",
+    "VersionReading",
+    "analyse",
+    "detect_engine",
+    "first_files",
+    "follow_up",
+    "static_files",
+    "wanted_files",
+]

@@ -37,16 +37,25 @@ def static_files(engine: str) -> list[str]:
     """Files every analysis of `engine` reads, whatever the target (relative to the package dir): a
     collector can fetch them with the listing, before it knows the target's architecture."""
     if engine == "vllm":
-        models = vl.MODELS[len("vllm/"):]
-        return ([p[len("vllm/"):] for p in (vl.CONFIG, vl.SPEC, vl.ENVS, vl.V1_RUNNER, vl.REGISTRY, vl.INTERFACES)]
-                + ["v1/worker/gpu/spec_decode/eagle/eagle3_utils.py", models + "qwen3_dflash.py",
-                   models + "qwen3_dflash2.py"] + [models + f for f in vl.DEFAULT_TARGETS])
-    models = sg.MODELS[len("sglang/"):]
-    return ([p[len("sglang/"):] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS)]
-            + [models + f for f in sg.DEFAULT_TARGETS])
+        models = vl.MODELS[len("vllm/") :]
+        return (
+            [p[len("vllm/") :] for p in (vl.CONFIG, vl.SPEC, vl.ENVS, vl.V1_RUNNER, vl.REGISTRY, vl.INTERFACES)]
+            + [
+                "v1/worker/gpu/spec_decode/eagle/eagle3_utils.py",
+                models + "qwen3_dflash.py",
+                models + "qwen3_dflash2.py",
+            ]
+            + [models + f for f in vl.DEFAULT_TARGETS]
+        )
+    models = sg.MODELS[len("sglang/") :]
+    return [p[len("sglang/") :] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS)] + [
+        models + f for f in sg.DEFAULT_TARGETS
+    ]
 
 
-def wanted_files(engine: str, listing: tuple[str, ...] | list[str], target_architectures: tuple[str, ...] = ()) -> list[str]:
+def wanted_files(
+    engine: str, listing: tuple[str, ...] | list[str], target_architectures: tuple[str, ...] = ()
+) -> list[str]:
     """Round 2: the files the analysis reads (runner, config, registry, DFlash model, the target's module)."""
     listing = tuple(listing)
     files = version_files(engine, listing)
@@ -113,18 +122,29 @@ class EngineAnalysis:
         return bool(self.dflash.value)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine, "version": self.version.to_dict(), "dflash": self.dflash.to_dict(),
-                "layer_map": {k: v.to_dict() for k, v in self.layer_map.items()},
-                "runner_shift": {k: v.to_dict() for k, v in self.runner_shift.items()},
-                "target_shift": self.target_shift.to_dict(), "capture": self.capture.to_dict(),
-                "swa": {k: v.to_dict() for k, v in self.swa.items()},
-                "runner": self.runner.to_dict() if self.runner else None,
-                "target_architectures": list(self.target_architectures), "missing": list(self.missing),
-                "source": self.source, "notes": list(self.notes)}
+        return {
+            "engine": self.engine,
+            "version": self.version.to_dict(),
+            "dflash": self.dflash.to_dict(),
+            "layer_map": {k: v.to_dict() for k, v in self.layer_map.items()},
+            "runner_shift": {k: v.to_dict() for k, v in self.runner_shift.items()},
+            "target_shift": self.target_shift.to_dict(),
+            "capture": self.capture.to_dict(),
+            "swa": {k: v.to_dict() for k, v in self.swa.items()},
+            "runner": self.runner.to_dict() if self.runner else None,
+            "target_architectures": list(self.target_architectures),
+            "missing": list(self.missing),
+            "source": self.source,
+            "notes": list(self.notes),
+        }
 
 
-def analyse(tree: SourceTree, engine: str | None = None, target_architectures: tuple[str, ...] = (),
-            log_version: str | None = None) -> EngineAnalysis:
+def analyse(
+    tree: SourceTree,
+    engine: str | None = None,
+    target_architectures: tuple[str, ...] = (),
+    log_version: str | None = None,
+) -> EngineAnalysis:
     engine = engine or detect_engine(tree.listing()) or "vllm"
     src = Sources(tree)
     version = read_version(engine, tree, log_version)
@@ -147,12 +167,17 @@ def _layer_map(shift: Answer, target: Answer, capture: Answer) -> Answer:
     certainty = CERTAIN if all(p.certain for p in parts) else LIKELY
     cites = shift.cites[:2] + target.cites[:1] + capture.cites[:2]
     if offset == 0:
-        return Answer("plus-one", certainty, f"{shift.why}; {capture.why}: each tap reads the layer the drafter was "
-                                             "trained on", cites)
+        return Answer(
+            "plus-one",
+            certainty,
+            f"{shift.why}; {capture.why}: each tap reads the layer the drafter was trained on",
+            cites,
+        )
     if offset == -1:
         return Answer("raw", certainty, f"{shift.why}; {capture.why}: every tap reads one layer early", cites)
-    return Answer(f"offset {offset:+d}", certainty, f"{shift.why}; {capture.why}: taps read {offset:+d} layers off",
-                  cites)
+    return Answer(
+        f"offset {offset:+d}", certainty, f"{shift.why}; {capture.why}: taps read {offset:+d} layers off", cites
+    )
 
 
 def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> EngineAnalysis:
@@ -165,13 +190,26 @@ def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> Engi
     runner = vl.runner_rules(src) if dflash.value or not dflash.decided else vl.runner_rules(src)
     layer_map = {r: _layer_map(s, tshift, capture) for r, s in shifts.items()}
     if runner.v2_dflash.value is False and "V2" in layer_map:
-        layer_map["V2"] = Answer("n/a", CERTAIN, "the V2 runner rejects method 'dflash' in this release",
-                                 runner.v2_dflash.cites)
+        layer_map["V2"] = Answer(
+            "n/a", CERTAIN, "the V2 runner rejects method 'dflash' in this release", runner.v2_dflash.cites
+        )
     swa = {a: vl.swa_rules(src, reg, a) for a in (dflash.value or ())} if dflash.value else {}
     if dflash.value == ():
         layer_map = {r: Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites) for r in layer_map}
-    return EngineAnalysis("vllm", version, dflash, layer_map, shifts, tshift, capture, swa, runner, archs,
-                          tuple(sorted(src.missing)), src.tree.name)
+    return EngineAnalysis(
+        "vllm",
+        version,
+        dflash,
+        layer_map,
+        shifts,
+        tshift,
+        capture,
+        swa,
+        runner,
+        archs,
+        tuple(sorted(src.missing)),
+        src.tree.name,
+    )
 
 
 def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> EngineAnalysis:
@@ -203,6 +241,7 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
             if p and p.startswith(sg.MODELS) and p not in mods and src.tree.read(p) is not None:
                 extra[p] = src.parsed(p)
     from .capture import capture_sites
+
     allmods = list(mods.values()) + [e for e in extra.values() if e is not None]
     sites = capture_sites(allmods, only_classes=only)
     sites = [s for s in sites if s.cite.path in mods]
@@ -212,10 +251,23 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
     lm = _layer_map(rshift, tshift, capture)
     swa_rules = sg.swa_rules(src)
     swa = {a: swa_rules for a in (dflash.value or ())} if dflash.value else {}
-    layer_map = {"worker": lm if dflash.value != () else Answer("n/a", CERTAIN, "no DFlash in this release",
-                                                                 dflash.cites)}
-    return EngineAnalysis("sglang", version, dflash, layer_map, {"worker": rshift}, tshift, capture, swa, None, archs,
-                          tuple(sorted(src.missing)), src.tree.name)
+    layer_map = {
+        "worker": lm if dflash.value != () else Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites)
+    }
+    return EngineAnalysis(
+        "sglang",
+        version,
+        dflash,
+        layer_map,
+        {"worker": rshift},
+        tshift,
+        capture,
+        swa,
+        None,
+        archs,
+        tuple(sorted(src.missing)),
+        src.tree.name,
+    )
 
 
 def _sites_answer(sites, note: str | None) -> Answer:
@@ -230,5 +282,9 @@ def _sites_answer(sites, note: str | None) -> Answer:
     d = ds.pop()
     where = "the stream entering layer k" if d == -1 else ("the output of layer k" if d == 0 else f"layer k{d:+d}")
     cites = tuple(s.cite for s in sites[:2]) + tuple(s.hop for s in sites[:1] if s.hop)
-    return Answer(d, LIKELY if note else CERTAIN, f"capture index k reads {where} ({sites[0].how})"
-                  + (f"; {note}" if note else ""), cites)
+    return Answer(
+        d,
+        LIKELY if note else CERTAIN,
+        f"capture index k reads {where} ({sites[0].how})" + (f"; {note}" if note else ""),
+        cites,
+    )

@@ -48,8 +48,12 @@ class Answer:
         return self.certainty == CERTAIN
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": _plain(self.value), "certainty": self.certainty, "why": self.why,
-                "cites": [c.describe() for c in self.cites]}
+        return {
+            "value": _plain(self.value),
+            "certainty": self.certainty,
+            "why": self.why,
+            "cites": [c.describe() for c in self.cites],
+        }
 
 
 def undecided(why: str, *cites: Cite) -> Answer:
@@ -74,8 +78,12 @@ class VersionReading:
     conflicts: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "source": self.source, "readings": [list(r) for r in self.readings],
-                "conflicts": self.conflicts}
+        return {
+            "value": self.value,
+            "source": self.source,
+            "readings": [list(r) for r in self.readings],
+            "conflicts": self.conflicts,
+        }
 
 
 @dataclass(frozen=True)

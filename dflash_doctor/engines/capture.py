@@ -82,8 +82,13 @@ def _offset(node: ast.AST, idx: str) -> int | None:
         sign = 1 if isinstance(node.op, ast.Add) else -1
         if isinstance(l, ast.Name) and l.id == idx and isinstance(r, ast.Constant) and isinstance(r.value, int):
             return sign * r.value
-        if isinstance(node.op, ast.Add) and isinstance(r, ast.Name) and r.id == idx and isinstance(l, ast.Constant) \
-                and isinstance(l.value, int):
+        if (
+            isinstance(node.op, ast.Add)
+            and isinstance(r, ast.Name)
+            and r.id == idx
+            and isinstance(l, ast.Constant)
+            and isinstance(l.value, int)
+        ):
             return l.value
     return None
 
@@ -125,14 +130,17 @@ def _sites_in_loop(mod: Module, cls: ast.ClassDef, loop: ast.For, hook_fns, mixi
         # vLLM: self._maybe_add_hidden_state(aux, IDX, hidden_states, residual)
         if isinstance(node, ast.Call) and call_name(node) == "_maybe_add_hidden_state" and len(node.args) >= 2:
             c = _offset(node.args[1], idx)
-            sites.append(_placed(mod, node, c, first, last, "_maybe_add_hidden_state",
-                                 certain=mixin_ok))
+            sites.append(_placed(mod, node, c, first, last, "_maybe_add_hidden_state", certain=mixin_ok))
         elif isinstance(node, ast.If):
             c = _is_capture_test(node.test, idx, layer_names, marks)
             if c is not False and any(isinstance(n, ast.Call) and call_name(n) == "append" for n in ast.walk(node)):
                 sites.append(_placed(mod, node, c, first, last, "membership test and append"))
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.IfExp):
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.IfExp)
+        ):
             c = _is_capture_test(node.value.test, idx, layer_names, marks)
             if c is not False:
                 hook_locals[node.targets[0].id] = (c, node)
@@ -185,8 +193,9 @@ def _hooked(mod: Module, at: ast.AST, c: int | None, kw: str, hook_fns) -> Site:
         return Site(None, f"capture handed to the layer as {kw}= with an index this probe cannot follow", mod.cite(at))
     fns = hook_fns.get(kw, [])
     if not fns:
-        return Site(None, f"capture handed to the layer as {kw}=, but no layer forward taking {kw} was read",
-                    mod.cite(at))
+        return Site(
+            None, f"capture handed to the layer as {kw}=, but no layer forward taking {kw} was read", mod.cite(at)
+        )
     places = set()
     hop = None
     for fmod, fn in fns:
@@ -194,20 +203,32 @@ def _hooked(mod: Module, at: ast.AST, c: int | None, kw: str, hook_fns) -> Site:
         places.add(where)
         hop = hop or fmod.cite(fn)
     if len(places) != 1 or None in places:
-        return Site(None, f"capture handed to the layer as {kw}=; the layer forwards use it at different or "
-                          "unclear points", mod.cite(at), hop)
+        return Site(
+            None,
+            f"capture handed to the layer as {kw}=; the layer forwards use it at different or unclear points",
+            mod.cite(at),
+            hop,
+        )
     p = places.pop()
     d = p - c - 1
     where = "at the layer's entry, before its attention/MLP" if p == 0 else "after the layer's attention/MLP"
-    return Site(d, f"capture handed to layer i{'' if c == 0 else f' {c:+d}'} as {kw}= and used {where}",
-                mod.cite(at), hop)
+    return Site(
+        d, f"capture handed to layer i{'' if c == 0 else f' {c:+d}'} as {kw}= and used {where}", mod.cite(at), hop
+    )
 
 
 def _hook_place(fn: ast.FunctionDef, kw: str) -> int | None:
     """0 when the hook is used before the layer's first compute call, 1 after its last one."""
     uses = [n.lineno for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == kw]
-    compute = [n.lineno for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and _COMPUTE.search(n.func.attr)]
+    compute = [
+        n.lineno
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "self"
+        and _COMPUTE.search(n.func.attr)
+    ]
     if not uses or not compute:
         return None
     if max(uses) < min(compute):
@@ -239,8 +260,14 @@ def _has_capture_marks(mod: Module) -> bool:
     for node in ast.walk(mod.tree):
         if isinstance(node, ast.Call) and call_name(node) == "setattr" and len(node.args) == 3:
             obj, name = node.args[0], const_str(node.args[1])
-            if name and "capture" in name and isinstance(obj, ast.Subscript) and isinstance(obj.value, ast.Attribute) \
-                    and obj.value.attr == "layers" and isinstance(obj.slice, ast.Name):
+            if (
+                name
+                and "capture" in name
+                and isinstance(obj, ast.Subscript)
+                and isinstance(obj.value, ast.Attribute)
+                and obj.value.attr == "layers"
+                and isinstance(obj.slice, ast.Name)
+            ):
                 return True
     return False
 
@@ -251,11 +278,20 @@ def _mixin_checked(mods: list[Module]) -> bool:
         if mod.tree is None:
             continue
         for node in ast.walk(mod.tree):
-            if isinstance(node, ast.FunctionDef) and node.name == "_maybe_add_hidden_state" and len(node.args.args) >= 3:
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name == "_maybe_add_hidden_state"
+                and len(node.args.args) >= 3
+            ):
                 param = node.args.args[2].arg
                 for sub in ast.walk(node):
-                    if isinstance(sub, ast.Compare) and isinstance(sub.left, ast.Name) and sub.left.id == param and \
-                            isinstance(sub.ops[0], ast.In) and isinstance(sub.comparators[0], ast.Attribute) and \
-                            sub.comparators[0].attr == "aux_hidden_state_layers":
+                    if (
+                        isinstance(sub, ast.Compare)
+                        and isinstance(sub.left, ast.Name)
+                        and sub.left.id == param
+                        and isinstance(sub.ops[0], ast.In)
+                        and isinstance(sub.comparators[0], ast.Attribute)
+                        and sub.comparators[0].attr == "aux_hidden_state_layers"
+                    ):
                         return True
     return False

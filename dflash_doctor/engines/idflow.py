@@ -20,8 +20,8 @@ so a +1 on a length never counts as a shift.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 LIST, ELEM = "list", "elem"
 ORIGIN_KEYS = {"target_layer_ids": "dflash", "eagle_aux_hidden_state_layer_ids": "eagle"}
@@ -67,12 +67,20 @@ class Flow:
 
 
 SINK_ATTRS = ("layers_to_capture", "aux_hidden_state_layers")
-SINK_CALLS = ("set_dflash_layers_to_capture", "set_aux_hidden_state_layers", "_set_aux_hidden_state_layers",
-              "set_eagle3_layers_to_capture")
+SINK_CALLS = (
+    "set_dflash_layers_to_capture",
+    "set_aux_hidden_state_layers",
+    "_set_aux_hidden_state_layers",
+    "set_eagle3_layers_to_capture",
+)
 
 
-def follow(fn: ast.FunctionDef, sources: dict[str, str] | None = None,
-           sink_attrs: Iterable[str] = SINK_ATTRS, sink_calls: Iterable[str] = SINK_CALLS) -> Flow:
+def follow(
+    fn: ast.FunctionDef,
+    sources: dict[str, str] | None = None,
+    sink_attrs: Iterable[str] = SINK_ATTRS,
+    sink_calls: Iterable[str] = SINK_CALLS,
+) -> Flow:
     """Interpret `fn`; `sources` maps parameter names to origins (their ids start unshifted)."""
     env: dict[str, frozenset] = {}
     for name, origin in (sources or {}).items():
@@ -161,8 +169,22 @@ class _Interp:
             if s.finalbody and res is not None:
                 res = self.block(s.finalbody, res)
             return res
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
-                          ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.Assert)):
+        if isinstance(
+            s,
+            (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.Import,
+                ast.ImportFrom,
+                ast.Pass,
+                ast.Break,
+                ast.Continue,
+                ast.Global,
+                ast.Nonlocal,
+                ast.Assert,
+            ),
+        ):
             return env
         # Delete, Match and anything newer: ids that pass through are out of sight
         if any(_ids(env.get(n.id, frozenset())) for n in ast.walk(s) if isinstance(n, ast.Name)):
@@ -209,7 +231,12 @@ class _Interp:
             base = frozenset({Tag(src, 0, LIST, e.lineno)})
             if isinstance(e, ast.Call) and call_func(e) == "getattr" and len(e.args) >= 3:
                 base |= self.expr(e.args[2], env)
-            if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get" and len(e.args) >= 2:
+            if (
+                isinstance(e, ast.Call)
+                and isinstance(e.func, ast.Attribute)
+                and e.func.attr == "get"
+                and len(e.args) >= 2
+            ):
                 base |= self.expr(e.args[1], env)
             return base
         if isinstance(e, ast.Name):
@@ -341,8 +368,13 @@ class _Interp:
 
 
 def _accumulates(e: ast.expr) -> bool:
-    return (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name)
-            and e.func.attr in ("append", "extend", "add", "insert") and not e.keywords)
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and isinstance(e.func.value, ast.Name)
+        and e.func.attr in ("append", "extend", "add", "insert")
+        and not e.keywords
+    )
 
 
 def call_func(e: ast.Call) -> str | None:
@@ -390,8 +422,9 @@ def _elems(v: frozenset) -> bool:
 
 
 def _elements(v: frozenset) -> frozenset:
-    return frozenset(Tag(t.origin, t.shift, ELEM, t.at) if t.kind == LIST else Tag(t.origin, None, ELEM, t.at)
-                     for t in v)
+    return frozenset(
+        Tag(t.origin, t.shift, ELEM, t.at) if t.kind == LIST else Tag(t.origin, None, ELEM, t.at) for t in v
+    )
 
 
 def _as_list(v: frozenset) -> frozenset:

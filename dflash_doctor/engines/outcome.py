@@ -60,26 +60,46 @@ class Outcome:
         return self.value != UNDECIDED
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "certainty": self.certainty, "sentence": self.sentence, "runner": self.runner,
-                "runner_why": self.runner_why, "error": self.error, "works": self.works,
-                "layer_map": self.layer_map.to_dict() if self.layer_map else None,
-                "cites": [c.describe() for c in self.cites]}
+        return {
+            "value": self.value,
+            "certainty": self.certainty,
+            "sentence": self.sentence,
+            "runner": self.runner,
+            "runner_why": self.runner_why,
+            "error": self.error,
+            "works": self.works,
+            "layer_map": self.layer_map.to_dict() if self.layer_map else None,
+            "cites": [c.describe() for c in self.cites],
+        }
 
 
 def decide(a: EngineAnalysis, dep: Deployment) -> Outcome:
     who = f"{a.engine} {a.version.value or '(version unknown)'}"
     if not a.dflash.decided:
-        return Outcome(UNDECIDED, UNDECIDED, f"could not decide whether {who} has DFlash: {a.dflash.why}",
-                       cites=a.dflash.cites)
+        return Outcome(
+            UNDECIDED, UNDECIDED, f"could not decide whether {who} has DFlash: {a.dflash.why}", cites=a.dflash.cites
+        )
     if not a.dflash.value:
         what = "--speculative-algorithm DFLASH" if a.engine == "sglang" else "speculative method 'dflash'"
-        return Outcome(ABSENT, a.dflash.certainty, f"{who} has no DFlash: {what} does not exist in this release",
-                       error=f"no {what} in {who}", works=_upgrade(a.engine, "dflash"), cites=a.dflash.cites)
+        return Outcome(
+            ABSENT,
+            a.dflash.certainty,
+            f"{who} has no DFlash: {what} does not exist in this release",
+            error=f"no {what} in {who}",
+            works=_upgrade(a.engine, "dflash"),
+            cites=a.dflash.cites,
+        )
     arch = next((x for x in dep.drafter_architectures if "DFlash" in x or "Dflash" in x), None)
     if arch and arch not in a.dflash.value:
-        return Outcome(ABSENT, a.dflash.certainty, f"{who} has DFlash ({', '.join(a.dflash.value)}) but no {arch}: "
-                       "the drafter's architecture is not registered", error=f"{arch} is not a registered draft "
-                       f"model in {who}", works=_upgrade(a.engine, arch), cites=a.dflash.cites)
+        return Outcome(
+            ABSENT,
+            a.dflash.certainty,
+            f"{who} has DFlash ({', '.join(a.dflash.value)}) but no {arch}: "
+            "the drafter's architecture is not registered",
+            error=f"{arch} is not a registered draft model in {who}",
+            works=_upgrade(a.engine, arch),
+            cites=a.dflash.cites,
+        )
     if a.engine != "vllm" or a.runner is None:
         return _on_runner(a, dep, None, "", arch)
     runners, why, refused, assumed = _runners(a, dep, arch)
@@ -93,20 +113,35 @@ def decide(a: EngineAnalysis, dep: Deployment) -> Outcome:
     if len({o.value for o in outs}) == 1 and all(o.decided for o in outs):
         o = outs[0]
         lm = o.layer_map if len({(x.layer_map.value if x.layer_map else None) for x in outs}) == 1 else None
-        return Outcome(o.value, LIKELY if o.certainty == CERTAIN else o.certainty,
-                       o.sentence.replace(f" on the {o.runner} runner", "") + f" (on either runner: {why})",
-                       None, why, o.error, o.works, lm, o.cites)
-    return Outcome(UNDECIDED, UNDECIDED, f"could not decide: {who} picks the runner by a rule this probe cannot "
-                   f"evaluate here ({why}), and the runners differ: "
-                   + "; ".join(f"{o.runner}: {o.value}" for o in outs), None, why, cites=outs[0].cites)
+        return Outcome(
+            o.value,
+            LIKELY if o.certainty == CERTAIN else o.certainty,
+            o.sentence.replace(f" on the {o.runner} runner", "") + f" (on either runner: {why})",
+            None,
+            why,
+            o.error,
+            o.works,
+            lm,
+            o.cites,
+        )
+    return Outcome(
+        UNDECIDED,
+        UNDECIDED,
+        f"could not decide: {who} picks the runner by a rule this probe cannot "
+        f"evaluate here ({why}), and the runners differ: " + "; ".join(f"{o.runner}: {o.value}" for o in outs),
+        None,
+        why,
+        cites=outs[0].cites,
+    )
 
 
 def _assuming(o: Outcome, assumed: list[str]) -> Outcome:
     if o.certainty != CERTAIN:
         return o
     note = "; assuming " + " and ".join(assumed)
-    return Outcome(o.value, LIKELY, o.sentence + note, o.runner, o.runner_why + note, o.error, o.works, o.layer_map,
-                   o.cites)
+    return Outcome(
+        o.value, LIKELY, o.sentence + note, o.runner, o.runner_why + note, o.error, o.works, o.layer_map, o.cites
+    )
 
 
 def _runners(a: EngineAnalysis, dep: Deployment, arch: str | None) -> tuple[list[str], str, Outcome | None, list[str]]:
@@ -119,16 +154,37 @@ def _runners(a: EngineAnalysis, dep: Deployment, arch: str | None) -> tuple[list
             explicit = bool(int(raw.strip()))
         except ValueError:
             err = f"invalid literal for int() with base 10: {raw!r}"
-            return [], "", Outcome(REFUSED, CERTAIN, f"{who} cannot start: {ENV}={raw!r} is parsed with int()",
-                                   error=err, works=f"set {ENV}=1 or {ENV}=0 (or unset it)",
-                                   cites=rr.env_parse.cites), []
+            return (
+                [],
+                "",
+                Outcome(
+                    REFUSED,
+                    CERTAIN,
+                    f"{who} cannot start: {ENV}={raw!r} is parsed with int()",
+                    error=err,
+                    works=f"set {ENV}=1 or {ENV}=0 (or unset it)",
+                    cites=rr.env_parse.cites,
+                ),
+                [],
+            )
         runner = "V2" if explicit else "V1"
         why = f"{ENV}={raw.strip()} (explicit)"
         if runner == "V2" and rr.v2_dflash.value is False:
-            return [], why, Outcome(REFUSED, CERTAIN, f"{who} refuses {ENV}=1 with method 'dflash' at config time: its "
-                                    "V2 runner does not run DFlash", "V2", why, error=rr.v2_error,
-                                    works=f"unset {ENV} (or set it to 0): this release runs DFlash on the V1 runner",
-                                    cites=rr.v2_dflash.cites), []
+            return (
+                [],
+                why,
+                Outcome(
+                    REFUSED,
+                    CERTAIN,
+                    f"{who} refuses {ENV}=1 with method 'dflash' at config time: its V2 runner does not run DFlash",
+                    "V2",
+                    why,
+                    error=rr.v2_error,
+                    works=f"unset {ENV} (or set it to 0): this release runs DFlash on the V1 runner",
+                    cites=rr.v2_dflash.cites,
+                ),
+                [],
+            )
         return [runner], why, None, []
     assumed: list[str] = []
     if raw is None and not dep.env_known:
@@ -207,39 +263,111 @@ def _on_runner(a: EngineAnalysis, dep: Deployment, runner: str | None, why: str,
     rr = a.runner
     mixed = dep.swa_mix == "mixed"
     if runner == "V1" and rr is not None and rr.v1_rejects_mixed.value and mixed:
-        return Outcome(REFUSED, CERTAIN, f"{who} rejects a mixed sliding/full DFlash drafter on the V1 runner at "
-                       f"config time ({why})", runner, why, rr.v1_error,
-                       f"unset {ENV} or set it to 1: the V2 runner serves mixed drafters", lm, rr.v1_rejects_mixed.cites)
+        return Outcome(
+            REFUSED,
+            CERTAIN,
+            f"{who} rejects a mixed sliding/full DFlash drafter on the V1 runner at config time ({why})",
+            runner,
+            why,
+            rr.v1_error,
+            f"unset {ENV} or set it to 1: the V2 runner serves mixed drafters",
+            lm,
+            rr.v1_rejects_mixed.cites,
+        )
     if rules is None:
-        return Outcome(UNDECIDED, UNDECIDED, f"could not decide: the DFlash drafter module of {who} was not read",
-                       runner, why, layer_map=lm)
+        return Outcome(
+            UNDECIDED,
+            UNDECIDED,
+            f"could not decide: the DFlash drafter module of {who} was not read",
+            runner,
+            why,
+            layer_map=lm,
+        )
     if dep.swa_mix is None:
-        return Outcome(UNDECIDED, UNDECIDED, "could not decide: whether the drafter has sliding-window layers is unknown", runner, why, layer_map=lm, cites=rules.mixed.cites)
+        return Outcome(
+            UNDECIDED,
+            UNDECIDED,
+            "could not decide: whether the drafter has sliding-window layers is unknown",
+            runner,
+            why,
+            layer_map=lm,
+            cites=rules.mixed.cites,
+        )
     if mixed and rules.mixed.value == "refused":
-        return Outcome(REFUSED, rules.mixed.certainty, f"{who} refuses any mixed sliding/full DFlash drafter when it "
-                       "loads it, whatever the runner", runner, why, rules.error,
-                       "no launch of this release serves it: " + _upgrade(a.engine, "mixed"), lm, rules.mixed.cites)
+        return Outcome(
+            REFUSED,
+            rules.mixed.certainty,
+            f"{who} refuses any mixed sliding/full DFlash drafter when it loads it, whatever the runner",
+            runner,
+            why,
+            rules.error,
+            "no launch of this release serves it: " + _upgrade(a.engine, "mixed"),
+            lm,
+            rules.mixed.cites,
+        )
     if mixed and rules.mixed.value == "refused-unless-v2" and runner == "V1":
-        return Outcome(REFUSED, rules.mixed.certainty, f"{who} refuses a mixed sliding/full DFlash drafter on the V1 "
-                       f"runner when it loads it ({why})", runner, why, rules.error,
-                       f"unset {ENV} or set it to 1: the V2 runner serves mixed drafters", lm, rules.mixed.cites)
+        return Outcome(
+            REFUSED,
+            rules.mixed.certainty,
+            f"{who} refuses a mixed sliding/full DFlash drafter on the V1 runner when it loads it ({why})",
+            runner,
+            why,
+            rules.error,
+            f"unset {ENV} or set it to 1: the V2 runner serves mixed drafters",
+            lm,
+            rules.mixed.cites,
+        )
     if not rules.mixed.decided or (mixed and rules.mixed.value not in ("allowed", "refused-unless-v2")):
-        return Outcome(UNDECIDED, UNDECIDED, f"could not decide what {who} does with a mixed drafter: "
-                       f"{rules.mixed.why}", runner, why, layer_map=lm, cites=rules.mixed.cites)
+        return Outcome(
+            UNDECIDED,
+            UNDECIDED,
+            f"could not decide what {who} does with a mixed drafter: {rules.mixed.why}",
+            runner,
+            why,
+            layer_map=lm,
+            cites=rules.mixed.cites,
+        )
     if dep.swa_mix == "none":
-        return Outcome(NOT_APPLICABLE, CERTAIN, f"the drafter has no sliding-window layers; {who} serves it{on}",
-                       runner, why, layer_map=lm)
+        return Outcome(
+            NOT_APPLICABLE,
+            CERTAIN,
+            f"the drafter has no sliding-window layers; {who} serves it{on}",
+            runner,
+            why,
+            layer_map=lm,
+        )
     read = rules.reads_layer_types
     if not read.decided:
-        return Outcome(UNDECIDED, UNDECIDED, f"could not decide whether {who} honours sliding windows: {read.why}",
-                       runner, why, layer_map=lm, cites=read.cites)
+        return Outcome(
+            UNDECIDED,
+            UNDECIDED,
+            f"could not decide whether {who} honours sliding windows: {read.why}",
+            runner,
+            why,
+            layer_map=lm,
+            cites=read.cites,
+        )
     if read.value:
         causal = f"; {rules.causal.why}" if rules.causal else ""
-        return Outcome(HONOURED, read.certainty, f"{who} honours the drafter's sliding windows per layer{on}{causal}",
-                       runner, why, layer_map=lm, cites=read.cites + rules.mixed.cites[:1])
-    return Outcome(IGNORED, read.certainty, f"{who} runs every drafter layer as full attention{on}: the sliding "
-                   "windows (and their causal mask) are silently ignored", runner, why, layer_map=lm,
-                   cites=read.cites)
+        return Outcome(
+            HONOURED,
+            read.certainty,
+            f"{who} honours the drafter's sliding windows per layer{on}{causal}",
+            runner,
+            why,
+            layer_map=lm,
+            cites=read.cites + rules.mixed.cites[:1],
+        )
+    return Outcome(
+        IGNORED,
+        read.certainty,
+        f"{who} runs every drafter layer as full attention{on}: the sliding "
+        "windows (and their causal mask) are silently ignored",
+        runner,
+        why,
+        layer_map=lm,
+        cites=read.cites,
+    )
 
 
 def _upgrade(engine: str, what: str) -> str:

@@ -125,7 +125,9 @@ class Sources:
         walk(mod, cls, 0)
         return out
 
-    def find_method(self, mro: list[tuple[Module, ast.ClassDef]], name: str) -> tuple[Module, ast.ClassDef, ast.FunctionDef] | None:
+    def find_method(
+        self, mro: list[tuple[Module, ast.ClassDef]], name: str
+    ) -> tuple[Module, ast.ClassDef, ast.FunctionDef] | None:
         for m, c in mro:
             for item in c.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
@@ -170,6 +172,7 @@ def _index(mod: Module) -> None:
 
 
 # --- small AST readers used by every probe ---------------------------------------------------
+
 
 def const_str(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None

@@ -49,20 +49,28 @@ def methods(src: Sources) -> Answer:
     for cls in spec.classes.values():
         if cls.name == "SpeculativeAlgorithm":
             for item in cls.body:
-                if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DFLASH" for t in item.targets):
+                if isinstance(item, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "DFLASH" for t in item.targets
+                ):
                     member = item
     if member is None and not src.tree.has(DFLASH_MODEL):
         return Answer((), CERTAIN, "no SpeculativeAlgorithm.DFLASH and no srt/models/dflash.py", (spec.cite(1),))
     model = src.parsed(DFLASH_MODEL)
     if member is None or model is None:
-        return undecided("SpeculativeAlgorithm.DFLASH and srt/models/dflash.py were not both found",
-                         *([spec.cite(member)] if member else []))
+        return undecided(
+            "SpeculativeAlgorithm.DFLASH and srt/models/dflash.py were not both found",
+            *([spec.cite(member)] if member else []),
+        )
     entry = _entry_classes(model)
     archs = tuple(n for n in entry if "DFlash" in n and "Draft" in n) or tuple(n for n in entry if "DFlash" in n)
     if not archs:
         return undecided("srt/models/dflash.py exports no DFlash draft model class", model.cite(1))
-    return Answer(archs, CERTAIN, f"--speculative-algorithm DFLASH with {', '.join(archs)}",
-                  (spec.cite(member), model.cite(_entry_node(model) or 1)))
+    return Answer(
+        archs,
+        CERTAIN,
+        f"--speculative-algorithm DFLASH with {', '.join(archs)}",
+        (spec.cite(member), model.cite(_entry_node(model) or 1)),
+    )
 
 
 def _entry_classes(mod: Module) -> tuple[str, ...]:
@@ -100,11 +108,16 @@ def runner_shift(src: Sources) -> Answer:
     if not cites:
         return undecided(f"{DFLASH_UTILS} never hands on target_layer_ids where this probe looks", mod.cite(1))
     if None in shifts or len(shifts) != 1:
-        return undecided("the DFlash config parser changes target_layer_ids in a way this probe cannot follow",
-                         *cites[:2])
+        return undecided(
+            "the DFlash config parser changes target_layer_ids in a way this probe cannot follow", *cites[:2]
+        )
     s = shifts.pop()
-    return Answer(s, CERTAIN, f"the DFlash config hands on target_layer_ids {'+ ' + str(s) if s else 'unshifted'}",
-                  tuple(cites[:2]))
+    return Answer(
+        s,
+        CERTAIN,
+        f"the DFlash config hands on target_layer_ids {'+ ' + str(s) if s else 'unshifted'}",
+        tuple(cites[:2]),
+    )
 
 
 def target_entries(src: Sources, archs: tuple[str, ...]) -> tuple[list[tuple[Module, ast.ClassDef]], str]:
@@ -137,8 +150,9 @@ def target_chain(src: Sources, entries) -> tuple[Answer, list[tuple[Module, ast.
     if any(not a.decided for a, _ in answers):
         return next(a for a, _ in answers if not a.decided), []
     if len(vals) != 1:
-        return undecided("the target's architectures shift the ids differently",
-                         *[c for a, _ in answers for c in a.cites][:3]), []
+        return undecided(
+            "the target's architectures shift the ids differently", *[c for a, _ in answers for c in a.cites][:3]
+        ), []
     holders = [h for _, hs in answers for h in hs]
     return answers[0][0], holders
 
@@ -160,30 +174,63 @@ def swa_rules(src: Sources) -> SwaRules:
         a = undecided(f"{DFLASH_MODEL} was not read")
         return SwaRules(DFLASH_MODEL, a, a)
     tree = mod.tree
-    reads = [n for n in ast.walk(tree) if (isinstance(n, ast.Attribute) and n.attr == "layer_types")
-             or (isinstance(n, ast.Constant) and n.value == "layer_types")
-             or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and "layer_types" in n.func.id)]
-    window = [n for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg == "sliding_window_size"
-              and not (isinstance(n.value, ast.Constant))]
+    reads = [
+        n
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Attribute) and n.attr == "layer_types")
+        or (isinstance(n, ast.Constant) and n.value == "layer_types")
+        or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and "layer_types" in n.func.id)
+    ]
+    window = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.keyword) and n.arg == "sliding_window_size" and not (isinstance(n.value, ast.Constant))
+    ]
     if not reads and not mentions(tree, "sliding_attention"):
-        read = Answer(False, CERTAIN, f"{mod.path} never reads layer_types: every drafter layer runs full attention",
-                      (mod.cite(1),))
+        read = Answer(
+            False,
+            CERTAIN,
+            f"{mod.path} never reads layer_types: every drafter layer runs full attention",
+            (mod.cite(1),),
+        )
     elif reads and window:
-        read = Answer(True, CERTAIN, f"{mod.path} reads the per-layer type and hands each layer its window",
-                      (mod.cite(reads[0]), mod.cite(window[0])))
+        read = Answer(
+            True,
+            CERTAIN,
+            f"{mod.path} reads the per-layer type and hands each layer its window",
+            (mod.cite(reads[0]), mod.cite(window[0])),
+        )
     else:
-        read = undecided(f"{mod.path} mentions layer types, but no per-layer window reaching the attention was found",
-                         *([mod.cite(reads[0])] if reads else []))
+        read = undecided(
+            f"{mod.path} mentions layer types, but no per-layer window reaching the attention was found",
+            *([mod.cite(reads[0])] if reads else []),
+        )
     causal = None
     for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef) and mentions(fn, "ENCODER_ONLY") and mentions(fn, "DECODER") \
-                and (mentions(fn, "sliding_attention") or re.search("layer", fn.name)):
-            causal = Answer("per-layer", CERTAIN, f"{fn.name}: sliding layers causal (DECODER), full layers "
-                                                  "non-causal (ENCODER_ONLY)", (mod.cite(fn),))
+        if (
+            isinstance(fn, ast.FunctionDef)
+            and mentions(fn, "ENCODER_ONLY")
+            and mentions(fn, "DECODER")
+            and (mentions(fn, "sliding_attention") or re.search("layer", fn.name))
+        ):
+            causal = Answer(
+                "per-layer",
+                CERTAIN,
+                f"{fn.name}: sliding layers causal (DECODER), full layers non-causal (ENCODER_ONLY)",
+                (mod.cite(fn),),
+            )
             break
-    raises = [n for n in ast.walk(tree) if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call)
-              and getattr(n.exc.func, "id", "") == "NotImplementedError" and mentions(n, "sliding")]
-    mixed = (Answer("refused", CERTAIN, "mixed sliding/full drafters raise NotImplementedError", (mod.cite(raises[0]),))
-             if raises else Answer("allowed", CERTAIN, f"{mod.path} raises nothing for mixed sliding/full drafters",
-                                   (mod.cite(1),)))
+    raises = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Raise)
+        and isinstance(n.exc, ast.Call)
+        and getattr(n.exc.func, "id", "") == "NotImplementedError"
+        and mentions(n, "sliding")
+    ]
+    mixed = (
+        Answer("refused", CERTAIN, "mixed sliding/full drafters raise NotImplementedError", (mod.cite(raises[0]),))
+        if raises
+        else Answer("allowed", CERTAIN, f"{mod.path} raises nothing for mixed sliding/full drafters", (mod.cite(1),))
+    )
     return SwaRules(mod.path, read, mixed, None, causal)

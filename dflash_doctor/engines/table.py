@@ -17,8 +17,18 @@ from .analysis import EngineAnalysis
 from .answers import CERTAIN, LIKELY, Answer, Cite, VersionReading, undecided
 from .vllm import RunnerRules, SwaRules
 
-FIELDS = ("dflash", "dflash2", "layer_map", "drafter_swa", "v2_dflash", "runner_unset", "runner_default",
-          "mixed_forces_v2", "dflash2_forces_v2", "v1_rejects_mixed")
+FIELDS = (
+    "dflash",
+    "dflash2",
+    "layer_map",
+    "drafter_swa",
+    "v2_dflash",
+    "runner_unset",
+    "runner_default",
+    "mixed_forces_v2",
+    "dflash2_forces_v2",
+    "v1_rejects_mixed",
+)
 
 
 def modes(a: EngineAnalysis) -> dict[str, Any]:
@@ -36,8 +46,11 @@ def modes(a: EngineAnalysis) -> dict[str, Any]:
         if rules.reads_layer_types.value is False:
             out["drafter_swa"] = "ignored"
         else:
-            out["drafter_swa"] = {"refused": "uniform-only", "refused-unless-v2": "v2-runner",
-                                  "allowed": "honoured"}.get(rules.mixed.value)
+            out["drafter_swa"] = {
+                "refused": "uniform-only",
+                "refused-unless-v2": "v2-runner",
+                "allowed": "honoured",
+            }.get(rules.mixed.value)
     rr = a.runner
     if rr is not None:
         if rr.v2_dflash.decided:
@@ -49,8 +62,11 @@ def modes(a: EngineAnalysis) -> dict[str, Any]:
             out["mixed_forces_v2"] = ("mixed-dflash", "v2") in rr.rules.value
             out["dflash2_forces_v2"] = ("dflash2", "v2") in rr.rules.value
             if rr.unset.value == "engine":
-                out["runner_default"] = ("v1-unless-default-model" if "not default-v2-model" in conds
-                                         else dict(rr.rules.value).get("otherwise"))
+                out["runner_default"] = (
+                    "v1-unless-default-model"
+                    if "not default-v2-model" in conds
+                    else dict(rr.rules.value).get("otherwise")
+                )
             else:
                 out["runner_default"] = ""
         if rr.v1_rejects_mixed.decided:
@@ -59,11 +75,18 @@ def modes(a: EngineAnalysis) -> dict[str, Any]:
 
 
 def row_modes(row) -> dict[str, Any]:
-    return {"dflash": row.dflash, "dflash2": row.dflash2, "layer_map": row.layer_map or "",
-            "drafter_swa": row.drafter_swa or "", "v2_dflash": row.v2_dflash,
-            "runner_unset": row.runner_unset or "", "runner_default": row.runner_default or "",
-            "mixed_forces_v2": row.mixed_forces_v2, "dflash2_forces_v2": row.dflash2_forces_v2,
-            "v1_rejects_mixed": row.v1_rejects_mixed}
+    return {
+        "dflash": row.dflash,
+        "dflash2": row.dflash2,
+        "layer_map": row.layer_map or "",
+        "drafter_swa": row.drafter_swa or "",
+        "v2_dflash": row.v2_dflash,
+        "runner_unset": row.runner_unset or "",
+        "runner_default": row.runner_default or "",
+        "mixed_forces_v2": row.mixed_forces_v2,
+        "dflash2_forces_v2": row.dflash2_forces_v2,
+        "v1_rejects_mixed": row.v1_rejects_mixed,
+    }
 
 
 @dataclass(frozen=True)
@@ -79,9 +102,12 @@ class Disagreement:
         return f"{self.field}: the table says {self.table!r}, the installed source says {self.source!r}{where}"
 
 
-_CITES = {"dflash": lambda a: a.dflash.cites, "dflash2": lambda a: a.dflash.cites,
-          "layer_map": lambda a: next((v.cites for v in a.layer_map.values() if v.decided), ()),
-          "drafter_swa": lambda a: (a.swa_for(None).mixed.cites if a.swa_for(None) else ())}
+_CITES = {
+    "dflash": lambda a: a.dflash.cites,
+    "dflash2": lambda a: a.dflash.cites,
+    "layer_map": lambda a: next((v.cites for v in a.layer_map.values() if v.decided), ()),
+    "drafter_swa": lambda a: a.swa_for(None).mixed.cites if a.swa_for(None) else (),
+}
 
 
 def compare(a: EngineAnalysis, row) -> list[Disagreement]:
@@ -90,8 +116,14 @@ def compare(a: EngineAnalysis, row) -> list[Disagreement]:
     src, tab = modes(a), row_modes(row)
     out = []
     for f in FIELDS:
-        if a.engine != "vllm" and f in ("v2_dflash", "runner_unset", "runner_default", "mixed_forces_v2",
-                                        "dflash2_forces_v2", "v1_rejects_mixed"):
+        if a.engine != "vllm" and f in (
+            "v2_dflash",
+            "runner_unset",
+            "runner_default",
+            "mixed_forces_v2",
+            "dflash2_forces_v2",
+            "v1_rejects_mixed",
+        ):
             continue
         if src[f] is None or tab[f] is None:
             continue
@@ -103,8 +135,11 @@ def compare(a: EngineAnalysis, row) -> list[Disagreement]:
 
 def from_row(row, target_architectures: tuple[str, ...] = ()) -> EngineAnalysis:
     """An analysis that says what the table says about this release (answers LIKELY, no file cites)."""
-    why = f"the engine-support table ({row.engine} {row.range}" + (f", read from {row.verified}" if row.verified else
-                                                                    ", from the reference") + ")"
+    why = (
+        f"the engine-support table ({row.engine} {row.range}"
+        + (f", read from {row.verified}" if row.verified else ", from the reference")
+        + ")"
+    )
     like = lambda value, what: Answer(value, LIKELY, f"{what} per {why}")  # noqa: E731
     archs = ()
     if row.dflash:
@@ -120,8 +155,12 @@ def from_row(row, target_architectures: tuple[str, ...] = ()) -> EngineAnalysis:
     swa: dict[str, SwaRules] = {}
     if row.dflash and row.drafter_swa:
         reads = like(row.drafter_swa != "ignored", "sliding windows " + row.drafter_swa)
-        mixed_v = {"ignored": "allowed", "uniform-only": "refused", "v2-runner": "refused-unless-v2",
-                   "honoured": "allowed"}.get(row.drafter_swa)
+        mixed_v = {
+            "ignored": "allowed",
+            "uniform-only": "refused",
+            "v2-runner": "refused-unless-v2",
+            "honoured": "allowed",
+        }.get(row.drafter_swa)
         mixed = like(mixed_v, f"mixed drafters {mixed_v}") if mixed_v else undecided(f"not in {why}")
         causal = like("per-layer", "sliding layers causal, full layers not") if row.causal == "per-layer" else None
         rules = SwaRules(None, reads, mixed, row.mixed_error, causal)
@@ -145,8 +184,19 @@ def from_row(row, target_architectures: tuple[str, ...] = ()) -> EngineAnalysis:
             v2_dflash=like(v2, "V2 accepts dflash") if v2 is not None else undecided(f"not in {why}"),
             v2_error=row.v2_error,
             v1_rejects_mixed=like(row.v1_rejects_mixed, "V1 rejects mixed drafters"),
-            v1_error=row.v1_error)
-    return EngineAnalysis(row.engine, VersionReading(row.version, "the version named for the table lookup",
-                                                     ((("given", row.version)),)),
-                          dflash, layer_map, {}, Answer(0, LIKELY, why), Answer(-1, LIKELY, why), swa, runner,
-                          tuple(target_architectures), (), "engine-support table")
+            v1_error=row.v1_error,
+        )
+    return EngineAnalysis(
+        row.engine,
+        VersionReading(row.version, "the version named for the table lookup", ((("given", row.version)),)),
+        dflash,
+        layer_map,
+        {},
+        Answer(0, LIKELY, why),
+        Answer(-1, LIKELY, why),
+        swa,
+        runner,
+        tuple(target_architectures),
+        (),
+        "engine-support table",
+    )

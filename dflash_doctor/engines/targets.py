@@ -27,8 +27,13 @@ def attr_classes(src: Sources, mro: list[tuple[Module, ast.ClassDef]], attr: str
         for node in ast.walk(init):
             if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                 continue
-            if not any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
-                       and t.value.id == "self" for t in node.targets):
+            if not any(
+                isinstance(t, ast.Attribute)
+                and t.attr == attr
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                for t in node.targets
+            ):
                 continue
             f = node.value.func
             if not isinstance(f, ast.Name):
@@ -70,8 +75,9 @@ def _param_class(src: Sources, mro, param: str) -> list[tuple[Module, ast.ClassD
     return []
 
 
-def follow_setter(src: Sources, mod: Module, cls: ast.ClassDef, method: str, sink_attr: str,
-                  depth: int = 0) -> tuple[Answer, list[tuple[Module, ast.ClassDef]]]:
+def follow_setter(
+    src: Sources, mod: Module, cls: ast.ClassDef, method: str, sink_attr: str, depth: int = 0
+) -> tuple[Answer, list[tuple[Module, ast.ClassDef]]]:
     """(total shift, the classes whose `sink_attr` ends up holding the ids) starting at cls.method."""
     mro = src.mro(mod, cls)
     found = src.find_method(mro, method)
@@ -91,8 +97,9 @@ def follow_setter(src: Sources, mod: Module, cls: ast.ClassDef, method: str, sin
     for e in exits:
         s = {t.shift for t in e.value if t.origin == "dflash"}
         if None in s or len(s) != 1:
-            return undecided(f"{owner.name}.{method} changes the ids in a way this probe cannot follow",
-                             m.cite(e.node)), []
+            return undecided(
+                f"{owner.name}.{method} changes the ids in a way this probe cannot follow", m.cite(e.node)
+            ), []
         base = s.pop()
         cites.extend(m.cite(t.at) for t in e.value if t.origin == "dflash" and t.at != fn.lineno)
         target = e.node.func.value if e.how.startswith("call:") else e.node.targets[0].value  # type: ignore[attr-defined]
@@ -101,8 +108,9 @@ def follow_setter(src: Sources, mod: Module, cls: ast.ClassDef, method: str, sin
                 return undecided("too many hops", m.cite(e.node)), []
             callees = _owner_classes(src, mro, target)
             if not callees:
-                return undecided(f"{owner.name}.{method} hands the ids to an object whose class was not found",
-                                 m.cite(e.node)), []
+                return undecided(
+                    f"{owner.name}.{method} hands the ids to an object whose class was not found", m.cite(e.node)
+                ), []
             sub_answers = [follow_setter(src, cm, cc, method, sink_attr, depth + 1) for cm, cc in callees]
             sub_shifts = {a.value for a, _ in sub_answers}
             if any(not a.decided for a, _ in sub_answers) or len(sub_shifts) != 1:
@@ -120,8 +128,12 @@ def follow_setter(src: Sources, mod: Module, cls: ast.ClassDef, method: str, sin
     if len(shifts) != 1:
         return undecided(f"{owner.name}.{method} shifts the ids differently on different paths", *cites[:3]), []
     total = shifts.pop()
-    return Answer(total, CERTAIN, f"{owner.name}.{method} stores the ids {'+ ' + str(total) if total else 'as given'}",
-                  tuple(dict.fromkeys(cites))[:4]), holders
+    return Answer(
+        total,
+        CERTAIN,
+        f"{owner.name}.{method} stores the ids {'+ ' + str(total) if total else 'as given'}",
+        tuple(dict.fromkeys(cites))[:4],
+    ), holders
 
 
 def _owner_classes(src: Sources, mro, target: ast.expr) -> list[tuple[Module, ast.ClassDef]]:

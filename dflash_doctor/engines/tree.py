@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 MAX_FILE_BYTES = 2 << 20  # a source file larger than this is not read (no engine file comes close)
 

@@ -21,8 +21,12 @@ _VERSION_RE = re.compile(r"^\s*v?\d+(\.\d+)*([.+-]?[0-9A-Za-z.+-]*)?\s*$")
 
 def version_files(engine: str, listing: tuple[str, ...] | list[str]) -> list[str]:
     """The files that hold the version, in order of trust (those present in the listing)."""
-    metas = sorted(p for p in listing if p.endswith((".dist-info/METADATA", ".egg-info/PKG-INFO"))
-                   and p.split("/")[0].split("-")[0].lower().replace("_", "-") == engine)
+    metas = sorted(
+        p
+        for p in listing
+        if p.endswith((".dist-info/METADATA", ".egg-info/PKG-INFO"))
+        and p.split("/")[0].split("-")[0].lower().replace("_", "-") == engine
+    )
     own = [f"{engine}/_version.py", f"{engine}/version.py"]
     return metas + [p for p in own if p in set(listing)]
 
@@ -42,8 +46,10 @@ def read_version(engine: str, tree: SourceTree, log_version: str | None = None) 
         return VersionReading(None, None, ())
     metas = [r for r in readings if r[0].endswith(("METADATA", "PKG-INFO"))]
     # several dist-info dirs: the one whose name carries the version it states is the consistent one
-    chosen = next((r for r in metas if f"-{r[1]}.dist-info" in r[0] or f"-{r[1]}.egg-info" in r[0]),
-                  metas[0] if metas else readings[0])
+    chosen = next(
+        (r for r in metas if f"-{r[1]}.dist-info" in r[0] or f"-{r[1]}.egg-info" in r[0]),
+        metas[0] if metas else readings[0],
+    )
     numeric = {_release(v) for _, v in readings}
     return VersionReading(chosen[1], chosen[0], tuple(readings), conflicts=len(numeric) > 1)
 

@@ -42,8 +42,11 @@ DFLASH_ARCHS = ("DFlashDraftModel", "DFlash2DraftModel")
 def wanted(listing: tuple[str, ...], target_architectures: tuple[str, ...] = ()) -> list[str]:
     have = set(listing)
     out = [CONFIG, SPEC, ENVS, V1_RUNNER, REGISTRY, INTERFACES]
-    out += [p for p in listing if p.startswith(V2_DIR + "spec_decode/")
-            and ("/eagle/" in p or "eagle3_utils" in p or "dflash" in p)]
+    out += [
+        p
+        for p in listing
+        if p.startswith(V2_DIR + "spec_decode/") and ("/eagle/" in p or "eagle3_utils" in p or "dflash" in p)
+    ]
     out += [p for p in listing if p.startswith(MODELS) and "dflash" in p.rsplit("/", 1)[-1]]
     out += [MODELS + f for f in DEFAULT_TARGETS]
     for arch in target_architectures:
@@ -64,6 +67,7 @@ def module_guesses(arch: str) -> list[str]:
 
 
 # --- the registry ---------------------------------------------------------------------------------
+
 
 def registry(src: Sources) -> tuple[dict[str, tuple[str, str, Cite]], Module | None]:
     """architecture -> (module path, class name, cite) from registry.py's dict literals."""
@@ -93,27 +97,42 @@ def methods(src: Sources, reg: dict) -> Answer:
     if src.parsed(REGISTRY) is None:
         return undecided(f"{REGISTRY} was not read")
     if lit is None and not archs:
-        return Answer((), CERTAIN, "no speculative method 'dflash' in config/speculative.py and no DFlash drafter "
-                                   "architecture in the model registry", (spec.cite(1),))
+        return Answer(
+            (),
+            CERTAIN,
+            "no speculative method 'dflash' in config/speculative.py and no DFlash drafter "
+            "architecture in the model registry",
+            (spec.cite(1),),
+        )
     if lit is None or not archs:
-        return undecided("the speculative config and the model registry disagree about DFlash",
-                         *([spec.cite(lit)] if lit else []), *[reg[a][2] for a in archs])
+        return undecided(
+            "the speculative config and the model registry disagree about DFlash",
+            *([spec.cite(lit)] if lit else []),
+            *[reg[a][2] for a in archs],
+        )
     present = tuple(a for a in archs if src.tree.has(reg[a][0]))
     cites = (spec.cite(lit),) + tuple(reg[a][2] for a in archs)
     if not present:
         return undecided("the registry names DFlash modules that are not in the install", *cites)
-    return Answer(present, CERTAIN, f"method 'dflash' and drafter architectures {', '.join(present)} are registered",
-                  cites)
+    return Answer(
+        present, CERTAIN, f"method 'dflash' and drafter architectures {', '.join(present)} are registered", cites
+    )
 
 
 # --- target_layer_ids through the runners -----------------------------------------------------------
+
 
 def runner_shifts(src: Sources) -> dict[str, Answer]:
     """Per runner ("V1", "V2"): by how much the runner shifts dflash_config.target_layer_ids."""
     out = {}
     # every V2-runner file at hand (a collector fetches its spec-decode helpers; a local tree has them all)
-    v2_files = [p for p in src.listing() if p.startswith(V2_DIR) and p.endswith(".py")
-                and (src.tree.read(p) is not None or p.startswith(V2_DIR + "spec_decode/eagle/"))]
+    v2_files = [
+        p
+        for p in src.listing()
+        if p.startswith(V2_DIR)
+        and p.endswith(".py")
+        and (src.tree.read(p) is not None or p.startswith(V2_DIR + "spec_decode/eagle/"))
+    ]
     for runner, files in (("V1", [V1_RUNNER]), ("V2", v2_files)):
         mods = [m for m in (src.parsed(p) for p in files) if m is not None]
         if not mods:
@@ -145,14 +164,22 @@ def _shift_in(mods: list[Module], what: str) -> Answer:
     if not cites:
         return Answer("not-read", CERTAIN, f"the {what} runner never reads dflash_config.target_layer_ids", ())
     if None in shifts:
-        return undecided(f"the {what} runner passes target_layer_ids through code this probe cannot follow",
-                         *(lost[:2] + cites[:2]))
+        return undecided(
+            f"the {what} runner passes target_layer_ids through code this probe cannot follow", *(lost[:2] + cites[:2])
+        )
     if len(shifts) > 1:
-        return undecided(f"the {what} runner shifts target_layer_ids differently on different paths "
-                         f"({', '.join(f'{s:+d}' for s in sorted(shifts))})", *cites[:3])
+        return undecided(
+            f"the {what} runner shifts target_layer_ids differently on different paths "
+            f"({', '.join(f'{s:+d}' for s in sorted(shifts))})",
+            *cites[:3],
+        )
     s = shifts.pop()
-    return Answer(s, CERTAIN, f"the {what} runner hands on target_layer_ids {'+ ' + str(s) if s else 'unshifted'}",
-                  tuple(dict.fromkeys(cites))[:3])
+    return Answer(
+        s,
+        CERTAIN,
+        f"the {what} runner hands on target_layer_ids {'+ ' + str(s) if s else 'unshifted'}",
+        tuple(dict.fromkeys(cites))[:3],
+    )
 
 
 def _functions(tree: ast.AST):
@@ -163,7 +190,10 @@ def _functions(tree: ast.AST):
 
 # --- the target's capture -------------------------------------------------------------------------
 
-def target_files(src: Sources, reg: dict, archs: tuple[str, ...]) -> tuple[list[Module], list[tuple[Module, ast.ClassDef]], str]:
+
+def target_files(
+    src: Sources, reg: dict, archs: tuple[str, ...]
+) -> tuple[list[Module], list[tuple[Module, ast.ClassDef]], str]:
     """The target's model modules (its class, its bases' modules, what they import from the models package)."""
     entries: list[tuple[Module, ast.ClassDef]] = []
     why = ""
@@ -191,21 +221,25 @@ def target_files(src: Sources, reg: dict, archs: tuple[str, ...]) -> tuple[list[
     return list(mods.values()), entries, why
 
 
-def capture_answer(src: Sources, mods: list[Module], entries, why: str, models_dir: str,
-                   defaults: tuple[str, ...], extra: list[str]) -> Answer:
+def capture_answer(
+    src: Sources, mods: list[Module], entries, why: str, models_dir: str, defaults: tuple[str, ...], extra: list[str]
+) -> Answer:
     """d: capture index k reads the output of layer k + d, from the capture sites in the target's files."""
     certainty = CERTAIN
     if not entries:
         mods = [m for m in (src.parsed(models_dir + f) for f in defaults) if m is not None]
         certainty = LIKELY
-        why = (why + "; " if why else "the target's architecture is unknown; ") + \
-            "read from the engine's common model files instead"
+        why = (
+            why + "; " if why else "the target's architecture is unknown; "
+        ) + "read from the engine's common model files instead"
     helpers = [m for m in (src.parsed(p) for p in extra) if m is not None]
     sites = capture_sites(mods + [h for h in helpers if h.path not in {m.path for m in mods}])
     sites = [s for s in sites if s.cite.path in {m.path for m in mods}]
     if not sites:
-        return undecided("no hidden-state capture was found in the target's model files"
-                         + (f" ({why})" if why else ""), *[m.cite(1) for m in mods[:2]])
+        return undecided(
+            "no hidden-state capture was found in the target's model files" + (f" ({why})" if why else ""),
+            *[m.cite(1) for m in mods[:2]],
+        )
     ds = {s.d for s in sites}
     cites = tuple(s.cite for s in sites[:3]) + tuple(s.hop for s in sites[:1] if s.hop)
     if None in ds:
@@ -239,15 +273,20 @@ def model_shift(src: Sources, entries) -> Answer:
             shifts |= {t.shift for t in e.value}
             cites.append(m.cite(e.node))
     if not cites:
-        return Answer(0, LIKELY, "set_aux_hidden_state_layers was not found on the target's classes; vLLM's models "
-                                 "store the ids as given")
+        return Answer(
+            0,
+            LIKELY,
+            "set_aux_hidden_state_layers was not found on the target's classes; vLLM's models store the ids as given",
+        )
     if len(shifts) != 1 or None in shifts:
-        return undecided("the target's set_aux_hidden_state_layers changes the ids in a way this probe cannot follow",
-                         *cites[:2])
+        return undecided(
+            "the target's set_aux_hidden_state_layers changes the ids in a way this probe cannot follow", *cites[:2]
+        )
     return Answer(shifts.pop(), CERTAIN, "the target stores the aux layer ids as given", tuple(cites[:2]))
 
 
 # --- sliding-window drafter layers ----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SwaRules:
@@ -260,9 +299,13 @@ class SwaRules:
     causal: Answer | None = None  # "per-layer" (sliding causal, full non-causal) | "config-only" | None
 
     def to_dict(self) -> dict:
-        return {"module": self.module, "reads_layer_types": self.reads_layer_types.to_dict(),
-                "mixed": self.mixed.to_dict(), "error": self.error,
-                "causal": self.causal.to_dict() if self.causal else None}
+        return {
+            "module": self.module,
+            "reads_layer_types": self.reads_layer_types.to_dict(),
+            "mixed": self.mixed.to_dict(),
+            "error": self.error,
+            "causal": self.causal.to_dict() if self.causal else None,
+        }
 
 
 def swa_rules(src: Sources, reg: dict, arch: str = "DFlashDraftModel") -> SwaRules:
@@ -280,24 +323,42 @@ def swa_rules(src: Sources, reg: dict, arch: str = "DFlashDraftModel") -> SwaRul
 
 def module_swa(mod: Module, per_layer_kw: str) -> SwaRules:
     tree = mod.tree
-    reads = [n for n in ast.walk(tree) if (isinstance(n, ast.Constant) and n.value == "layer_types")
-             or (isinstance(n, ast.Attribute) and n.attr == "layer_types")]
+    reads = [
+        n
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Constant) and n.value == "layer_types")
+        or (isinstance(n, ast.Attribute) and n.attr == "layer_types")
+    ]
     window_kw = [n for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg == per_layer_kw]
     if not reads and not any(mentions(tree, w) for w in ("sliding_window", "use_swa", "sliding_attention")):
-        read = Answer(False, CERTAIN, f"{mod.path} never reads layer_types or a sliding window: every drafter layer "
-                                      "runs full attention", (mod.cite(1),))
+        read = Answer(
+            False,
+            CERTAIN,
+            f"{mod.path} never reads layer_types or a sliding window: every drafter layer runs full attention",
+            (mod.cite(1),),
+        )
     elif reads and window_kw:
-        read = Answer(True, CERTAIN, f"{mod.path} reads layer_types and passes a per-layer window to the attention",
-                      (mod.cite(reads[0]), mod.cite(window_kw[0])))
+        read = Answer(
+            True,
+            CERTAIN,
+            f"{mod.path} reads layer_types and passes a per-layer window to the attention",
+            (mod.cite(reads[0]), mod.cite(window_kw[0])),
+        )
     else:
-        read = undecided(f"{mod.path} mentions sliding windows, but no per-layer window reaching the attention was "
-                         "found", *([mod.cite(reads[0])] if reads else []))
+        read = undecided(
+            f"{mod.path} mentions sliding windows, but no per-layer window reaching the attention was found",
+            *([mod.cite(reads[0])] if reads else []),
+        )
     mixed, error = _mixed_refusal(mod)
     causal = None
     for fn in _functions(tree):
         if "causal" in fn.name and mentions(fn, "layer_types"):
-            causal = Answer("per-layer", CERTAIN, f"{fn.name}: sliding layers causal, full layers not (a config "
-                                                  "override wins)", (mod.cite(fn),))
+            causal = Answer(
+                "per-layer",
+                CERTAIN,
+                f"{fn.name}: sliding layers causal, full layers not (a config override wins)",
+                (mod.cite(fn),),
+            )
             break
     return SwaRules(mod.path, read, mixed, error, causal)
 
@@ -313,8 +374,11 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
 def _mixed_refusal(mod: Module) -> tuple[Answer, str | None]:
     parents = _parents(mod.tree)
     for node in ast.walk(mod.tree):
-        if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
-                and call_name(node.exc) == "NotImplementedError"):
+        if not (
+            isinstance(node, ast.Raise)
+            and isinstance(node.exc, ast.Call)
+            and call_name(node.exc) == "NotImplementedError"
+        ):
             continue
         text = " ".join(filter(None, (string_of(a) for a in node.exc.args))) or None
         # the conditions guarding it: every enclosing `if` whose body holds the raise
@@ -331,11 +395,21 @@ def _mixed_refusal(mod: Module) -> tuple[Answer, str | None]:
         cite = mod.cite(node)
         guard = mod.cite(tests[0]) if tests else cite
         if v2:
-            return Answer("refused-unless-v2", CERTAIN, "mixed sliding/full drafters raise NotImplementedError unless "
-                                                        "the V2 model runner is in use", (guard, cite)), text
-        return Answer("refused", CERTAIN, "mixed sliding/full drafters raise NotImplementedError whatever the runner",
-                      (guard, cite)), text
-    return Answer("allowed", CERTAIN, f"{mod.path} raises nothing for mixed sliding/full drafters", (mod.cite(1),)), None
+            return Answer(
+                "refused-unless-v2",
+                CERTAIN,
+                "mixed sliding/full drafters raise NotImplementedError unless the V2 model runner is in use",
+                (guard, cite),
+            ), text
+        return Answer(
+            "refused",
+            CERTAIN,
+            "mixed sliding/full drafters raise NotImplementedError whatever the runner",
+            (guard, cite),
+        ), text
+    return Answer(
+        "allowed", CERTAIN, f"{mod.path} raises nothing for mixed sliding/full drafters", (mod.cite(1),)
+    ), None
 
 
 def _about_mixing(test: ast.AST) -> bool:
@@ -344,6 +418,7 @@ def _about_mixing(test: ast.AST) -> bool:
 
 
 # --- the model runner -----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RunnerRules:
@@ -357,10 +432,16 @@ class RunnerRules:
     default_v2_archs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"env_parse": self.env_parse.to_dict(), "unset": self.unset.to_dict(), "rules": self.rules.to_dict(),
-                "v2_dflash": self.v2_dflash.to_dict(), "v2_error": self.v2_error,
-                "v1_rejects_mixed": self.v1_rejects_mixed.to_dict(), "v1_error": self.v1_error,
-                "default_v2_archs": list(self.default_v2_archs)}
+        return {
+            "env_parse": self.env_parse.to_dict(),
+            "unset": self.unset.to_dict(),
+            "rules": self.rules.to_dict(),
+            "v2_dflash": self.v2_dflash.to_dict(),
+            "v2_error": self.v2_error,
+            "v1_rejects_mixed": self.v1_rejects_mixed.to_dict(),
+            "v1_error": self.v1_error,
+            "default_v2_archs": list(self.default_v2_archs),
+        }
 
 
 def runner_rules(src: Sources) -> RunnerRules:
@@ -375,10 +456,14 @@ def runner_rules(src: Sources) -> RunnerRules:
     v1, v1_err = _v1_rejects_mixed(cfg)
     archs: tuple[str, ...] = ()
     for node in cfg.tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES"
-                                                for t in node.targets):
-            archs = tuple(sorted({c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)
-                                  and isinstance(c.value, str)}))
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES" for t in node.targets
+        ):
+            archs = tuple(
+                sorted(
+                    {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+                )
+            )
     return RunnerRules(env_parse, unset, rules, v2, v2_err, v1, v1_err, archs)
 
 
@@ -392,21 +477,36 @@ def _env_rule(envs: Module | None) -> tuple[Answer, Answer]:
                 if const_str(k) != ENV:
                     continue
                 getenv = next((c for c in ast.walk(v) if isinstance(c, ast.Call) and call_name(c) == "getenv"), None)
-                parse = "int" if any(isinstance(c, ast.Call) and call_name(c) in ("int", "maybe_convert_bool")
-                                     for c in ast.walk(v)) else None
+                parse = (
+                    "int"
+                    if any(
+                        isinstance(c, ast.Call) and call_name(c) in ("int", "maybe_convert_bool") for c in ast.walk(v)
+                    )
+                    else None
+                )
                 cite = envs.cite(k)
-                pa = (Answer("int", CERTAIN, f"{ENV} is parsed with int(): '0' or '1'; other text fails at startup",
-                             (cite,)) if parse else undecided(f"how {ENV} is parsed was not recognised", cite))
+                pa = (
+                    Answer(
+                        "int", CERTAIN, f"{ENV} is parsed with int(): '0' or '1'; other text fails at startup", (cite,)
+                    )
+                    if parse
+                    else undecided(f"how {ENV} is parsed was not recognised", cite)
+                )
                 if getenv is None or len(getenv.args) < 2:
                     return pa, undecided(f"the unset default of {ENV} was not recognised", cite)
                 default = getenv.args[1]
                 if isinstance(default, ast.Constant) and default.value is None:
-                    return pa, Answer("engine", CERTAIN, f"{ENV} unset: the engine picks the runner "
-                                                         "(VllmConfig.use_v2_model_runner)", (cite,))
+                    return pa, Answer(
+                        "engine",
+                        CERTAIN,
+                        f"{ENV} unset: the engine picks the runner (VllmConfig.use_v2_model_runner)",
+                        (cite,),
+                    )
                 if isinstance(default, ast.Constant) and str(default.value) in ("0", "1"):
                     runner = "v2" if str(default.value) == "1" else "v1"
-                    return pa, Answer(runner, CERTAIN, f"{ENV} unset means {default.value!r}: the {runner.upper()} "
-                                                       "runner", (cite,))
+                    return pa, Answer(
+                        runner, CERTAIN, f"{ENV} unset means {default.value!r}: the {runner.upper()} runner", (cite,)
+                    )
                 return pa, undecided(f"the unset default of {ENV} was not recognised", cite)
     u = Answer(None, CERTAIN, f"{ENV} is not read by this release")
     return u, Answer("v1", CERTAIN, f"{ENV} does not exist in this release: the V1 runner", (envs.cite(1),))
@@ -421,23 +521,28 @@ def _method(mod: Module, name: str) -> ast.FunctionDef | None:
 
 
 # conditions of use_v2_model_runner this probe understands: helper name -> what it means
-_RULE_CALLS = {"_dflash_needs_multi_kv_group": "mixed-dflash", "_is_dflash2_draft": "dflash2",
-               "_is_default_v2_model_runner_model": "default-v2-model",
-               "_get_v2_model_runner_unsupported_features": "v2-unsupported"}
+_RULE_CALLS = {
+    "_dflash_needs_multi_kv_group": "mixed-dflash",
+    "_is_dflash2_draft": "dflash2",
+    "_is_default_v2_model_runner_model": "default-v2-model",
+    "_get_v2_model_runner_unsupported_features": "v2-unsupported",
+}
 
 
 def _default_rules(cfg: Module) -> Answer:
     """use_v2_model_runner's rules after the explicit variable: ((condition, 'v1'|'v2'), …) in order."""
     fn = _method(cfg, "use_v2_model_runner")
     if fn is None:
-        return Answer((), CERTAIN, "no use_v2_model_runner rules: the variable alone picks the runner",
-                      (cfg.cite(1),))
+        return Answer((), CERTAIN, "no use_v2_model_runner rules: the variable alone picks the runner", (cfg.cite(1),))
     rules: list[tuple[str, str]] = []
     cites: list[Cite] = [cfg.cite(fn)]
     unsupported_var = None
     for s in fn.body:
-        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and \
-                call_name(s.value) == "_get_v2_model_runner_unsupported_features":
+        if (
+            isinstance(s, ast.Assign)
+            and isinstance(s.value, ast.Call)
+            and call_name(s.value) == "_get_v2_model_runner_unsupported_features"
+        ):
             unsupported_var = next((t.id for t in s.targets if isinstance(t, ast.Name)), None)
             continue
         if isinstance(s, ast.If):
@@ -454,8 +559,9 @@ def _default_rules(cfg: Module) -> Answer:
         elif isinstance(s, ast.Return) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, bool):
             rules.append(("otherwise", "v2" if s.value.value else "v1"))
             cites.append(cfg.cite(s))
-    return Answer(tuple(rules), CERTAIN, "use_v2_model_runner: " + "; ".join(f"{c} -> {r}" for c, r in rules),
-                  tuple(cites[:5]))
+    return Answer(
+        tuple(rules), CERTAIN, "use_v2_model_runner: " + "; ".join(f"{c} -> {r}" for c, r in rules), tuple(cites[:5])
+    )
 
 
 def _condition(test: ast.AST, unsupported_var: str | None) -> str:
@@ -489,14 +595,21 @@ def _v2_allows_dflash(cfg: Module) -> tuple[Answer, str | None]:
     for node in ast.walk(fn):
         if not isinstance(node, ast.If):
             continue
-        texts = [string_of(c.args[0]) for c in ast.walk(ast.Module(body=node.body, type_ignores=[]))
-                 if isinstance(c, ast.Call) and call_name(c) == "append" and c.args]
+        texts = [
+            string_of(c.args[0])
+            for c in ast.walk(ast.Module(body=node.body, type_ignores=[]))
+            if isinstance(c, ast.Call) and call_name(c) == "append" and c.args
+        ]
         said = next((t for t in texts if t and "speculative method" in t), None)
         if said is None:
             continue
         for cmp_ in ast.walk(node.test):
-            if isinstance(cmp_, ast.Compare) and len(cmp_.ops) == 1 and isinstance(cmp_.left, ast.Attribute) \
-                    and cmp_.left.attr == "method":
+            if (
+                isinstance(cmp_, ast.Compare)
+                and len(cmp_.ops) == 1
+                and isinstance(cmp_.left, ast.Attribute)
+                and cmp_.left.attr == "method"
+            ):
                 values = str_tuple(cmp_.comparators[0])
                 if values is None:
                     continue
@@ -513,7 +626,9 @@ def _v2_allows_dflash(cfg: Module) -> tuple[Answer, str | None]:
     err = prefix + (message.replace("{…}", "dflash") if message else "speculative method 'dflash'")
     if denied or not_allowed:
         node = (denied or not_allowed)[0]
-        return Answer(False, CERTAIN, "the V2 runner's speculative-method list excludes 'dflash'", (cfg.cite(node),)), err
+        return Answer(
+            False, CERTAIN, "the V2 runner's speculative-method list excludes 'dflash'", (cfg.cite(node),)
+        ), err
     node = (allow or deny)[0][1]
     return Answer(True, CERTAIN, "the V2 runner accepts method 'dflash'", (cfg.cite(node),)), None
 
@@ -538,13 +653,25 @@ def _v1_rejects_mixed(cfg: Module) -> tuple[Answer, str | None]:
     if fn is None:
         return Answer(False, CERTAIN, "no V1-runner feature check in config/vllm.py", (cfg.cite(1),)), None
     for node in ast.walk(fn):
-        if isinstance(node, ast.If) and any(isinstance(c, ast.Call) and call_name(c) == "_dflash_needs_multi_kv_group"
-                                            for c in ast.walk(node.test)):
-            text = next((string_of(c.args[0]) for c in ast.walk(node) if isinstance(c, ast.Call)
-                         and call_name(c) == "append" and c.args), None)
+        if isinstance(node, ast.If) and any(
+            isinstance(c, ast.Call) and call_name(c) == "_dflash_needs_multi_kv_group" for c in ast.walk(node.test)
+        ):
+            text = next(
+                (
+                    string_of(c.args[0])
+                    for c in ast.walk(node)
+                    if isinstance(c, ast.Call) and call_name(c) == "append" and c.args
+                ),
+                None,
+            )
             prefix = _raise_prefix(cfg, "_validate_v1_model_runner") or "Model Runner V1 does not support: "
             err = prefix + (text or "mixed sliding/full dflash drafts")
-            return Answer(True, CERTAIN, "the V1 runner rejects mixed sliding/full DFlash drafters at config time",
-                          (cfg.cite(node),)), err
-    return Answer(False, CERTAIN, "the V1 runner's feature check does not mention mixed DFlash drafters",
-                  (cfg.cite(fn),)), None
+            return Answer(
+                True,
+                CERTAIN,
+                "the V1 runner rejects mixed sliding/full DFlash drafters at config time",
+                (cfg.cite(node),),
+            ), err
+    return Answer(
+        False, CERTAIN, "the V1 runner's feature check does not mention mixed DFlash drafters", (cfg.cite(fn),)
+    ), None

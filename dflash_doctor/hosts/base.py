@@ -8,8 +8,8 @@ kills or restarts anything on the host.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,15 @@ class Host(ABC):
     name: str  # "local", "ssh://user@host:port", "bundle:/path"
 
     @abstractmethod
-    def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None, on_stderr: Callable[[bytes], None] | None = None,
-            bulk: bool = False) -> CommandResult:
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = 30.0,
+        max_bytes: int = 16 << 20,
+        stdin: bytes | None = None,
+        on_stderr: Callable[[bytes], None] | None = None,
+        bulk: bool = False,
+    ) -> CommandResult:
         """Run argv on the host; never raises for command failures, only HostError for the host itself.
 
         `on_stderr`, when given, receives stderr chunks as they arrive (progress of a long command);

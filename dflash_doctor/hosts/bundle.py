@@ -17,7 +17,7 @@ import os
 import re
 import tarfile
 from collections import defaultdict, deque
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .base import CommandResult, Host, HostError
 
@@ -45,10 +45,21 @@ class _CappedTarInfo(tarfile.TarInfo):
     """tarfile's member header, refusing extended headers larger than MAX_HEADER_BYTES before they are read."""
 
     def _proc_member(self, tarfile_):
-        if self.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
-                         tarfile.SOLARIS_XHDTYPE) and self.size > MAX_HEADER_BYTES:
-            raise _BombError(f"an extended header (type {self.type!r}) claims {self.size} bytes; "
-                             f"a bundle's are under {MAX_HEADER_BYTES >> 10} KiB")
+        if (
+            self.type
+            in (
+                tarfile.GNUTYPE_LONGNAME,
+                tarfile.GNUTYPE_LONGLINK,
+                tarfile.XHDTYPE,
+                tarfile.XGLTYPE,
+                tarfile.SOLARIS_XHDTYPE,
+            )
+            and self.size > MAX_HEADER_BYTES
+        ):
+            raise _BombError(
+                f"an extended header (type {self.type!r}) claims {self.size} bytes; "
+                f"a bundle's are under {MAX_HEADER_BYTES >> 10} KiB"
+            )
         if self.type == tarfile.GNUTYPE_SPARSE:
             raise _BombError("a sparse member: a bundle holds plain files only")
         return super()._proc_member(tarfile_)
@@ -59,8 +70,11 @@ def _json_values(data: bytes) -> int:
     crude = data.count(b",") + data.count(b"[") + data.count(b"{")
     if crude <= MAX_JSON_VALUES:
         return crude
-    return sum(len(_JSON_STRING.sub(b"", line).translate(None, b"]} \t\r\n:0123456789.eE+-truefalsn"))
-               for line in data.splitlines())
+    return sum(
+        len(_JSON_STRING.sub(b"", line).translate(None, b"]} \t\r\n:0123456789.eE+-truefalsn"))
+        for line in data.splitlines()
+    )
+
 
 Sanitizer = Callable[[str, str, bytes], bytes]  # (op, key, data) -> data to store
 
@@ -84,9 +98,13 @@ def _dec(obj: dict | None) -> bytes:
         return b""
 
 
-_ERRORS = {"FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError,
-           "IsADirectoryError": IsADirectoryError, "NotADirectoryError": NotADirectoryError,
-           "TimeoutError": TimeoutError}
+_ERRORS = {
+    "FileNotFoundError": FileNotFoundError,
+    "PermissionError": PermissionError,
+    "IsADirectoryError": IsADirectoryError,
+    "NotADirectoryError": NotADirectoryError,
+    "TimeoutError": TimeoutError,
+}
 
 
 class RecordingHost(Host):
@@ -104,10 +122,18 @@ class RecordingHost(Host):
     def run(self, argv, timeout=30.0, max_bytes=16 << 20, stdin=None, on_stderr=None, bulk=False) -> CommandResult:
         res = self.inner.run(argv, timeout=timeout, max_bytes=max_bytes, stdin=stdin, on_stderr=on_stderr, bulk=bulk)
         key = json.dumps(list(res.argv))
-        self.calls.append({"op": "run", "argv": list(res.argv), "rc": res.rc, "timed_out": res.timed_out,
-                           "truncated": res.truncated, "error": res.error,
-                           "stdout": _enc(self.sanitize("run", key, res.stdout)),
-                           "stderr": _enc(self.sanitize("run", key, res.stderr))})
+        self.calls.append(
+            {
+                "op": "run",
+                "argv": list(res.argv),
+                "rc": res.rc,
+                "timed_out": res.timed_out,
+                "truncated": res.truncated,
+                "error": res.error,
+                "stdout": _enc(self.sanitize("run", key, res.stdout)),
+                "stderr": _enc(self.sanitize("run", key, res.stderr)),
+            }
+        )
         return res
 
     def _record_exc(self, op: str, path: str, exc: OSError) -> None:
@@ -196,8 +222,10 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
                 if count > MAX_MEMBERS:
                     raise HostError(f"{path}: not a bundle: more than {MAX_MEMBERS} members (a bundle holds 2 files)")
                 if declared > MAX_ARCHIVE_BYTES:
-                    raise HostError(f"{path}: not a bundle: its members are larger than "
-                                    f"{MAX_ARCHIVE_BYTES >> 20} MiB together (by their headers)")
+                    raise HostError(
+                        f"{path}: not a bundle: its members are larger than "
+                        f"{MAX_ARCHIVE_BYTES >> 20} MiB together (by their headers)"
+                    )
                 # Only plain files named manifest.json / calls.jsonl at depth <= 1 are read; links,
                 # devices, absolute or ../ names are ignored. Nothing is ever written to disk.
                 if not member.isreg():
@@ -223,6 +251,7 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
 
 def zlib_error():
     import zlib
+
     return zlib.error
 
 
@@ -237,8 +266,10 @@ class BundleHost(Host):
         self.commands: list[tuple[str, ...]] = []
         man_raw, calls_raw = _read_bundle_files(path)
         if _json_values(calls_raw) > MAX_JSON_VALUES:
-            raise HostError(f"{path}: calls.jsonl holds more than {MAX_JSON_VALUES} JSON values; "
-                            f"a collection records a few thousand")
+            raise HostError(
+                f"{path}: calls.jsonl holds more than {MAX_JSON_VALUES} JSON values; "
+                f"a collection records a few thousand"
+            )
         try:
             self.manifest = json.loads(man_raw)
         except (ValueError, RecursionError) as exc:
@@ -272,18 +303,24 @@ class BundleHost(Host):
             return None
         return q.popleft() if len(q) > 1 else q[0]
 
-    def run(self, argv: Sequence[str], timeout=30.0, max_bytes=16 << 20, stdin=None, on_stderr=None,
-            bulk=False) -> CommandResult:
+    def run(
+        self, argv: Sequence[str], timeout=30.0, max_bytes=16 << 20, stdin=None, on_stderr=None, bulk=False
+    ) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         self.commands.append(argv)
         call = self._take(("run", argv))
         if call is None:
             return CommandResult(argv, None, b"", b"", error="not recorded in the bundle")
         rc = call.get("rc")
-        return CommandResult(argv, rc if isinstance(rc, int) else None, _dec(call.get("stdout"))[:max_bytes],
-                             _dec(call.get("stderr"))[:max_bytes], timed_out=bool(call.get("timed_out")),
-                             truncated=bool(call.get("truncated")),
-                             error=str(call["error"]) if call.get("error") else None)
+        return CommandResult(
+            argv,
+            rc if isinstance(rc, int) else None,
+            _dec(call.get("stdout"))[:max_bytes],
+            _dec(call.get("stderr"))[:max_bytes],
+            timed_out=bool(call.get("timed_out")),
+            truncated=bool(call.get("truncated")),
+            error=str(call["error"]) if call.get("error") else None,
+        )
 
     def _raise(self, call: dict, path: str) -> None:
         exc = _ERRORS.get(str(call.get("exc")), OSError)

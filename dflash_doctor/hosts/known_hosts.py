@@ -21,8 +21,14 @@ from dataclasses import dataclass, field
 
 CERT_SUFFIX = "-cert-v01@openssh.com"
 # The plain key types whose certificate variants paramiko can read as host keys, best first.
-_CERT_BASES = ("ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-               "rsa-sha2-512", "rsa-sha2-256")
+_CERT_BASES = (
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "rsa-sha2-512",
+    "rsa-sha2-256",
+)
 
 
 def known_name(host: str, port: int) -> str:
@@ -73,8 +79,9 @@ class KnownHosts:
         return [key for pats, key in self.authorities if host_matches(pats, name) and not self.is_revoked(key)]
 
     def is_revoked(self, key) -> bool:
-        return key.asbytes() in self.revoked or (getattr(key, "public_blob", None) is not None
-                                                 and key.public_blob.key_blob in self.revoked)
+        return key.asbytes() in self.revoked or (
+            getattr(key, "public_blob", None) is not None and key.public_blob.key_blob in self.revoked
+        )
 
 
 def _key(key_type: str, b64: str):
@@ -109,8 +116,14 @@ def load(paths: list[str]) -> KnownHosts:
             words = line.split()
             marker = words.pop(0) if words[0].startswith("@") else None
             if marker not in (None, "@cert-authority", "@revoked") or len(words) < 3:
-                kh.skipped.append(f"{path}:{no}: " + ("unknown marker " + marker if marker and marker not in
-                                                      ("@cert-authority", "@revoked") else "too few fields"))
+                kh.skipped.append(
+                    f"{path}:{no}: "
+                    + (
+                        "unknown marker " + marker
+                        if marker and marker not in ("@cert-authority", "@revoked")
+                        else "too few fields"
+                    )
+                )
                 continue
             patterns, key_type, b64 = words[0].split(","), words[1], words[2]
             try:
@@ -191,7 +204,9 @@ def verify_host_cert(key, hostname: str, authorities: list, revoked: set[bytes],
     if f["critical"]:
         raise CertError("its certificate carries critical options, which no host certificate may hold")
     if hostname not in f["principals"]:
-        raise CertError(f"its certificate is not valid for {hostname} (principals: {', '.join(f['principals']) or 'none'})")
+        raise CertError(
+            f"its certificate is not valid for {hostname} (principals: {', '.join(f['principals']) or 'none'})"
+        )
     if ca_blob in revoked:
         raise CertError("its certificate's CA key is @revoked in known_hosts")
     ca = next((a for a in authorities if a.asbytes() == ca_blob), None)

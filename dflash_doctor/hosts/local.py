@@ -7,7 +7,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from .base import CommandResult, Host
 
@@ -44,13 +44,25 @@ class _Drain(threading.Thread):
         return b"".join(self.chunks)
 
 
-def run_argv(argv: Sequence[str], timeout: float, max_bytes: int, stdin: bytes | None = None,
-             env: dict | None = None, on_stderr=None) -> CommandResult:
+def run_argv(
+    argv: Sequence[str],
+    timeout: float,
+    max_bytes: int,
+    stdin: bytes | None = None,
+    env: dict | None = None,
+    on_stderr=None,
+) -> CommandResult:
     """Run argv with both output streams drained concurrently and capped, and a hard timeout."""
     argv = tuple(str(a) for a in argv)
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=env,
+        )
     except FileNotFoundError:
         return CommandResult(argv, None, b"", b"", error=f"{argv[0]}: command not found")
     except PermissionError:
@@ -84,9 +96,15 @@ def run_argv(argv: Sequence[str], timeout: float, max_bytes: int, stdin: bytes |
     deadline = time.monotonic() + 2.0
     for d in (out, err):
         d.join(max(0.0, deadline - time.monotonic()))
-    return CommandResult(argv, rc, out.data, err.data, timed_out=timed_out,
-                         truncated=out.truncated or err.truncated,
-                         error=f"timed out after {timeout:g}s" if timed_out else None)
+    return CommandResult(
+        argv,
+        rc,
+        out.data,
+        err.data,
+        timed_out=timed_out,
+        truncated=out.truncated or err.truncated,
+        error=f"timed out after {timeout:g}s" if timed_out else None,
+    )
 
 
 class LocalHost(Host):
@@ -97,8 +115,15 @@ class LocalHost(Host):
         self.bytes_sent = 0
         self.commands: list[tuple[str, ...]] = []
 
-    def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None, on_stderr=None, bulk: bool = False) -> CommandResult:
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = 30.0,
+        max_bytes: int = 16 << 20,
+        stdin: bytes | None = None,
+        on_stderr=None,
+        bulk: bool = False,
+    ) -> CommandResult:
         self.commands.append(tuple(argv))
         return run_argv(argv, timeout, max_bytes, stdin, on_stderr=on_stderr)
 

@@ -19,8 +19,8 @@ import shlex
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .base import CommandResult, Host, HostError
 
@@ -40,7 +40,9 @@ class SSHTarget:
     port: int | None = None
 
 
-_SPEC = re.compile(r"^(?:ssh://)?(?:(?P<user>[^@/:\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^@/:\s\[\]]+)(?::(?P<port>\d{1,5}))?/?$")
+_SPEC = re.compile(
+    r"^(?:ssh://)?(?:(?P<user>[^@/:\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^@/:\s\[\]]+)(?::(?P<port>\d{1,5}))?/?$"
+)
 
 
 def parse_target(spec: str) -> SSHTarget:
@@ -50,8 +52,10 @@ def parse_target(spec: str) -> SSHTarget:
     m = _SPEC.match(spec.strip())
     if not m:
         if re.match(r"^(?:ssh://)?[^@/\s]+:[^@/\s]*@", spec):
-            raise HostError(f"{_safe(spec)}: passwords are not accepted on the command line",
-                            hint="use an SSH key or the agent (ssh-add), configured in ~/.ssh/config")
+            raise HostError(
+                f"{_safe(spec)}: passwords are not accepted on the command line",
+                hint="use an SSH key or the agent (ssh-add), configured in ~/.ssh/config",
+            )
         raise HostError(f"{_safe(spec)} is not a host (expected ssh://[user@]host[:port])")
     port = int(m["port"]) if m["port"] else None
     if port is not None and not 0 < port < 65536:
@@ -79,9 +83,11 @@ def _known_name(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
 
 
-def _revoked(host: "SSHHost", key) -> str:
-    return (f"{host.name}: the host key {key.get_name()} {fingerprint(key)} is REVOKED in known_hosts (@revoked) — "
-            f"refusing to connect")
+def _revoked(host: SSHHost, key) -> str:
+    return (
+        f"{host.name}: the host key {key.get_name()} {fingerprint(key)} is REVOKED in known_hosts (@revoked) — "
+        f"refusing to connect"
+    )
 
 
 # One remote shell for many commands. Every channel's command starts the user's login shell, which
@@ -140,7 +146,7 @@ class _Job:
 class _Session:
     """The SESSION_DRIVER on one channel, with a reader thread that hands each frame to its command."""
 
-    def __init__(self, host: "SSHHost", chan):
+    def __init__(self, host: SSHHost, chan):
         self.host, self.chan = host, chan
         self.key = os.urandom(16).hex().encode()
         self.lock = threading.Lock()
@@ -150,7 +156,9 @@ class _Session:
         self.dead = False
         self.ready = {"out": False, "err": False}  # each stream is read from its own "KEY OK" line on
         self._buf = {"out": bytearray(), "err": bytearray()}
-        self._trailer = re.compile(re.escape(self.key) + rb" R (-?\d+)\n" + re.escape(self.key) + rb" E ([A-Za-z0-9+/=]*)\n")
+        self._trailer = re.compile(
+            re.escape(self.key) + rb" R (-?\d+)\n" + re.escape(self.key) + rb" E ([A-Za-z0-9+/=]*)\n"
+        )
         chan.sendall(self.key + b"\n")
         host.bytes_sent += len(self.key) + 1
         threading.Thread(target=self._read, name="ssh-session", daemon=True).start()
@@ -186,7 +194,7 @@ class _Session:
                 self.bulk_ok = False
                 return
             self.fg_ok = False
-            behind = self.fg[self.fg.index(job) + 1:] if job in self.fg else []
+            behind = self.fg[self.fg.index(job) + 1 :] if job in self.fg else []
         for j in behind:  # sent, but queued behind a stuck command: their callers use a channel of their own
             j.abandoned = j.retry = True
             j.done.set()
@@ -230,8 +238,8 @@ class _Session:
             job.err = base64.b64decode(m.group(2))
             if len(job.err) >= SESSION_STDERR_CAP or len(job.err) > job.max_bytes:
                 job.truncated = True
-                job.err = job.err[:job.max_bytes]
-            del buf[:m.end()]
+                job.err = job.err[: job.max_bytes]
+            del buf[: m.end()]
             with self.lock:
                 if which == "out":
                     self.fg.pop(0)
@@ -245,8 +253,10 @@ class _Session:
         try:
             while True:
                 got = False
-                for ready, recv, which in ((chan.recv_ready, chan.recv, "out"),
-                                           (chan.recv_stderr_ready, chan.recv_stderr, "err")):
+                for ready, recv, which in (
+                    (chan.recv_ready, chan.recv, "out"),
+                    (chan.recv_stderr_ready, chan.recv_stderr, "err"),
+                ):
                     while ready():
                         data = recv(1 << 16)
                         if not data:
@@ -263,7 +273,7 @@ class _Session:
                         return
                     i = buf.find(key_ok)
                     if i >= 0:  # anything before it is the login shell's own chatter
-                        del buf[:i + len(key_ok)]
+                        del buf[: i + len(key_ok)]
                         self.ready[which] = True
                 if not ((not self.ready["out"] or self._feed("out")) and (not self.ready["err"] or self._feed("err"))):
                     self._fail("the remote shell session broke off", retry=True)
@@ -293,10 +303,19 @@ class _Session:
 class SSHHost(Host):
     """One SSH connection, opened on construction; reused for every command of a collection."""
 
-    def __init__(self, spec: str, *, accept_new_host_key: bool = False, ssh_config: str | None = None,
-                 known_hosts: str | None = None, identity_files: Sequence[str] = (),
-                 connect_timeout: float | None = None, allow_exec: bool = False, _depth: int = 0,
-                 _proxy_jump: str | None = None):
+    def __init__(
+        self,
+        spec: str,
+        *,
+        accept_new_host_key: bool = False,
+        ssh_config: str | None = None,
+        known_hosts: str | None = None,
+        identity_files: Sequence[str] = (),
+        connect_timeout: float | None = None,
+        allow_exec: bool = False,
+        _depth: int = 0,
+        _proxy_jump: str | None = None,
+    ):
         import paramiko  # imported here so the CLI stays fast when SSH is not used
 
         from . import known_hosts as KH
@@ -322,8 +341,10 @@ class SSHHost(Host):
         self.shells_started = 0  # remote login shells started: one per channel command, one per session
         self._jump: SSHHost | None = None
         timeout = connect_timeout or _float(cfg.get("connecttimeout")) or DEFAULT_CONNECT_TIMEOUT
-        kh_files = [os.path.expanduser(p) for p in
-                    ([known_hosts] if known_hosts else (cfg.get("userknownhostsfile", "~/.ssh/known_hosts").split()))]
+        kh_files = [
+            os.path.expanduser(p)
+            for p in ([known_hosts] if known_hosts else (cfg.get("userknownhostsfile", "~/.ssh/known_hosts").split()))
+        ]
         self.known_hosts = kh_files[0]
         keys = [os.path.expanduser(k) for k in (list(identity_files) or cfg.get("identityfile", []))]
         keys = [k for k in keys if os.path.exists(k)]
@@ -337,16 +358,25 @@ class SSHHost(Host):
             # "a,b,c": c is the hop next to us, reached through a then b (as OpenSSH does)
             hops = [h.strip() for h in jump.split(",") if h.strip()]
             first = hops[-1]
-            self._jump = SSHHost(first, accept_new_host_key=accept_new_host_key, ssh_config=ssh_config,
-                                 known_hosts=known_hosts, connect_timeout=timeout, allow_exec=allow_exec,
-                                 _depth=_depth + 1,
-                                 _proxy_jump=",".join(hops[:-1]) if len(hops) > 1 else None)
+            self._jump = SSHHost(
+                first,
+                accept_new_host_key=accept_new_host_key,
+                ssh_config=ssh_config,
+                known_hosts=known_hosts,
+                connect_timeout=timeout,
+                allow_exec=allow_exec,
+                _depth=_depth + 1,
+                _proxy_jump=",".join(hops[:-1]) if len(hops) > 1 else None,
+            )
             try:
                 sock = self._jump._client.get_transport().open_channel(
-                    "direct-tcpip", (self.hostname, self.port), ("127.0.0.1", 0), timeout=timeout)
+                    "direct-tcpip", (self.hostname, self.port), ("127.0.0.1", 0), timeout=timeout
+                )
             except Exception as exc:
                 self._jump.close()
-                raise HostError(f"{self.name}: the jump host {first} could not reach {self.hostname}:{self.port} ({exc})")
+                raise HostError(
+                    f"{self.name}: the jump host {first} could not reach {self.hostname}:{self.port} ({exc})"
+                )
 
         client = paramiko.SSHClient()
         # known_hosts read line by line (paramiko's reader fails on @cert-authority / @revoked lines and on
@@ -355,6 +385,7 @@ class SSHHost(Host):
         known = KH.known_name(self.hostname, self.port)
         for key in self._known.keys_for(known):
             client.get_host_keys().add(known, key.get_name(), key)
+
         def cert_first(sock_, **kw):  # a CA vouches for this host: ask for its certificate first
             t = paramiko.Transport(sock_, **kw)
             t.get_security_options().key_types = KH.cert_key_types()
@@ -364,11 +395,20 @@ class SSHHost(Host):
         transport_factory = cert_first if vouched else None
         client.set_missing_host_key_policy(_Policy(self, accept_new_host_key))
         try:
-            client.connect(self.hostname, port=self.port, username=self.user, password=None,
-                           key_filename=keys or None, allow_agent=not identities_only,
-                           look_for_keys=not identities_only and not keys, timeout=timeout,
-                           banner_timeout=timeout, auth_timeout=timeout, sock=sock,
-                           transport_factory=transport_factory)
+            client.connect(
+                self.hostname,
+                port=self.port,
+                username=self.user,
+                password=None,
+                key_filename=keys or None,
+                allow_agent=not identities_only,
+                look_for_keys=not identities_only and not keys,
+                timeout=timeout,
+                banner_timeout=timeout,
+                auth_timeout=timeout,
+                sock=sock,
+                transport_factory=transport_factory,
+            )
         except HostError:
             self._close_partial(client)
             raise
@@ -380,38 +420,49 @@ class SSHHost(Host):
                 f"{self.name}: the host key CHANGED — refusing to connect. It now presents {exc.key.get_name()} "
                 f"{fingerprint(exc.key)}; {self.known_hosts} expects {fingerprint(exc.expected_key)}",
                 hint=f"this can be an attack. If the host was really reinstalled, verify the new fingerprint with its "
-                     f"administrator, then run: ssh-keygen -R {shlex.quote(known)} -f {shlex.quote(self.known_hosts)}")
+                f"administrator, then run: ssh-keygen -R {shlex.quote(known)} -f {shlex.quote(self.known_hosts)}",
+            )
         except paramiko.AuthenticationException:
             self._close_partial(client)
-            raise HostError(f"{self.name}: authentication failed for user {self.user}",
-                            hint="dflash-doctor uses SSH keys only: load one into the agent (ssh-add) or set "
-                                 "IdentityFile for this host in ~/.ssh/config")
+            raise HostError(
+                f"{self.name}: authentication failed for user {self.user}",
+                hint="dflash-doctor uses SSH keys only: load one into the agent (ssh-add) or set "
+                "IdentityFile for this host in ~/.ssh/config",
+            )
         except paramiko.SSHException as exc:
             transport = client.get_transport()
             self._close_partial(client)
             if transport is None or not getattr(transport, "remote_version", ""):
                 # No SSH banner came back: paramiko's own words for it ("No existing session", "Error reading
                 # SSH protocol banner") do not say what happened.
-                raise HostError(f"{self.name}: no SSH server answered within {timeout:g}s: the connection to "
-                                f"{self.hostname}:{self.port} opened, but no SSH banner came back",
-                                hint="is sshd (and not another service) listening on that port, and is the host "
-                                     "not overloaded? Raise ConnectTimeout in ~/.ssh/config for a slow host")
+                raise HostError(
+                    f"{self.name}: no SSH server answered within {timeout:g}s: the connection to "
+                    f"{self.hostname}:{self.port} opened, but no SSH banner came back",
+                    hint="is sshd (and not another service) listening on that port, and is the host "
+                    "not overloaded? Raise ConnectTimeout in ~/.ssh/config for a slow host",
+                )
             raise HostError(f"{self.name}: SSH failed: {exc}")
-        except socket.timeout:
+        except TimeoutError:
             self._close_partial(client)
-            raise HostError(f"{self.name}: timed out connecting after {timeout:g}s",
-                            hint="check the address and port, or raise ConnectTimeout in ~/.ssh/config")
+            raise HostError(
+                f"{self.name}: timed out connecting after {timeout:g}s",
+                hint="check the address and port, or raise ConnectTimeout in ~/.ssh/config",
+            )
         except paramiko.ssh_exception.NoValidConnectionsError as exc:
             self._close_partial(client)
             errs = list(exc.errors.values())
             if errs and all(isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == 111 for e in errs):
-                raise HostError(f"{self.name}: connection refused on port {self.port}",
-                                hint="is sshd running there, and is the port right?")
+                raise HostError(
+                    f"{self.name}: connection refused on port {self.port}",
+                    hint="is sshd running there, and is the port right?",
+                )
             raise HostError(f"{self.name}: cannot connect ({'; '.join(str(e) for e in errs) or exc})")
         except ConnectionRefusedError:
             self._close_partial(client)
-            raise HostError(f"{self.name}: connection refused on port {self.port}",
-                            hint="is sshd running there, and is the port right?")
+            raise HostError(
+                f"{self.name}: connection refused on port {self.port}",
+                hint="is sshd running there, and is the port right?",
+            )
         except socket.gaierror as exc:
             self._close_partial(client)
             raise HostError(f"{self.name}: cannot resolve {self.hostname} ({exc.strerror or exc})")
@@ -438,8 +489,15 @@ class SSHHost(Host):
             self._jump.close()
 
     # -- commands -----------------------------------------------------------------------------
-    def run(self, argv: Sequence[str], timeout: float = 30.0, max_bytes: int = 16 << 20,
-            stdin: bytes | None = None, on_stderr=None, bulk: bool = False) -> CommandResult:
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = 30.0,
+        max_bytes: int = 16 << 20,
+        stdin: bytes | None = None,
+        on_stderr=None,
+        bulk: bool = False,
+    ) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         self.commands.append(argv)
         if stdin is None and on_stderr is None:
@@ -469,7 +527,9 @@ class SSHHost(Host):
                     return None
             return self._session
 
-    def _run_in_session(self, argv: tuple[str, ...], timeout: float, max_bytes: int, bulk: bool) -> CommandResult | None:
+    def _run_in_session(
+        self, argv: tuple[str, ...], timeout: float, max_bytes: int, bulk: bool
+    ) -> CommandResult | None:
         """The command's result through the shared remote shell, or None: run it on a channel of its own."""
         session = self._get_session()
         job = session.submit(argv, max_bytes, bulk) if session is not None else None
@@ -477,16 +537,24 @@ class SSHHost(Host):
             return None
         if not job.done.wait(timeout):
             session.gave_up(job, bulk)
-            return CommandResult(argv, None, bytes(job.out), b"", timed_out=True, truncated=job.truncated,
-                                 error=f"timed out after {timeout:g}s")
+            return CommandResult(
+                argv,
+                None,
+                bytes(job.out),
+                b"",
+                timed_out=True,
+                truncated=job.truncated,
+                error=f"timed out after {timeout:g}s",
+            )
         if job.retry:
             return None
         if job.error is not None:
             return CommandResult(argv, None, bytes(job.out), job.err, truncated=job.truncated, error=job.error)
         return CommandResult(argv, job.rc, bytes(job.out), job.err, truncated=job.truncated)
 
-    def _run_channel(self, argv: tuple[str, ...], timeout: float, max_bytes: int, stdin: bytes | None,
-                     on_stderr) -> CommandResult:
+    def _run_channel(
+        self, argv: tuple[str, ...], timeout: float, max_bytes: int, stdin: bytes | None, on_stderr
+    ) -> CommandResult:
         """One channel, one login shell, for this command alone (stdin, streamed stderr, or no session)."""
         command = " ".join(shlex.quote(a) for a in argv)
         transport = self._client.get_transport()
@@ -533,8 +601,12 @@ class SSHHost(Host):
                     room = max_bytes - len(err)
                     err += data[:room] if room > 0 else b""
                     truncated |= len(data) > room
-                if chan.exit_status_ready() and (chan.eof_received or chan.closed) \
-                        and not chan.recv_ready() and not chan.recv_stderr_ready():
+                if (
+                    chan.exit_status_ready()
+                    and (chan.eof_received or chan.closed)
+                    and not chan.recv_ready()
+                    and not chan.recv_stderr_ready()
+                ):
                     break
                 if truncated and self.bytes_received - received_at_start > 2 * max_bytes + DRAIN_SLACK:
                     flooded = True
@@ -547,29 +619,50 @@ class SSHHost(Host):
                     select.select([chan], [], [], 0.02)
         except (self._paramiko.SSHException, EOFError, OSError) as exc:
             _close_quietly(chan)
-            return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
-                                 error=f"the connection dropped: {exc}")
+            return CommandResult(
+                argv, None, bytes(out), bytes(err), truncated=truncated, error=f"the connection dropped: {exc}"
+            )
         if flooded:
             # Output far past the limit: nothing more is kept, so stop reading. The channel is left
             # alone (its window fills and the command blocks) and goes when the connection closes:
             # pulling hundreds of MB more would make paramiko re-key mid-stream, which can stall, and
             # closing a channel with data in flight has broken the connection in our tests.
             self._abandoned.append(chan)
-            return CommandResult(argv, None, bytes(out), bytes(err), truncated=True,
-                                 error=f"stopped reading: its output passed the {max_bytes}-byte limit")
+            return CommandResult(
+                argv,
+                None,
+                bytes(out),
+                bytes(err),
+                truncated=True,
+                error=f"stopped reading: its output passed the {max_bytes}-byte limit",
+            )
         rc = None if timed_out else chan.recv_exit_status()
         _close_quietly(chan)
         if rc == -1:  # paramiko's answer when the channel closed without an exit status: the connection dropped
-            return CommandResult(argv, None, bytes(out), bytes(err), truncated=truncated,
-                                 error="the connection dropped before the command finished")
-        return CommandResult(argv, rc, bytes(out), bytes(err), timed_out=timed_out, truncated=truncated,
-                             error=f"timed out after {timeout:g}s" if timed_out else None)
+            return CommandResult(
+                argv,
+                None,
+                bytes(out),
+                bytes(err),
+                truncated=truncated,
+                error="the connection dropped before the command finished",
+            )
+        return CommandResult(
+            argv,
+            rc,
+            bytes(out),
+            bytes(err),
+            timed_out=timed_out,
+            truncated=truncated,
+            error=f"timed out after {timeout:g}s" if timed_out else None,
+        )
 
     def read_file(self, path: str, max_bytes: int = 16 << 20, timeout: float = 30.0) -> bytes:
         _absolute(path)
         res = self.run(["head", "-c", str(max_bytes), "--", path], timeout=timeout, max_bytes=max_bytes)
         if not res.ok:
             from .base import _os_error
+
             raise _os_error(res, path)
         return res.stdout
 
@@ -578,6 +671,7 @@ class SSHHost(Host):
         res = self.run(["find", path, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"], timeout=timeout)
         if not res.ok:
             from .base import _os_error
+
             raise _os_error(res, path)
         return sorted(n.decode("utf-8", "surrogateescape") for n in res.stdout.split(b"\0") if n)
 
@@ -635,7 +729,8 @@ class _Policy:
                 raise HostError(
                     f"{self.host.name}: host key {key.get_name()} {fingerprint(key)} refused — known_hosts trusts "
                     f"host certificates signed by a CA for {hostname} (@cert-authority), but {exc}",
-                    hint="check the host's HostCertificate with its administrator (ssh-keygen -L -f CERT)")
+                    hint="check the host's HostCertificate with its administrator (ssh-keygen -L -f CERT)",
+                )
         fp = fingerprint(key)
         if not self.accept_new:
             port_opt = f"-p {self.host.port} " if self.host.port != 22 else ""
@@ -644,8 +739,9 @@ class _Policy:
                 f"{self.host.name}: unknown host key {key.get_name()} {fp} — refusing to connect "
                 f"({hostname} is not in {self.host.known_hosts}{ca})",
                 hint=f"verify the fingerprint with the host's administrator, then trust it: "
-                     f"ssh-keyscan {port_opt}{shlex.quote(self.host.hostname)} >> {shlex.quote(self.host.known_hosts)}"
-                     f"  (or rerun with --accept-new-host-key)")
+                f"ssh-keyscan {port_opt}{shlex.quote(self.host.hostname)} >> {shlex.quote(self.host.known_hosts)}"
+                f"  (or rerun with --accept-new-host-key)",
+            )
         # Opt-in, like OpenSSH's StrictHostKeyChecking=accept-new: new keys are recorded, changed keys still refuse.
         client.get_host_keys().add(hostname, key.get_name(), key)
         try:

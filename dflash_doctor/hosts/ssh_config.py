@@ -34,13 +34,14 @@ class ExecRefused(HostError):
 
 def check_host_name(what: str, name: str, spec: str) -> None:
     """Refuse a host or user name that OpenSSH would refuse, or that could drive a terminal."""
-    bad = sorted({c for c in name if c in _OPENSSH_REFUSED or c.isspace()
-                  or unicodedata.category(c).startswith("C")})
+    bad = sorted({c for c in name if c in _OPENSSH_REFUSED or c.isspace() or unicodedata.category(c).startswith("C")})
     if bad or name.startswith("-"):
         shown = ", ".join(repr(c) for c in bad) if bad else "a leading '-'"
-        raise HostError(f"{_safe(spec)!r} is not a valid SSH target: its {what} holds {shown}",
-                        hint="host and user names may not hold shell metacharacters, quotes, whitespace, control "
-                             "characters or ','; nor start with '-' (the same rule as OpenSSH's ssh)")
+        raise HostError(
+            f"{_safe(spec)!r} is not a valid SSH target: its {what} holds {shown}",
+            hint="host and user names may not hold shell metacharacters, quotes, whitespace, control "
+            "characters or ','; nor start with '-' (the same rule as OpenSSH's ssh)",
+        )
 
 
 def _safe(spec: str) -> str:
@@ -123,8 +124,10 @@ def read_config(path: str, allow_exec: bool):
     def refused(param: str, target: str) -> ExecRefused:
         return ExecRefused(
             f"{path}: `Match exec {param}` would run a command to choose the settings for {target}; "
-            f"dflash-doctor runs no command from ssh_config", hint="pass --allow-ssh-exec to let it run (as ssh "
-            "would), or use an ssh_config without it (--ssh-config FILE)")
+            f"dflash-doctor runs no command from ssh_config",
+            hint="pass --allow-ssh-exec to let it run (as ssh "
+            "would), or use an ssh_config without it (--ssh-config FILE)",
+        )
 
     class GuardedConfig(paramiko.SSHConfig):
         def _does_match(self, match_list, target_hostname, canonical, final, options):
@@ -163,8 +166,7 @@ def _run_exec(cmd: str) -> bool:
     import subprocess
 
     try:
-        res = subprocess.run(["/bin/sh", "-c", cmd], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, timeout=60)
+        res = subprocess.run(["/bin/sh", "-c", cmd], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return res.returncode == 0

@@ -4,11 +4,12 @@ model registries. A release past the last one read is answered by extrapolation,
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
+
+import tomllib
 
 
 def vtuple(v: str) -> tuple[int, ...]:
@@ -40,8 +41,9 @@ def _mtp_type(model_type: str | None) -> str:
     return (model_type or "").strip()
 
 
-def support(engine: str, version: str | None, method: str, model_type: str | None = None,
-            speculators: bool = False) -> ArchSupport | None:
+def support(
+    engine: str, version: str | None, method: str, model_type: str | None = None, speculators: bool = False
+) -> ArchSupport | None:
     """The architecture row for a drafter `method` on `engine` `version`, or None when the engine is not read."""
     data = load()
     engine = engine.lower()
@@ -66,8 +68,15 @@ def support(engine: str, version: str | None, method: str, model_type: str | Non
         basis = "interpolated"
     if not rows:
         what = f"{method} for a {model_type} target" if method == "mtp" and model_type else method
-        return ArchSupport(engine, version, method, None, False if method != "unknown" else None, basis,
-                           f"{who}: no {engine} release read registers a {what} drafter architecture")
+        return ArchSupport(
+            engine,
+            version,
+            method,
+            None,
+            False if method != "unknown" else None,
+            basis,
+            f"{who}: no {engine} release read registers a {what} drafter architecture",
+        )
     r = rows[0]
     name = r["name"]
     if not r["first"]:
@@ -77,8 +86,13 @@ def support(engine: str, version: str | None, method: str, model_type: str | Non
         loadable = False
         s = f"{who} cannot load it: {name} is first registered in {r['first']}"
         if r["absent_before"] and v > vtuple(r["absent_before"]):
-            loadable, s = None, (f"{who}: {name} is absent in {r['absent_before']} and present in {r['first']}; "
-                                 f"this release was not read")
+            loadable, s = (
+                None,
+                (
+                    f"{who}: {name} is absent in {r['absent_before']} and present in {r['first']}; "
+                    f"this release was not read"
+                ),
+            )
     elif v > vtuple(r["last"]) and r["last"] != last_read:
         loadable = False
         s = f"{who} cannot load it: {name} was removed after {r['last']}"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
+
+import tomllib
 
 LAYER_MAPS = {"", "raw", "plus-one"}
 SWA_MODES = {"", "ignored", "uniform-only", "v2-runner", "honoured", "unknown"}
@@ -62,9 +63,13 @@ def load_table() -> tuple[dict[str, Any], ...]:
     text = resources.files("dflash_doctor.models").joinpath("engine_support.toml").read_text(encoding="utf-8")
     rows = tomllib.loads(text).get("row", [])
     for r in rows:
-        if (r.get("layer_map", "") not in LAYER_MAPS or r.get("drafter_swa", "") not in SWA_MODES
-                or r.get("causal", "") not in CAUSAL_MODES or r.get("runner_unset", "") not in RUNNER_UNSET
-                or r.get("runner_default", "") not in RUNNER_DEFAULTS):
+        if (
+            r.get("layer_map", "") not in LAYER_MAPS
+            or r.get("drafter_swa", "") not in SWA_MODES
+            or r.get("causal", "") not in CAUSAL_MODES
+            or r.get("runner_unset", "") not in RUNNER_UNSET
+            or r.get("runner_default", "") not in RUNNER_DEFAULTS
+        ):
             raise ValueError(f"engine_support.toml: bad row {r.get('engine')} {r.get('min')}..{r.get('max')}")
         _vtuple(r["min"]), _vtuple(r["max"])
     return tuple(rows)
@@ -80,19 +85,29 @@ def lookup(engine: str, version: str | None) -> EngineSupport | None:
         return None
     for r in load_table():
         if r["engine"] == engine.lower() and _vtuple(r["min"]) <= v <= _vtuple(r["max"]):
-            return EngineSupport(engine=r["engine"], version=version, range=f"{r['min']}–{r['max']}",
-                                 dflash=bool(r["dflash"]), layer_map=r.get("layer_map") or None,
-                                 drafter_swa=r.get("drafter_swa") or None, eagle3_aux=r.get("eagle3_aux", "as-is"),
-                                 verified=r.get("verified") or None, source=" ".join(r.get("source", "").split()),
-                                 notes=r.get("notes", ""), dflash2=bool(r.get("dflash2")),
-                                 causal=r.get("causal") or None, v2_dflash=r.get("v2_dflash"),
-                                 runner_unset=r.get("runner_unset") or None,
-                                 runner_default=r.get("runner_default") or None,
-                                 mixed_forces_v2=bool(r.get("mixed_forces_v2")),
-                                 dflash2_forces_v2=bool(r.get("dflash2_forces_v2")),
-                                 v1_rejects_mixed=bool(r.get("v1_rejects_mixed")),
-                                 mixed_error=r.get("mixed_error") or None, v1_error=r.get("v1_error") or None,
-                                 v2_error=r.get("v2_error") or None)
+            return EngineSupport(
+                engine=r["engine"],
+                version=version,
+                range=f"{r['min']}–{r['max']}",
+                dflash=bool(r["dflash"]),
+                layer_map=r.get("layer_map") or None,
+                drafter_swa=r.get("drafter_swa") or None,
+                eagle3_aux=r.get("eagle3_aux", "as-is"),
+                verified=r.get("verified") or None,
+                source=" ".join(r.get("source", "").split()),
+                notes=r.get("notes", ""),
+                dflash2=bool(r.get("dflash2")),
+                causal=r.get("causal") or None,
+                v2_dflash=r.get("v2_dflash"),
+                runner_unset=r.get("runner_unset") or None,
+                runner_default=r.get("runner_default") or None,
+                mixed_forces_v2=bool(r.get("mixed_forces_v2")),
+                dflash2_forces_v2=bool(r.get("dflash2_forces_v2")),
+                v1_rejects_mixed=bool(r.get("v1_rejects_mixed")),
+                mixed_error=r.get("mixed_error") or None,
+                v1_error=r.get("v1_error") or None,
+                v2_error=r.get("v2_error") or None,
+            )
     return None
 
 

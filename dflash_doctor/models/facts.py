@@ -19,15 +19,13 @@ from ..errors import UsageError
 from ..probe.config import default_target_layer_ids  # torch-free; the probe's own rule
 from .files import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
-from .readers import AUX_SOURCES, read_drafter
-from .readers import target_layers
+from .readers import AUX_SOURCES, read_drafter, target_layers
 from .readers.fields import LIMITS, Fields, text_config  # noqa: F401 (LIMITS re-exported)
 from .safetensors_header import WeightFacts, read_weights
 
 MAX_CONFIG_BYTES = 4 << 20
 MAX_CARD_BYTES = 1 << 20
 MAX_TOKENIZER_BYTES = 64 << 20
-
 
 
 @dataclass(frozen=True)
@@ -50,8 +48,13 @@ class RopeFacts:
     per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-4, MiMo-V2 swa_rope_theta)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"theta": self.theta, "scaling": self.scaling, "partial_rotary_factor": self.partial_rotary_factor,
-                "source": self.source, "per_layer_type": self.per_layer_type}
+        return {
+            "theta": self.theta,
+            "scaling": self.scaling,
+            "partial_rotary_factor": self.partial_rotary_factor,
+            "source": self.source,
+            "per_layer_type": self.per_layer_type,
+        }
 
 
 @dataclass(frozen=True)
@@ -115,8 +118,9 @@ class DrafterFacts:
     @property
     def ids_capture_before(self) -> bool:
         """True when the ids are in the engines' capture-before convention (used as-is, never +1)."""
-        return self.layer_ids_source in AUX_SOURCES or (self.method in ("eagle3", "peagle")
-                                                        and self.target_layer_ids is not None)
+        return self.layer_ids_source in AUX_SOURCES or (
+            self.method in ("eagle3", "peagle") and self.target_layer_ids is not None
+        )
 
     @property
     def aux_ids_absent(self) -> bool:
@@ -129,7 +133,7 @@ class DrafterFacts:
 
     @property
     def swa_mix(self) -> str:
-        """"none" | "all" | "mixed" — what engines decide support on."""
+        """ "none" | "all" | "mixed" — what engines decide support on."""
         n = len(self.swa_layers)
         return "none" if n == 0 else ("all" if n == len(self.layers) else "mixed")
 
@@ -139,6 +143,7 @@ class DrafterFacts:
 
     def to_dict(self) -> dict[str, Any]:
         from ..evidence import to_jsonable
+
         d = {f: to_jsonable(getattr(self, f)) for f in self.__dataclass_fields__}
         d["swa_layers"] = list(self.swa_layers)
         d["swa_mix"] = self.swa_mix
@@ -184,6 +189,7 @@ class TargetFacts:
 
     def to_dict(self) -> dict[str, Any]:
         from ..evidence import to_jsonable
+
         d = {f: to_jsonable(getattr(self, f)) for f in self.__dataclass_fields__}
         d["hybrid_linear"] = self.hybrid_linear
         if self.special_token_ids is not None and len(self.special_token_ids) > 64:
@@ -192,7 +198,7 @@ class TargetFacts:
 
 
 def layer_span(indices) -> str:
-    """"0–3" for a run of consecutive layers, "0, 2, 5" otherwise."""
+    """ "0–3" for a run of consecutive layers, "0, 2, 5" otherwise."""
     idx = list(indices)
     if not idx:
         return "none"
@@ -202,6 +208,7 @@ def layer_span(indices) -> str:
 
 
 # --- reading ------------------------------------------------------------------------------------
+
 
 def load_config(files: FileAccess, path: str, role: str) -> dict[str, Any]:
     try:
@@ -215,8 +222,9 @@ def load_config(files: FileAccess, path: str, role: str) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise UsageError(f"{role} config {path} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{role} config {path} is not valid JSON: {exc.msg} (line {exc.lineno}, "
-                         f"column {exc.colno})") from None
+        raise UsageError(
+            f"{role} config {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
     except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting 100k deep
         raise UsageError(f"{role} config {path} is not usable JSON: {str(exc)[:100]}") from None
     if not isinstance(obj, dict):
@@ -270,8 +278,11 @@ def _rope_per_kind(f: _Fields, kinds: dict[str, dict]) -> RopeFacts:
     theta = per_kind.get(main)
     others = ", ".join(f"{k} {v:g}" for k, v in sorted(per_kind.items()) if k != main)
     kind = p.get("rope_type")
-    src = f"rope_parameters.{main}.rope_theta" + (f" ({kind})" if kind not in (None, "default") else "") \
+    src = (
+        f"rope_parameters.{main}.rope_theta"
+        + (f" ({kind})" if kind not in (None, "default") else "")
         + (f"; {others}" if others else "")
+    )
     scaling = {k: v for k, v in p.items() if k != "rope_theta"} if kind not in UNSCALED_ROPE else None
     prf = _rotary_fraction(f, f.num("partial_rotary_factor", p, f"rope_parameters.{main}.partial_rotary_factor"))
     return RopeFacts(theta, scaling, prf, src if theta is not None else "absent", per_kind or None)
@@ -284,7 +295,9 @@ def _rotary_fraction(f: _Fields, prf: float | None) -> float | None:
     return prf
 
 
-def _layers(f: _Fields, cfg: dict, dcfg: dict, n_layers: int | None, is_dflash: bool) -> tuple[tuple[LayerAttention, ...], str | None, int | None]:
+def _layers(
+    f: _Fields, cfg: dict, dcfg: dict, n_layers: int | None, is_dflash: bool
+) -> tuple[tuple[LayerAttention, ...], str | None, int | None]:
     """Per-layer attention, from whichever config variant the checkpoint uses."""
     if n_layers is None:
         return (), None, None
@@ -339,17 +352,29 @@ def _layers(f: _Fields, cfg: dict, dcfg: dict, n_layers: int | None, is_dflash: 
 
 
 _CARD_PATTERNS = (
-    ("under-training", re.compile(r"\b(still|currently|being|is)\s+(under|in)\s+training\b|\bunder\s+training\b|"
-                                  r"\bstill\s+(being\s+)?train(ed|ing)\b|\btraining\s+(is\s+)?(still\s+)?in\s+progress\b",
-                                  re.I)),
+    (
+        "under-training",
+        re.compile(
+            r"\b(still|currently|being|is)\s+(under|in)\s+training\b|\bunder\s+training\b|"
+            r"\bstill\s+(being\s+)?train(ed|ing)\b|\btraining\s+(is\s+)?(still\s+)?in\s+progress\b",
+            re.I,
+        ),
+    ),
     ("preview", re.compile(r"\bpreview\b|\bexperimental\s+(checkpoint|release|model)\b", re.I)),
-    ("non-thinking", re.compile(r"\bwithout\s+thinking\b|\bnon[- ]thinking\b|\bno\s+thinking\b|"
-                                r"\bthinking\s+(mode\s+)?(disabled|off)\b|enable_thinking\s*=\s*false", re.I)),
+    (
+        "non-thinking",
+        re.compile(
+            r"\bwithout\s+thinking\b|\bnon[- ]thinking\b|\bno\s+thinking\b|"
+            r"\bthinking\s+(mode\s+)?(disabled|off)\b|enable_thinking\s*=\s*false",
+            re.I,
+        ),
+    ),
 )
 
 
 def read_card(text: str) -> tuple[CardWarning, ...]:
     from ..textsafe import plain
+
     out: list[CardWarning] = []
     seen: set[str] = set()
     for line in text.splitlines()[:20000]:
@@ -368,7 +393,9 @@ def drafter_facts(spec: str, files: FileAccess | None = None, with_weights: bool
     return drafter_facts_from_config(raw, ckpt, files, with_weights)
 
 
-def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, with_weights: bool = True) -> DrafterFacts:
+def drafter_facts_from_config(
+    raw: dict, ckpt: Checkpoint, files: FileAccess, with_weights: bool = True
+) -> DrafterFacts:
     warnings: list[str] = []
     top = Fields(raw, warnings)
     archs = top.str_list("architectures") or ()
@@ -393,14 +420,18 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
         if ids is None and is_dflash and n_target and n_layers:
             ids = default_target_layer_ids(n_target, n_layers)
             ids_src = "default"
-            warnings.append("target_layer_ids absent: derived by the older reference's default rule "
-                            f"{list(ids)}; newer checkpoints state them")
+            warnings.append(
+                "target_layer_ids absent: derived by the older reference's default rule "
+                f"{list(ids)}; newer checkpoints state them"
+            )
         hf_idx = tuple(i + 1 for i in ids) if ids is not None and is_dflash else ids
     raw_idx = ids if is_dflash and ids is not None else None
     if ids is None and method in ("eagle3", "peagle"):
-        warnings.append("no eagle_aux_hidden_state_layer_ids (top level or in eagle_config): engines tap their "
-                        "default target layers (2, n//2, n−3); if the drafter was trained on other layers, "
-                        "acceptance collapses — check the training recipe")
+        warnings.append(
+            "no eagle_aux_hidden_state_layer_ids (top level or in eagle_config): engines tap their "
+            "default target layers (2, n//2, n−3); if the drafter was trained on other layers, "
+            "acceptance collapses — check the training recipe"
+        )
 
     if r.embedded_in_target:
         # MTP layers are decoder layers of their own, whatever the target's pattern is: full attention,
@@ -431,22 +462,53 @@ def drafter_facts_from_config(raw: dict, ckpt: Checkpoint, files: FileAccess, wi
     if method == "unknown":
         not_understood += [k for k in ("speculators_model_type", "dflash_config", "eagle_config") if k in raw]
     return DrafterFacts(
-        source=ckpt.spec, config_path=ckpt.config_path, method=method, architectures=archs,
-        model_type=top.str("model_type"), speculators_format="speculators_model_type" in raw,
-        block_size=r.block_size, block_size_source=r.block_size_source, mask_token_id=r.mask_token_id,
-        target_layer_ids=ids, layer_ids_source=ids_src, hf_hidden_state_indices=hf_idx, raw_capture_indices=raw_idx,
-        num_target_layers=n_target, num_hidden_layers=n_layers, hidden_size=f.int("hidden_size"),
-        target_hidden_size=r.target_hidden_size, head_dim=f.int("head_dim"),
-        num_attention_heads=f.int("num_attention_heads"), num_key_value_heads=f.int("num_key_value_heads"),
-        intermediate_size=f.int("intermediate_size"), vocab_size=vocab,
-        draft_vocab_size=draft_vocab, rope=read_rope(f), dtype=dtype, layers=layers,
-        swa_config=swa_src, sliding_window=window, card=card, card_file=card_file, weights=weights,
-        warnings=tuple(warnings), family=r.family, intended_target=r.intended_target,
-        intended_target_source=r.intended_target_source, not_understood=tuple(not_understood), notes=tuple(r.notes),
-        mtp_layers=r.mtp_layers, medusa_heads=r.medusa_heads, medusa_layers=r.medusa_layers,
-        embedded_in_target=r.embedded_in_target, attention_sinks=r.attention_sinks,
-        backbone_rotary_base=r.backbone_rotary_base, target_model_type=r.target_model_type,
-        speculative_tokens=r.speculative_tokens, special_tokens=special)
+        source=ckpt.spec,
+        config_path=ckpt.config_path,
+        method=method,
+        architectures=archs,
+        model_type=top.str("model_type"),
+        speculators_format="speculators_model_type" in raw,
+        block_size=r.block_size,
+        block_size_source=r.block_size_source,
+        mask_token_id=r.mask_token_id,
+        target_layer_ids=ids,
+        layer_ids_source=ids_src,
+        hf_hidden_state_indices=hf_idx,
+        raw_capture_indices=raw_idx,
+        num_target_layers=n_target,
+        num_hidden_layers=n_layers,
+        hidden_size=f.int("hidden_size"),
+        target_hidden_size=r.target_hidden_size,
+        head_dim=f.int("head_dim"),
+        num_attention_heads=f.int("num_attention_heads"),
+        num_key_value_heads=f.int("num_key_value_heads"),
+        intermediate_size=f.int("intermediate_size"),
+        vocab_size=vocab,
+        draft_vocab_size=draft_vocab,
+        rope=read_rope(f),
+        dtype=dtype,
+        layers=layers,
+        swa_config=swa_src,
+        sliding_window=window,
+        card=card,
+        card_file=card_file,
+        weights=weights,
+        warnings=tuple(warnings),
+        family=r.family,
+        intended_target=r.intended_target,
+        intended_target_source=r.intended_target_source,
+        not_understood=tuple(not_understood),
+        notes=tuple(r.notes),
+        mtp_layers=r.mtp_layers,
+        medusa_heads=r.medusa_heads,
+        medusa_layers=r.medusa_layers,
+        embedded_in_target=r.embedded_in_target,
+        attention_sinks=r.attention_sinks,
+        backbone_rotary_base=r.backbone_rotary_base,
+        target_model_type=r.target_model_type,
+        speculative_tokens=r.speculative_tokens,
+        special_tokens=special,
+    )
 
 
 class _LabelledFields(Fields):
@@ -463,8 +525,9 @@ class _LabelledFields(Fields):
         return super().num(key, where, label or (self.label + key if where is None else None))
 
 
-def _own_special_tokens(special: dict[str, tuple[int, ...]] | None, vocab: int | None,
-                        warnings: list[str]) -> dict[str, tuple[int, ...]] | None:
+def _own_special_tokens(
+    special: dict[str, tuple[int, ...]] | None, vocab: int | None, warnings: list[str]
+) -> dict[str, tuple[int, ...]] | None:
     """Drop bos/eos/pad ids that lie outside the drafter's own vocabulary: such a field was copied from
     another model's config (SpecForge's DeepSeek-V3 EAGLE-3 config carries Qwen's 151643/151645 beside
     vocab_size 129280). It contradicts the config itself, so it is no evidence about the target."""
@@ -474,8 +537,10 @@ def _own_special_tokens(special: dict[str, tuple[int, ...]] | None, vocab: int |
     for key, ids in special.items():
         bad = [i for i in ids if i >= vocab]
         if bad:
-            warnings.append(f"{key} {bad[0] if len(ids) == 1 else list(ids)} is outside the drafter's own vocabulary "
-                            f"({vocab}): copied from another model's config; not used to compare tokenizers")
+            warnings.append(
+                f"{key} {bad[0] if len(ids) == 1 else list(ids)} is outside the drafter's own vocabulary "
+                f"({vocab}): copied from another model's config; not used to compare tokenizers"
+            )
         else:
             out[key] = ids
     return out or None
@@ -514,8 +579,14 @@ def target_facts(spec: str, files: FileAccess | None = None) -> TargetFacts:
     kinds, rule, window = target_layers.derive(f, cfg, n)
     lt = f.str_list("layer_types") if isinstance(cfg.get("layer_types"), list) else None
     counts: dict[str, int] = {}
-    names = {"full": "full_attention", "sliding": "sliding_attention", "linear": "linear_attention",
-             "mamba": "mamba", "conv": "conv", "mlp": "mlp"}
+    names = {
+        "full": "full_attention",
+        "sliding": "sliding_attention",
+        "linear": "linear_attention",
+        "mamba": "mamba",
+        "conv": "conv",
+        "mlp": "mlp",
+    }
     for k in kinds or ():
         counts[names[k]] = counts.get(names[k], 0) + 1
     sw = window if kinds and "sliding" in kinds else None
@@ -523,12 +594,30 @@ def target_facts(spec: str, files: FileAccess | None = None) -> TargetFacts:
     tok_files, special, tok_names = _tokenizer_ids(files, ckpt.directory, warnings)
     mtp_n, mtp_field = _mtp_count(cfg, f)
     return TargetFacts(
-        source=ckpt.spec, config_path=ckpt.config_path, architectures=archs, model_type=top.str("model_type"),
-        text_config_nested=nested, num_hidden_layers=n, hidden_size=f.int("hidden_size"),
-        vocab_size=f.int("vocab_size"), layer_types=lt, layer_type_counts=counts, sliding_window=sw,
-        rope=read_rope(f), quantization=quant, tokenizer_files=tok_files, special_token_ids=special,
-        warnings=tuple(warnings), layer_kinds=kinds, layer_kinds_rule=rule, mtp_layers=mtp_n, mtp_field=mtp_field,
-        special_tokens=_special_tokens(top, f), name_or_path=top.str("_name_or_path"), tokenizer_names=tok_names)
+        source=ckpt.spec,
+        config_path=ckpt.config_path,
+        architectures=archs,
+        model_type=top.str("model_type"),
+        text_config_nested=nested,
+        num_hidden_layers=n,
+        hidden_size=f.int("hidden_size"),
+        vocab_size=f.int("vocab_size"),
+        layer_types=lt,
+        layer_type_counts=counts,
+        sliding_window=sw,
+        rope=read_rope(f),
+        quantization=quant,
+        tokenizer_files=tok_files,
+        special_token_ids=special,
+        warnings=tuple(warnings),
+        layer_kinds=kinds,
+        layer_kinds_rule=rule,
+        mtp_layers=mtp_n,
+        mtp_field=mtp_field,
+        special_tokens=_special_tokens(top, f),
+        name_or_path=top.str("_name_or_path"),
+        tokenizer_names=tok_names,
+    )
 
 
 def _mtp_count(cfg: dict, f: Fields) -> tuple[int | None, str | None]:
@@ -540,8 +629,9 @@ def _mtp_count(cfg: dict, f: Fields) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _tokenizer_ids(files: FileAccess, directory: str, warnings: list[str]
-                   ) -> tuple[tuple[str, ...], tuple[int, ...] | None, dict[int, str] | None]:
+def _tokenizer_ids(
+    files: FileAccess, directory: str, warnings: list[str]
+) -> tuple[tuple[str, ...], tuple[int, ...] | None, dict[int, str] | None]:
     """Ids (and texts) of added/special tokens, from tokenizer_config.json and tokenizer.json's added_tokens."""
     found: list[str] = []
     ids: set[int] = set()

@@ -13,9 +13,21 @@ from ..evidence import Evidence, EvidenceSet, Kind
 
 # Launch method spellings (vLLM --speculative-config method, SGLang --speculative-algorithm) -> drafter method
 METHOD_ALIASES = {
-    "dflash": "dflash", "dflash2": "dflash2", "eagle3": "eagle3", "eagle-3": "eagle3", "eagle": "eagle",
-    "medusa": "medusa", "mtp": "mtp", "deepseek_mtp": "mtp", "nextn": "mtp", "qwen3_next_mtp": "mtp",
-    "mimo_mtp": "mtp", "glm4_moe_mtp": "mtp", "ernie_mtp": "mtp", "draft_model": "draft", "ngram": "ngram",
+    "dflash": "dflash",
+    "dflash2": "dflash2",
+    "eagle3": "eagle3",
+    "eagle-3": "eagle3",
+    "eagle": "eagle",
+    "medusa": "medusa",
+    "mtp": "mtp",
+    "deepseek_mtp": "mtp",
+    "nextn": "mtp",
+    "qwen3_next_mtp": "mtp",
+    "mimo_mtp": "mtp",
+    "glm4_moe_mtp": "mtp",
+    "ernie_mtp": "mtp",
+    "draft_model": "draft",
+    "ngram": "ngram",
 }
 
 

@@ -46,36 +46,53 @@ def locate(spec: str, files: FileAccess | None = None, role: str = "drafter") ->
             return Checkpoint(spec, path, posixpath.join(path, "config.json"))
         if posixpath.basename(path).endswith(".json"):
             return Checkpoint(spec, posixpath.dirname(path) or ".", path)
-        raise UsageError(f"{role} {spec!r} is neither a checkpoint directory nor a config.json",
-                         hint="give the checkpoint directory, its config.json, or a cached repo id (org/name)")
+        raise UsageError(
+            f"{role} {spec!r} is neither a checkpoint directory nor a config.json",
+            hint="give the checkpoint directory, its config.json, or a cached repo id (org/name)",
+        )
     if isinstance(files, LocalFiles) and _REPO_ID.match(spec) and not spec.startswith((".", "/")):
         return _from_hf_cache(spec, role, hf_cache_dir(files))
-    raise UsageError(f"{role} {spec!r} not found", hint="give a checkpoint directory, its config.json, or a "
-                                                         "repo id already in the local Hugging Face cache")
+    raise UsageError(
+        f"{role} {spec!r} not found",
+        hint="give a checkpoint directory, its config.json, or a repo id already in the local Hugging Face cache",
+    )
 
 
 def _from_hf_cache(repo_id: str, role: str, cache: str) -> Checkpoint:
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # pragma: no cover - a declared dependency
-        raise DoctorError("huggingface_hub is not installed, so repo ids cannot be resolved",
-                          hint="pass the checkpoint directory instead") from None
-    fetch = (f"fetch it first (this tool never downloads): hf download {repo_id} --include '*.json' "
-             f"'*.safetensors' README.md  (or huggingface-cli download …), or pass the checkpoint directory")
+        raise DoctorError(
+            "huggingface_hub is not installed, so repo ids cannot be resolved",
+            hint="pass the checkpoint directory instead",
+        ) from None
+    fetch = (
+        f"fetch it first (this tool never downloads): hf download {repo_id} --include '*.json' "
+        f"'*.safetensors' README.md  (or huggingface-cli download …), or pass the checkpoint directory"
+    )
     try:
         found = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache)
     except OSError as exc:
-        raise DoctorError(f"{role} {repo_id}: cannot read the Hugging Face cache at {cache}: "
-                          f"{describe_os_error(exc)}", hint=fetch, exit_code=ExitCode.NOT_CHECKED) from None
+        raise DoctorError(
+            f"{role} {repo_id}: cannot read the Hugging Face cache at {cache}: {describe_os_error(exc)}",
+            hint=fetch,
+            exit_code=ExitCode.NOT_CHECKED,
+        ) from None
     except Exception as exc:  # invalid repo id by the hub's rules, corrupt refs
         raise UsageError(f"{role} {repo_id!r} cannot be looked up in the cache: {type(exc).__name__}: {exc}") from None
     if not isinstance(found, str):
         broken = _broken_snapshot_link(cache, repo_id)
         if broken:
-            raise DoctorError(f"{role} {repo_id}: config.json in the Hugging Face cache is unusable ({broken})",
-                              hint=f"repair the cache entry: {fetch}", exit_code=ExitCode.NOT_CHECKED)
-        raise DoctorError(f"{role} {repo_id} is not in the local Hugging Face cache ({cache})", hint=fetch,
-                          exit_code=ExitCode.NOT_CHECKED)
+            raise DoctorError(
+                f"{role} {repo_id}: config.json in the Hugging Face cache is unusable ({broken})",
+                hint=f"repair the cache entry: {fetch}",
+                exit_code=ExitCode.NOT_CHECKED,
+            )
+        raise DoctorError(
+            f"{role} {repo_id} is not in the local Hugging Face cache ({cache})",
+            hint=fetch,
+            exit_code=ExitCode.NOT_CHECKED,
+        )
     snapshot = os.path.dirname(found)
     return Checkpoint(repo_id, snapshot, found, repo_id=repo_id, revision_dir=snapshot)
 
@@ -87,6 +104,7 @@ def _broken_snapshot_link(cache: str, repo_id: str) -> str | None:
     the user to download again when the cache itself is damaged.
     """
     from huggingface_hub.constants import REPO_ID_SEPARATOR
+
     snaps = os.path.join(cache, "models" + REPO_ID_SEPARATOR + repo_id.replace("/", REPO_ID_SEPARATOR), "snapshots")
     try:
         revisions = sorted(os.listdir(snaps))[:64]

@@ -20,8 +20,25 @@ MAX_HEADER_BYTES = 64 << 20
 MAX_INDEX_BYTES = 16 << 20
 MAX_TENSORS = 200_000
 
-DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
-               "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2, "U32": 4, "U64": 8, "F8_E8M0": 1, "F4": 1}
+DTYPE_BYTES = {
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U8": 1,
+    "BOOL": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "U16": 2,
+    "U32": 4,
+    "U64": 8,
+    "F8_E8M0": 1,
+    "F4": 1,
+}
 
 
 class HeaderError(Exception):
@@ -49,8 +66,19 @@ class ShardFacts:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("file", "header_bytes", "expected_bytes", "actual_bytes", "tensors",
-                                              "truncated", "header_only", "error")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "file",
+                "header_bytes",
+                "expected_bytes",
+                "actual_bytes",
+                "tensors",
+                "truncated",
+                "header_only",
+                "error",
+            )
+        }
 
 
 @dataclass(frozen=True)
@@ -71,9 +99,15 @@ class WeightFacts:
         return self.format == "safetensors" and not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": self.format, "index_file": self.index_file, "files": [f.to_dict() for f in self.files],
-                "tensors": {k: v.to_dict() for k, v in self.tensors.items()}, "problems": list(self.problems),
-                "unread": list(self.unread), "truncated": list(self.truncated)}
+        return {
+            "format": self.format,
+            "index_file": self.index_file,
+            "files": [f.to_dict() for f in self.files],
+            "tensors": {k: v.to_dict() for k, v in self.tensors.items()},
+            "problems": list(self.problems),
+            "unread": list(self.unread),
+            "truncated": list(self.truncated),
+        }
 
 
 def parse_header(blob: bytes) -> dict[str, Any]:
@@ -99,15 +133,28 @@ def read_shard(files: FileAccess, path: str) -> tuple[ShardFacts, dict[str, Tens
     except OSError as exc:
         return ShardFacts(name, error=f"cannot read: {describe_os_error(exc)}"), {}
     if len(head) < 8:
-        return ShardFacts(name, actual_bytes=actual, truncated=True,
-                          error=f"file is {len(head)} bytes, shorter than the 8-byte header length"), {}
+        return ShardFacts(
+            name,
+            actual_bytes=actual,
+            truncated=True,
+            error=f"file is {len(head)} bytes, shorter than the 8-byte header length",
+        ), {}
     (n,) = struct.unpack("<Q", head)
     if n > MAX_HEADER_BYTES:
-        return ShardFacts(name, header_bytes=n, actual_bytes=actual,
-                          error=f"header claims {n:,} bytes (limit {MAX_HEADER_BYTES:,}): corrupt or not safetensors"), {}
+        return ShardFacts(
+            name,
+            header_bytes=n,
+            actual_bytes=actual,
+            error=f"header claims {n:,} bytes (limit {MAX_HEADER_BYTES:,}): corrupt or not safetensors",
+        ), {}
     if 8 + n > actual:
-        return ShardFacts(name, header_bytes=n, actual_bytes=actual, truncated=True,
-                          error=f"file is {actual:,} bytes but its header alone claims {n:,}: truncated download"), {}
+        return ShardFacts(
+            name,
+            header_bytes=n,
+            actual_bytes=actual,
+            truncated=True,
+            error=f"file is {actual:,} bytes but its header alone claims {n:,}: truncated download",
+        ), {}
     try:
         blob = files.read(path, 8 + n)[8:]
         header = parse_header(blob)
@@ -135,13 +182,24 @@ def read_shard(files: FileAccess, path: str) -> tuple[ShardFacts, dict[str, Tens
     header_only = truncated and actual == 8 + n
     error = "; ".join(bad[:3]) or None
     if header_only:
-        error = (f"header only: no tensor data (the header declares {data_end:,} bytes); shapes were checked, "
-                 f"the weights themselves are absent") + (f"; {error}" if error else "")
+        error = (
+            f"header only: no tensor data (the header declares {data_end:,} bytes); shapes were checked, "
+            f"the weights themselves are absent"
+        ) + (f"; {error}" if error else "")
     elif truncated:
-        error = (f"data section is {actual - 8 - n:,} bytes but the header declares {data_end:,}: "
-                 f"truncated download") + (f"; {error}" if error else "")
-    return ShardFacts(name, header_bytes=n, expected_bytes=expected, actual_bytes=actual, tensors=len(tensors),
-                      truncated=truncated, header_only=header_only, error=error), tensors
+        error = (
+            f"data section is {actual - 8 - n:,} bytes but the header declares {data_end:,}: truncated download"
+        ) + (f"; {error}" if error else "")
+    return ShardFacts(
+        name,
+        header_bytes=n,
+        expected_bytes=expected,
+        actual_bytes=actual,
+        tensors=len(tensors),
+        truncated=truncated,
+        header_only=header_only,
+        error=error,
+    ), tensors
 
 
 def _tensor_info(meta: Any) -> TensorInfo | None:
@@ -175,9 +233,14 @@ def read_weights(files: FileAccess, directory: str, names: list[str]) -> WeightF
         shard_names = sorted(n for n in names if n.endswith(".safetensors"))
     if not shard_names and not problems:
         if pickles:
-            return WeightFacts("pickle", unread=pickles,
-                               problems=(f"only pickle weights ({', '.join(pickles[:3])}); never unpickled, "
-                                         "so weight shapes were not checked",))
+            return WeightFacts(
+                "pickle",
+                unread=pickles,
+                problems=(
+                    f"only pickle weights ({', '.join(pickles[:3])}); never unpickled, "
+                    "so weight shapes were not checked",
+                ),
+            )
         return WeightFacts("none", problems=("no weight files beside the config",))
     shards: list[ShardFacts] = []
     tensors: dict[str, TensorInfo] = {}
@@ -187,8 +250,14 @@ def read_weights(files: FileAccess, directory: str, names: list[str]) -> WeightF
         tensors.update(ts)
         if facts.error:
             problems.append(f"{s}: {facts.error}")
-    return WeightFacts("safetensors", files=tuple(shards), tensors=tensors, index_file=index_name,
-                       problems=tuple(problems), unread=pickles)
+    return WeightFacts(
+        "safetensors",
+        files=tuple(shards),
+        tensors=tensors,
+        index_file=index_name,
+        problems=tuple(problems),
+        unread=pickles,
+    )
 
 
 def _index_shards(files: FileAccess, path: str, problems: list[str]) -> list[str]:

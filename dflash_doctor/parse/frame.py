@@ -14,8 +14,18 @@ from typing import Any
 
 from .records import FIELDS, MIN_DRAFTS, AcceptanceSummary, Row, SpecInterval, pp_tuple
 
-_NUMERIC = ("drafts", "drafted", "accepted", "printed_mean", "accepted_throughput", "drafted_throughput", "emitted",
-            "offset", "k", "line_no")
+_NUMERIC = (
+    "drafts",
+    "drafted",
+    "accepted",
+    "printed_mean",
+    "accepted_throughput",
+    "drafted_throughput",
+    "emitted",
+    "offset",
+    "k",
+    "line_no",
+)
 SERIES_POINTS = 200
 BLOCK_ROWS = 16384
 
@@ -40,23 +50,27 @@ class RateMatrix:
         return len(self.npos)
 
     @classmethod
-    def concat(cls, parts: list["RateMatrix"]) -> "RateMatrix":
+    def concat(cls, parts: list[RateMatrix]) -> RateMatrix:
         import numpy as np
 
         kmax = max((p.q.shape[1] for p in parts), default=0)
         q = np.zeros((sum(len(p) for p in parts), kmax), dtype=np.uint16)
         idx, ex, pos = [], [], 0
         for p in parts:
-            q[pos:pos + len(p), :p.q.shape[1]] = p.q
+            q[pos : pos + len(p), : p.q.shape[1]] = p.q
             idx.append(p.exact_idx + pos)
             e = np.full((len(p.exact_idx), kmax), np.nan)
-            e[:, :p.exact.shape[1]] = p.exact
+            e[:, : p.exact.shape[1]] = p.exact
             ex.append(e)
             pos += len(p)
-        return cls(q, np.concatenate([p.npos for p in parts]), np.concatenate(idx).astype(np.int64),
-                   np.concatenate(ex) if ex else np.zeros((0, kmax)))
+        return cls(
+            q,
+            np.concatenate([p.npos for p in parts]),
+            np.concatenate(idx).astype(np.int64),
+            np.concatenate(ex) if ex else np.zeros((0, kmax)),
+        )
 
-    def __getitem__(self, sel) -> "RateMatrix":
+    def __getitem__(self, sel) -> RateMatrix:
         import numpy as np
 
         sel = np.asarray(sel)
@@ -69,7 +83,7 @@ class RateMatrix:
     def tolist(self) -> list[tuple[float, ...]]:
         out = [tuple(float(x) / 1000.0 for x in row[:n]) for row, n in zip(self.q, self.npos)]
         for i, row in zip(self.exact_idx, self.exact):
-            out[i] = tuple(float(x) for x in row[:self.npos[i]])
+            out[i] = tuple(float(x) for x in row[: self.npos[i]])
         return out
 
     def groups(self):
@@ -80,7 +94,7 @@ class RateMatrix:
         for n in sorted(set(distinct_ints(self.npos)) - {0}):
             idx = np.flatnonzero(self.npos == n)
             for lo in range(0, len(idx), BLOCK_ROWS):
-                part = idx[lo:lo + BLOCK_ROWS]
+                part = idx[lo : lo + BLOCK_ROWS]
                 # (rows one after another, as nearly always: a slice, not a gather)
                 rows = slice(int(part[0]), int(part[-1]) + 1) if part[-1] - part[0] + 1 == len(part) else part
                 mat = self.q[rows, :n] / 1000.0
@@ -118,12 +132,13 @@ def _rates_from_items(items, npos) -> RateMatrix:
             continue
         t = [round(v * 1000) for v in r]
         if all(0 <= a <= 1000 and a == v * 1000 for a, v in zip(t, r)):
-            q[i, :len(t)] = t
+            q[i, : len(t)] = t
         else:
             exact_idx.append(i)
             exact.append(list(r) + [np.nan] * (kmax - len(r)))
-    return RateMatrix(q, npos, np.array(exact_idx, dtype=np.int64),
-                      np.array(exact, dtype=float).reshape(len(exact), kmax))
+    return RateMatrix(
+        q, npos, np.array(exact_idx, dtype=np.int64), np.array(exact, dtype=float).reshape(len(exact), kmax)
+    )
 
 
 def _rates_from_packed(col, k_col) -> RateMatrix:
@@ -144,14 +159,15 @@ def _rates_from_packed(col, k_col) -> RateMatrix:
                 v *= 10
                 v += np.frombuffer(digits, dtype=np.uint8)
             v -= 48 * 1111
-            q[pos:pos + m, :k] = v.reshape(m, k)
+            q[pos : pos + m, :k] = v.reshape(m, k)
         else:
-            sub = _rates_from_items(seg[1], npos[pos:pos + m])
-            q[pos:pos + m, :sub.q.shape[1]] = sub.q
+            sub = _rates_from_items(seg[1], npos[pos : pos + m])
+            q[pos : pos + m, : sub.q.shape[1]] = sub.q
             exact_idx.extend((sub.exact_idx + pos).tolist())
             exact.extend(np.pad(sub.exact, ((0, 0), (0, kmax - sub.exact.shape[1])), constant_values=np.nan))
-    return RateMatrix(q, npos, np.array(exact_idx, dtype=np.int64),
-                      np.array(exact, dtype=float).reshape(len(exact), kmax))
+    return RateMatrix(
+        q, npos, np.array(exact_idx, dtype=np.int64), np.array(exact, dtype=float).reshape(len(exact), kmax)
+    )
 
 
 def _runs(col, n: int, dtype):
@@ -168,9 +184,9 @@ def _runs(col, n: int, dtype):
     arr = np.empty(n, dtype=dtype)
     for pos, m, v in runs:
         if isinstance(v, list):
-            arr[pos:pos + m] = _obj(v) if dtype is object else np.array(v, dtype=dtype)
+            arr[pos : pos + m] = _obj(v) if dtype is object else np.array(v, dtype=dtype)
         else:
-            arr[pos:pos + m] = np.nan if v is None and dtype is float else v
+            arr[pos : pos + m] = np.nan if v is None and dtype is float else v
     return arr
 
 
@@ -203,8 +219,9 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     fast = getattr(data, "fast", None)
     rows = getattr(data, "rows", None)
     if rows is None:
-        rows = [tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(Row(*iv))
-                for iv in data]
+        rows = [
+            tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(Row(*iv)) for iv in data
+        ]
     parts = []
     if rows:
         cols = list(zip(*rows))
@@ -233,15 +250,24 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         rates = _rates_from_packed(fast["pp"], fast["k"])
         d = {
             # (one str object shared by every row: np.full would make a copy of it per row)
-            "fmt": _runs(((0, n, "vllm-v1-0.10.2"),), n, object), "source": _runs(fast["src"], n, object),
-            "line_no": None, "timestamp": _text_array(fast["ts"]),
-            "engine": _runs(fast["tag"], n, object), "drafts": num("drafts"),
-            "drafted": np.array(fast["dft"], dtype=float), "accepted": np.array(fast["acc"], dtype=float),
-            "k": np.array(fast["k"], dtype=float), "per_position": rates,
-            "printed_mean": num("mean"), "accepted_throughput": num("athr"),
-            "drafted_throughput": num("dthr"), "emitted": np.full(n, np.nan),
-            "offset": np.array(fast["off"], dtype=float), "estimated": _runs(fast["est"], n, bool),
-            "per_request": np.zeros(n, dtype=bool), "npos": rates.npos,
+            "fmt": _runs(((0, n, "vllm-v1-0.10.2"),), n, object),
+            "source": _runs(fast["src"], n, object),
+            "line_no": None,
+            "timestamp": _text_array(fast["ts"]),
+            "engine": _runs(fast["tag"], n, object),
+            "drafts": num("drafts"),
+            "drafted": np.array(fast["dft"], dtype=float),
+            "accepted": np.array(fast["acc"], dtype=float),
+            "k": np.array(fast["k"], dtype=float),
+            "per_position": rates,
+            "printed_mean": num("mean"),
+            "accepted_throughput": num("athr"),
+            "drafted_throughput": num("dthr"),
+            "emitted": np.full(n, np.nan),
+            "offset": np.array(fast["off"], dtype=float),
+            "estimated": _runs(fast["est"], n, bool),
+            "per_request": np.zeros(n, dtype=bool),
+            "npos": rates.npos,
         }
         if "line_no" not in skip:  # (None for every fast row of the grep route: it reads by offset)
             d["line_no"] = _runs(fast["no"], n, float)
@@ -250,9 +276,14 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         return {}
     if len(parts) == 1:
         return parts[0]
-    out = {k: (RateMatrix.concat([p[k] for p in parts]) if k == "per_position" else
-               np.concatenate([p[k].astype(object) if k == "timestamp" else p[k] for p in parts]))
-           for k in parts[0]}
+    out = {
+        k: (
+            RateMatrix.concat([p[k] for p in parts])
+            if k == "per_position"
+            else np.concatenate([p[k].astype(object) if k == "timestamp" else p[k] for p in parts])
+        )
+        for k in parts[0]
+    }
     order_src = {s: i for i, s in enumerate(getattr(data, "sources", []) or [])}
     src_idx = np.array([order_src.get(s, 0) for s in out["source"]])
     off = np.where(np.isnan(out["offset"]), np.inf, out["offset"])
@@ -284,8 +315,9 @@ def to_frame(data: Any):
     d["per_position"] = _obj(d["per_position"].tolist())
     d["timestamp"] = _obj([ts_text(t) for t in d["timestamp"]])
     # object columns stay object: inferring an arrow string dtype costs more than the whole sum
-    return pd.DataFrame({k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()},
-                        copy=False)
+    return pd.DataFrame(
+        {k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()}, copy=False
+    )
 
 
 def _factorize(values) -> tuple[Any, list]:
@@ -308,7 +340,6 @@ def _factorize(values) -> tuple[Any, list]:
 def export_frame(data: Any):
     """The per-interval table users export (--csv/--parquet): per-position rates as columns."""
     import numpy as np
-
     import pandas as pd
 
     d = _columns(data)
@@ -318,8 +349,9 @@ def export_frame(data: Any):
     pp = d.pop("per_position")
     d.pop("npos")
     d["timestamp"] = _obj([ts_text(t) for t in d["timestamp"]])
-    df = pd.DataFrame({k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()},
-                      copy=False)
+    df = pd.DataFrame(
+        {k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()}, copy=False
+    )
     kmax = pp.q.shape[1]
     cols = np.full((len(df), kmax), np.nan)
     for idx, n, mat in pp.groups():
@@ -364,9 +396,11 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     per_req = df["per_request"]
     unweighted = np.isnan(drafts_c)
     if unweighted.any():
-        notes.append(f"{int(unweighted.sum())} interval(s) print no drafts count and no k was recovered "
-                     "(vLLM 0.8.3–0.8.4, or a line cut before its per-position list): they count toward the draft "
-                     "acceptance rate only")
+        notes.append(
+            f"{int(unweighted.sum())} interval(s) print no drafts count and no k was recovered "
+            "(vLLM 0.8.3–0.8.4, or a line cut before its per-position list): they count toward the draft "
+            "acceptance rate only"
+        )
     drafted_c, accepted_c = df["drafted"], df["accepted"]
     is_sgl = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if f.startswith("sglang")])
     base = (drafts_c > 0) & ~np.isnan(pref_c)
@@ -384,10 +418,13 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     set_aside = base & ~use_mask
     for i in np.flatnonzero(set_aside & (per_req | generic))[:20]:
         label = _label(str(df["fmt"][i]))[0]
-        alt = {"figure": f"{'per-request average' if per_req[i] else 'unrecognised-format figure'} from {label}",
-               "value": round(float(df["tau"][i]), 4),
-               "meaning": "not drafts-weighted: kept aside, not used" if per_req[i] else
-                          "lower standing than the known formats' figures: kept aside, not used"}
+        alt = {
+            "figure": f"{'per-request average' if per_req[i] else 'unrecognised-format figure'} from {label}",
+            "value": round(float(df["tau"][i]), 4),
+            "meaning": "not drafts-weighted: kept aside, not used"
+            if per_req[i]
+            else "lower standing than the known formats' figures: kept aside, not used",
+        }
         if alt not in alternatives:
             alternatives.append(alt)
     details = _format_details(df, use_mask, getattr(data, "shadowed", ()) or (), (fmt_codes, fmt_names))
@@ -397,20 +434,31 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         # only 0.8.3-style lines without k: the rate is all there is
         drafted, accepted = drafted_c[rate_mask].sum(), accepted_c[rate_mask].sum()
         return AcceptanceSummary(
-            mean_acceptance_length=float("nan"), per_position=(), drafts=0.0, drafted=int(drafted),
-            accepted=int(accepted), k=None, draft_acceptance_rate=accepted / drafted, intervals=len(drafts_c),
-            formats=tuple(sorted(fmt_names)), min_drafts=min_drafts,
+            mean_acceptance_length=float("nan"),
+            per_position=(),
+            drafts=0.0,
+            drafted=int(drafted),
+            accepted=int(accepted),
+            k=None,
+            draft_acceptance_rate=accepted / drafted,
+            intervals=len(drafts_c),
+            formats=tuple(sorted(fmt_names)),
+            min_drafts=min_drafts,
             notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]),
-            k_candidates=tuple(getattr(data, "k_candidates", ()) or ()), format_details=details,
-            alternatives=tuple(alternatives))
+            k_candidates=tuple(getattr(data, "k_candidates", ()) or ()),
+            format_details=details,
+            alternatives=tuple(alternatives),
+        )
     use = df if use_mask.all() else {k: v[use_mask] for k, v in df.items()}
     w = use["drafts"]
     pref = use["prefix_accepted"]
     drafts = float(w.sum())
     tau = 1.0 + float(pref.sum()) / drafts
     if standing == "per-request":
-        notes.append(f"τ {tau:.2f} is a per-request average (every request weighted equally), not a drafts-weighted "
-                     "mean: weaker evidence, not comparable with vLLM's drafts-weighted τ")
+        notes.append(
+            f"τ {tau:.2f} is a per-request average (every request weighted equally), not a drafts-weighted "
+            "mean: weaker evidence, not comparable with vLLM's drafts-weighted τ"
+        )
     elif standing == "unrecognised-format":
         notes.append("τ was read from an unrecognised format (the generic key-value reader): lower confidence")
 
@@ -430,8 +478,10 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             den[:n] += ww.sum()
         per_pos = [float(a / b) if b > 0 else 0.0 for a, b in zip(num, den)]
     if len(ks) > 1:
-        notes.append(f"k changed between intervals ({', '.join(map(str, ks))}); each position's rate is summed "
-                     "over the intervals that have it")
+        notes.append(
+            f"k changed between intervals ({', '.join(map(str, ks))}); each position's rate is summed "
+            "over the intervals that have it"
+        )
     est = use["estimated"].astype(bool)
     if est.any():
         notes.append(f"{int(est.sum())} interval(s) have an estimated drafts count (not printed by the engine)")
@@ -439,8 +489,10 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             standing = "estimated"
     k_cands = tuple(getattr(data, "k_candidates", ()) or ())
     if k_cands:
-        notes.append(f"k is printed nowhere and several values fit the printed arithmetic: {', '.join(map(str, k_cands))}"
-                     f" (k = {k} used; give the launch command or the drafter config to settle it)")
+        notes.append(
+            f"k is printed nowhere and several values fit the printed arithmetic: {', '.join(map(str, k_cands))}"
+            f" (k = {k} used; give the launch command or the drafter config to settle it)"
+        )
 
     # τ over time, in file order: first vs last third of the intervals, and a thinned series
     n = len(w)
@@ -448,16 +500,23 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     if n >= 3:
         t = n // 3
         first = 1.0 + pref[:t].sum() / w[:t].sum()
-        last = 1.0 + pref[n - t:].sum() / w[n - t:].sum()
+        last = 1.0 + pref[n - t :].sum() / w[n - t :].sum()
     nb = min(n, SERIES_POINTS)
     # interval i falls in bin i·nb // n; with nb <= n every bin is hit and bin b starts at ceil(b·n / nb)
     starts = -((-np.arange(nb, dtype=np.int64) * n) // nb)
     ends = np.r_[starts[1:], n] - 1
     bw, bp = np.add.reduceat(w, starts), np.add.reduceat(pref, starts)
     ts_col, src_col = use["timestamp"], use["source"]
-    series = [{"timestamp": ts_text(ts_col[e]), "source": src_col[e], "tau": round(float(1.0 + p / d), 4),
-               "drafts": round(float(d), 1), "intervals": int(e - s + 1)}
-              for s, e, d, p in zip(starts, ends, bw, bp)]
+    series = [
+        {
+            "timestamp": ts_text(ts_col[e]),
+            "source": src_col[e],
+            "tau": round(float(1.0 + p / d), 4),
+            "drafts": round(float(d), 1),
+            "intervals": int(e - s + 1),
+        }
+        for s, e, d, p in zip(starts, ends, bw, bp)
+    ]
 
     eng_codes, eng_names = _factorize(use["engine"])
     per_engine = []
@@ -472,12 +531,21 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         if ec[i] == 0:
             continue
         fm = sorted({str(ufmt_names[c]) for c in distinct_ints(ufmt_codes[codes == i])})
-        per_engine.append({"engine": name, "intervals": int(ec[i]), "drafts": round(float(ew[i]), 1),
-                           "tau": round(float(1.0 + ep[i] / ew[i]), 4) if ew[i] > 0 else None, "formats": fm})
+        per_engine.append(
+            {
+                "engine": name,
+                "intervals": int(ec[i]),
+                "drafts": round(float(ew[i]), 1),
+                "tau": round(float(1.0 + ep[i] / ew[i]), 4) if ew[i] > 0 else None,
+                "formats": fm,
+            }
+        )
     per_engine.sort(key=lambda e: e["engine"])
     if len(per_engine) > 1:
-        notes.append(f"lines from {len(per_engine)} engines/processes are interleaved "
-                     f"({', '.join(e['engine'] for e in per_engine)}): kept apart in per_engine and summed here")
+        notes.append(
+            f"lines from {len(per_engine)} engines/processes are interleaved "
+            f"({', '.join(e['engine'] for e in per_engine)}): kept apart in per_engine and summed here"
+        )
     families = {str(f).split("-")[0] for f in ufmt_names}
     if len(families) > 1:
         notes.append(f"the log mixes engines ({', '.join(sorted(families))}); the totals sum them, weighted by drafts")
@@ -496,16 +564,33 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     athr = use["accepted_throughput"]
     if (~np.isnan(athr)).any():
         dthr = use["drafted_throughput"]
-        thr = {"accepted_tokens_per_s": round(float(np.nanmean(athr)), 2),
-               "drafted_tokens_per_s": round(float(np.nanmean(dthr)), 2)}
+        thr = {
+            "accepted_tokens_per_s": round(float(np.nanmean(athr)), 2),
+            "drafted_tokens_per_s": round(float(np.nanmean(dthr)), 2),
+        }
     engines = tuple(sorted(str(x) for x in eng_names))
     return AcceptanceSummary(
-        mean_acceptance_length=tau, per_position=tuple(per_pos), drafts=drafts, drafted=drafted, accepted=accepted,
-        k=k, draft_acceptance_rate=rate, intervals=n, formats=tuple(sorted(str(f) for f in ufmt_names)),
-        engines=engines, tau_first_third=None if first is None else float(first),
-        tau_last_third=None if last is None else float(last), min_drafts=min_drafts, notes=tuple(notes),
-        per_engine=tuple(per_engine), series=tuple(series), throughput=thr, standing=standing,
-        per_request=standing == "per-request", k_candidates=k_cands, format_details=details,
+        mean_acceptance_length=tau,
+        per_position=tuple(per_pos),
+        drafts=drafts,
+        drafted=drafted,
+        accepted=accepted,
+        k=k,
+        draft_acceptance_rate=rate,
+        intervals=n,
+        formats=tuple(sorted(str(f) for f in ufmt_names)),
+        engines=engines,
+        tau_first_third=None if first is None else float(first),
+        tau_last_third=None if last is None else float(last),
+        min_drafts=min_drafts,
+        notes=tuple(notes),
+        per_engine=tuple(per_engine),
+        series=tuple(series),
+        throughput=thr,
+        standing=standing,
+        per_request=standing == "per-request",
+        k_candidates=k_cands,
+        format_details=details,
         alternatives=tuple(alternatives),
     )
 
@@ -521,19 +606,44 @@ def _format_details(df: dict, use_mask, shadowed, factorized) -> tuple[dict, ...
         m = codes == i
         label, meaning = _label(str(f))
         if len(names) == 1 and m.all():  # (one format, as a server log: every row, no masked copies)
-            w, pa, pr_col, est_col, used_col = (df["drafts"], df["prefix_accepted"], df["per_request"], df["estimated"],
-                                                use_mask)
+            w, pa, pr_col, est_col, used_col = (
+                df["drafts"],
+                df["prefix_accepted"],
+                df["per_request"],
+                df["estimated"],
+                use_mask,
+            )
         else:
-            w, pa, pr_col, est_col, used_col = (df["drafts"][m], df["prefix_accepted"][m], df["per_request"][m],
-                                                df["estimated"][m], use_mask[m])
+            w, pa, pr_col, est_col, used_col = (
+                df["drafts"][m],
+                df["prefix_accepted"][m],
+                df["per_request"][m],
+                df["estimated"][m],
+                use_mask[m],
+            )
         ok = (w > 0) & ~np.isnan(pa)
         d = float(w[ok].sum()) if ok.any() else 0.0
         pr = bool(pr_col.any())
-        out.append({"format": str(f), "label": label, "meaning": meaning, "intervals": int(m.sum()),
-                    "drafts": round(d, 1), "tau": round(1.0 + float(pa[ok].sum()) / d, 4) if d > 0 else None,
-                    "standing": "per-request" if pr else ("unrecognised-format" if _standing(str(f)) == "unrecognised"
-                                                          else "estimated" if est_col.any() else "counts"),
-                    "used": bool(used_col.any())})
+        out.append(
+            {
+                "format": str(f),
+                "label": label,
+                "meaning": meaning,
+                "intervals": int(m.sum()),
+                "drafts": round(d, 1),
+                "tau": round(1.0 + float(pa[ok].sum()) / d, 4) if d > 0 else None,
+                "standing": "per-request"
+                if pr
+                else (
+                    "unrecognised-format"
+                    if _standing(str(f)) == "unrecognised"
+                    else "estimated"
+                    if est_col.any()
+                    else "counts"
+                ),
+                "used": bool(used_col.any()),
+            }
+        )
     seen = {}
     for r in shadowed:
         seen.setdefault(r.fmt, []).append(r)
@@ -541,6 +651,16 @@ def _format_details(df: dict, use_mask, shadowed, factorized) -> tuple[dict, ...
         label, meaning = _label(f)
         d = sum(r.drafts or 0 for r in rows)
         acc = sum((r.printed_mean - 1.0) * r.drafts for r in rows if r.drafts and r.printed_mean is not None)
-        out.append({"format": f, "label": label, "meaning": meaning, "intervals": len(rows), "drafts": round(d, 1),
-                    "tau": round(1.0 + acc / d, 4) if d else None, "standing": "set aside", "used": False})
+        out.append(
+            {
+                "format": f,
+                "label": label,
+                "meaning": meaning,
+                "intervals": len(rows),
+                "drafts": round(d, 1),
+                "tau": round(1.0 + acc / d, 4) if d else None,
+                "standing": "set aside",
+                "used": False,
+            }
+        )
     return tuple(out)

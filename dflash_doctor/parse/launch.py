@@ -13,8 +13,9 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..redact import REDACTED, is_secret_key, redact_any, redact_text
 
@@ -98,8 +99,11 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
         # A secret split over words: `Authorization: Bearer X`, `password: X`, `aws_secret_access_key = X`.
         low = word.lower()
         prev = argv[len(out) - 1] if out else ""
-        if low in ("bearer", "basic", "digest") or (low[-1:] in (":", "=") and is_secret_key(low[:-1].replace("-", "_"))) \
-                or (word in ("=", ":") and is_secret_key(prev.lower().replace("-", "_"))):
+        if (
+            low in ("bearer", "basic", "digest")
+            or (low[-1:] in (":", "=") and is_secret_key(low[:-1].replace("-", "_")))
+            or (word in ("=", ":") and is_secret_key(prev.lower().replace("-", "_")))
+        ):
             out.append(word)
             hide_next = True
             continue
@@ -115,7 +119,9 @@ def _engine_of(words: Sequence[str]) -> tuple[str | None, int]:
             return "vllm", i + 2
         if w.startswith("vllm.entrypoints"):
             return "vllm", i + 1
-        if w.startswith("sglang.launch_server") or (base == "sglang" and i + 1 < len(words) and words[i + 1] == "serve"):
+        if w.startswith("sglang.launch_server") or (
+            base == "sglang" and i + 1 < len(words) and words[i + 1] == "serve"
+        ):
             return "sglang", i + 1 if w.startswith("sglang.") else i + 2
         if _is_offline_example(w):
             return "vllm", i + 1
@@ -129,9 +135,14 @@ def _is_offline_example(word: str) -> bool:
 
 
 # Its flags (the script's argparse names, either spelling) -> the speculative config they set.
-_OFFLINE_EXAMPLE = {"method": "method", "num_spec_tokens": "num_speculative_tokens", "eagle_dir": "model",
-                    "draft_model": "model", "prompt_lookup_max": "prompt_lookup_max",
-                    "prompt_lookup_min": "prompt_lookup_min"}
+_OFFLINE_EXAMPLE = {
+    "method": "method",
+    "num_spec_tokens": "num_speculative_tokens",
+    "eagle_dir": "model",
+    "draft_model": "model",
+    "prompt_lookup_max": "prompt_lookup_max",
+    "prompt_lookup_min": "prompt_lookup_min",
+}
 
 
 def parse_argv(argv: Sequence[str]) -> LaunchConfig:
@@ -164,8 +175,12 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:
             if name in _VLLM_SPEC_FLAGS and isinstance(val, str):
                 spec_words = [val]
                 # An unquoted JSON is split by the shell: gather the words up to the closing brace.
-                while val.lstrip().startswith("{") and _depth(" ".join(spec_words)) > 0 and i + 1 < len(rest) \
-                        and not rest[i + 1].startswith("--"):
+                while (
+                    val.lstrip().startswith("{")
+                    and _depth(" ".join(spec_words)) > 0
+                    and i + 1 < len(rest)
+                    and not rest[i + 1].startswith("--")
+                ):
                     i += 1
                     spec_words.append(rest[i])
             args[name.lstrip("-").replace("-", "_")] = val
@@ -183,8 +198,9 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:
         spec_text = " ".join(spec_words)
         spec, error, fix = parse_spec_json(spec_words)
     elif any(_is_offline_example(w) for w in words[:start]):
-        spec = {key: _num(args[name]) for name, key in _OFFLINE_EXAMPLE.items()
-                if args.get(name) not in (None, True)} or None
+        spec = {
+            key: _num(args[name]) for name, key in _OFFLINE_EXAMPLE.items() if args.get(name) not in (None, True)
+        } or None
         if spec is not None and isinstance(spec.get("method"), str):
             spec["method"] = spec["method"].lower()
         if not model and isinstance(args.get("model_dir"), str):
@@ -204,22 +220,32 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:
         method = str(spec.get("method")).lower() if spec.get("method") is not None else None
         drafter = spec.get("model")
         kk = spec.get("num_speculative_tokens")
-        if kk is None and isinstance(spec.get("num_draft_tokens"), int) and not isinstance(spec["num_draft_tokens"], bool):
+        if (
+            kk is None
+            and isinstance(spec.get("num_draft_tokens"), int)
+            and not isinstance(spec["num_draft_tokens"], bool)
+        ):
             kk = spec["num_draft_tokens"] - 1  # SGLang counts the verified token among its draft tokens
         if kk is None:
             kk = spec.get("num_steps")
         k = kk if isinstance(kk, int) and not isinstance(kk, bool) and kk >= 0 else None
     port = _num(args.get("port"))
     return LaunchConfig(
-        engine=engine, model=model if isinstance(model, str) else None,
+        engine=engine,
+        model=model if isinstance(model, str) else None,
         host=args.get("host") if isinstance(args.get("host"), str) else None,
         port=port if isinstance(port, int) else None,
         speculative=redact_any(spec) if spec is not None else None,
-        spec_text=redact_text(spec_text) if spec_text else None, spec_error=error, spec_fix=fix,
-        method=method, drafter=drafter if isinstance(drafter, str) else None, num_speculative_tokens=k,
+        spec_text=redact_text(spec_text) if spec_text else None,
+        spec_error=error,
+        spec_fix=fix,
+        method=method,
+        drafter=drafter if isinstance(drafter, str) else None,
+        num_speculative_tokens=k,
         env={k2: (REDACTED if is_secret_key(k2) else redact_text(v)) for k2, v in env.items()},
         args={k2: (REDACTED if is_secret_key(k2) and v is not True else redact_any(v)) for k2, v in args.items()},
-        stray=tuple(redact_argv(positional)), argv=tuple(redact_argv(argv)),
+        stray=tuple(redact_argv(positional)),
+        argv=tuple(redact_argv(argv)),
     )
 
 
@@ -242,15 +268,18 @@ def parse_spec_json(words: Sequence[str]) -> tuple[dict | None, str | None, str 
     except (ValueError, RecursionError) as exc:  # a 5000-digit number or absurd nesting is not valid either
         if not isinstance(exc, json.JSONDecodeError):
             return None, f"--speculative-config is not usable JSON ({str(exc)[:100]})", None
-        error = f"--speculative-config is not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
+        error = (
+            f"--speculative-config is not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
+        )
         if split:
             error += f"; the shell split it into {len(words)} words"
         repaired = _repair(" ".join(words))
         fix = None
         if repaired is not None:
             fix = "--speculative-config " + shlex.quote(json.dumps(redact_any(repaired)))
-        hint = ("wrap the whole JSON in single quotes so the shell keeps its double quotes"
-                + (f": {fix}" if fix else ", e.g. --speculative-config '{\"method\": \"dflash\", …}'"))
+        hint = "wrap the whole JSON in single quotes so the shell keeps its double quotes" + (
+            f": {fix}" if fix else ', e.g. --speculative-config \'{"method": "dflash", …}\''
+        )
         return None, f"{error} — {hint}", fix
     if not isinstance(value, dict):
         return None, f"--speculative-config is JSON but not an object (got {type(value).__name__})", None

@@ -36,8 +36,10 @@ _BLOCK_LITS = tuple(x.encode() for x in F.BLOCK_LITERALS)
 _ALL_LITS = tuple(dict.fromkeys(lit for f in F.FORMATS for lit in f.literals))
 _ANY_LIT = re.compile("|".join(re.escape(x) for x in sorted(_ALL_LITS, key=len, reverse=True)))
 # a prefix's shape for the caches: its dates and times dropped (only they vary between a process's lines)
-_TIMES = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d-\d\d \d\d:\d\d:\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?"
-                    r"|\d+\.\d\d\.\d{3}\.\d{3}")
+_TIMES = re.compile(
+    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d-\d\d \d\d:\d\d:\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?"
+    r"|\d+\.\d\d\.\d{3}\.\d{3}"
+)
 _MISS = object()
 _LOOK_BACK = max(f.look_back for f in F.FORMATS)
 
@@ -102,8 +104,9 @@ class SourceReader:
             self.prefixes[key] = (tag, ok)
             return tag, ok, ok and tag not in self.tags
 
-    def dispatch(self, raw_line: str, no: int | None, off: int | None, context=None,
-                 only: frozenset | None = None) -> tuple:
+    def dispatch(
+        self, raw_line: str, no: int | None, off: int | None, context=None, only: frozenset | None = None
+    ) -> tuple:
         """Read one candidate line: (its engine tag or NO_TAG when it was no metrics line, bytes of the
         lines after it that a block consumed). `context`: returns (lines after, lines before, byte length
         of each line after), asked only when a block format needs it. `only`: the ids of the formats that
@@ -140,7 +143,7 @@ class SourceReader:
             if fmt.block:
                 if context is not None and lens is None:
                     after, before, lens = context()
-                bl = before[-fmt.look_back:] if before else before
+                bl = before[-fmt.look_back :] if before else before
                 line = Line(text, pos, after, bl)
             else:
                 line = Line(text, pos)
@@ -174,7 +177,7 @@ class SourceReader:
                     scan.alternatives.append(alt)
             if parsed.missing and parsed.rows:
                 scan.salvage(Salvage(self.source, no, off, parsed.rows[0]["fmt"], parsed.missing, parsed.derived))
-            return engine, sum(lens[:parsed.consumed]) if parsed.consumed and lens else 0
+            return engine, sum(lens[: parsed.consumed]) if parsed.consumed and lens else 0
         if foreign is not None:
             scan.alien(self.source, no, off, foreign, text)
         return NO_TAG, 0
@@ -214,22 +217,23 @@ class SourceReader:
                 found[ls] = le
                 p = buf.find(lit, le, end)
         for ls in sorted(found):
-            line = message(self.decode(buf[ls:found[ls]]))[0]
+            line = message(self.decode(buf[ls : found[ls]]))[0]
             if "ccept" not in line:  # metrics lines are the other pass's
                 self.startup.feed(line)
 
 
-def context_lines(reader: SourceReader, data: bytes, ls: int, le: int, lookahead: int = BLOCK_LOOKAHEAD,
-                  back: bytes = b"") -> tuple[list[str], list[str], list[int]]:
+def context_lines(
+    reader: SourceReader, data: bytes, ls: int, le: int, lookahead: int = BLOCK_LOOKAHEAD, back: bytes = b""
+) -> tuple[list[str], list[str], list[int]]:
     """(lines after, lines before, byte length of each line after incl. its newline) of the line at
     data[ls:le]; `back` is text before data[0] (a previous buffer's tail)."""
     end = min(len(data), le + 1 + lookahead)
-    parts = data[le + 1:end].split(b"\n")[:120]
+    parts = data[le + 1 : end].split(b"\n")[:120]
     if end < len(data) or not data.endswith(b"\n"):
         parts = parts[:-1] if len(parts) > 1 else parts  # (the last one may be cut by the window)
     lens = [len(x) + 1 for x in parts]
     lo = max(0, ls - BLOCK_LOOKBACK)
-    pre = (back[-(BLOCK_LOOKBACK - ls):] + data[:ls]) if ls < BLOCK_LOOKBACK and back else data[lo:ls]
+    pre = (back[-(BLOCK_LOOKBACK - ls) :] + data[:ls]) if ls < BLOCK_LOOKBACK and back else data[lo:ls]
     before = pre.split(b"\n")
     if before and before[-1] == b"":
         before = before[:-1]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import formats as F
 from .linereader import CHUNK, STARTUP_LITERALS
@@ -31,8 +31,19 @@ from .workers import merge
 SPEC_LINE_LITERALS = F.SERVER_LITERALS
 PARALLEL_MIN = 256 << 20  # plain files at least this large are split across processes
 
-__all__ = ["LogScan", "AcceptanceSummary", "StartupFacts", "STARTUP_LITERALS", "SPEC_LINE_LITERALS", "PARALLEL_MIN",
-           "scan_file", "start_scan", "scan_lines", "aggregate", "order_rotated"]
+__all__ = [
+    "LogScan",
+    "AcceptanceSummary",
+    "StartupFacts",
+    "STARTUP_LITERALS",
+    "SPEC_LINE_LITERALS",
+    "PARALLEL_MIN",
+    "scan_file",
+    "start_scan",
+    "scan_lines",
+    "aggregate",
+    "order_rotated",
+]
 
 
 class _Started:
@@ -50,8 +61,13 @@ class _Started:
             st = os.stat(path)
         except OSError:
             return False
-        return ((st.st_dev, st.st_ino) == self.ident and st.st_size >= self.src.size and n == self.n
-                and grep == self.grep and engine_hint == self.engine_hint)
+        return (
+            (st.st_dev, st.st_ino) == self.ident
+            and st.st_size >= self.src.size
+            and n == self.n
+            and grep == self.grep
+            and engine_hint == self.engine_hint
+        )
 
     def abandon(self) -> None:
         try:
@@ -111,8 +127,15 @@ def _n_workers(workers: int | None) -> int:
     return workers if workers is not None else min(os.cpu_count() or 1, 4)
 
 
-def scan_file(path: str, scan: LogScan | None = None, workers: int | None = None, meanwhile=None,
-              grep: bool = True, k_hint: int | None = None, k_hint_source: str | None = None) -> LogScan:
+def scan_file(
+    path: str,
+    scan: LogScan | None = None,
+    workers: int | None = None,
+    meanwhile=None,
+    grep: bool = True,
+    k_hint: int | None = None,
+    k_hint_source: str | None = None,
+) -> LogScan:
     """Scan one log file into `scan`. `meanwhile`: work for this process while worker processes scan
     a large file (imports, loading the checks); called at most once, possibly not at all. `workers`
     (None: up to 4 by the cores) and `grep` (the GNU grep pre-filter for large files) come from Settings. `k_hint`:
@@ -162,8 +185,9 @@ def _scan_part(fh, path: str, start: int, end: int, size: int, grep: str | None,
             scan_range(fh, path, start, end, size, part, grep, passes)
             return
         except GrepFailed:  # (nothing of the failed attempt is kept)
-            part.__dict__.update(LogScan(engine_hint=part.engine_hint, k_hint=part.k_hint,
-                                         k_hint_source=part.k_hint_source).__dict__)
+            part.__dict__.update(
+                LogScan(engine_hint=part.engine_hint, k_hint=part.k_hint, k_hint_source=part.k_hint_source).__dict__
+            )
     scan_stream(Range(fh, start, end), path, part, count_lines=False, base=start, part=True)
 
 
@@ -183,8 +207,14 @@ def _scan_grep(fh, path: str, size: int, scan: LogScan, grep: str) -> None:
         part.interrupted = True
         _merge_parts(scan, fh, path, size, [_pack(part)])
         raise
-    _merge_parts(scan, fh, path, size, [_pack(part)],
-                 others=_other_passes(fh, path, size, grep, passes, bool(part.candidate_lines)))
+    _merge_parts(
+        scan,
+        fh,
+        path,
+        size,
+        [_pack(part)],
+        others=_other_passes(fh, path, size, grep, passes, bool(part.candidate_lines)),
+    )
 
 
 def _pack(part: LogScan):
@@ -237,19 +267,30 @@ def _split_points(fh, size: int, n: int) -> list[int]:
     return points
 
 
-def _plan(fh, path: str, size: int, n: int, grep: str | None, points: list[int] | None = None,
-          passes: list[str] | None = None) -> tuple[list[int], list[str] | None, list]:
+def _plan(
+    fh, path: str, size: int, n: int, grep: str | None, points: list[int] | None = None, passes: list[str] | None = None
+) -> tuple[list[int], list[str] | None, list]:
     """The byte ranges (split at newlines), grep passes and worker tasks of a parallel scan (the ranges
     and passes found already when given)."""
     points = points if points is not None else _split_points(fh, size, n)
     passes = (passes if passes is not None else _passes(fh, size)) if grep else None
-    tasks = [(lambda part, a=points[i], b=points[i + 1]: _scan_part(fh, path, a, b, size, grep, passes, part))
-             for i in range(n)]
+    tasks = [
+        (lambda part, a=points[i], b=points[i + 1]: _scan_part(fh, path, a, b, size, grep, passes, part))
+        for i in range(n)
+    ]
     return points, passes, tasks
 
 
-def _scan_parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | None = None, meanwhile=None,
-                   started: _Started | None = None) -> None:
+def _scan_parallel(
+    fh,
+    path: str,
+    size: int,
+    scan: LogScan,
+    n: int,
+    grep: str | None = None,
+    meanwhile=None,
+    started: _Started | None = None,
+) -> None:
     """Byte ranges (split at newlines) scanned in forked workers (workers.py) while this process
     imports what aggregation needs; merged in file order. Ctrl-C: what the workers read is merged.
     `started`: the workers `start_scan` began for this file."""
@@ -315,8 +356,13 @@ def scan_lines(lines: Iterable[str], source: str, into: LogScan | None = None) -
     return scan_stream(LineReader(lines), source, scan, count_lines=True)
 
 
-def aggregate(intervals, min_drafts: int = MIN_DRAFTS, startup: StartupFacts | None = None,
-              k_hint: int | None = None, k_hint_source: str | None = None) -> AcceptanceSummary | None:
+def aggregate(
+    intervals,
+    min_drafts: int = MIN_DRAFTS,
+    startup: StartupFacts | None = None,
+    k_hint: int | None = None,
+    k_hint_source: str | None = None,
+) -> AcceptanceSummary | None:
     """Drafts-weighted totals, per-position curve from counts, τ over time (see `frame.py`). For a
     LogScan, `k_hint` (e.g. from the launch command) settles the lines that print no k, as
     `LogScan.apply_k_hint` does."""

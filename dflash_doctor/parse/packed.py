@@ -14,7 +14,8 @@ lines: kept as runs (PackedRuns).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 
 def _width_runs(items: list, kind: type, ascii_only: bool = False) -> Iterator[tuple[list, int | None]]:
@@ -32,7 +33,9 @@ def _width_runs(items: list, kind: type, ascii_only: bool = False) -> Iterator[t
         else:
             w = len(first)
             j = start + 1
-            while j < n and isinstance(items[j], kind) and len(items[j]) == w and (not ascii_only or items[j].isascii()):
+            while (
+                j < n and isinstance(items[j], kind) and len(items[j]) == w and (not ascii_only or items[j].isascii())
+            ):
                 j += 1
             yield items[start:j], w
         start = j
@@ -144,7 +147,7 @@ class _Segments:
         self.segs = out
 
     @classmethod
-    def from_wire(cls, segs) -> "_Segments":
+    def from_wire(cls, segs) -> _Segments:
         col = cls()
         col.segs = [tuple(s) for s in segs]
         col.n = sum(col._seg_len(s) for s in col.segs)
@@ -245,13 +248,13 @@ class PackedText(_Segments):
 
     def _one(self, seg, i):
         _, n, w, blob = seg
-        return blob[i * w:(i + 1) * w].decode("ascii")
+        return blob[i * w : (i + 1) * w].decode("ascii")
 
     def _unpack(self, seg) -> Iterator:
         _, n, w, blob = seg
         text = blob.decode("ascii")
         for i in range(n):
-            yield text[i * w:(i + 1) * w]
+            yield text[i * w : (i + 1) * w]
 
     def sortable_from(self, start: int) -> None:
         """'MM-DD HH:MM:SS' -> 'MM-DDTHH:MM:SS' for the items from `start` on (the streamed fast path

@@ -39,8 +39,17 @@ from operator import gt, itemgetter
 
 from . import formats as F
 from .formats.vllm_v1 import FAST_BODY, FAST_FMT
-from .linereader import (BLOCK_LOOKAHEAD, BLOCK_LOOKBACK, CHUNK, MAX_LINE, NO_TAG, SourceReader, context_lines,
-                         is_block_start, prefix_shape)
+from .linereader import (
+    BLOCK_LOOKAHEAD,
+    BLOCK_LOOKBACK,
+    CHUNK,
+    MAX_LINE,
+    NO_TAG,
+    SourceReader,
+    context_lines,
+    is_block_start,
+    prefix_shape,
+)
 from .result import LogScan
 from .workers import big_pipe, extend_numeric
 
@@ -57,9 +66,13 @@ SELECT_WINDOWS, SELECT_WINDOW = 8, 64 << 10  # windows between head and tail sea
 # the alternation), the rates are taken loosely, then checked a whole buffer at a time (_rates_ok), and the
 # average rate (not used) is not captured. Eight groups: `split` gives the text between matches at every
 # ninth place (all empty: every line of the buffer is one of these) and each column as a C-level slice.
-_FASTG = re.compile(rb"(?m)^(\d+):([^S\n]*+(?:S(?!pecDecoding metrics: )[^S\n]*+)*+)" + FAST_BODY.replace(
-    rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)").replace(
-    rb"(\d+\.\d)%", rb"\d+\.\d%") + rb"[ \t\r]*\n")
+_FASTG = re.compile(
+    rb"(?m)^(\d+):([^S\n]*+(?:S(?!pecDecoding metrics: )[^S\n]*+)*+)"
+    + FAST_BODY.replace(rb"((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*)", rb"([0-9., ]+)").replace(
+        rb"(\d+\.\d)%", rb"\d+\.\d%"
+    )
+    + rb"[ \t\r]*\n"
+)
 _NG = 8
 assert _FASTG.groups == _NG
 # The same with the prefix taken as exactly as many bytes as the shape seen last (`.{L}`: no byte-by-byte
@@ -67,7 +80,7 @@ assert _FASTG.groups == _NG
 # prefixes are then checked for the message's literal (the general regex's prefix ends at its first
 # one) and against the shape's template (`prefixes`), so both regexes give the same rows.
 _MSG = b"SpecDecoding metrics: "
-_FAST_TAIL = _FASTG.pattern[_FASTG.pattern.index(_MSG):]
+_FAST_TAIL = _FASTG.pattern[_FASTG.pattern.index(_MSG) :]
 _SHAPED: dict[int, re.Pattern] = {}
 SHAPED_PAUSE = 8  # buffers read with the general regex after the shaped one missed a line
 
@@ -104,7 +117,7 @@ def _rates_ok(pp, ks) -> bool:
         return False
     i = lead.find(b"1")
     while i >= 0:  # 1.xxx must be 1.000
-        if blob[7 * i + 2:7 * i + 5] != b"000":
+        if blob[7 * i + 2 : 7 * i + 5] != b"000":
             return False
         i = lead.find(b"1", i + 1)
     return True
@@ -123,8 +136,12 @@ def probe_grep() -> None:
     exe = shutil.which("grep")
     if exe:
         try:
-            _probe = (exe, subprocess.Popen([exe, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE))
+            _probe = (
+                exe,
+                subprocess.Popen(
+                    [exe, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                ),
+            )
         except OSError:
             _probe = None
 
@@ -230,19 +247,22 @@ class _GrepScanner:
         shape_len = self.shape[0]
         if shape_len > 0 and self.shape[4] and not self.pause:
             parts = _shaped(shape_len).split(buf)
-            if not any(parts[0::_NG + 1]) and _MSG not in b"".join(parts[2::_NG + 1]) and \
-                    self.fast_rows([parts[i::_NG + 1] for i in range(1, _NG + 1)]):
+            if (
+                not any(parts[0 :: _NG + 1])
+                and _MSG not in b"".join(parts[2 :: _NG + 1])
+                and self.fast_rows([parts[i :: _NG + 1] for i in range(1, _NG + 1)])
+            ):
                 return
             self.pause = SHAPED_PAUSE  # (lines of another shape: the general regex for a while)
         elif self.pause:
             self.pause -= 1
         parts = _FASTG.split(buf)
-        if not any(parts[0::_NG + 1]) and self.fast_rows([parts[i::_NG + 1] for i in range(1, _NG + 1)]):
+        if not any(parts[0 :: _NG + 1]) and self.fast_rows([parts[i :: _NG + 1] for i in range(1, _NG + 1)]):
             return
         pos = 0  # mixed or unusual: walk the matches, other lines one by one
         for m in _FASTG.finditer(buf):
             if m.start() != pos:
-                self.slow_lines(buf[pos:m.start()])
+                self.slow_lines(buf[pos : m.start()])
             if not self.fast_rows([[g] for g in m.groups()]):
                 self.slow_lines(m.group(0))
             pos = m.end()
@@ -258,7 +278,7 @@ class _GrepScanner:
             return True
         acc = list(map(int, acc))
         dft = list(map(int, dft))
-        if any(map(gt, acc, dft)) or max(dft) > 10 ** 15:
+        if any(map(gt, acc, dft)) or max(dft) > 10**15:
             return False
         n = len(offs)
         widths = set(map(len, pp))
@@ -304,8 +324,16 @@ class _GrepScanner:
             fast["pp"].flush()
         fast["est"].extend(est)
         fast["est"].flush()
-        for c, vals in (("drafts", drafts), ("dft", dft), ("acc", acc), ("k", ks), ("mean", array("d", map(float, mean))),
-                        ("athr", array("d", map(float, athr))), ("dthr", array("d", map(float, dthr))), ("off", offs)):
+        for c, vals in (
+            ("drafts", drafts),
+            ("dft", dft),
+            ("acc", acc),
+            ("k", ks),
+            ("mean", array("d", map(float, mean))),
+            ("athr", array("d", map(float, athr))),
+            ("dthr", array("d", map(float, dthr))),
+            ("off", offs),
+        ):
             extend_numeric(fast, c, vals)
         self.n_fast += n
         return True
@@ -357,7 +385,7 @@ class _GrepScanner:
                 off = self.start + int(ln[:colon])
             except ValueError:
                 raise GrepFailed("unexpected grep output") from None
-            raw = ln[colon + 1:]
+            raw = ln[colon + 1 :]
             if off in self.done:
                 continue
             if any(h in raw for h in _HINTS) or is_block_start(raw):
@@ -401,8 +429,13 @@ class _GrepScanner:
             abs_ls = lo + pos
             if abs_ls >= a_hi:
                 break
-            if abs_ls not in self.done and abs_ls not in skip and abs_ls >= a_lo and _CAND in raw and \
-                    (is_block_start(raw) or edge and not any(h in raw for h in _LINE_LITS)):
+            if (
+                abs_ls not in self.done
+                and abs_ls not in skip
+                and abs_ls >= a_lo
+                and _CAND in raw
+                and (is_block_start(raw) or edge and not any(h in raw for h in _LINE_LITS))
+            ):
                 got: list = []
 
                 def ctx(data=data, pos=pos, le=le, got=got):
@@ -413,7 +446,7 @@ class _GrepScanner:
                 if tag is not NO_TAG or consumed:
                     self.done.add(abs_ls)
                     nxt = le + 1
-                    for n in (got[0][2] if got else ()):
+                    for n in got[0][2] if got else ():
                         if nxt >= le + 1 + consumed:
                             break
                         self.done.add(lo + nxt)
@@ -434,8 +467,9 @@ class _GrepScanner:
                 # A line the fast path read is the vLLM metrics format's: that format comes first and keeps
                 # it, so no block starts there (the dispatch would parse it only to give way: ~40 us a line)
                 i, j = (bisect_left(offs, a, self.fast_from) for a in (a_lo, a_hi))
-                self.blocks(self.pread(r, a_hi - r + BLOCK_LOOKAHEAD), r, _EDGE_BLOCK_IDS, a_lo, a_hi,
-                            frozenset(offs[i:j]))
+                self.blocks(
+                    self.pread(r, a_hi - r + BLOCK_LOOKAHEAD), r, _EDGE_BLOCK_IDS, a_lo, a_hi, frozenset(offs[i:j])
+                )
 
 
 def head_lines(fd: int, size: int) -> bytes:
@@ -444,12 +478,21 @@ def head_lines(fd: int, size: int) -> bytes:
     if len(data) == CHUNK and not data.endswith(b"\n") and size > CHUNK:
         more = os.pread(fd, min(MAX_LINE, size - CHUNK), CHUNK)
         nl = more.find(b"\n")
-        data += more[:nl + 1] if nl >= 0 else more
+        data += more[: nl + 1] if nl >= 0 else more
     return data
 
 
-def scan_range(fh, path: str, start: int, end: int, size: int, scan: LogScan, grep: str,
-               passes: list[str] | None = None, head: bool = True) -> None:
+def scan_range(
+    fh,
+    path: str,
+    start: int,
+    end: int,
+    size: int,
+    scan: LogScan,
+    grep: str,
+    passes: list[str] | None = None,
+    head: bool = True,
+) -> None:
     """Scan the lines that start in [start, end) of a plain file through `grep`; raise GrepFailed
     (with nothing added to `scan` that the caller keeps) when grep does not behave. Ctrl-C keeps the
     lines read before (KeyboardInterrupt goes on up once `scan` holds them)."""
@@ -496,8 +539,14 @@ def _start_grep(path: str, start: int, grep: str, literals: tuple[str, ...]) -> 
         for lit in literals:
             args += ["-e", lit]
         try:
-            proc = subprocess.Popen(args, stdin=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env={"LC_ALL": "C"}, preexec_fn=_grep_child)  # (grep is an absolute path)
+            proc = subprocess.Popen(
+                args,
+                stdin=src,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={"LC_ALL": "C"},
+                preexec_fn=_grep_child,
+            )  # (grep is an absolute path)
         except OSError as exc:
             raise GrepFailed(str(exc)) from None
     finally:
@@ -517,8 +566,15 @@ def _end_grep(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _grep_pass(g: _GrepScanner, path: str, start: int, end: int, grep: str, literals: tuple[str, ...],
-               proc: subprocess.Popen | None = None) -> None:
+def _grep_pass(
+    g: _GrepScanner,
+    path: str,
+    start: int,
+    end: int,
+    grep: str,
+    literals: tuple[str, ...],
+    proc: subprocess.Popen | None = None,
+) -> None:
     """One grep pass over [start, end) (`proc`: its grep, started already)."""
     scan = g.scan
     if proc is None:
@@ -539,9 +595,11 @@ def _grep_pass(g: _GrepScanner, path: str, start: int, end: int, grep: str, lite
                 if nl < 0:
                     skipping += len(data)
                     continue
-                scan.note(f"{path}: a line of {skipping + nl} bytes without a newline was skipped (longer than "
-                          f"{MAX_LINE} bytes)")
-                skipping, data = 0, data[nl + 1:]
+                scan.note(
+                    f"{path}: a line of {skipping + nl} bytes without a newline was skipped (longer than "
+                    f"{MAX_LINE} bytes)"
+                )
+                skipping, data = 0, data[nl + 1 :]
             buf = carry + data if carry else data
             cut = buf.rfind(b"\n") + 1
             if cut == 0:
@@ -556,10 +614,10 @@ def _grep_pass(g: _GrepScanner, path: str, start: int, end: int, grep: str, lite
                 skipping, carry = len(carry) - carry.find(b":") - 1, b""
             # the lines from `end` on belong to the next range: stop there
             last = buf.rfind(b"\n", 0, len(buf) - 1) + 1
-            if int(buf[last:buf.index(b":", last)]) >= limit:
+            if int(buf[last : buf.index(b":", last)]) >= limit:
                 keep = 0
                 for ln in buf.split(b"\n"):
-                    if not ln or int(ln[:ln.index(b":")]) >= limit:
+                    if not ln or int(ln[: ln.index(b":")]) >= limit:
                         break
                     keep += len(ln) + 1
                 g.block(_cap(buf[:keep], scan, path))
@@ -594,8 +652,10 @@ def _cap(buf: bytes, scan: LogScan, path: str) -> bytes:
     keep = []
     for ln in buf.split(b"\n"):
         if len(ln) > MAX_LINE + 24:
-            scan.note(f"{path}: a line of {len(ln) - ln.find(b':') - 1} bytes without a newline was skipped "
-                      f"(longer than {MAX_LINE} bytes)")
+            scan.note(
+                f"{path}: a line of {len(ln) - ln.find(b':') - 1} bytes without a newline was skipped "
+                f"(longer than {MAX_LINE} bytes)"
+            )
             continue
         keep.append(ln)
     return b"\n".join(keep)

@@ -9,7 +9,6 @@ and summed. Meanings: shared/reference/engine-logs.md.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,9 +46,14 @@ class Scrape:
         return self.engines.setdefault(label, {"pos": {}})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "series": self.series,
-                "engines": {k: {kk: (dict(vv) if isinstance(vv, dict) else vv) for kk, vv in v.items()}
-                            for k, v in self.engines.items()}}
+        return {
+            "source": self.source,
+            "series": self.series,
+            "engines": {
+                k: {kk: (dict(vv) if isinstance(vv, dict) else vv) for kk, vv in v.items()}
+                for k, v in self.engines.items()
+            },
+        }
 
 
 def _base(name: str) -> str:
@@ -128,8 +132,10 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
         return rows, notes, table
     last = scrapes[-1]
     if len(scrapes) == 1:
-        notes.append("one scrape: vLLM counters cover everything since the server started "
-                     "(scrape twice with --window for a recent interval)")
+        notes.append(
+            "one scrape: vLLM counters cover everything since the server started "
+            "(scrape twice with --window for a recent interval)"
+        )
         pairs = {lab: (e, True) for lab, e in last.engines.items()}
     else:
         notes.append(f"{len(scrapes)} scrapes: the interval between the first and the last")
@@ -139,8 +145,10 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
             prev = first.engines.get(lab, {"pos": {}})
             d, ok = _delta(prev, e)
             if not ok:
-                notes.append(f"engine {lab or '0'}: a counter went down between scrapes (restart?); "
-                             "using the last scrape since start")
+                notes.append(
+                    f"engine {lab or '0'}: a counter went down between scrapes (restart?); "
+                    "using the last scrape since start"
+                )
                 d = e
             pairs[lab] = (d, True)
     for lab, (e, _) in sorted(pairs.items()):
@@ -158,23 +166,50 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
             if drafts and e["pos"]:
                 pp = tuple(e["pos"].get(i, 0.0) / drafts for i in range(max(e["pos"]) + 1))
             # counters are never negative or infinite, and never accept more than was drafted
-            sane = all(v is None or (math.isfinite(v) and v >= 0) for v in (drafts, drafted, accepted)) \
-                and (drafted is None or accepted is None or accepted <= drafted) and all(0.0 <= r <= 1.0 for r in pp)
+            sane = (
+                all(v is None or (math.isfinite(v) and v >= 0) for v in (drafts, drafted, accepted))
+                and (drafted is None or accepted is None or accepted <= drafted)
+                and all(0.0 <= r <= 1.0 for r in pp)
+            )
             if not sane:
-                notes.append(f"{name}: implausible counter values (negative, infinite, or more accepted than "
-                             "drafted); ignored")
+                notes.append(
+                    f"{name}: implausible counter values (negative, infinite, or more accepted than drafted); ignored"
+                )
             elif drafts is not None and drafts > 0 and accepted is not None:
-                rows.append(("vllm-metrics", src, None, None, f"metrics {name}", drafts,
-                             int(drafted) if drafted is not None else None, int(accepted), k, pp,
-                             1.0 + accepted / drafts, None, None, None, None, est))
-            table[name] = {"drafts": drafts, "draft_tokens": drafted, "accepted": accepted,
-                           "per_position_counts": [e["pos"][i] for i in sorted(e["pos"])]}
+                rows.append(
+                    (
+                        "vllm-metrics",
+                        src,
+                        None,
+                        None,
+                        f"metrics {name}",
+                        drafts,
+                        int(drafted) if drafted is not None else None,
+                        int(accepted),
+                        k,
+                        pp,
+                        1.0 + accepted / drafts,
+                        None,
+                        None,
+                        None,
+                        None,
+                        est,
+                    )
+                )
+            table[name] = {
+                "drafts": drafts,
+                "draft_tokens": drafted,
+                "accepted": accepted,
+                "per_position_counts": [e["pos"][i] for i in sorted(e["pos"])],
+            }
         if "v0_rate" in e or "v0_efficiency" in e:
             row = {"draft_acceptance_rate": e.get("v0_rate"), "system_efficiency": e.get("v0_efficiency")}
             if e.get("v0_efficiency") is not None and k_hint:
                 row["tau"] = e["v0_efficiency"] * (k_hint + 1)  # efficiency = emitted / (drafts·(k+1))
-            notes.append(f"{name}: vLLM V0 gauges only (acceptance rate, efficiency)"
-                         + ("; τ = efficiency·(k+1)" if k_hint else "; give k to turn efficiency into τ"))
+            notes.append(
+                f"{name}: vLLM V0 gauges only (acceptance rate, efficiency)"
+                + ("; τ = efficiency·(k+1)" if k_hint else "; give k to turn efficiency into τ")
+            )
             table.setdefault(name, {}).update(row)
         if "sgl_len" in e and not (math.isfinite(e["sgl_len"]) and e["sgl_len"] >= 1.0):
             notes.append(f"{name}: SGLang spec_accept_length {e['sgl_len']} is below 1 or not a number; ignored")
@@ -182,13 +217,33 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
             verify = e.get("sgl_verify")
             weight = verify if verify and verify > 0 else 1.0
             k = k_hint
-            rows.append(("sglang-metrics", src, None, None, f"metrics {name}", float(weight), None,
-                         (e["sgl_len"] - 1.0) * weight, k, (), e["sgl_len"], None, None, None, None,
-                         True))
-            notes.append(f"{name}: SGLang `spec_accept_length` is a gauge of the last decode-log interval, "
-                         "not a total" + ("" if verify else "; with no verify-call counter it carries no weight"))
-            table.setdefault(name, {}).update({"accept_length": e["sgl_len"], "accept_rate": e.get("sgl_rate"),
-                                               "verify_calls": verify})
+            rows.append(
+                (
+                    "sglang-metrics",
+                    src,
+                    None,
+                    None,
+                    f"metrics {name}",
+                    float(weight),
+                    None,
+                    (e["sgl_len"] - 1.0) * weight,
+                    k,
+                    (),
+                    e["sgl_len"],
+                    None,
+                    None,
+                    None,
+                    None,
+                    True,
+                )
+            )
+            notes.append(
+                f"{name}: SGLang `spec_accept_length` is a gauge of the last decode-log interval, "
+                "not a total" + ("" if verify else "; with no verify-call counter it carries no weight")
+            )
+            table.setdefault(name, {}).update(
+                {"accept_length": e["sgl_len"], "accept_rate": e.get("sgl_rate"), "verify_calls": verify}
+            )
     if len(pairs) > 1:
         notes.append(f"{len(pairs)} engine labels: kept apart in the table and summed in the totals")
     return rows, notes, table
@@ -210,6 +265,7 @@ def read_source(source: str, timeout: float = 10.0) -> str:
         if data[:2] == b"\x1f\x8b":  # inflate at most the cap: a gzip bomb must not take gigabytes
             import io
             import zlib
+
             try:
                 with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
                     data = gz.read(MAX_BYTES + 1)

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 # Below this many drafts, per-position zeros are noise (reference: root-causes.md).
 MIN_DRAFTS = 200
 # A token count above this in one interval is not a measurement (SECURITY.md: a forged or damaged line).
-MAX_COUNT = 10 ** 15
+MAX_COUNT = 10**15
 
 
 class Row(NamedTuple):
@@ -76,7 +76,7 @@ class SpecInterval:
     per_request: bool = False  # a per-request average (each request weighted equally), not drafts-weighted
 
     @classmethod
-    def from_row(cls, row: Row) -> "SpecInterval":
+    def from_row(cls, row: Row) -> SpecInterval:
         return cls(*row[:9], pp_tuple(row[9]), *row[10:])
 
     @property

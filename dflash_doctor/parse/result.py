@@ -25,7 +25,7 @@ FAST_FMT = "vllm-v1-0.10.2"
 RUN_COLS = ("src", "no", "tag", "est")  # the same value for long runs of lines (packed.PackedRuns)
 MAX_EXAMPLES = 20
 JUMP_FACTOR = 1000  # an interval drafting this many times the engine's median is not a measurement…
-JUMP_FLOOR = 10 ** 7  # …when it also drafts more tokens than this (far beyond a node's 10 s of work)
+JUMP_FLOOR = 10**7  # …when it also drafts more tokens than this (far beyond a node's 10 s of work)
 
 Meta = tuple  # (source, line_no, timestamp, engine tag, byte offset)
 
@@ -97,15 +97,18 @@ class LogScan:
     def all_rows(self) -> list[Row]:
         """Every interval as a Row, in file order (sources in scan order)."""
         f = self.fast
-        fast = [Row(FAST_FMT, src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, None, off, est)
-                for src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, off, est in zip(*(f[c] for c in FAST_COLS))]
+        fast = [
+            Row(FAST_FMT, src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, None, off, est)
+            for src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, off, est in zip(*(f[c] for c in FAST_COLS))
+        ]
         if not self.rows:
             return fast
         if not fast:
             return list(self.rows)
         order = {s: i for i, s in enumerate(self.sources)}
-        return sorted(self.rows + fast, key=lambda r: (order.get(r.source, 0),
-                                                       r.offset if r.offset is not None else float("inf")))
+        return sorted(
+            self.rows + fast, key=lambda r: (order.get(r.source, 0), r.offset if r.offset is not None else float("inf"))
+        )
 
     def keep(self, pred) -> None:
         """Keep only the intervals whose timestamp satisfies pred."""
@@ -123,8 +126,9 @@ class LogScan:
         if text not in self.notes:
             self.notes.append(text)
 
-    def bad(self, source: str, line_no: int | None, offset: int | None, reason: str, text: str,
-            rejected: bool = False) -> None:
+    def bad(
+        self, source: str, line_no: int | None, offset: int | None, reason: str, text: str, rejected: bool = False
+    ) -> None:
         self.malformed_count += 1
         self.rejected_count += rejected
         if len(self.malformed) < MAX_EXAMPLES:
@@ -134,8 +138,15 @@ class LogScan:
         """A format's literal inside another message (a prompt, a JSON string, a command): not a metrics line."""
         self.foreign_count += 1
         if len(self.foreign) < MAX_EXAMPLES:
-            self.foreign.append(Malformed(source, line_no, f"`{literal}` inside another message (not the engine's "
-                                          "own metrics line): ignored", redact_text(text.strip()[:300]), offset))
+            self.foreign.append(
+                Malformed(
+                    source,
+                    line_no,
+                    f"`{literal}` inside another message (not the engine's own metrics line): ignored",
+                    redact_text(text.strip()[:300]),
+                    offset,
+                )
+            )
 
     def salvage(self, item: Salvage) -> None:
         self.salvaged_count += 1
@@ -164,8 +175,12 @@ class LogScan:
         for fid in dict.fromkeys(fids for fids, _, _ in pending):
             items = [(rec, meta) for f, rec, meta in pending if f == fid]
             F.BY_ID[fid].finish(items, _Finish(self, fid, items))
-        self.rows.sort(key=lambda r: (self.sources.index(r.source) if r.source in self.sources else 0,
-                                      r.offset if r.offset is not None else -1))
+        self.rows.sort(
+            key=lambda r: (
+                self.sources.index(r.source) if r.source in self.sources else 0,
+                r.offset if r.offset is not None else -1,
+            )
+        )
 
 
 class _Finish:
@@ -185,8 +200,11 @@ class _Finish:
         if key not in self._known:
             from collections import Counter
 
-            c = Counter(r.k for r in self.scan.rows if r.source == source and r.engine == engine and r.k
-                        and r.fmt.startswith("vllm-v1") and r.per_position)
+            c = Counter(
+                r.k
+                for r in self.scan.rows
+                if r.source == source and r.engine == engine and r.k and r.fmt.startswith("vllm-v1") and r.per_position
+            )
             f = self.scan.fast
             c.update(k for s, t, k in zip(f["src"], f["tag"], f["k"]) if s == source and t == engine and k)
             self._known[key] = c.most_common(1)[0][0] if c else None
@@ -227,10 +245,27 @@ def add_row(scan: LogScan, r: dict, meta: Meta) -> None:
     if r.pop("normalised", False):
         scan.mean_normalised += 1
     source, no, ts, engine, off = meta
-    scan.rows.append(Row(r["fmt"], source, no, ts, engine, r.get("drafts"), r.get("drafted"), r.get("accepted"),
-                         r.get("k"), r.get("per_position", ()), r.get("printed_mean"), r.get("accepted_throughput"),
-                         r.get("drafted_throughput"), r.get("emitted"), off, bool(r.get("estimated")),
-                         bool(r.get("per_request"))))
+    scan.rows.append(
+        Row(
+            r["fmt"],
+            source,
+            no,
+            ts,
+            engine,
+            r.get("drafts"),
+            r.get("drafted"),
+            r.get("accepted"),
+            r.get("k"),
+            r.get("per_position", ()),
+            r.get("printed_mean"),
+            r.get("accepted_throughput"),
+            r.get("drafted_throughput"),
+            r.get("emitted"),
+            off,
+            bool(r.get("estimated")),
+            bool(r.get("per_request")),
+        )
+    )
 
 
 def finish_source(scan: LogScan, source: str, first_row: int) -> None:
@@ -263,16 +298,20 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
     scan.rows[first_row:] = tail
     scan.fast["ts"].compact()  # (the times in one piece: the aggregation reads them in place)
     if scan.salvaged_count:
-        shown = "; ".join(f"{s.where} ({s.fmt}): missing {s.missing}" + (f" — {s.derived}" if s.derived else "")
-                          for s in scan.salvaged[:3])
+        shown = "; ".join(
+            f"{s.where} ({s.fmt}): missing {s.missing}" + (f" — {s.derived}" if s.derived else "")
+            for s in scan.salvaged[:3]
+        )
         more = f" (and {scan.salvaged_count - 3} more)" if scan.salvaged_count > 3 else ""
         scan.notes = [n for n in scan.notes if not n.startswith("salvaged ")]
         scan.note(f"salvaged {scan.salvaged_count} incomplete metrics line(s) or block(s): {shown}{more}")
     if scan.foreign_count:
         scan.notes = [n for n in scan.notes if "inside another message" not in n]
         ex = scan.foreign[0]
-        scan.note(f"{scan.foreign_count} metrics-like text(s) inside another message (a prompt, a JSON string, an "
-                  f"echoed command) were not taken as metrics lines, e.g. {ex.where if ex.line_no or ex.offset else ex.source}")
+        scan.note(
+            f"{scan.foreign_count} metrics-like text(s) inside another message (a prompt, a JSON string, an "
+            f"echoed command) were not taken as metrics lines, e.g. {ex.where if ex.line_no or ex.offset else ex.source}"
+        )
 
 
 _CUMULATIVE = {"vllm-v0", "llamacpp-statistics"}
@@ -299,8 +338,9 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
     """An interval drafting orders of magnitude more than the engine's others is not a measurement:
     rejected as forged or damaged (see JUMP_FACTOR, JUMP_FLOOR)."""
     f = scan.fast
-    if not any(r.drafted is not None and r.drafted > JUMP_FLOOR for r in scan.rows[first_row:]) and \
-            (not len(f["dft"]) or _col_max(f["dft"]) <= JUMP_FLOOR):
+    if not any(r.drafted is not None and r.drafted > JUMP_FLOOR for r in scan.rows[first_row:]) and (
+        not len(f["dft"]) or _col_max(f["dft"]) <= JUMP_FLOOR
+    ):
         return  # (the usual case, decided at C speed: nothing near the floor)
     series: dict = {}
     for i in range(first_row, len(scan.rows)):
@@ -322,14 +362,28 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
                 (drop_rows if kind == "r" else drop_fast).add(i)
     for i in sorted(drop_rows):
         r = scan.rows[i]
-        scan.bad(r.source, r.line_no, r.offset, f"absurd numbers: {r.drafted} tokens drafted in one interval, more than "
-                 f"{JUMP_FACTOR}× this engine's other intervals", "", rejected=True)
+        scan.bad(
+            r.source,
+            r.line_no,
+            r.offset,
+            f"absurd numbers: {r.drafted} tokens drafted in one interval, more than "
+            f"{JUMP_FACTOR}× this engine's other intervals",
+            "",
+            rejected=True,
+        )
     if drop_rows:
         scan.rows = [r for i, r in enumerate(scan.rows) if i not in drop_rows]
     if drop_fast:
         for i in sorted(drop_fast):
-            scan.bad(f["src"][i], f["no"][i], f["off"][i], f"absurd numbers: {f['dft'][i]} tokens drafted in one "
-                     f"interval, more than {JUMP_FACTOR}× this engine's other intervals", "", rejected=True)
+            scan.bad(
+                f["src"][i],
+                f["no"][i],
+                f["off"][i],
+                f"absurd numbers: {f['dft'][i]} tokens drafted in one "
+                f"interval, more than {JUMP_FACTOR}× this engine's other intervals",
+                "",
+                rejected=True,
+            )
         keep_fast(f, [i for i in range(len(f["ts"])) if i not in drop_fast])
 
 
@@ -344,5 +398,7 @@ def _supersede(scan: LogScan, source: str) -> None:
         if moved:
             scan.shadowed.extend(moved)
             scan.rows = [r for r in scan.rows if not (r.source == source and r.fmt in gone)]
-            scan.note(f"{source}: {len(moved)} {F.BY_FMT[moved[0].fmt].label} row(s) set aside: the "
-                      f"{fmt.label} lines count the same drafts exactly")
+            scan.note(
+                f"{source}: {len(moved)} {F.BY_FMT[moved[0].fmt].label} row(s) set aside: the "
+                f"{fmt.label} lines count the same drafts exactly"
+            )

@@ -13,8 +13,9 @@ import io
 import os
 import sys
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO, Iterable
+from typing import IO
 
 COUNT_LINES_BELOW = 64 << 20  # regular files larger than this are addressed by byte offset
 HEAD = 1 << 16
@@ -147,9 +148,13 @@ class _Transcode(io.RawIOBase):
         super().close()
 
 
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32 LE"), (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32 BE"),
-         (codecs.BOM_UTF8, None, "UTF-8 with a BOM"), (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16 LE"),
-         (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16 BE"))
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32 LE"),
+    (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32 BE"),
+    (codecs.BOM_UTF8, None, "UTF-8 with a BOM"),
+    (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16 LE"),
+    (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16 BE"),
+)
 
 
 def detect(head: bytes) -> tuple[str | None, int, bool, str | None]:
@@ -157,7 +162,7 @@ def detect(head: bytes) -> tuple[str | None, int, bool, str | None]:
     enc, skip, what = None, 0, None
     for bom, e, name in _BOMS:
         if head.startswith(bom):
-            body = head[len(bom):len(bom) + 4096]
+            body = head[len(bom) : len(bom) + 4096]
             # a log is mostly ASCII: in UTF-16 half its bytes are NUL, in UTF-32 three quarters. Bytes that
             # merely start like a BOM (a damaged or binary file) keep being read as they are.
             if e and e.startswith("utf-16") and body.count(0) < 0.2 * len(body):
@@ -169,11 +174,17 @@ def detect(head: bytes) -> tuple[str | None, int, bool, str | None]:
     if what is None and len(head) >= 16:
         sample = head[:4096]
         n = len(sample) // 4 * 4
-        if n and sample[1:n:4].count(0) + sample[2:n:4].count(0) + sample[3:n:4].count(0) > 0.9 * (3 * n // 4) \
-                and sample[0:n:4].count(0) < 0.1 * (n // 4):
+        if (
+            n
+            and sample[1:n:4].count(0) + sample[2:n:4].count(0) + sample[3:n:4].count(0) > 0.9 * (3 * n // 4)
+            and sample[0:n:4].count(0) < 0.1 * (n // 4)
+        ):
             enc, what = "utf-32-le", "UTF-32 LE (no byte-order mark)"
-        elif n and sample[0:n:4].count(0) + sample[1:n:4].count(0) + sample[2:n:4].count(0) > 0.9 * (3 * n // 4) \
-                and sample[3:n:4].count(0) < 0.1 * (n // 4):
+        elif (
+            n
+            and sample[0:n:4].count(0) + sample[1:n:4].count(0) + sample[2:n:4].count(0) > 0.9 * (3 * n // 4)
+            and sample[3:n:4].count(0) < 0.1 * (n // 4)
+        ):
             enc, what = "utf-32-be", "UTF-32 BE (no byte-order mark)"
         else:
             odd, even = sample[1::2].count(0), sample[0::2].count(0)
@@ -203,8 +214,10 @@ def detect(head: bytes) -> tuple[str | None, int, bool, str | None]:
             if exc.start < len(head) - 4:  # (not just a character cut at the end of the head)
                 try:
                     head.decode("cp1252")
-                    notes.append("not UTF-8 (a single-byte encoding such as Latin-1/CP1252?): ASCII text read as is, "
-                                 "other bytes replaced")
+                    notes.append(
+                        "not UTF-8 (a single-byte encoding such as Latin-1/CP1252?): ASCII text read as is, "
+                        "other bytes replaced"
+                    )
                 except UnicodeDecodeError:
                     pass
     return enc, skip, cr, ("; ".join(notes) or None)

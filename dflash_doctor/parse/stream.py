@@ -51,7 +51,7 @@ class Scanner(SourceReader):
         return lambda: context_lines(self, buf[:end], ls, le, back=self.prev_tail())
 
     def prev_tail(self) -> bytes:
-        return self.prev_buf[max(0, self.prev_stop - (64 << 10)):self.prev_stop]
+        return self.prev_buf[max(0, self.prev_stop - (64 << 10)) : self.prev_stop]
 
     def process(self, buf: bytes, base: int, end: int, eof: bool) -> int:
         """Handle the complete lines in buf[:end]; return where processing stopped (a block that
@@ -66,7 +66,8 @@ class Scanner(SourceReader):
         fast = _FAST.match
         F_ = self.scan.fast
         a_src, a_no, a_ts, a_tag, a_d, a_dft, a_acc, a_k, a_pp, a_mean, a_athr, a_dthr, a_off, a_est = (
-            F_[c].append for c in FAST_COLS)
+            F_[c].append for c in FAST_COLS
+        )
         source, count = self.source, self.count_lines
         shape_len, shape_head, shape_tail, ts_a, ts_b, tag, ok = -1, b"", b"", 0, 0, None, False
         stop = end
@@ -90,7 +91,7 @@ class Scanner(SourceReader):
                         self._new_tag(tag, buf, end)
                 mean, athr, dthr, acc, dft, pp, _rate = m.groups()
                 acc, dft = int(acc), int(dft)
-                if ok and acc <= dft and dft <= 10 ** 15:
+                if ok and acc <= dft and dft <= 10**15:
                     ts = prefix[ts_a:ts_b].decode() if ts_b else None
                     k = pp.count(b",") + 1
                     no = None
@@ -103,8 +104,19 @@ class Scanner(SourceReader):
                     else:
                         tot = sum(float(x) for x in pp.split(b","))
                         drafts, est = (acc / tot if tot else dft / k), True
-                    a_src(source); a_no(no); a_ts(ts); a_tag(tag); a_d(drafts); a_dft(dft); a_acc(acc); a_k(k)
-                    a_pp(pp); a_mean(float(mean)); a_athr(float(athr)); a_dthr(float(dthr)); a_off(base + ls)
+                    a_src(source)
+                    a_no(no)
+                    a_ts(ts)
+                    a_tag(tag)
+                    a_d(drafts)
+                    a_dft(dft)
+                    a_acc(acc)
+                    a_k(k)
+                    a_pp(pp)
+                    a_mean(float(mean))
+                    a_athr(float(athr))
+                    a_dthr(float(dthr))
+                    a_off(base + ls)
                     a_est(est)
                     n_fast += 1
                     seen.add(ls)
@@ -147,8 +159,9 @@ class Scanner(SourceReader):
                     seen.add(ls)
                     no = (self.line_base + buf.count(b"\n", 0, ls) + 1) if count else None
                     raw = buf[ls:le]
-                    line_tag, consumed = self.dispatch(self.decode(raw), no, base + ls,
-                                                       self._context(buf, stop, ls, le))
+                    line_tag, consumed = self.dispatch(
+                        self.decode(raw), no, base + ls, self._context(buf, stop, ls, le)
+                    )
                     if line_tag is not NO_TAG and line_tag not in self.tags:
                         self._new_tag(line_tag, buf, end)
                     if consumed:
@@ -178,8 +191,9 @@ def _mark_block(buf: bytes, ls: int, le: int, seen: set) -> None:
         p = q + 1
 
 
-def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = True, base: int = 0,
-                part: bool = False) -> LogScan:
+def scan_stream(
+    fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = True, base: int = 0, part: bool = False
+) -> LogScan:
     """Scan a binary stream into `scan`. Errors from a damaged stream (truncated gzip) become notes;
     what was read before them is kept. `part`: one byte range of a file scanned in parallel (the
     caller finishes the whole file). Ctrl-C keeps what was read: the source is finished with it and
@@ -198,8 +212,10 @@ def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = T
             try:
                 data = fh.read(CHUNK)
             except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                scan.note(f"{source}: compressed stream is damaged or truncated after {total} bytes ({exc}); "
-                          "the part before it was parsed")
+                scan.note(
+                    f"{source}: compressed stream is damaged or truncated after {total} bytes ({exc}); "
+                    "the part before it was parsed"
+                )
                 data = b""
             except UnicodeError as exc:
                 scan.note(f"{source}: could not be decoded after {total} bytes ({exc}); the part before it was parsed")
@@ -222,7 +238,7 @@ def scan_stream(fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = T
                 skipping += nl
                 long_line(scan, source, skipping)
                 base += nl + 1
-                data = data[nl + 1:]
+                data = data[nl + 1 :]
                 skipping = 0
                 if count_lines:
                     sc.line_base += 1
@@ -284,8 +300,10 @@ def input_notes(scan: LogScan, source: str, total: int, head: bytes, replacement
         return
     nul = head.count(b"\x00")
     if nul:
-        scan.note(f"{source}: contains NUL bytes ({nul} in the first {len(head)} bytes): binary or damaged; "
-                  "text lines around them were still parsed")
+        scan.note(
+            f"{source}: contains NUL bytes ({nul} in the first {len(head)} bytes): binary or damaged; "
+            "text lines around them were still parsed"
+        )
     elif head and sum(1 for b in head[:4096] if b < 9 or 13 < b < 32) > 0.05 * min(len(head), 4096):
         scan.note(f"{source}: looks binary (many control bytes); text lines in it were still parsed")
     if replacements:

@@ -20,7 +20,7 @@ import selectors
 import signal
 import time
 from array import array
-from typing import Callable
+from collections.abc import Callable
 
 from .packed import PackedRates, PackedRuns, PackedText
 from .records import Malformed, Row, Salvage
@@ -105,20 +105,52 @@ def _extend_fast(scan: LogScan, c: str, v) -> None:
 def pack(part: LogScan) -> tuple:
     """A part's results as plain data for marshal."""
     st = part.startup
-    return ([tuple(r) for r in part.rows], _pack_fast(part.fast),
-            [(m.source, m.line_no, m.reason, m.text, m.offset, m.rejected) for m in part.malformed],
-            part.malformed_count, part.rejected_count,
-            [(m.source, m.line_no, m.reason, m.text, m.offset) for m in part.foreign], part.foreign_count,
-            [(s.source, s.line_no, s.offset, s.fmt, s.missing, s.derived) for s in part.salvaged], part.salvaged_count,
-            part.notes, part.formats, part.candidate_lines, part.mean_normalised, part.replacements,
-            [(fid, rec, tuple(meta)) for fid, rec, meta in part.deferred], part.alternatives,
-            {k: getattr(st, k) for k in st.__dataclass_fields__}, part.bytes, part.interrupted)
+    return (
+        [tuple(r) for r in part.rows],
+        _pack_fast(part.fast),
+        [(m.source, m.line_no, m.reason, m.text, m.offset, m.rejected) for m in part.malformed],
+        part.malformed_count,
+        part.rejected_count,
+        [(m.source, m.line_no, m.reason, m.text, m.offset) for m in part.foreign],
+        part.foreign_count,
+        [(s.source, s.line_no, s.offset, s.fmt, s.missing, s.derived) for s in part.salvaged],
+        part.salvaged_count,
+        part.notes,
+        part.formats,
+        part.candidate_lines,
+        part.mean_normalised,
+        part.replacements,
+        [(fid, rec, tuple(meta)) for fid, rec, meta in part.deferred],
+        part.alternatives,
+        {k: getattr(st, k) for k in st.__dataclass_fields__},
+        part.bytes,
+        part.interrupted,
+    )
 
 
 def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
     """Add one part's packed results to scan (call in file order)."""
-    (rows, fast, bad, bad_count, rejected, foreign, foreign_count, salv, salv_count, notes, formats, cand, norm,
-     repl, deferred, alts, st, nbytes, interrupted) = payload
+    (
+        rows,
+        fast,
+        bad,
+        bad_count,
+        rejected,
+        foreign,
+        foreign_count,
+        salv,
+        salv_count,
+        notes,
+        formats,
+        cand,
+        norm,
+        repl,
+        deferred,
+        alts,
+        st,
+        nbytes,
+        interrupted,
+    ) = payload
     scan.rows.extend(Row(*r) for r in rows)
     for c in FAST_COLS:
         _extend_fast(scan, c, fast[c])

@@ -118,8 +118,10 @@ def parse_drafter_config(cfg: dict, num_target_layers: int | None = None) -> Dra
         notes.append("rope_scaling present in the drafter config: ignored by the probe (plain RoPE)")
     mask = _pick(cfg, dcfg, "mask_token_id")
     if mask is None:
-        raise UsageError("drafter config has no mask_token_id (dflash_config.mask_token_id)",
-                         hint="the probe never guesses the mask token")
+        raise UsageError(
+            "drafter config has no mask_token_id (dflash_config.mask_token_id)",
+            hint="the probe never guesses the mask token",
+        )
     ntl = _pick(cfg, dcfg, "num_target_layers", num_target_layers)
     ids = _pick(cfg, dcfg, "target_layer_ids")
     if ids is None:
@@ -130,13 +132,24 @@ def parse_drafter_config(cfg: dict, num_target_layers: int | None = None) -> Dra
     block = _pick(cfg, dcfg, "block_size")
     types, window = _layer_types(cfg, dcfg, n_layers, notes)
     return DrafterConfig(
-        hidden_size=hidden, num_hidden_layers=n_layers, num_attention_heads=heads, num_key_value_heads=kv,
-        head_dim=head_dim, intermediate_size=inter, vocab_size=vocab,
-        rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)), rope_theta=float(rope),
-        block_size=int(block) if block else None, mask_token_id=int(mask),
-        target_layer_ids=tuple(int(i) for i in ids), layer_types=types, sliding_window=window,
-        is_causal=bool(cfg.get("is_causal", False)), num_target_layers=int(ntl) if ntl else None,
-        notes=tuple(notes))
+        hidden_size=hidden,
+        num_hidden_layers=n_layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=inter,
+        vocab_size=vocab,
+        rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
+        rope_theta=float(rope),
+        block_size=int(block) if block else None,
+        mask_token_id=int(mask),
+        target_layer_ids=tuple(int(i) for i in ids),
+        layer_types=types,
+        sliding_window=window,
+        is_causal=bool(cfg.get("is_causal", False)),
+        num_target_layers=int(ntl) if ntl else None,
+        notes=tuple(notes),
+    )
 
 
 def load_drafter_config(path: str | Path) -> DrafterConfig:

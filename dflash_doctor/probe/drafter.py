@@ -159,8 +159,14 @@ class DFlashDrafter(nn.Module):
             out.append(memo[key])
         return out
 
-    def forward(self, block_embeds: torch.Tensor, ctx_features: torch.Tensor, start: int,
-                cache: ContextCache | None = None, swa: bool = True) -> torch.Tensor:
+    def forward(
+        self,
+        block_embeds: torch.Tensor,
+        ctx_features: torch.Tensor,
+        start: int,
+        cache: ContextCache | None = None,
+        swa: bool = True,
+    ) -> torch.Tensor:
         """Hidden states for the block (after the final norm).
 
         block_embeds: [b, B, hidden] target embeddings of [last verified token, MASK...];
@@ -211,17 +217,21 @@ def load_drafter(path: str | Path, cfg: DrafterConfig, device: str = "cpu", dtyp
             with safe_open(str(f), framework="pt") as fh:
                 for name in fh.keys():
                     # some exports prefix the names ("model." ); strip one known prefix
-                    key = name[len("model."):] if name.startswith("model.") and name not in expected else name
+                    key = name[len("model.") :] if name.startswith("model.") and name not in expected else name
                     if key in expected:
                         got[key] = fh.get_tensor(name)
         except Exception as exc:  # safetensors raises several types for corrupt headers
             raise UsageError(f"cannot read drafter weights {f}: {exc}") from None
     missing = sorted(set(expected) - set(got))
     if missing:
-        raise UsageError(f"drafter weights lack {len(missing)} tensor(s), e.g. {missing[:3]}",
-                         hint="is this a DFlash drafter checkpoint?")
+        raise UsageError(
+            f"drafter weights lack {len(missing)} tensor(s), e.g. {missing[:3]}",
+            hint="is this a DFlash drafter checkpoint?",
+        )
     for k, t in got.items():
         if tuple(t.shape) != tuple(expected[k].shape):
-            raise UsageError(f"drafter tensor {k} has shape {tuple(t.shape)}, the config implies {tuple(expected[k].shape)}")
+            raise UsageError(
+                f"drafter tensor {k} has shape {tuple(t.shape)}, the config implies {tuple(expected[k].shape)}"
+            )
     model.load_state_dict(got, strict=True)
     return model.to(device=device, dtype=dtype).eval()

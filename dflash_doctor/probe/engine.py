@@ -19,11 +19,13 @@ from .target import Target
 
 END_RULES = {
     "reference": "reference (published snapshot): a full block is drafted at every step, the last one "
-                 "included, and every step is counted",
+    "included, and every step is counted",
     "budget": "budget (newer reference): the last block is cut to the remaining token budget",
 }
-SAMPLING_RULE = ("reference sampling: drafts sampled from the drafter at temperature T, the target's token "
-                 "sampled at each position at T, drafts accepted while they equal the target's samples")
+SAMPLING_RULE = (
+    "reference sampling: drafts sampled from the drafter at temperature T, the target's token "
+    "sampled at each position at T, drafts accepted while they equal the target's samples"
+)
 
 
 @dataclass
@@ -74,7 +76,9 @@ class _HostReader:
 
 
 @torch.no_grad()
-def greedy_generate(target: Target, prompt: list[int], max_new: int, stop_ids: frozenset[int] = frozenset()) -> Generation:
+def greedy_generate(
+    target: Target, prompt: list[int], max_new: int, stop_ids: frozenset[int] = frozenset()
+) -> Generation:
     """The target's own greedy decoding: the losslessness reference and the speed baseline.
 
     Each token goes back in as the device tensor the argmax left; the host reads it once per step.
@@ -94,10 +98,21 @@ def greedy_generate(target: Target, prompt: list[int], max_new: int, stop_ids: f
 
 
 @torch.no_grad()
-def speculative_generate(target: Target, drafter: DFlashDrafter, prompt: list[int], *, max_new: int, block: int,
-                         taps: tuple[int, ...], mask_token_id: int, swa: bool = True, temperature: float = 0.0,
-                         end_rule: str = "reference", stop_ids: frozenset[int] = frozenset(),
-                         generator: torch.Generator | None = None) -> Generation:
+def speculative_generate(
+    target: Target,
+    drafter: DFlashDrafter,
+    prompt: list[int],
+    *,
+    max_new: int,
+    block: int,
+    taps: tuple[int, ...],
+    mask_token_id: int,
+    swa: bool = True,
+    temperature: float = 0.0,
+    end_rule: str = "reference",
+    stop_ids: frozenset[int] = frozenset(),
+    generator: torch.Generator | None = None,
+) -> Generation:
     t0 = time.perf_counter()
     dev = target.device
     tcache = target.new_cache()
@@ -123,13 +138,13 @@ def speculative_generate(target: Target, drafter: DFlashDrafter, prompt: list[in
         chosen = _choose(logits, temperature, generator)
         # the step's one host read: the drafts and the target's choices together
         values = read(torch.cat([drafts, chosen]))
-        drafted, verified = values[: size - 1], values[size - 1:]
+        drafted, verified = values[: size - 1], values[size - 1 :]
         accepted = 0
         while accepted < len(drafted) and drafted[accepted] == verified[accepted]:
             accepted += 1
         target.crop(tcache, start + accepted + 1)  # keep the last verified token and the accepted drafts
         pending = _features(hs, taps, 0, accepted + 1, dev)
-        last = chosen[accepted: accepted + 1]
+        last = chosen[accepted : accepted + 1]
         gen.step_lengths.append(accepted + 1)
         gen.step_contexts.append(start)
         new = [*drafted[:accepted], verified[accepted]]

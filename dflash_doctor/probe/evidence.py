@@ -15,9 +15,12 @@ def summary_line(result: dict) -> str:
     acc = result.get("acceptance") or {}
     tau = acc.get("mean_acceptance_length")
     ll = result.get("lossless")
-    parts = [f"probe τ {tau:.2f}" if isinstance(tau, (int, float)) else "probe τ unknown",
-             f"block {result.get('block_size')}", f"{acc.get('steps', 0)} steps",
-             "lossless" if ll else ("NOT lossless" if ll is False else "sampled")]
+    parts = [
+        f"probe τ {tau:.2f}" if isinstance(tau, (int, float)) else "probe τ unknown",
+        f"block {result.get('block_size')}",
+        f"{acc.get('steps', 0)} steps",
+        "lossless" if ll else ("NOT lossless" if ll is False else "sampled"),
+    ]
     names = [a.get("name") for a in result.get("ablations") or []]
     if names:
         parts.append("ablations " + ", ".join(str(n) for n in names if n and not str(n).startswith("context:")))
@@ -58,10 +61,14 @@ def read_probe_result(path: str) -> SavedProbe:
     except FileNotFoundError:
         raise UsageError(f"--probe-result {path}: no such file", hint=hint) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageError(f"--probe-result {path}: cannot read it ({type(exc).__name__}: {str(exc)[:120]})",
-                         hint=hint) from None
-    if not isinstance(result, dict) or result.get("schema") != PROBE_SCHEMA \
-            or not isinstance(result.get("acceptance"), dict):
+        raise UsageError(
+            f"--probe-result {path}: cannot read it ({type(exc).__name__}: {str(exc)[:120]})", hint=hint
+        ) from None
+    if (
+        not isinstance(result, dict)
+        or result.get("schema") != PROBE_SCHEMA
+        or not isinstance(result.get("acceptance"), dict)
+    ):
         raise UsageError(f"--probe-result {path}: not a {PROBE_SCHEMA} document", hint=hint)
     return SavedProbe(path, result)
 
@@ -78,6 +85,7 @@ def _same(a: str | None, b: str | None) -> bool | None:
 def _pair_words(drafter: str | None, drev: str | None, target: str | None, trev: str | None) -> str:
     def one(name, rev):
         return (name or "an unnamed model") + (f"@{rev[:10]}" if rev else "")
+
     return f"{one(drafter, drev)} on {one(target, trev)}"
 
 
@@ -91,8 +99,10 @@ def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe, what: str | No
     verdicts = [_same(pd, names.drafter), _same(pt, names.target)]
     revs = [(pdrev, names.drafter_revision), (ptrev, names.target_revision)]
     if False in verdicts or any(a and b and not (a.startswith(b) or b.startswith(a)) for a, b in revs):
-        return (f"{what or f'the probe result {saved.path}'} is for {_pair_words(pd, pdrev, pt, ptrev)}, but the deployment "
-                f"serves {_pair_words(names.drafter, names.drafter_revision, names.target, names.target_revision)}")
+        return (
+            f"{what or f'the probe result {saved.path}'} is for {_pair_words(pd, pdrev, pt, ptrev)}, but the deployment "
+            f"serves {_pair_words(names.drafter, names.drafter_revision, names.target, names.target_revision)}"
+        )
     return None
 
 

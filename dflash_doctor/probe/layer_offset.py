@@ -41,7 +41,9 @@ def read_dump(path: str | Path):
     if ids.dim() == 2 and ids.shape[0] == 1:
         ids = ids[0]
     if ids.dim() != 1 or ids.dtype.is_floating_point or ids.numel() == 0:
-        raise UsageError(f"{p.name}: input_ids must be a non-empty 1-D integer tensor, got {tuple(ids.shape)} {ids.dtype}")
+        raise UsageError(
+            f"{p.name}: input_ids must be a non-empty 1-D integer tensor, got {tuple(ids.shape)} {ids.dtype}"
+        )
     taps = sorted(tensors.items(), key=lambda kv: int(_TAP.match(kv[0]).group(1)))
     if not taps:
         raise UsageError(f"{p.name} has no hidden_states.N tensors")
@@ -50,8 +52,10 @@ def read_dump(path: str | Path):
         if t.dim() == 3 and t.shape[0] == 1:
             t = t[0]
         if t.dim() != 2 or t.shape[0] != ids.shape[0] or not t.dtype.is_floating_point:
-            raise UsageError(f"{p.name}: {name} must be a float [tokens={ids.shape[0]}, hidden] tensor, "
-                             f"got {tuple(t.shape)} {t.dtype}")
+            raise UsageError(
+                f"{p.name}: {name} must be a float [tokens={ids.shape[0]}, hidden] tensor, "
+                f"got {tuple(t.shape)} {t.dtype}"
+            )
         _finite(p.name, name, t)
         out.append((name, t))
     return ids.long(), out
@@ -63,9 +67,11 @@ def _finite(file: str, name: str, t) -> None:
 
     bad = int((~torch.isfinite(t)).sum())
     if bad:
-        raise UsageError(f"{file}: {name} holds {bad} NaN or infinite value(s) of {t.numel()}: it cannot be matched "
-                         f"to a layer", hint="was the capture taken from a run whose activations overflowed "
-                                             "(float16)? capture again, or in bfloat16/float32")
+        raise UsageError(
+            f"{file}: {name} holds {bad} NaN or infinite value(s) of {t.numel()}: it cannot be matched to a layer",
+            hint="was the capture taken from a run whose activations overflowed "
+            "(float16)? capture again, or in bfloat16/float32",
+        )
 
 
 def _read_vllm_extract(p: Path, fh_path: str):
@@ -107,34 +113,46 @@ def match_dump(target, ids, taps, target_layer_ids=None) -> dict:
     candidates = [h[0].float().cpu() for h in hs]
     for i, h in enumerate(candidates):
         if not bool(torch.isfinite(h).all()):
-            raise UsageError(f"the target's hidden state {i} holds NaN or infinite values for these input ids",
-                             hint="broken weights, or a dtype that overflows: try --dtype float32")
+            raise UsageError(
+                f"the target's hidden state {i} holds NaN or infinite values for these input ids",
+                hint="broken weights, or a dtype that overflows: try --dtype float32",
+            )
     hidden = candidates[0].shape[-1]
     out_taps = []
     for name, t in taps:
         if t.shape[-1] != hidden:
-            raise UsageError(f"{name} has hidden size {t.shape[-1]}, the target has {hidden}",
-                             hint="was this dump captured from this target?")
+            raise UsageError(
+                f"{name} has hidden size {t.shape[-1]}, the target has {hidden}",
+                hint="was this dump captured from this target?",
+            )
         rows = compare(t.float().cpu(), candidates)
         ranked = sorted(rows, key=lambda r: r["relative_error"])
         best, second = ranked[0], (ranked[1] if len(ranked) > 1 else None)
         cos_runner_up = max((r["cosine"] for r in rows if r is not best), default=None)
-        out_taps.append({
-            "tensor": name,
-            "hf_index": best["hf_index"],
-            "layer_output_of": best["hf_index"] - 1 if best["hf_index"] > 0 else None,
-            "cosine": best["cosine"],
-            "margin": (best["cosine"] - cos_runner_up) if cos_runner_up is not None else None,
-            "relative_error": best["relative_error"],
-            "max_error": best["max_error"],
-            "runner_up": second["hf_index"] if second else None,
-            # None when the match is exact (the ratio would be infinite)
-            "error_ratio": (second["relative_error"] / best["relative_error"]) if second and best["relative_error"] > 0 else None,
-            "matched": best["cosine"] >= MATCH_COSINE,
-            "scores": rows,
-        })
-    result = {"num_input_ids": int(ids.shape[0]), "num_hidden_states": len(candidates), "taps": out_taps,
-              "convention": "HF hidden_states index i = output of decoder layer i-1; index 0 = embeddings"}
+        out_taps.append(
+            {
+                "tensor": name,
+                "hf_index": best["hf_index"],
+                "layer_output_of": best["hf_index"] - 1 if best["hf_index"] > 0 else None,
+                "cosine": best["cosine"],
+                "margin": (best["cosine"] - cos_runner_up) if cos_runner_up is not None else None,
+                "relative_error": best["relative_error"],
+                "max_error": best["max_error"],
+                "runner_up": second["hf_index"] if second else None,
+                # None when the match is exact (the ratio would be infinite)
+                "error_ratio": (second["relative_error"] / best["relative_error"])
+                if second and best["relative_error"] > 0
+                else None,
+                "matched": best["cosine"] >= MATCH_COSINE,
+                "scores": rows,
+            }
+        )
+    result = {
+        "num_input_ids": int(ids.shape[0]),
+        "num_hidden_states": len(candidates),
+        "taps": out_taps,
+        "convention": "HF hidden_states index i = output of decoder layer i-1; index 0 = embeddings",
+    }
     if target_layer_ids is not None:
         expected = [i + 1 for i in target_layer_ids]
         result["expected_hf_indices"] = expected
@@ -153,10 +171,16 @@ def match_dump(target, ids, taps, target_layer_ids=None) -> dict:
         lines = []
         for j, (t, e) in enumerate(zip(out_taps, expected)):
             last = len(candidates) - 1
-            fed = ("the embeddings" if t["hf_index"] == 0 else
-                   f"the final-normed output (after layer {last - 1})" if t["hf_index"] == last else
-                   f"the output of layer {t['hf_index'] - 1}")
-            lines.append(f"tap {j}: your engine feeds {fed} (HF index {t['hf_index']}); "
-                         f"the drafter was trained on layer {e - 1} (HF index {e})")
+            fed = (
+                "the embeddings"
+                if t["hf_index"] == 0
+                else f"the final-normed output (after layer {last - 1})"
+                if t["hf_index"] == last
+                else f"the output of layer {t['hf_index'] - 1}"
+            )
+            lines.append(
+                f"tap {j}: your engine feeds {fed} (HF index {t['hf_index']}); "
+                f"the drafter was trained on layer {e - 1} (HF index {e})"
+            )
         result["explanation"] = lines
     return result

@@ -66,19 +66,27 @@ def read_jsonl(path: Path) -> list[dict]:
 def _encode(row: dict, tokenizer, where: str) -> list[int]:
     if "input_ids" in row:
         ids = row["input_ids"]
-        if not isinstance(ids, list) or not ids or not all(isinstance(i, int) and not isinstance(i, bool)
-                                                           and 0 <= i < MAX_TOKEN_ID for i in ids):
+        if (
+            not isinstance(ids, list)
+            or not ids
+            or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < MAX_TOKEN_ID for i in ids)
+        ):
             raise UsageError(f"{where}: input_ids must be a non-empty list of integers from 0 to {MAX_TOKEN_ID - 1}")
         return ids
     if tokenizer is None:
-        raise UsageError(f"{where}: text prompts need the target's tokenizer, and none could be loaded",
-                         hint="give raw input_ids in the JSONL, or a target directory with a tokenizer")
+        raise UsageError(
+            f"{where}: text prompts need the target's tokenizer, and none could be loaded",
+            hint="give raw input_ids in the JSONL, or a target directory with a tokenizer",
+        )
     if "long_context" in row:
         messages = [{"role": "user", "content": _long_context(row["long_context"], where)}]
     elif "messages" in row:
         messages = row["messages"]
-        if not isinstance(messages, list) or not messages or not all(
-                isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages):
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages)
+        ):
             raise UsageError(f"{where}: messages must be a non-empty list of {{role, content}} objects")
     else:
         messages = [{"role": "user", "content": str(row["prompt"])}]
@@ -92,8 +100,9 @@ def _apply_template(tokenizer, messages, where: str) -> list[int]:
     if getattr(tokenizer, "chat_template", None):
         try:
             # drafters are trained without thinking traces: ask templates that know the switch to stay off
-            out = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
-                                                enable_thinking=False)
+            out = tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=True, enable_thinking=False
+            )
         except Exception as exc:
             raise UsageError(f"{where}: the chat template failed: {exc}") from None
         if isinstance(out, dict) or hasattr(out, "input_ids"):
@@ -104,8 +113,12 @@ def _apply_template(tokenizer, messages, where: str) -> list[int]:
 
 
 def _long_context(lc, where: str) -> str:
-    if not isinstance(lc, dict) or not isinstance(lc.get("task"), str) or \
-            not isinstance(lc.get("min_chars", 24000), int) or not 0 < lc.get("min_chars", 24000) <= 1 << 22:
+    if (
+        not isinstance(lc, dict)
+        or not isinstance(lc.get("task"), str)
+        or not isinstance(lc.get("min_chars", 24000), int)
+        or not 0 < lc.get("min_chars", 24000) <= 1 << 22
+    ):
         raise UsageError(f"{where}: long_context must be {{task: text, min_chars: 1..4194304}}")
     return f"{lc['task']}\n\n{shipped_text(lc.get('min_chars', 24000))}"
 
@@ -119,8 +132,14 @@ def load_prompts(spec: str, tokenizer=None, limit: int | None = None, rows: list
     out = []
     for n, row in enumerate(rows, 1):
         where = f"{path.name}:{row.get('id', n)}"
-        out.append(Prompt(str(row.get("id", n)), tuple(_encode(row, tokenizer, where)),
-                          str(row.get("category", "")), str(row.get("lang", ""))))
+        out.append(
+            Prompt(
+                str(row.get("id", n)),
+                tuple(_encode(row, tokenizer, where)),
+                str(row.get("category", "")),
+                str(row.get("lang", "")),
+            )
+        )
     return out
 
 

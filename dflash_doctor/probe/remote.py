@@ -18,8 +18,20 @@ from ..redact import redact_text
 
 MARKER = "DFLASH-DOCTOR-PROBE-RESULT "
 PACKAGE = Path(__file__).resolve().parents[1]
-MODULES = ("__init__", "errors", "probe/__init__", "probe/config", "probe/drafter", "probe/engine", "probe/kernels",
-           "probe/layer_offset", "probe/prompts", "probe/runner", "probe/target", "probe/remote")
+MODULES = (
+    "__init__",
+    "errors",
+    "probe/__init__",
+    "probe/config",
+    "probe/drafter",
+    "probe/engine",
+    "probe/kernels",
+    "probe/layer_offset",
+    "probe/prompts",
+    "probe/runner",
+    "probe/target",
+    "probe/remote",
+)
 
 # Kept short and free of quotes that shlex would have to escape heavily; it only installs an importer.
 BOOTSTRAP = r"""
@@ -70,7 +82,9 @@ def remote_main(job: dict) -> int:
     try:
         result = run_probe(progress=progress, **job)
     except DoctorError as exc:
-        print(MARKER + json.dumps({"error": exc.message, "hint": exc.hint, "exit_code": int(exc.exit_code)}), flush=True)
+        print(
+            MARKER + json.dumps({"error": exc.message, "hint": exc.hint, "exit_code": int(exc.exit_code)}), flush=True
+        )
         return 0
     print(MARKER + json.dumps(result), flush=True)
     return 0
@@ -98,19 +112,24 @@ def run_remote_probe(host, job: dict, python: str = "python3", timeout: float = 
                 if _PROGRESS.match(text):
                     progress(redact_text(text))
 
-    res = host.run([python, "-c", BOOTSTRAP], timeout=timeout, max_bytes=64 << 20, stdin=payload(job),
-                   on_stderr=on_stderr)
+    res = host.run(
+        [python, "-c", BOOTSTRAP], timeout=timeout, max_bytes=64 << 20, stdin=payload(job), on_stderr=on_stderr
+    )
     line = next((ln for ln in reversed(res.text().splitlines()) if ln.startswith(MARKER)), None)
     if line is None:
-        tail = redact_text(res.stderr.decode("utf-8", "replace").strip().splitlines()[-1:][0]
-                           if res.stderr.strip() else (res.error or f"exit status {res.rc}"))
+        tail = redact_text(
+            res.stderr.decode("utf-8", "replace").strip().splitlines()[-1:][0]
+            if res.stderr.strip()
+            else (res.error or f"exit status {res.rc}")
+        )
         hint = None
         if "No module named 'torch'" in tail or "No module named 'transformers'" in tail:
             hint = f"install torch and transformers for {python} on {host.name}, or pass --remote-python"
-        raise DoctorError(f"the probe on {host.name} returned no result: {tail}", hint=hint,
-                          exit_code=ExitCode.NOT_CHECKED)
+        raise DoctorError(
+            f"the probe on {host.name} returned no result: {tail}", hint=hint, exit_code=ExitCode.NOT_CHECKED
+        )
     try:
-        body = json.loads(line[len(MARKER):])
+        body = json.loads(line[len(MARKER) :])
     except (ValueError, RecursionError):  # not JSON, 5000-digit numbers, absurd nesting
         raise DoctorError(f"the probe on {host.name} returned a malformed result (not JSON)") from None
     if isinstance(body, dict) and "error" in body:
@@ -118,8 +137,9 @@ def run_remote_probe(host, job: dict, python: str = "python3", timeout: float = 
         code = body.get("exit_code")
         code = ExitCode.USAGE if code == int(ExitCode.USAGE) and not isinstance(code, bool) else ExitCode.NOT_CHECKED
         hint = body.get("hint")
-        raise DoctorError(f"on {host.name}: {str(body['error'])[:2000]}", hint=str(hint)[:2000] if hint else None,
-                          exit_code=code)
+        raise DoctorError(
+            f"on {host.name}: {str(body['error'])[:2000]}", hint=str(hint)[:2000] if hint else None, exit_code=code
+        )
     problem = result_problem(body)
     if problem:
         raise DoctorError(f"the probe on {host.name} returned a malformed result ({problem})")
@@ -128,13 +148,34 @@ def run_remote_probe(host, job: dict, python: str = "python3", timeout: float = 
 
 
 # What a probe result must hold for the report to be written from it: key -> type(s).
-_RESULT = {"schema": str, "target": str, "drafter": str, "device": str, "dtype": str, "block_size": int,
-           "max_new_tokens": int, "decoding": str, "end_rule": dict, "prompts": dict, "taps": dict,
-           "acceptance": dict, "lossless": (bool, type(None)), "mismatches": list, "ablations": list}
-_NESTED = {"end_rule": {"description": str}, "prompts": {"count": int, "min_length": int, "max_length": int},
-           "taps": {"target_layer_ids": list, "hf_hidden_state_indices": list},
-           "acceptance": {"mean_acceptance_length": (int, float, type(None)), "per_position": list,
-                          "histogram": dict, "steps": int}}
+_RESULT = {
+    "schema": str,
+    "target": str,
+    "drafter": str,
+    "device": str,
+    "dtype": str,
+    "block_size": int,
+    "max_new_tokens": int,
+    "decoding": str,
+    "end_rule": dict,
+    "prompts": dict,
+    "taps": dict,
+    "acceptance": dict,
+    "lossless": (bool, type(None)),
+    "mismatches": list,
+    "ablations": list,
+}
+_NESTED = {
+    "end_rule": {"description": str},
+    "prompts": {"count": int, "min_length": int, "max_length": int},
+    "taps": {"target_layer_ids": list, "hf_hidden_state_indices": list},
+    "acceptance": {
+        "mean_acceptance_length": (int, float, type(None)),
+        "per_position": list,
+        "histogram": dict,
+        "steps": int,
+    },
+}
 
 
 def result_problem(body) -> str | None:

@@ -7,8 +7,8 @@ host and become Kind.PROBE evidence unchanged.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import UsageError
 
@@ -40,9 +40,20 @@ def parse_ablate(text: str | None) -> tuple[str, ...]:
 class PairRunner:
     """Holds a loaded target + drafter and runs prompt sets under a given setting."""
 
-    def __init__(self, target, drafter, cfg, *, block: int, max_new: int, temperature: float = 0.0,
-                 end_rule: str = "reference", stop_ids: frozenset[int] = frozenset(), seed: int = 0,
-                 progress: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        target,
+        drafter,
+        cfg,
+        *,
+        block: int,
+        max_new: int,
+        temperature: float = 0.0,
+        end_rule: str = "reference",
+        stop_ids: frozenset[int] = frozenset(),
+        seed: int = 0,
+        progress: Callable[[str], None] | None = None,
+    ):
         self.target, self.drafter, self.cfg = target, drafter, cfg
         self.block, self.max_new, self.temperature = block, max_new, temperature
         self.end_rule, self.stop_ids, self.seed = end_rule, stop_ids, seed
@@ -69,10 +80,20 @@ class PairRunner:
         gen = torch.Generator().manual_seed(self.seed)
         for i, p in enumerate(prompts):
             self.progress(f"{label}: prompt {i + 1}/{len(prompts)} ({len(p.ids)} tokens)")
-            g = speculative_generate(self.target, self.drafter, list(p.ids), max_new=self.max_new, block=self.block,
-                                     taps=taps, mask_token_id=self.cfg.mask_token_id, swa=swa,
-                                     temperature=self.temperature, end_rule=self.end_rule, stop_ids=self.stop_ids,
-                                     generator=gen)
+            g = speculative_generate(
+                self.target,
+                self.drafter,
+                list(p.ids),
+                max_new=self.max_new,
+                block=self.block,
+                taps=taps,
+                mask_token_id=self.cfg.mask_token_id,
+                swa=swa,
+                temperature=self.temperature,
+                end_rule=self.end_rule,
+                stop_ids=self.stop_ids,
+                generator=gen,
+            )
             lengths += g.step_lengths
             contexts += g.step_contexts
             seconds += g.seconds
@@ -80,7 +101,9 @@ class PairRunner:
             if self.temperature <= 0:
                 ref = self.greedy(i, p).tokens
                 if g.tokens != ref:
-                    diff = next((j for j, (a, b) in enumerate(zip(g.tokens, ref)) if a != b), min(len(g.tokens), len(ref)))
+                    diff = next(
+                        (j for j, (a, b) in enumerate(zip(g.tokens, ref)) if a != b), min(len(g.tokens), len(ref))
+                    )
                     mismatches.append({"prompt": p.id, "first_difference_at": diff})
         out = summarise(lengths, self.block)
         out["generated"] = generated
@@ -95,18 +118,41 @@ class PairRunner:
 
 def _ablation(name: str, summary: dict | None, note: str | None = None) -> dict:
     if summary is None:
-        return {"name": name, "mean_acceptance_length": None, "per_position": [], "steps": 0, "lossless": None,
-                "note": note}
-    return {"name": name, "mean_acceptance_length": summary["mean_acceptance_length"],
-            "per_position": summary["per_position"], "steps": summary["steps"],
-            "lossless": summary.get("lossless"), "note": note}
+        return {
+            "name": name,
+            "mean_acceptance_length": None,
+            "per_position": [],
+            "steps": 0,
+            "lossless": None,
+            "note": note,
+        }
+    return {
+        "name": name,
+        "mean_acceptance_length": summary["mean_acceptance_length"],
+        "per_position": summary["per_position"],
+        "steps": summary["steps"],
+        "lossless": summary.get("lossless"),
+        "note": note,
+    }
 
 
-def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_tokens: int = 128,
-              block_size: int | None = None, device: str = "auto", dtype: str | None = None,
-              temperature: float = 0.0, ablate: tuple[str, ...] = (), end_rule: str = "reference",
-              limit: int | None = None, seed: int = 0, progress: Callable[[str], None] | None = None,
-              prompt_rows: list[dict] | None = None) -> dict:
+def run_probe(
+    *,
+    target: str,
+    drafter: str,
+    prompts: str = "builtin",
+    max_new_tokens: int = 128,
+    block_size: int | None = None,
+    device: str = "auto",
+    dtype: str | None = None,
+    temperature: float = 0.0,
+    ablate: tuple[str, ...] = (),
+    end_rule: str = "reference",
+    limit: int | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    prompt_rows: list[dict] | None = None,
+) -> dict:
     """prompt_rows (already-read JSONL rows) replace `prompts` when the probe runs on a remote host."""
     import torch
 
@@ -130,30 +176,38 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
     say(f"loading target {target}")
     tgt = load_target(target, dev, dt)
     tokenizer = None
-    if (rows_need_tokenizer(prompt_rows) if prompt_rows is not None else needs_tokenizer(prompts)):
+    if rows_need_tokenizer(prompt_rows) if prompt_rows is not None else needs_tokenizer(prompts):
         from transformers import AutoTokenizer
 
         tok_files = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
         if Path(target).is_dir() and not any((Path(target) / f).is_file() for f in tok_files):
             # transformers 5 builds an empty tokenizer from nothing; refuse instead of encoding to []
-            raise UsageError(f"{prompts} holds text prompts but {target} has no tokenizer files",
-                             hint="use --prompts FILE.jsonl with raw input_ids")
+            raise UsageError(
+                f"{prompts} holds text prompts but {target} has no tokenizer files",
+                hint="use --prompts FILE.jsonl with raw input_ids",
+            )
         try:
-            tokenizer = AutoTokenizer.from_pretrained(target, trust_remote_code=False,
-                                                      local_files_only=not Path(target).exists())
+            tokenizer = AutoTokenizer.from_pretrained(
+                target, trust_remote_code=False, local_files_only=not Path(target).exists()
+            )
         except Exception as exc:
-            raise UsageError(f"cannot load the target's tokenizer: {exc}",
-                             hint="use --prompts FILE.jsonl with raw input_ids") from None
+            raise UsageError(
+                f"cannot load the target's tokenizer: {exc}", hint="use --prompts FILE.jsonl with raw input_ids"
+            ) from None
     plist = load_prompts(prompts, tokenizer, limit, rows=prompt_rows)
     vocab = int(tgt.embed.weight.shape[0])
     for p in plist:
         top = max(p.ids)
         if top >= vocab:
-            raise UsageError(f"prompt {p.id}: token id {top} is outside the target's vocabulary (ids 0..{vocab - 1})",
-                             hint="were these input_ids made with this target's tokenizer?")
+            raise UsageError(
+                f"prompt {p.id}: token id {top} is outside the target's vocabulary (ids 0..{vocab - 1})",
+                hint="were these input_ids made with this target's tokenizer?",
+            )
     if cfg.hidden_size != tgt.config.hidden_size:
-        raise UsageError(f"drafter hidden_size {cfg.hidden_size} != target hidden_size {tgt.config.hidden_size}",
-                         hint="is this the drafter for this target?")
+        raise UsageError(
+            f"drafter hidden_size {cfg.hidden_size} != target hidden_size {tgt.config.hidden_size}",
+            hint="is this the drafter for this target?",
+        )
     if not 0 <= cfg.mask_token_id < tgt.embed.weight.shape[0]:
         raise UsageError(f"mask_token_id {cfg.mask_token_id} is outside the target's embedding table")
     taps = hf_taps(cfg.target_layer_ids, 0, tgt.num_layers)
@@ -165,8 +219,18 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
     say(f"loading drafter {drafter}")
     drf = load_drafter(drafter, cfg, device=str(tgt.device), dtype=tgt.dtype)
     stop = _stop_ids(tgt)
-    runner = PairRunner(tgt, drf, cfg, block=block, max_new=max_new_tokens, temperature=temperature,
-                        end_rule=end_rule, stop_ids=stop, seed=seed, progress=say)
+    runner = PairRunner(
+        tgt,
+        drf,
+        cfg,
+        block=block,
+        max_new=max_new_tokens,
+        temperature=temperature,
+        end_rule=end_rule,
+        stop_ids=stop,
+        seed=seed,
+        progress=say,
+    )
     main = runner.run(plist, taps, swa=True, label="probe")
     greedy_secs = sum(runner.greedy(i, p).seconds for i, p in enumerate(plist)) if temperature <= 0 else None
     greedy_tokens = sum(len(runner.greedy(i, p).tokens) for i, p in enumerate(plist)) if temperature <= 0 else None
@@ -185,14 +249,22 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
     if "swa" in ablate:
         note = None if cfg.has_sliding_layers else "the drafter has no sliding layers: both settings are the same model"
         ablations.append(_ablation("swa-honoured", main, note))
-        ablations.append(_ablation("swa-ignored", runner.run(plist, taps, swa=False, label="swa-ignored")
-                                   if cfg.has_sliding_layers else main, note))
+        ablations.append(
+            _ablation(
+                "swa-ignored",
+                runner.run(plist, taps, swa=False, label="swa-ignored") if cfg.has_sliding_layers else main,
+                note,
+            )
+        )
     if "context" in ablate:
         for lo, hi in CONTEXT_BUCKETS:
             sel = [n for n, c in zip(main["_lengths"], main["_contexts"]) if c >= lo and (hi is None or c < hi)]
             s = summarise(sel, block)
-            ablations.append(_ablation(bucket_name(lo, hi), s if sel else None,
-                                       None if sel else "no step had a context of this length"))
+            ablations.append(
+                _ablation(
+                    bucket_name(lo, hi), s if sel else None, None if sel else "no step had a context of this length"
+                )
+            )
     result = {
         "schema": PROBE_SCHEMA,
         "target": target,
@@ -205,10 +277,17 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
         "temperature": temperature,
         "decoding": "greedy" if temperature <= 0 else SAMPLING_RULE,
         "end_rule": {"name": end_rule, "description": END_RULES[end_rule]},
-        "prompts": {"source": prompts, "count": len(plist), "min_length": min(len(p.ids) for p in plist),
-                    "max_length": max(len(p.ids) for p in plist)},
-        "taps": {"target_layer_ids": list(cfg.target_layer_ids), "hf_hidden_state_indices": list(taps),
-                 "convention": "+1 (hidden_states[layer_id + 1] = output of decoder layer layer_id)"},
+        "prompts": {
+            "source": prompts,
+            "count": len(plist),
+            "min_length": min(len(p.ids) for p in plist),
+            "max_length": max(len(p.ids) for p in plist),
+        },
+        "taps": {
+            "target_layer_ids": list(cfg.target_layer_ids),
+            "hf_hidden_state_indices": list(taps),
+            "convention": "+1 (hidden_states[layer_id + 1] = output of decoder layer layer_id)",
+        },
         "acceptance": {k: main[k] for k in ("mean_acceptance_length", "per_position", "histogram", "steps")},
         "tokens_per_second": main["tokens_per_second"],
         "target_greedy_tokens_per_second": (greedy_tokens / greedy_secs) if greedy_secs else None,
@@ -223,8 +302,10 @@ def run_probe(*, target: str, drafter: str, prompts: str = "builtin", max_new_to
     if result["tokens_per_second"] and result["target_greedy_tokens_per_second"]:
         result["speedup_vs_target_greedy"] = result["tokens_per_second"] / result["target_greedy_tokens_per_second"]
     if temperature > 0:
-        result["notes"].append("temperature > 0: acceptance follows the reference's sampling rule; "
-                               "losslessness is not defined token for token")
+        result["notes"].append(
+            "temperature > 0: acceptance follows the reference's sampling rule; "
+            "losslessness is not defined token for token"
+        )
     return result
 
 
@@ -235,8 +316,12 @@ def _pair(target: str, drafter: str, tgt) -> dict:
     t, trev = model_identity(target)
     d, drev = model_identity(drafter)
     rev = getattr(getattr(tgt.model, "config", None), "_commit_hash", None)
-    return {"target": t, "target_revision": trev or (rev if isinstance(rev, str) else None),
-            "drafter": d, "drafter_revision": drev}
+    return {
+        "target": t,
+        "target_revision": trev or (rev if isinstance(rev, str) else None),
+        "drafter": d,
+        "drafter_revision": drev,
+    }
 
 
 def _stop_ids(tgt) -> frozenset[int]:

@@ -54,8 +54,9 @@ class Target:
         """ids [1, t] -> (logits [t, vocab], hidden-state tuple or None). The cache grows by t."""
         kw = {self._cache_kw: cache} if cache is not None else {}
         with any_length_attention():
-            out = self.backbone(input_ids=ids.to(self.device), use_cache=cache is not None,
-                                output_hidden_states=hidden, **kw)
+            out = self.backbone(
+                input_ids=ids.to(self.device), use_cache=cache is not None, output_hidden_states=hidden, **kw
+            )
         logits = self.head(out.last_hidden_state)[0]
         return logits.float(), (out.hidden_states if hidden else None)
 
@@ -75,8 +76,14 @@ def _text_backbone(model):
 def resolve_dtype(name: str | None):
     if name in (None, "", "auto"):
         return None
-    table = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
-             "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+    table = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+    }
     if name not in table:
         raise UsageError(f"unknown --dtype {name!r}", hint="float32, float16 or bfloat16")
     return table[name]
@@ -105,10 +112,12 @@ def refuse_pickle_only(path: str, what: str) -> None:
         return
     pickles = [n for n in names if n.endswith(PICKLE_SUFFIXES)]
     if pickles:
-        raise UsageError(f"the {what} {path} has pickle weights only ({', '.join(pickles[:3])}"
-                         f"{', …' if len(pickles) > 3 else ''}); dflash-doctor never unpickles a checkpoint",
-                         hint="convert it to safetensors where you trust the file (transformers' save_pretrained "
-                              "writes safetensors by default), then point --" + what + " at the copy")
+        raise UsageError(
+            f"the {what} {path} has pickle weights only ({', '.join(pickles[:3])}"
+            f"{', …' if len(pickles) > 3 else ''}); dflash-doctor never unpickles a checkpoint",
+            hint="convert it to safetensors where you trust the file (transformers' save_pretrained "
+            "writes safetensors by default), then point --" + what + " at the copy",
+        )
 
 
 def _first_line(exc: BaseException) -> str:
@@ -139,9 +148,10 @@ def load_target(path: str, device: str, dtype) -> Target:
         except Exception:
             raise UsageError(f"cannot load the target {path}: {_first_line(exc)}") from None
     except OSError as exc:
-        raise UsageError(f"cannot load the target {path}: {_first_line(exc)}",
-                         hint="give a local directory or a repo id present in the HF cache, with safetensors "
-                              "weights") from None
+        raise UsageError(
+            f"cannot load the target {path}: {_first_line(exc)}",
+            hint="give a local directory or a repo id present in the HF cache, with safetensors weights",
+        ) from None
     except Exception as exc:  # whatever else transformers raises on a damaged checkpoint: one line, not its essay
         raise UsageError(f"cannot load the target {path}: {type(exc).__name__}: {_first_line(exc)}") from None
     if not multi_gpu:

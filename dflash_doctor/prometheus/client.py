@@ -55,8 +55,9 @@ class PromAuth:
             return self.basic_user, _read_secret_file(self.basic_password_file, "--basic-auth-file")
         if self.basic_password is not None:
             return self.basic_user, self.basic_password
-        raise UsageError("--basic-auth-user needs a password source",
-                         hint="give --basic-auth-file FILE or --basic-auth-env VAR")
+        raise UsageError(
+            "--basic-auth-user needs a password source", hint="give --basic-auth-file FILE or --basic-auth-env VAR"
+        )
 
     def verify(self) -> Any:
         if self.insecure:
@@ -148,9 +149,15 @@ class PromClient:
 
                 basic = (unquote(parts.username), unquote(parts.password or ""))
             base = display_url(self.url)
-            self._http = httpx2.Client(base_url=base, headers={"Accept": "application/json", **self.auth.headers()},
-                                       auth=basic, verify=self.auth.verify(), timeout=self.timeout,
-                                       follow_redirects=True, max_redirects=3)
+            self._http = httpx2.Client(
+                base_url=base,
+                headers={"Accept": "application/json", **self.auth.headers()},
+                auth=basic,
+                verify=self.auth.verify(),
+                timeout=self.timeout,
+                follow_redirects=True,
+                max_redirects=3,
+            )
         return self._http
 
     def close(self) -> None:
@@ -158,7 +165,7 @@ class PromClient:
             self._http.close()
             self._http = None
 
-    def __enter__(self) -> "PromClient":
+    def __enter__(self) -> PromClient:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -186,8 +193,10 @@ class PromClient:
         kind = data.get("resultType")
         result = data.get("result")
         if kind != want or not isinstance(result, list):
-            raise PrometheusError(f"{self.shown_url} answered a {want} query with {kind!r}, not a {want}",
-                                  hint="is this a Prometheus-compatible API?")
+            raise PrometheusError(
+                f"{self.shown_url} answered a {want} query with {kind!r}, not a {want}",
+                hint="is this a Prometheus-compatible API?",
+            )
         return result
 
     def _call(self, method: str, path: str, form: dict | None, kind: str, expr: str) -> dict:
@@ -202,38 +211,53 @@ class PromClient:
                 body = _read_capped(resp, MAX_RESPONSE_BYTES)
                 status, ctype = resp.status_code, resp.headers.get("content-type", "")
         except httpx2.TimeoutException:
-            raise PrometheusError(f"Prometheus at {where} did not answer within {self.timeout:g} s",
-                                  hint="raise --timeout, or narrow --since / --selector") from None
+            raise PrometheusError(
+                f"Prometheus at {where} did not answer within {self.timeout:g} s",
+                hint="raise --timeout, or narrow --since / --selector",
+            ) from None
         except httpx2.ConnectError as exc:
-            raise PrometheusError(f"cannot reach Prometheus at {where}: {_reason(exc)}",
-                                  hint="check the URL and port (Prometheus listens on :9090 by default) "
-                                       "and that this machine can reach it") from None
+            raise PrometheusError(
+                f"cannot reach Prometheus at {where}: {_reason(exc)}",
+                hint="check the URL and port (Prometheus listens on :9090 by default) "
+                "and that this machine can reach it",
+            ) from None
         except httpx2.TooManyRedirects:
             raise PrometheusError(f"{where} redirects in a loop", hint="give the Prometheus base URL") from None
         except (httpx2.HTTPError, OSError) as exc:
-            raise PrometheusError(f"cannot read Prometheus at {where}: {_reason(exc)}",
-                                  hint="check the URL (http vs https) and --ca-file") from None
+            raise PrometheusError(
+                f"cannot read Prometheus at {where}: {_reason(exc)}", hint="check the URL (http vs https) and --ca-file"
+            ) from None
         doc = _json(body)
         if status in (401, 403):
-            raise PrometheusError(f"Prometheus at {where} refused the request (HTTP {status})",
-                                  hint="give credentials: --bearer-token-file FILE, --bearer-token-env VAR or "
-                                       "--basic-auth-user USER with --basic-auth-file FILE")
+            raise PrometheusError(
+                f"Prometheus at {where} refused the request (HTTP {status})",
+                hint="give credentials: --bearer-token-file FILE, --bearer-token-env VAR or "
+                "--basic-auth-user USER with --basic-auth-file FILE",
+            )
         if not isinstance(doc, dict) or doc.get("status") not in ("success", "error"):
             what = "an HTML page" if "html" in ctype else (f"HTTP {status}" if status >= 400 else ctype or "no JSON")
-            raise PrometheusError(f"{where} is not a Prometheus HTTP API (it answered {path} with {what})",
-                                  hint="give the Prometheus base URL, e.g. http://prometheus:9090 — not a /metrics "
-                                       "page or a Grafana address")
+            raise PrometheusError(
+                f"{where} is not a Prometheus HTTP API (it answered {path} with {what})",
+                hint="give the Prometheus base URL, e.g. http://prometheus:9090 — not a /metrics "
+                "page or a Grafana address",
+            )
         if doc["status"] == "error":
             err = str(doc.get("error") or "")[:300]
             if doc.get("errorType") == "bad_data" or status == 400:
-                raise PrometheusError(f"Prometheus rejected the query: {err}",
-                                      hint="check --selector: label matchers in braces, e.g. --selector '{job=\"vllm\"}'",
-                                      exit_code=ExitCode.USAGE)
-            raise PrometheusError(f"Prometheus at {where} failed the query ({doc.get('errorType')}): {err}",
-                                  hint="narrow --since or --selector if it timed out or ran out of samples")
+                raise PrometheusError(
+                    f"Prometheus rejected the query: {err}",
+                    hint="check --selector: label matchers in braces, e.g. --selector '{job=\"vllm\"}'",
+                    exit_code=ExitCode.USAGE,
+                )
+            raise PrometheusError(
+                f"Prometheus at {where} failed the query ({doc.get('errorType')}): {err}",
+                hint="narrow --since or --selector if it timed out or ran out of samples",
+            )
         data = doc.get("data")
         if not isinstance(data, dict):
-            raise PrometheusError(f"{where} answered without a data object", hint="is this a Prometheus-compatible API?")
+            raise PrometheusError(
+                f"{where} answered without a data object", hint="is this a Prometheus-compatible API?"
+            )
         n = len(data.get("result") or ()) if isinstance(data.get("result"), list) else 0
         self.log.append(QueryLog(kind, expr, time.perf_counter() - t0, n))
         return data
@@ -244,8 +268,10 @@ def _read_capped(resp, cap: int) -> bytes:
     for chunk in resp.iter_bytes():
         total += len(chunk)
         if total > cap:
-            raise PrometheusError(f"the answer from {resp.request.url.host} is larger than {cap >> 20} MiB",
-                                  hint="narrow --selector (it matches far more series than a fleet of engines)")
+            raise PrometheusError(
+                f"the answer from {resp.request.url.host} is larger than {cap >> 20} MiB",
+                hint="narrow --selector (it matches far more series than a fleet of engines)",
+            )
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -111,9 +111,16 @@ class EngineRow:
             "k": self.k,
             "per_position": [round(x, 4) for x in self.per_position],
             "signature": self.signature,
-            "trend": {"first_third": r(self.first_third), "last_third": r(self.last_third), "change_point": self.change,
-                      "series": [{"time": _iso(s.t), "tau": r(s.tau), "drafts": r(s.drafts, 1)} for s in self.steps
-                                 if s.tau is not None]},
+            "trend": {
+                "first_third": r(self.first_third),
+                "last_third": r(self.last_third),
+                "change_point": self.change,
+                "series": [
+                    {"time": _iso(s.t), "tau": r(s.tau), "drafts": r(s.drafts, 1)}
+                    for s in self.steps
+                    if s.tau is not None
+                ],
+            },
             "restarts": self.restarts,
             "outlier": self.outlier,
             "peers": self.peers,
@@ -147,8 +154,14 @@ class Fleet:
     def ordered(self) -> list[EngineRow]:
         """Outliers first, then other problems, then the rest; lowest τ first within each."""
         rank = {"problem": 1, "insufficient-data": 2, "could-not-check": 2, "healthy": 3}
-        return sorted(self.engines, key=lambda e: (0 if e.outlier else rank.get(e.verdict, 2),
-                                                   e.tau if e.tau is not None else math.inf, e.name))
+        return sorted(
+            self.engines,
+            key=lambda e: (
+                0 if e.outlier else rank.get(e.verdict, 2),
+                e.tau if e.tau is not None else math.inf,
+                e.name,
+            ),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -156,8 +169,12 @@ class Fleet:
             "prometheus": self.url,
             "prometheus_version": self.prometheus_version,
             "selector": self.query.selector or "",
-            "window": {"start": _iso(self.start), "end": _iso(self.end), "seconds": self.end - self.start,
-                       "step_seconds": self.query.step},
+            "window": {
+                "start": _iso(self.start),
+                "end": _iso(self.end),
+                "seconds": self.end - self.start,
+                "step_seconds": self.query.step,
+            },
             "by": list(self.query.by),
             "peers": list(self.query.peers),
             "queries": self.queries,
@@ -172,6 +189,7 @@ def _iso(t: float) -> str:
 
 
 # --- reading --------------------------------------------------------------------------------------
+
 
 def read_fleet(client: PromClient, q: FleetQuery, diagnose: bool = True) -> Fleet:
     t0 = time.perf_counter()
@@ -189,23 +207,34 @@ def read_fleet(client: PromClient, q: FleetQuery, diagnose: bool = True) -> Flee
         version = str(info.get("version") or "") or None
     group = q.group
     totals = client.query(combined(FLEET_SERIES, matchers, group, q.since), at=end)
-    per_step = client.query_range(combined(TREND_SERIES, matchers, group, step),
-                                  start=start + step, end=end, step=step)
+    per_step = client.query_range(combined(TREND_SERIES, matchers, group, step), start=start + step, end=end, step=step)
     engines = _rows(totals, per_step, group)
     for e in engines:
         _read_engine(e)
     plain = [e for e in engines if e.kind == "unknown"]
     if plain:
         engines = [e for e in engines if e.kind != "unknown"]
-        notes.append(f"{len(plain)} engine(s) generate tokens without any spec-decode series (speculative decoding "
-                     "off): not listed")
+        notes.append(
+            f"{len(plain)} engine(s) generate tokens without any spec-decode series (speculative decoding "
+            "off): not listed"
+        )
     if engines:
         for label in q.by:
             if all(not e.labels.get(label) for e in engines):
-                notes.append(f"label {label!r} is on none of the spec-decode series: every engine shows it empty "
-                             f"(group with --by on a label they carry, e.g. instance)")
-    fleet = Fleet(url=client.shown_url, query=q, start=start, end=end, engines=engines, queries=client.requests,
-                  prometheus_version=version, notes=notes)
+                notes.append(
+                    f"label {label!r} is on none of the spec-decode series: every engine shows it empty "
+                    f"(group with --by on a label they carry, e.g. instance)"
+                )
+    fleet = Fleet(
+        url=client.shown_url,
+        query=q,
+        start=start,
+        end=end,
+        engines=engines,
+        queries=client.requests,
+        prometheus_version=version,
+        notes=notes,
+    )
     if diagnose:
         diagnose_engines(fleet)
     fleet.seconds = time.perf_counter() - t0
@@ -302,8 +331,10 @@ def _read_engine(e: EngineRow) -> None:
     elif "v0_emitted" in v or "v0_rate" in v or "v0_efficiency" in v:
         e.kind = "vllm-v0"
         e.rate = v.get("v0_rate")
-        e.notes.append("vLLM V0 exposes since-start gauges only (its token counters add running totals, "
-                       "engine/metrics.py in 0.6–0.9): τ over the window cannot be counted")
+        e.notes.append(
+            "vLLM V0 exposes since-start gauges only (its token counters add running totals, "
+            "engine/metrics.py in 0.6–0.9): τ over the window cannot be counted"
+        )
     elif "draft_tokens" in v:
         e.kind = "vllm-0.8.3"
         e.notes.append("vLLM 0.8.3–0.8.4 export no drafts counter: τ needs k, only the draft acceptance rate is read")
@@ -319,8 +350,10 @@ def _read_engine(e: EngineRow) -> None:
     elif "sgl_len" in v:
         e.kind = "sglang-gauges"
         e.tau = v["sgl_len"] if v["sgl_len"] >= 1.0 else None
-        e.notes.append("SGLang before 0.5.13 exports only the accept-length gauge of the last decode interval: "
-                       "τ is its average over the window, without a draft count (no interval, no outlier test)")
+        e.notes.append(
+            "SGLang before 0.5.13 exports only the accept-length gauge of the last decode interval: "
+            "τ is its average over the window, without a draft count (no interval, no outlier test)"
+        )
     if v.get("draft_tokens") and e.accepted is not None and e.kind == "vllm":
         e.rate = min(1.0, e.accepted / v["draft_tokens"])
     elif v.get("draft_tokens") and v.get("accepted") is not None and e.kind == "vllm-0.8.3":
@@ -333,7 +366,7 @@ def _read_engine(e: EngineRow) -> None:
     n = len(counted)
     if n >= 3:
         t = n // 3
-        a, b = counted[:t], counted[n - t:]
+        a, b = counted[:t], counted[n - t :]
         e.first_third = 1.0 + sum(s.accepted for s in a) / sum(s.drafts for s in a)
         e.last_third = 1.0 + sum(s.accepted for s in b) / sum(s.drafts for s in b)
         cp = change_point([s.drafts for s in counted], [s.accepted for s in counted], e.per_position, e.k)
@@ -341,9 +374,14 @@ def _read_engine(e: EngineRow) -> None:
             at = counted[cp.index].t
             step = max(1.0, _step_of(e.steps))
             near = [t for t in restart_times(e.steps) if -step <= at - t <= 3 * step]
-            e.change = {"time": _iso(at), "tau_before": round(cp.before.estimate, 3),
-                        "tau_after": round(cp.after.estimate, 3), "drop": round(cp.drop, 3),
-                        "after_restart": bool(near), "restart_time": _iso(near[-1]) if near else None}
+            e.change = {
+                "time": _iso(at),
+                "tau_before": round(cp.before.estimate, 3),
+                "tau_after": round(cp.after.estimate, 3),
+                "drop": round(cp.drop, 3),
+                "after_restart": bool(near),
+                "restart_time": _iso(near[-1]) if near else None,
+            }
     elif e.kind == "sglang-gauges":
         gauges = [s.gauge_tau for s in e.steps if s.gauge_tau is not None]
         if len(gauges) >= 3:
@@ -362,6 +400,7 @@ def _step_of(steps: list[Step]) -> float:
 
 
 # --- diagnosis ------------------------------------------------------------------------------------
+
 
 def diagnose_engines(fleet: Fleet) -> None:
     """Each engine through the diagnosis; then outliers against peers; then the fleet verdict per engine."""
@@ -382,14 +421,25 @@ def diagnose_engines(fleet: Fleet) -> None:
         ev = engine_evidence(e, summary, fleet)
         report, _ = build_report(ev, checks=checks, knowledge=knowledge)
         e.report = report
-        sig = next((o.name.split(":", 1)[1] for f in report.findings for o in f.observations
-                    if o.name.startswith("signature:")), None)
+        sig = next(
+            (
+                o.name.split(":", 1)[1]
+                for f in report.findings
+                for o in f.observations
+                if o.name.startswith("signature:")
+            ),
+            None,
+        )
         e.signature = sig
         causes = [c for c in report.causes if c.confidence >= 0.5] or list(report.causes[:1])
         if causes:
             c = causes[0]
-            e.top_cause = {"id": c.id, "title": c.title, "confidence": round(c.confidence, 3),
-                           "decided": c.confidence >= 0.5}
+            e.top_cause = {
+                "id": c.id,
+                "title": c.title,
+                "confidence": round(c.confidence, 3),
+                "decided": c.confidence >= 0.5,
+            }
     find_outliers(fleet.engines, fleet.query.peers)
     for e in fleet.engines:
         _verdict(e)
@@ -402,17 +452,42 @@ def acceptance_summary(e: EngineRow):
     if e.tau is None or not e.drafts:
         return None
     counted = [s for s in e.steps if s.drafts > 0]
-    series = tuple({"timestamp": _iso(s.t), "source": "prometheus", "tau": round(s.tau, 4), "drafts": round(s.drafts, 1),
-                    "intervals": 1} for s in counted)
+    series = tuple(
+        {
+            "timestamp": _iso(s.t),
+            "source": "prometheus",
+            "tau": round(s.tau, 4),
+            "drafts": round(s.drafts, 1),
+            "intervals": 1,
+        }
+        for s in counted
+    )
     drafted = e.values.get("draft_tokens")
     return AcceptanceSummary(
-        mean_acceptance_length=e.tau, per_position=e.per_position, drafts=e.drafts,
-        drafted=int(drafted) if drafted else 0, accepted=int(round(e.accepted or 0.0)), k=e.k,
-        draft_acceptance_rate=e.rate, intervals=len(counted), formats=(f"{e.kind}-prometheus",),
-        engines=(e.name,), tau_first_third=e.first_third, tau_last_third=e.last_third,
-        notes=tuple(e.notes), per_engine=({"engine": e.name, "intervals": len(counted), "drafts": round(e.drafts, 1),
-                                           "tau": round(e.tau, 4), "formats": [f"{e.kind}-prometheus"]},),
-        series=series)
+        mean_acceptance_length=e.tau,
+        per_position=e.per_position,
+        drafts=e.drafts,
+        drafted=int(drafted) if drafted else 0,
+        accepted=int(round(e.accepted or 0.0)),
+        k=e.k,
+        draft_acceptance_rate=e.rate,
+        intervals=len(counted),
+        formats=(f"{e.kind}-prometheus",),
+        engines=(e.name,),
+        tau_first_third=e.first_third,
+        tau_last_third=e.last_third,
+        notes=tuple(e.notes),
+        per_engine=(
+            {
+                "engine": e.name,
+                "intervals": len(counted),
+                "drafts": round(e.drafts, 1),
+                "tau": round(e.tau, 4),
+                "formats": [f"{e.kind}-prometheus"],
+            },
+        ),
+        series=series,
+    )
 
 
 def find_outliers(engines: list[EngineRow], peers: tuple[str, ...]) -> None:
@@ -442,10 +517,15 @@ def find_outliers(engines: list[EngineRow], peers: tuple[str, ...]) -> None:
             ref_iv = tau_interval(d, a, pp, e.k)
             rho = (e.tau - 1.0) / (ref_iv.estimate - 1.0) if ref_iv.estimate > 1.0 else 1.0
             if e.interval.high < ref_iv.low and rho < HEALTHY_RHO:
-                e.outlier = {"tau": round(e.tau, 3), "interval": e.interval.to_dict(),
-                             "peers": len(others), "peer_tau": round(ref_iv.estimate, 3),
-                             "peer_interval": ref_iv.to_dict(), "share_of_peer": round(rho, 3),
-                             "peer_labels": {p: e.labels.get(p, "") for p in peers}}
+                e.outlier = {
+                    "tau": round(e.tau, 3),
+                    "interval": e.interval.to_dict(),
+                    "peers": len(others),
+                    "peer_tau": round(ref_iv.estimate, 3),
+                    "peer_interval": ref_iv.to_dict(),
+                    "share_of_peer": round(rho, 3),
+                    "peer_labels": {p: e.labels.get(p, "") for p in peers},
+                }
 
 
 def _verdict(e: EngineRow) -> None:
@@ -455,13 +535,17 @@ def _verdict(e: EngineRow) -> None:
     report = e.report
     if e.outlier:
         o = e.outlier
-        reasons.append(f"outlier: τ {o['tau']:.2f} [{o['interval']['low']:.2f}–{o['interval']['high']:.2f}] vs "
-                       f"{o['peer_tau']:.2f} [{o['peer_interval']['low']:.2f}–{o['peer_interval']['high']:.2f}] on "
-                       f"{o['peers']} peer(s) with the same model and k ({o['share_of_peer']:.0%} of their accepted tokens/draft)")
+        reasons.append(
+            f"outlier: τ {o['tau']:.2f} [{o['interval']['low']:.2f}–{o['interval']['high']:.2f}] vs "
+            f"{o['peer_tau']:.2f} [{o['peer_interval']['low']:.2f}–{o['peer_interval']['high']:.2f}] on "
+            f"{o['peers']} peer(s) with the same model and k ({o['share_of_peer']:.0%} of their accepted tokens/draft)"
+        )
     if e.change and e.change["drop"] > 0.15:
         c = e.change
-        reasons.append(f"τ fell from {c['tau_before']:.2f} to {c['tau_after']:.2f} at {c['time']}"
-                       + (f", after a restart at {c['restart_time']}" if c["after_restart"] else ""))
+        reasons.append(
+            f"τ fell from {c['tau_before']:.2f} to {c['tau_after']:.2f} at {c['time']}"
+            + (f", after a restart at {c['restart_time']}" if c["after_restart"] else "")
+        )
     gen = e.values.get("generation", e.values.get("sgl_generation"))
     if e.drafts is not None and e.drafts <= 0 and gen and gen > 0:
         reasons.append(f"no drafts over the window while {gen:.0f} tokens were generated: speculative decoding stopped")
@@ -488,12 +572,15 @@ def _verdict(e: EngineRow) -> None:
     if e.peers:
         # No published baseline for the pair, but in line with peers serving the same model and k.
         e.verdict = "healthy"
-        e.notes.append(f"in line with {e.peers} peer(s) serving the same model at the same k; no published "
-                       "baseline here to judge the level itself")
+        e.notes.append(
+            f"in line with {e.peers} peer(s) serving the same model at the same k; no published "
+            "baseline here to judge the level itself"
+        )
     else:
         e.verdict = "insufficient-data"
-        e.notes.append("no peer serving the same model at the same k and no published baseline: the level of τ "
-                       "cannot be judged")
+        e.notes.append(
+            "no peer serving the same model at the same k and no published baseline: the level of τ cannot be judged"
+        )
 
 
 def run_fleet(url: str, q: FleetQuery, auth=None, timeout: float = 30.0) -> Fleet:

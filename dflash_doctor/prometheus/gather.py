@@ -32,36 +32,55 @@ def engine_evidence(e: EngineRow, summary, fleet: Fleet) -> EvidenceSet:
     ev = EvidenceSet(label=e.name)
     src = Source("url", f"{fleet.url} {fleet.query.selector or ''}".strip())
     ev.add(Kind.METRICS, _metrics_summary([e], fleet), src, _metrics_value([e], fleet, rows=False))
-    ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
-                            f"(Prometheus, {len(e.steps)} steps)", src, summary)
+    ev.add(
+        Kind.ACCEPTANCE,
+        f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts (Prometheus, {len(e.steps)} steps)",
+        src,
+        summary,
+    )
     return ev
 
 
 def _metrics_summary(engines: list[EngineRow], fleet: Fleet) -> str:
     hours = (fleet.end - fleet.start) / 3600
     restarts = sum(e.restarts for e in engines)
-    return (f"Prometheus {fleet.prometheus_version or ''} history over {hours:g} h: {len(engines)} engine(s) "
-            f"({', '.join(sorted({e.kind for e in engines}))})" + (f", {restarts} counter reset(s)" if restarts else ""))
+    return (
+        f"Prometheus {fleet.prometheus_version or ''} history over {hours:g} h: {len(engines)} engine(s) "
+        f"({', '.join(sorted({e.kind for e in engines}))})" + (f", {restarts} counter reset(s)" if restarts else "")
+    )
 
 
 def _metrics_value(engines: list[EngineRow], fleet: Fleet, rows: bool = True) -> MetricsScrape:
     """What Prometheus said, for the report; `rows` adds each engine's whole reading (diagnose)."""
     restarts = tuple(sorted({_iso(t) for e in engines for t in restart_times(e.steps)}))
-    history = {"prometheus": fleet.url, "prometheus_version": fleet.prometheus_version,
-               "selector": fleet.query.selector or "", "window": {"start": _iso(fleet.start), "end": _iso(fleet.end),
-                                                                 "step_seconds": fleet.query.step},
-               "queries": fleet.queries}
-    return MetricsScrape(source=fleet.url,
-                         engines=tuple(e.to_dict() for e in engines) if rows else (),
-                         restarts=restarts, step_seconds=float(fleet.query.step), history=history)
+    history = {
+        "prometheus": fleet.url,
+        "prometheus_version": fleet.prometheus_version,
+        "selector": fleet.query.selector or "",
+        "window": {"start": _iso(fleet.start), "end": _iso(fleet.end), "step_seconds": fleet.query.step},
+        "queries": fleet.queries,
+    }
+    return MetricsScrape(
+        source=fleet.url,
+        engines=tuple(e.to_dict() for e in engines) if rows else (),
+        restarts=restarts,
+        step_seconds=float(fleet.query.step),
+        history=history,
+    )
 
 
 def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
     """Add the history of the engine(s) the selector matches. An unreachable Prometheus is a
     could-not-collect (the rest of the report still comes out); a malformed selector is a usage error."""
     client = PromClient(src.url, src.auth, src.timeout)
-    q = FleetQuery(selector=src.selector, since=src.since, step=src.step, by=("instance",),
-                   peers=("model_name", "engine"), until=src.until)
+    q = FleetQuery(
+        selector=src.selector,
+        since=src.since,
+        step=src.step,
+        by=("instance",),
+        peers=("model_name", "engine"),
+        until=src.until,
+    )
     where = f"prometheus {client.shown_url}"
     try:
         with client:
@@ -75,20 +94,28 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
     engines = [e for e in fleet.engines if e.kind != "unknown"]
     source = Source("url", f"{fleet.url} {src.selector or ''}".strip())
     if not engines:
-        ev.could_not_collect(where, f"no spec-decode series match {src.selector or 'the (empty) selector'} over the "
-                                    f"last {promql_duration(src.since)} (spec decoding off, metrics not scraped, or "
-                                    "a selector that matches nothing)", Kind.METRICS)
+        ev.could_not_collect(
+            where,
+            f"no spec-decode series match {src.selector or 'the (empty) selector'} over the "
+            f"last {promql_duration(src.since)} (spec decoding off, metrics not scraped, or "
+            "a selector that matches nothing)",
+            Kind.METRICS,
+        )
         return
     ev.add(Kind.METRICS, _metrics_summary(engines, fleet), source, _metrics_value(engines, fleet))
     if len(engines) > 1:
-        ev.notes.append(f"the selector matches {len(engines)} engines ({'; '.join(e.name for e in engines)}): their "
-                        "counts are summed here (narrow --selector to one engine, or see `dflash-doctor fleet`)")
+        ev.notes.append(
+            f"the selector matches {len(engines)} engines ({'; '.join(e.name for e in engines)}): their "
+            "counts are summed here (narrow --selector to one engine, or see `dflash-doctor fleet`)"
+        )
     for e in engines:
         ev.notes.extend(f"{e.name}: {n}" for n in e.notes)
         if e.change:
             c = e.change
-            ev.notes.append(f"{e.name}: τ {c['tau_before']:.2f} before {c['time']}, {c['tau_after']:.2f} after"
-                            + (f" (counter reset at {c['restart_time']}: a restart or deploy)" if c["after_restart"] else ""))
+            ev.notes.append(
+                f"{e.name}: τ {c['tau_before']:.2f} before {c['time']}, {c['tau_after']:.2f} after"
+                + (f" (counter reset at {c['restart_time']}: a restart or deploy)" if c["after_restart"] else "")
+            )
     rows = _rows_per_step(engines, pos_steps, fleet)
     if not rows:
         ev.missing(Kind.ACCEPTANCE, "Prometheus holds no draft counts for the selected engine(s) in the window")
@@ -100,22 +127,33 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
         ev.missing(Kind.ACCEPTANCE, "Prometheus holds no draft counts for the selected engine(s) in the window")
         return
     if ev.has(Kind.ACCEPTANCE):
-        ev.notes.append(f"Prometheus gives τ {summary.mean_acceptance_length:.2f}; the log's acceptance is used for "
-                        "the checks")
+        ev.notes.append(
+            f"Prometheus gives τ {summary.mean_acceptance_length:.2f}; the log's acceptance is used for the checks"
+        )
         return
-    ev.add(Kind.ACCEPTANCE, f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
-                            f"(Prometheus, {summary.intervals} steps of {promql_duration(fleet.query.step)})",
-           source, summary)
+    ev.add(
+        Kind.ACCEPTANCE,
+        f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
+        f"(Prometheus, {summary.intervals} steps of {promql_duration(fleet.query.step)})",
+        source,
+        summary,
+    )
     ev.notes.extend(summary.notes)
 
 
 def _per_position_steps(client: PromClient, fleet: Fleet) -> list[dict]:
     q = fleet.query
-    series = (Series("pos", VLLM_PER_POS, "increase", per_position=True),
-              Series("draft_tokens", VLLM_DRAFT_TOKENS, "increase"))
+    series = (
+        Series("pos", VLLM_PER_POS, "increase", per_position=True),
+        Series("draft_tokens", VLLM_DRAFT_TOKENS, "increase"),
+    )
     step = fleet.engines[0].steps[1].t - fleet.engines[0].steps[0].t if len(fleet.engines[0].steps) > 1 else q.step
-    return client.query_range(combined(series, selector_matchers(q.selector), q.group, step),
-                              start=fleet.start + step, end=fleet.end, step=step)
+    return client.query_range(
+        combined(series, selector_matchers(q.selector), q.group, step),
+        start=fleet.start + step,
+        end=fleet.end,
+        step=step,
+    )
 
 
 def _rows_per_step(engines: list[EngineRow], pos_steps: list[dict], fleet: Fleet) -> list[tuple]:
@@ -147,12 +185,52 @@ def _rows_per_step(engines: list[EngineRow], pos_steps: list[dict], fleet: Fleet
             if s.drafts > 0:
                 pp_counts = pos.get(key, {}).get(s.t, {})
                 k = e.k or (max(pp_counts) + 1 if pp_counts else None)
-                pp = tuple(min(1.0, max(0.0, pp_counts.get(i, 0.0) / s.drafts)) for i in range(k)) if pp_counts and k else ()
+                pp = (
+                    tuple(min(1.0, max(0.0, pp_counts.get(i, 0.0) / s.drafts)) for i in range(k))
+                    if pp_counts and k
+                    else ()
+                )
                 dt = drafted.get(key, {}).get(s.t)
-                rows.append((fmt, "prometheus", None, ts, e.name, s.drafts, int(dt) if dt else None,
-                             int(round(s.accepted)), k, pp, None, None, None, None, None, False))
+                rows.append(
+                    (
+                        fmt,
+                        "prometheus",
+                        None,
+                        ts,
+                        e.name,
+                        s.drafts,
+                        int(dt) if dt else None,
+                        int(round(s.accepted)),
+                        k,
+                        pp,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        False,
+                    )
+                )
             elif e.kind == "sglang-gauges" and s.gauge_tau is not None and s.gauge_tau >= 1.0:
-                rows.append((fmt, "prometheus", None, ts, e.name, 1.0, None, s.gauge_tau - 1.0, e.k, (), s.gauge_tau,
-                             None, None, None, None, True))
+                rows.append(
+                    (
+                        fmt,
+                        "prometheus",
+                        None,
+                        ts,
+                        e.name,
+                        1.0,
+                        None,
+                        s.gauge_tau - 1.0,
+                        e.k,
+                        (),
+                        s.gauge_tau,
+                        None,
+                        None,
+                        None,
+                        None,
+                        True,
+                    )
+                )
     rows.sort(key=lambda r: r[3])
     return rows

@@ -40,7 +40,9 @@ def parse_labels(text: str, flag: str) -> tuple[str, ...]:
     names = tuple(x.strip() for x in (text or "").split(",") if x.strip())
     for n in names:
         if not _LABEL.match(n) or n.startswith("__"):
-            raise UsageError(f"{flag}: {n!r} is not a Prometheus label name", hint=f"e.g. {flag} instance or pod,model_name")
+            raise UsageError(
+                f"{flag}: {n!r} is not a Prometheus label name", hint=f"e.g. {flag} instance or pod,model_name"
+            )
     if not names:
         raise UsageError(f"{flag} needs at least one label name", hint=f"e.g. {flag} instance")
     return names
@@ -61,8 +63,10 @@ def selector_matchers(selector: str | None) -> str:
         s = s[1:-1].strip()
     depth_ok = _outside_quotes(s)
     if not depth_ok:
-        raise UsageError(f"--selector {selector!r} is not a list of label matchers",
-                         hint="e.g. --selector '{job=\"vllm\",namespace=\"prod\"}'")
+        raise UsageError(
+            f"--selector {selector!r} is not a list of label matchers",
+            hint='e.g. --selector \'{job="vllm",namespace="prod"}\'',
+        )
     if re.search(r"__name__", s):
         raise UsageError("--selector must not match __name__: the metric names are chosen by dflash-doctor")
     return s

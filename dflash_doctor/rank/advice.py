@@ -19,8 +19,10 @@ from typing import Any
 from ..evidence import EvidenceSet
 from .baselines import Baselines, in_force, pair_context
 
-FORMULA = ("throughput(k) = E(k) / cost(k); E(k) = 1 + Σ_{i≤k} rate_i; cost(k) = 1 + v·k + d(k), "
-           "d = one-pass draft cost (flat in k) or chained per-position cost × k")
+FORMULA = (
+    "throughput(k) = E(k) / cost(k); E(k) = 1 + Σ_{i≤k} rate_i; cost(k) = 1 + v·k + d(k), "
+    "d = one-pass draft cost (flat in k) or chained per-position cost × k"
+)
 # Below this relative gain, changing k is not worth recommending.
 MIN_GAIN = 0.02
 
@@ -30,8 +32,11 @@ def advise_k(evidence: EvidenceSet, baselines: Baselines | None = None) -> dict[
     if acc is None:
         return None
     if not acc.sufficient:
-        return {"advised": False, "reason": f"only {acc.drafts:.0f} drafts (minimum {acc.min_drafts}): "
-                                            "the curve is noise, so no k is advised"}
+        return {
+            "advised": False,
+            "reason": f"only {acc.drafts:.0f} drafts (minimum {acc.min_drafts}): "
+            "the curve is noise, so no k is advised",
+        }
     pp = list(acc.per_position)
     if not pp or not acc.k:
         return {"advised": False, "reason": "the evidence has no per-position rates"}
@@ -48,8 +53,9 @@ def advise_k(evidence: EvidenceSet, baselines: Baselines | None = None) -> dict[
     for k in range(0, k_now + 1):
         e = 1.0 + sum(pp[:k])
         c = cost.step_cost(k, one_pass) if k else 1.0
-        table.append({"k": k, "expected_tokens_per_step": round(e, 4), "step_cost": round(c, 4),
-                      "throughput": round(e / c, 4)})
+        table.append(
+            {"k": k, "expected_tokens_per_step": round(e, 4), "step_cost": round(c, 4), "throughput": round(e / c, 4)}
+        )
     best = max(table, key=lambda r: (r["throughput"], -r["k"]))
     now = table[k_now]
     gain = best["throughput"] / now["throughput"] - 1.0
@@ -69,11 +75,14 @@ def advise_k(evidence: EvidenceSet, baselines: Baselines | None = None) -> dict[
     if assumed:
         advice["notes"].append(assumed)
     if advice["recommended_k"] == 0:
-        advice["notes"].append("at this acceptance, speculative decoding costs more than it saves: "
-                               "fix the cause first, or turn it off")
+        advice["notes"].append(
+            "at this acceptance, speculative decoding costs more than it saves: fix the cause first, or turn it off"
+        )
     if one_pass and ctx.baseline and k_now < ctx.baseline.k:
-        advice["notes"].append(f"larger k cannot be scored from this curve; the drafter was trained with "
-                               f"k = {ctx.baseline.k} (block size − 1)")
+        advice["notes"].append(
+            f"larger k cannot be scored from this curve; the drafter was trained with "
+            f"k = {ctx.baseline.k} (block size − 1)"
+        )
     advice["summary"] = summary(advice)
     return advice
 
@@ -83,5 +92,7 @@ def summary(a: dict[str, Any]) -> str:
         return f"no advice on k: {a['reason']}"
     if a["recommended_k"] == a["current_k"]:
         return f"k = {a['current_k']} is within {int(MIN_GAIN * 100)} % of the best throughput under the cost model"
-    return (f"k = {a['recommended_k']} instead of {a['current_k']}: about {a['expected_gain_pct']:+.1f} % tokens/s "
-            f"under the cost model ({a['drafter_kind']} drafter)")
+    return (
+        f"k = {a['recommended_k']} instead of {a['current_k']}: about {a['expected_gain_pct']:+.1f} % tokens/s "
+        f"under the cost model ({a['drafter_kind']} drafter)"
+    )

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
+
+import tomllib
 
 from .knowledge import KnowledgeError
 
@@ -45,8 +47,11 @@ class CostModel:
         return 1.0 + self.verify_per_draft_position * k + draft
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verify_per_draft_position": self.verify_per_draft_position, "one_pass_draft": self.one_pass_draft,
-                "chained_draft_per_position": self.chained_draft_per_position}
+        return {
+            "verify_per_draft_position": self.verify_per_draft_position,
+            "one_pass_draft": self.one_pass_draft,
+            "chained_draft_per_position": self.chained_draft_per_position,
+        }
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ class DrafterBaseline:
             return list(self.curve[:k])
         _, tau, _ = self.tau_for(dataset)
         a = geometric_ratio(tau, self.k)
-        return [a ** i for i in range(1, k + 1)]
+        return [a**i for i in range(1, k + 1)]
 
     def tau_at_k(self, dataset: str | None, k: int | None) -> float:
         """Reference τ at the served k (a shorter block accepts fewer tokens at best)."""
@@ -120,7 +125,7 @@ def geometric_ratio(tau: float, k: int) -> float:
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        s = sum(mid ** i for i in range(1, k + 1))
+        s = sum(mid**i for i in range(1, k + 1))
         lo, hi = (mid, hi) if s < target else (lo, mid)
     return (lo + hi) / 2
 
@@ -182,15 +187,23 @@ def parse_baselines(data: Mapping, extra: list[Mapping] | None = None) -> Baseli
             if d["id"].lower() in seen:
                 raise KnowledgeError(f"{where}: duplicate drafter id")
             seen.add(d["id"].lower())
-            drafters.append(DrafterBaseline(
-                id=d["id"], aliases=_strs(d, "aliases", where), method=d["method"].lower(), target=d.get("target"),
-                k=k, trust=d["trust"], source=d["source"], tau=taus,
-                curve=tuple(float(x) for x in curve) if curve else None))
-    return Baselines(schema=1, version=str(data.get("version", "")), cost=cost, effect=effect,
-                     drafters=tuple(drafters))
+            drafters.append(
+                DrafterBaseline(
+                    id=d["id"],
+                    aliases=_strs(d, "aliases", where),
+                    method=d["method"].lower(),
+                    target=d.get("target"),
+                    k=k,
+                    trust=d["trust"],
+                    source=d["source"],
+                    tau=taus,
+                    curve=tuple(float(x) for x in curve) if curve else None,
+                )
+            )
+    return Baselines(schema=1, version=str(data.get("version", "")), cost=cost, effect=effect, drafters=tuple(drafters))
 
 
-@lru_cache(maxsize=None)
+@cache
 def default_baselines(extra: tuple[str, ...] = ()) -> Baselines:
     """The packaged baselines plus extra TOML files (DFLASH_DOCTOR_BASELINES, os.pathsep-separated)."""
     text = resources.files("dflash_doctor.rank").joinpath("baselines.toml").read_bytes()
@@ -259,6 +272,14 @@ def pair_context(evidence, baselines: Baselines) -> PairContext:
     acc = evidence.acceptance()
     method, _, _ = launch_method(evidence)
     refs = tuple(r for r in (ref, evidence.ref(Kind.WORKLOAD)) if r)
-    return PairContext(baseline=found, drafter_name=name, drafter_ref=ref, dataset=w.dataset if w else None,
-                       temperature=w.temperature if w else None, thinking=w.thinking if w else None,
-                       k=acc.k if acc else None, method=method or (found.method if found else None), refs=refs)
+    return PairContext(
+        baseline=found,
+        drafter_name=name,
+        drafter_ref=ref,
+        dataset=w.dataset if w else None,
+        temperature=w.temperature if w else None,
+        thinking=w.thinking if w else None,
+        k=acc.k if acc else None,
+        method=method or (found.method if found else None),
+        refs=refs,
+    )

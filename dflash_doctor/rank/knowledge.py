@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
+
+import tomllib
 
 from ..evidence import Kind
 
@@ -16,10 +17,23 @@ from ..evidence import Kind
 METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
 
 CAUSE_IDS = (
-    "undertrained-drafter", "layer-offset", "swa-ignored", "wrong-pairing", "method-mismatch", "draft-vocab-map",
-    "rope-mismatch", "workload-shift", "sampling-mismatch", "engine-bug", "rotated-quantization", "launch-config",
+    "undertrained-drafter",
+    "layer-offset",
+    "swa-ignored",
+    "wrong-pairing",
+    "method-mismatch",
+    "draft-vocab-map",
+    "rope-mismatch",
+    "workload-shift",
+    "sampling-mismatch",
+    "engine-bug",
+    "rotated-quantization",
+    "launch-config",
     # usual suspects: commonly blamed, answered with the evidence against them
-    "prefix-caching", "eager-mode", "tensor-parallel", "k-too-large",
+    "prefix-caching",
+    "eager-mode",
+    "tensor-parallel",
+    "k-too-large",
 )
 
 
@@ -102,8 +116,18 @@ def _req(d: dict, key: str, typ, where: str):
     return val
 
 
-_CAUSE_KEYS = {"id", "title", "prior", "fix", "next_step", "decided_by", "silence_note", "expected_tau", "methods",
-               "suspect"}
+_CAUSE_KEYS = {
+    "id",
+    "title",
+    "prior",
+    "fix",
+    "next_step",
+    "decided_by",
+    "silence_note",
+    "expected_tau",
+    "methods",
+    "suspect",
+}
 _RULE_KEYS = {"observation", "cause", "weight", "text"}
 _OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -134,8 +158,9 @@ def _optional_str(d: dict, key: str, where: str) -> str | None:
     return v
 
 
-def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
-                    declared: frozenset[str] | None = None) -> Knowledge:
+def parse_knowledge(
+    data: dict, extra_sources: list[dict] | None = None, declared: frozenset[str] | None = None
+) -> Knowledge:
     """Validate the cause knowledge. With `declared` (the observation names the loaded checks declare), a
     rule whose observation no check declares is refused: it could never fire (a typo, or a check missing)."""
     schema = data.get("schema")
@@ -181,16 +206,26 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
             if not isinstance(suspect, bool):
                 raise KnowledgeError(f"{where}: suspect must be true or false")
             causes[cid] = CauseSpec(
-                id=cid, title=_req(c, "title", str, where), prior=prior,
-                fix=_req(c, "fix", str, where), next_step=_req(c, "next_step", str, where),
-                decided_by=tuple(decided), silence_note=_optional_str(c, "silence_note", where), expected_tau=expected,
-                methods=tuple(methods), suspect=suspect,
+                id=cid,
+                title=_req(c, "title", str, where),
+                prior=prior,
+                fix=_req(c, "fix", str, where),
+                next_step=_req(c, "next_step", str, where),
+                decided_by=tuple(decided),
+                silence_note=_optional_str(c, "silence_note", where),
+                expected_tau=expected,
+                methods=tuple(methods),
+                suspect=suspect,
             )
         for i, r in enumerate(_tables(doc, "rule", src)):
             where = f"rule #{i + 1} ({str(r.get('observation'))[:60]!r} -> {str(r.get('cause'))[:60]!r})"
             _check_keys(r, _RULE_KEYS, where)
-            rule = Rule(observation=_req(r, "observation", str, where), cause=_req(r, "cause", str, where),
-                        weight=_req(r, "weight", float, where), text=_req(r, "text", str, where))
+            rule = Rule(
+                observation=_req(r, "observation", str, where),
+                cause=_req(r, "cause", str, where),
+                weight=_req(r, "weight", float, where),
+                text=_req(r, "text", str, where),
+            )
             if not _OBS_NAME.match(rule.observation):
                 raise KnowledgeError(f"{where}: observation must look like 'family:value'")
             if not math.isfinite(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
@@ -220,8 +255,9 @@ def parse_knowledge(data: dict, extra_sources: list[dict] | None = None,
     circ = data.get("circumstantial", [])
     if not isinstance(circ, list) or not all(isinstance(x, str) and _ID.match(x) for x in circ):
         raise KnowledgeError("'circumstantial' must be a list of observation families (e.g. \"signature\")")
-    return Knowledge(schema=schema, causes=causes, rules=tuple(rules), separators=tuple(separators),
-                     circumstantial=frozenset(circ))
+    return Knowledge(
+        schema=schema, causes=causes, rules=tuple(rules), separators=tuple(separators), circumstantial=frozenset(circ)
+    )
 
 
 def load_toml(path: Path | str) -> dict:
@@ -231,8 +267,10 @@ def load_toml(path: Path | str) -> dict:
 
 def _require_declared(r: Rule, declared: frozenset[str]) -> None:
     if r.observation not in declared:
-        raise KnowledgeError(f"rule for observation '{r.observation}' (cause '{r.cause}'): no check declares "
-                             "that observation, so the rule could never fire (a typo?)")
+        raise KnowledgeError(
+            f"rule for observation '{r.observation}' (cause '{r.cause}'): no check declares "
+            "that observation, so the rule could never fire (a typo?)"
+        )
 
 
 def default_knowledge(extra: tuple[str, ...] = (), declared: frozenset[str] | None = None) -> Knowledge:
@@ -246,7 +284,7 @@ def default_knowledge(extra: tuple[str, ...] = (), declared: frozenset[str] | No
     return k
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parsed_knowledge(extra: tuple[str, ...]) -> Knowledge:
     text = resources.files("dflash_doctor.rank").joinpath("causes.toml").read_bytes()
     data = tomllib.loads(text.decode("utf-8"))

@@ -28,11 +28,30 @@ if TYPE_CHECKING:
 # mismatch (the launch-method check finds those), so it is strong but not certain.
 STRENGTH = {"drafter": 60.0, "launch": 30.0, "startup": 30.0, "format": 12.0, "k": 2.5}
 # The method names a launch or log may use, to the method family whose reference band applies.
-ALIASES = {"dflash2": "dflash", "eagle-3": "eagle3", "eagle3": "eagle3", "eagle": "eagle", "nextn": "mtp",
-           "deepseek_mtp": "mtp", "qwen3_next_mtp": "mtp", "mimo_mtp": "mtp", "glm4_moe_mtp": "mtp",
-           "ernie_mtp": "mtp", "mtp": "mtp", "draft_model": "draft", "draft": "draft", "ngram": "ngram",
-           "[ngram]": "ngram", "ngram-eagle": "ngram", "suffix": "suffix", "medusa": "medusa", "peagle": "p-eagle",
-           "p-eagle": "p-eagle", "dflash": "dflash", "standalone": "draft"}
+ALIASES = {
+    "dflash2": "dflash",
+    "eagle-3": "eagle3",
+    "eagle3": "eagle3",
+    "eagle": "eagle",
+    "nextn": "mtp",
+    "deepseek_mtp": "mtp",
+    "qwen3_next_mtp": "mtp",
+    "mimo_mtp": "mtp",
+    "glm4_moe_mtp": "mtp",
+    "ernie_mtp": "mtp",
+    "mtp": "mtp",
+    "draft_model": "draft",
+    "draft": "draft",
+    "ngram": "ngram",
+    "[ngram]": "ngram",
+    "ngram-eagle": "ngram",
+    "suffix": "suffix",
+    "medusa": "medusa",
+    "peagle": "p-eagle",
+    "p-eagle": "p-eagle",
+    "dflash": "dflash",
+    "standalone": "draft",
+}
 
 
 def family(method: str | None) -> str | None:
@@ -71,8 +90,11 @@ class MethodBelief:
         return "unknown: " + ", ".join(f"{mm} {pp:.0%}" for mm, pp in top3)
 
     def to_dict(self) -> dict:
-        return {"probs": {m: round(p, 4) for m, p in sorted(self.probs.items(), key=lambda x: -x[1])},
-                "said": [list(s) for s in self.said], "conflict": self.conflict}
+        return {
+            "probs": {m: round(p, 4) for m, p in sorted(self.probs.items(), key=lambda x: -x[1])},
+            "said": [list(s) for s in self.said],
+            "conflict": self.conflict,
+        }
 
 
 def _k_likelihood(method: str, k: int) -> float:
@@ -97,7 +119,7 @@ UNAVAILABLE = 0.02
 _TRACKED = ("dflash",)
 
 
-def _release_bounds(evidence: "EvidenceSet") -> list[tuple[str, str]]:
+def _release_bounds(evidence: EvidenceSet) -> list[tuple[str, str]]:
     """(engine, version) pairs the evidence pins: the engine and version named (flag, startup line, installed
     package), or the newest release a log line's shape allows (ScanStats.release_bounds, "<=X")."""
     out: list[tuple[str, str]] = []
@@ -105,7 +127,7 @@ def _release_bounds(evidence: "EvidenceSet") -> list[tuple[str, str]]:
     if eng is not None and eng.version:
         out.append((eng.name, eng.version))
     scan = evidence.log_scan()
-    for engine, rel in (scan.release_bounds.items() if scan is not None else ()):
+    for engine, rel in scan.release_bounds.items() if scan is not None else ():
         for part in rel.split(","):
             part = part.strip()
             if part.startswith("<="):
@@ -113,7 +135,7 @@ def _release_bounds(evidence: "EvidenceSet") -> list[tuple[str, str]]:
     return out
 
 
-def unavailable(evidence: "EvidenceSet") -> dict[str, str]:
+def unavailable(evidence: EvidenceSet) -> dict[str, str]:
     """Methods the pinned engine release cannot run, with why (models/architectures.toml, from the registries)."""
     from ..models.architectures import support
 
@@ -126,7 +148,7 @@ def unavailable(evidence: "EvidenceSet") -> dict[str, str]:
     return out
 
 
-def infer_method(evidence: "EvidenceSet") -> MethodBelief:
+def infer_method(evidence: EvidenceSet) -> MethodBelief:
     from ..evidence import Kind
 
     prior = {m: p for m, p in method_prior().items() if m in METHODS}
@@ -155,8 +177,14 @@ def infer_method(evidence: "EvidenceSet") -> MethodBelief:
     if acc is not None:
         for fmt in acc.formats:
             f = fmt.lower()
-            for word, m in (("eagle3", "eagle3"), ("ngram", "ngram"), ("mtp", "mtp"), ("dflash", "dflash"),
-                            ("draft-model", "draft"), ("draft_model", "draft")):
+            for word, m in (
+                ("eagle3", "eagle3"),
+                ("ngram", "ngram"),
+                ("mtp", "mtp"),
+                ("dflash", "dflash"),
+                ("draft-model", "draft"),
+                ("draft_model", "draft"),
+            ):
                 if word in f:
                     hear(m, "format", evidence.ref(Kind.ACCEPTANCE))
                     break

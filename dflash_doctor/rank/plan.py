@@ -24,8 +24,9 @@ Works from `Cause` objects and the evidence only, so it survives changes to how 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..evidence import Cause, EvidenceSet
 from ..names import Names, names_of
@@ -37,17 +38,31 @@ LIKELY = 0.5
 # A cause at least this likely is settled: it needs its fix, not more evidence.
 SETTLED = 0.9
 
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "vllm-ascend": "vllm-ascend", "tensorrt-llm": "TensorRT-LLM",
-                "llama.cpp": "llama.cpp"}
+ENGINE_NAMES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "vllm-ascend": "vllm-ascend",
+    "tensorrt-llm": "TensorRT-LLM",
+    "llama.cpp": "llama.cpp",
+}
 
 # What kind of remedy a cause's own fix is, when no engine release fixes it. Unknown ids (extra knowledge
 # files) get "change", with the cause's fix text.
 REMEDY_KIND = {
-    "swa-ignored": "engine", "layer-offset": "engine", "engine-bug": "engine",
-    "method-mismatch": "launch", "launch-config": "launch", "rope-mismatch": "launch", "sampling-mismatch": "launch",
-    "undertrained-drafter": "drafter", "wrong-pairing": "drafter", "draft-vocab-map": "drafter",
-    "rotated-quantization": "target", "workload-shift": "workload",
+    "swa-ignored": "engine",
+    "layer-offset": "engine",
+    "engine-bug": "engine",
+    "method-mismatch": "launch",
+    "launch-config": "launch",
+    "rope-mismatch": "launch",
+    "sampling-mismatch": "launch",
+    "undertrained-drafter": "drafter",
+    "wrong-pairing": "drafter",
+    "draft-vocab-map": "drafter",
+    "rotated-quantization": "target",
+    "workload-shift": "workload",
 }
+
 
 # Which engine-support table behaviour fixes an engine-side cause (first release of the engine that has it).
 def _swa_fixed(row: dict, swa: str | None) -> bool:
@@ -61,8 +76,21 @@ TABLE_FIX = {
 }
 
 # The evidence kind a missing-evidence line names, and what it costs to get (files < host < GPU).
-COST = {"engine": 1, "engine-support": 1, "drafter": 1, "target": 1, "launch": 1, "workload": 1, "acceptance": 1,
-        "metrics": 1, "engine-source": 2, "host": 2, "process": 2, "environment": 2, "probe": 3}
+COST = {
+    "engine": 1,
+    "engine-support": 1,
+    "drafter": 1,
+    "target": 1,
+    "launch": 1,
+    "workload": 1,
+    "acceptance": 1,
+    "metrics": 1,
+    "engine-source": 2,
+    "host": 2,
+    "process": 2,
+    "environment": 2,
+    "probe": 3,
+}
 # Probe ablations that test a cause directly.
 ABLATION = {"swa-ignored": "swa", "layer-offset": "offset", "workload-shift": "context"}
 
@@ -82,9 +110,15 @@ class PlanCause:
     explained_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "confidence": round(self.confidence, 3),
-                "expected_tau_if_fixed": _r(self.expected_tau), "gain": _r(self.gain),
-                "gap_share": _r(self.gap_share), "step": self.step, "explained_by": self.explained_by}
+        return {
+            "id": self.id,
+            "confidence": round(self.confidence, 3),
+            "expected_tau_if_fixed": _r(self.expected_tau),
+            "gain": _r(self.gain),
+            "gap_share": _r(self.gap_share),
+            "step": self.step,
+            "explained_by": self.explained_by,
+        }
 
 
 @dataclass(frozen=True)
@@ -100,9 +134,16 @@ class Step:
     value: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "action": self.action, "fixes": list(self.fixes), "settles": list(self.settles),
-                "expected_tau": _r(self.expected_tau), "conditional": self.conditional, "details": list(self.details),
-                "sources": list(self.sources)}
+        return {
+            "kind": self.kind,
+            "action": self.action,
+            "fixes": list(self.fixes),
+            "settles": list(self.settles),
+            "expected_tau": _r(self.expected_tau),
+            "conditional": self.conditional,
+            "details": list(self.details),
+            "sources": list(self.sources),
+        }
 
 
 @dataclass(frozen=True)
@@ -130,9 +171,16 @@ class FixPlan:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tau_now": _r(self.tau_now), "reference_tau": _r(self.reference_tau), "reference": self.reference,
-                "order": [c.to_dict() for c in self.causes], "steps": [s.to_dict() for s in self.steps],
-                "next_command": self.next_command, "next_why": self.next_why, "names": self.names.to_dict()}
+        return {
+            "tau_now": _r(self.tau_now),
+            "reference_tau": _r(self.reference_tau),
+            "reference": self.reference,
+            "order": [c.to_dict() for c in self.causes],
+            "steps": [s.to_dict() for s in self.steps],
+            "next_command": self.next_command,
+            "next_why": self.next_why,
+            "names": self.names.to_dict(),
+        }
 
 
 def _r(x: float | None) -> float | None:
@@ -172,8 +220,9 @@ def fill(text: str, names: Names) -> str:
             cmd = re.sub(r"(--target\s+)(?:TARGET|PATH|DIR|T)\b", lambda x: x.group(1) + names.target, cmd)
         # a probe needs the pair: name it when the evidence does
         if re.match(r"dflash-doctor probe\b", cmd) and names.target and names.drafter and "--target" not in cmd:
-            cmd = cmd.replace("dflash-doctor probe", f"dflash-doctor probe --target {names.target} "
-                                                     f"--drafter {names.drafter}", 1)
+            cmd = cmd.replace(
+                "dflash-doctor probe", f"dflash-doctor probe --target {names.target} --drafter {names.drafter}", 1
+            )
         return f"`{cmd}`"
 
     out = _CODE.sub(one, text)
@@ -231,8 +280,12 @@ def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[st
             # what the fix asks beyond the upgrade itself ("… and run the V2 model runner (…)")
             extra = re.sub(r"^Upgrade (?:\S+ )?to [\w.+ -]+? or later(?:[;,]| and)?\s*", "", m.issue.fix or "").strip()
             extra = (extra[:1].upper() + extra[1:]) if extra else None
-            put(m.issue.cause, m.issue.fixed_in, extra, f"{m.issue.reference()} (known issue {m.issue.id}, fixed in "
-                                                       f"{m.issue.fixed_in})")
+            put(
+                m.issue.cause,
+                m.issue.fixed_in,
+                extra,
+                f"{m.issue.reference()} (known issue {m.issue.id}, fixed in {m.issue.fixed_in})",
+            )
     if current is not None:
         from ..models.engine_support import load_table
 
@@ -241,8 +294,9 @@ def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[st
         if d is not None and d.layers:
             sliding = sum(1 for x in d.layers if x.attention == "sliding")
             swa = "none" if not sliding else ("uniform" if sliding == len(d.layers) else "mixed")
-        rows = sorted((r for r in load_table() if r["engine"] == names.engine),
-                      key=lambda r: parse_version(r["min"]).key)
+        rows = sorted(
+            (r for r in load_table() if r["engine"] == names.engine), key=lambda r: parse_version(r["min"]).key
+        )
         for cid, fixed in TABLE_FIX.items():
             if cid not in wanted:
                 continue
@@ -255,9 +309,14 @@ def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[st
     out = {}
     for cid, (v, details, sources) in found.items():
         frm = f" {names.engine_version}" if names.engine_version else ""
-        out[cid] = _Remedy(key=("upgrade-engine", names.engine), kind="upgrade-engine",
-                           action=f"upgrade {pretty}{frm} → {v} or later", version=v, details=tuple(details),
-                           sources=tuple(dict.fromkeys(sources)))
+        out[cid] = _Remedy(
+            key=("upgrade-engine", names.engine),
+            kind="upgrade-engine",
+            action=f"upgrade {pretty}{frm} → {v} or later",
+            version=v,
+            details=tuple(details),
+            sources=tuple(dict.fromkeys(sources)),
+        )
     return out
 
 
@@ -271,8 +330,14 @@ def _merge(rems: list[_Remedy], names: Names) -> _Remedy:
     if rems[0].kind != "upgrade-engine":
         return rems[0]
     best = max(rems, key=lambda r: r.version.key)
-    details = tuple(dict.fromkeys(d for r in sorted(rems, key=lambda r: r.version.key, reverse=True)
-                                  for d in r.details if str(best.version) in d or r is best))
+    details = tuple(
+        dict.fromkeys(
+            d
+            for r in sorted(rems, key=lambda r: r.version.key, reverse=True)
+            for d in r.details
+            if str(best.version) in d or r is best
+        )
+    )
     sources = tuple(dict.fromkeys(s for r in rems for s in r.sources))
     return _Remedy(best.key, best.kind, best.action, best.version, details, sources)
 
@@ -301,8 +366,9 @@ def _has_fact(c: Cause, knowledge) -> bool:
     return any(not knowledge.is_circumstantial(x.observation) for x in c.evidence_for)
 
 
-def build_plan(causes: Sequence[Cause], evidence: EvidenceSet, knowledge, invocation: Sequence[str] | None = None
-               ) -> FixPlan:
+def build_plan(
+    causes: Sequence[Cause], evidence: EvidenceSet, knowledge, invocation: Sequence[str] | None = None
+) -> FixPlan:
     acc = evidence.acceptance()
     tau_now = acc.mean_acceptance_length if acc is not None else None
     ref_tau, ref_what = _reference(evidence)
@@ -353,29 +419,56 @@ def build_plan(causes: Sequence[Cause], evidence: EvidenceSet, knowledge, invoca
         for c in fixed:
             step_of[c.id] = i
         settles = tuple(e for e, by in explained.items() if by in {c.id for c in fixed})
-        steps.append(Step(kind=rem.kind, action=rem.action, fixes=tuple(c.id for c in fixed), settles=settles,
-                          expected_tau=_combined_tau(fixed, tau_now, ref_tau),
-                          conditional=max(c.confidence for c in fixed) < LIKELY,
-                          details=tuple(fill(d, names) for d in rem.details), sources=rem.sources, value=val))
+        steps.append(
+            Step(
+                kind=rem.kind,
+                action=rem.action,
+                fixes=tuple(c.id for c in fixed),
+                settles=settles,
+                expected_tau=_combined_tau(fixed, tau_now, ref_tau),
+                conditional=max(c.confidence for c in fixed) < LIKELY,
+                details=tuple(fill(d, names) for d in rem.details),
+                sources=rem.sources,
+                value=val,
+            )
+        )
 
     def plan_cause(c: Cause) -> PlanCause:
         g = gain(c)
-        return PlanCause(id=c.id, title=c.title, confidence=c.confidence, expected_tau=c.expected_tau_if_fixed,
-                         gain=g, gap_share=(min(1.0, g / gap) if g is not None and gap else None), value=value(c),
-                         step=step_of.get(c.id), explained_by=explained.get(c.id))
+        return PlanCause(
+            id=c.id,
+            title=c.title,
+            confidence=c.confidence,
+            expected_tau=c.expected_tau_if_fixed,
+            gain=g,
+            gap_share=(min(1.0, g / gap) if g is not None and gap else None),
+            value=value(c),
+            step=step_of.get(c.id),
+            explained_by=explained.get(c.id),
+        )
 
     ordered: list[Cause] = []
     for _, _, fixed in steps_raw:
         ordered += fixed
-    ordered += sorted((c for c in causes if c.id not in explained and c.id not in step_of),
-                      key=lambda c: (-value(c), -c.confidence, c.id))
+    ordered += sorted(
+        (c for c in causes if c.id not in explained and c.id not in step_of),
+        key=lambda c: (-value(c), -c.confidence, c.id),
+    )
     out: list[PlanCause] = []
     for c in ordered:
         out.append(plan_cause(c))
         out += [plan_cause(e) for e in causes if explained.get(e.id) == c.id]
     cmd, why = _next_command(causes, planned, names, invocation, evidence)
-    return FixPlan(tau_now=tau_now, reference_tau=ref_tau, reference=ref_what, causes=tuple(out), steps=tuple(steps),
-                   next_command=cmd, next_why=why, names=names)
+    return FixPlan(
+        tau_now=tau_now,
+        reference_tau=ref_tau,
+        reference=ref_what,
+        causes=tuple(out),
+        steps=tuple(steps),
+        next_command=cmd,
+        next_why=why,
+        names=names,
+    )
 
 
 def _combined_tau(fixed: Sequence[Cause], tau_now: float | None, ref: float | None) -> float | None:
@@ -396,8 +489,13 @@ def _missing_kinds(c: Cause) -> list[str]:
     return [m.split(":", 1)[0].strip() for m in c.missing_evidence if ":" in m]
 
 
-def _next_command(causes: Sequence[Cause], planned: Sequence[Cause], names: Names,
-                  invocation: Sequence[str] | None, evidence: EvidenceSet) -> tuple[str | None, str | None]:
+def _next_command(
+    causes: Sequence[Cause],
+    planned: Sequence[Cause],
+    names: Names,
+    invocation: Sequence[str] | None,
+    evidence: EvidenceSet,
+) -> tuple[str | None, str | None]:
     """The one command that would settle most of what is open, cheapest evidence first."""
     # what is still open: a planned cause not yet near-certain (one at ≥ 0.9 needs its fix, not more evidence)
     open_causes = [c for c in planned if c.confidence < SETTLED]
@@ -420,10 +518,17 @@ def _next_command(causes: Sequence[Cause], planned: Sequence[Cause], names: Name
     return None, None
 
 
-_KIND_WORDS = {"drafter": "the drafter config", "target": "the target config", "engine": "the engine release",
-               "engine-support": "the engine release", "engine-source": "the installed engine source",
-               "probe": "a probe run on a GPU", "launch": "the launch command",
-               "workload": "the workload", "acceptance": "acceptance numbers"}
+_KIND_WORDS = {
+    "drafter": "the drafter config",
+    "target": "the target config",
+    "engine": "the engine release",
+    "engine-support": "the engine release",
+    "engine-source": "the installed engine source",
+    "probe": "a probe run on a GPU",
+    "launch": "the launch command",
+    "workload": "the workload",
+    "acceptance": "acceptance numbers",
+}
 
 
 def _q(word: str) -> str:
@@ -444,8 +549,10 @@ def _command_for(kind: str, names: Names, invocation: Sequence[str] | None, open
         if not d:
             return _rerun(invocation, "--drafter", "DIR|REPO_ID") or "dflash-doctor inspect-model DRAFTER"
         return _rerun(invocation, "--drafter", d) or " ".join(
-            ["dflash-doctor", "inspect-model", _q(d)] + (["--target", _q(t)] if t else [])
-            + (["--engine", _q(names.engine_spec)] if names.engine_spec and not names.engine_source_read else []))
+            ["dflash-doctor", "inspect-model", _q(d)]
+            + (["--target", _q(t)] if t else [])
+            + (["--engine", _q(names.engine_spec)] if names.engine_spec and not names.engine_source_read else [])
+        )
     if kind == "target":
         return _rerun(invocation, "--target", t or "DIR|REPO_ID")
     if kind in ("engine", "engine-support"):

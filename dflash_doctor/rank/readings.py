@@ -35,8 +35,17 @@ DECISIVE = 0.9
 # lengths (short requests weigh as much as long ones): read it as τ ± this share.
 REQUEST_AVERAGE_SPREAD = 0.15
 # Served k values per method when k is not known (chain drafting as engines' docs and recipes show them).
-TYPICAL_K = {"eagle3": (3, 4, 5, 7), "eagle": (3, 4, 5), "p-eagle": (4, 7), "mtp": (1, 2, 3, 4, 5),
-             "dflash": (15, 7), "ngram": (3, 5, 7), "suffix": (5, 15), "draft": (3, 4, 5), "medusa": (3, 4, 5)}
+TYPICAL_K = {
+    "eagle3": (3, 4, 5, 7),
+    "eagle": (3, 4, 5),
+    "p-eagle": (4, 7),
+    "mtp": (1, 2, 3, 4, 5),
+    "dflash": (15, 7),
+    "ngram": (3, 5, 7),
+    "suffix": (5, 15),
+    "draft": (3, 4, 5),
+    "medusa": (3, 4, 5),
+}
 # The most design effect a measured overdispersion may claim (a few bursty intervals must not make every
 # reading worthless).
 MAX_DESIGN_EFFECT = 30.0
@@ -69,8 +78,11 @@ class LevelReading:
         """The counts settle τ for each likely method, but the methods' bands disagree: naming the method
         (--launch, --drafter) settles it, more drafts do not."""
         likely = [(m, ph) for m, pm, ph in self.by_method if pm >= 0.1]
-        return (len(likely) >= 2 and all(ph >= DECISIVE or ph <= 1 - DECISIVE for _, ph in likely)
-                and len({ph >= DECISIVE for _, ph in likely}) == 2)
+        return (
+            len(likely) >= 2
+            and all(ph >= DECISIVE or ph <= 1 - DECISIVE for _, ph in likely)
+            and len({ph >= DECISIVE for _, ph in likely}) == 2
+        )
 
     @property
     def verdict(self) -> str:
@@ -96,17 +108,26 @@ class LevelReading:
         return f"{what}; {self.band.describe()}"
 
     def to_dict(self) -> dict:
-        return {"tau": round(self.tau, 4), "interval": self.interval.to_dict(), "basis": self.basis,
-                "design_effect": round(self.design_effect, 2),
-                "p_healthy": None if self.p_healthy is None else round(self.p_healthy, 4),
-                "p_dead": round(self.p_dead, 4), "verdict": self.verdict, "k": self.k,
-                "method": self.method.to_dict(), "band": self.band.to_dict() if self.band else None,
-                "drafts_to_settle": self.drafts_to_settle, "notes": list(self.notes),
-                "by_method": [{"method": m, "p_method": round(pm, 4), "p_healthy": round(ph, 4)}
-                              for m, pm, ph in self.by_method]}
+        return {
+            "tau": round(self.tau, 4),
+            "interval": self.interval.to_dict(),
+            "basis": self.basis,
+            "design_effect": round(self.design_effect, 2),
+            "p_healthy": None if self.p_healthy is None else round(self.p_healthy, 4),
+            "p_dead": round(self.p_dead, 4),
+            "verdict": self.verdict,
+            "k": self.k,
+            "method": self.method.to_dict(),
+            "band": self.band.to_dict() if self.band else None,
+            "drafts_to_settle": self.drafts_to_settle,
+            "notes": list(self.notes),
+            "by_method": [
+                {"method": m, "p_method": round(pm, 4), "p_healthy": round(ph, 4)} for m, pm, ph in self.by_method
+            ],
+        }
 
 
-def _var_l(acc: "AcceptanceSummary", k: int | None) -> float | None:
+def _var_l(acc: AcceptanceSummary, k: int | None) -> float | None:
     m = max(0.0, acc.mean_acceptance_length - 1.0)
     pp = list(acc.per_position)
     if pp and (k is None or len(pp) >= k):
@@ -117,7 +138,7 @@ def _var_l(acc: "AcceptanceSummary", k: int | None) -> float | None:
     return None
 
 
-def design_effect(acc: "AcceptanceSummary", k: int | None) -> float:
+def design_effect(acc: AcceptanceSummary, k: int | None) -> float:
     """The spread between intervals against independent drafts (at least stats.DESIGN_EFFECT)."""
     var = _var_l(acc, k)
     pts = [s for s in acc.series if s.get("drafts") and s.get("tau") is not None]
@@ -135,7 +156,7 @@ def p_above(tau: float, se: float, edge: float) -> float:
     return _phi((tau - edge) / max(se, 1e-6))
 
 
-def level_reading(evidence: "EvidenceSet") -> LevelReading | None:
+def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     """The level reading of the evidence's acceptance (None without acceptance numbers)."""
     acc = evidence.acceptance()
     if acc is None:
@@ -176,11 +197,14 @@ def level_reading(evidence: "EvidenceSet") -> LevelReading | None:
         if pm < 0.01:
             continue
         m_num = m_w = 0.0
-        ks = (k,) if k else tuple(x for x in TYPICAL_K.get(m, (3,)) if x + 1 >= iv.low) or (max(TYPICAL_K.get(m, (3,))),)
+        ks = (
+            (k,) if k else tuple(x for x in TYPICAL_K.get(m, (3,)) if x + 1 >= iv.low) or (max(TYPICAL_K.get(m, (3,))),)
+        )
         for kk in ks:
             w = pm / len(ks)
-            b = healthy_band(m, kk, ctx.dataset, drafter=pair.id if m == pair_method else None,
-                             baselines=in_force(evidence))
+            b = healthy_band(
+                m, kk, ctx.dataset, drafter=pair.id if m == pair_method else None, baselines=in_force(evidence)
+            )
             if b is not None and b.dead_excess is not None:
                 dead += w * _phi((1.0 + b.dead_excess - tau) / max(se, 1e-6))
                 dead_w += w
@@ -200,8 +224,13 @@ def level_reading(evidence: "EvidenceSet") -> LevelReading | None:
     band = best[1]
     settle = None
     top_ph = next((ph for mm, _, ph in by_method if band is not None and mm == band.method), None)
-    if top_ph is not None and 1.0 - DECISIVE < top_ph < DECISIVE and band is not None and band.low is not None \
-            and basis != "per-request":
+    if (
+        top_ph is not None
+        and 1.0 - DECISIVE < top_ph < DECISIVE
+        and band is not None
+        and band.low is not None
+        and basis != "per-request"
+    ):
         gap = abs(tau - band.low)
         var = _var_l(acc, k or best[2])
         if gap > 1e-3 and var:
@@ -209,9 +238,21 @@ def level_reading(evidence: "EvidenceSet") -> LevelReading | None:
             settle = int(math.ceil(var * deff * (1.96 / gap) ** 2))
     if ctx.temperature and ctx.temperature > 0:
         notes.append(f"requests sample at temperature {ctx.temperature:g}: the bands are greedy figures")
-    return LevelReading(tau=tau, interval=iv, se=se, basis=basis, design_effect=deff, p_healthy=p_healthy,
-                        p_dead=p_dead, band=band, method=belief, k=k or best[2], drafts_to_settle=settle,
-                        notes=tuple(notes), by_method=tuple(by_method))
+    return LevelReading(
+        tau=tau,
+        interval=iv,
+        se=se,
+        basis=basis,
+        design_effect=deff,
+        p_healthy=p_healthy,
+        p_dead=p_dead,
+        band=band,
+        method=belief,
+        k=k or best[2],
+        drafts_to_settle=settle,
+        notes=tuple(notes),
+        by_method=tuple(by_method),
+    )
 
 
 @dataclass(frozen=True)
@@ -223,7 +264,7 @@ class CurveReading:
     strengths: dict[str, float] = field(default_factory=dict)  # signature id -> probability it holds
 
 
-def curve_reading(acc: "AcceptanceSummary", deff: float = stats.DESIGN_EFFECT) -> CurveReading:
+def curve_reading(acc: AcceptanceSummary, deff: float = stats.DESIGN_EFFECT) -> CurveReading:
     """all-zero: τ − 1 under 0.01; cliff-after-first: a few position-1 hits, almost none continue
     (P(pos 2 | pos 1) under 0.15); geometric: hits continue (that conditional ≥ 0.35); steep: in between."""
     pp = list(acc.per_position)

@@ -14,11 +14,13 @@ documented at the top of reference.toml.
 from __future__ import annotations
 
 import math
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
+
+import tomllib
 
 from ..stats import median
 from .knowledge import KnowledgeError
@@ -56,20 +58,34 @@ class Figure:
 
     def tau_at(self, k: int) -> float:
         p1, r = self.model()
-        return 1.0 + p1 * sum(r ** j for j in range(k))
+        return 1.0 + p1 * sum(r**j for j in range(k))
 
     def curve_at(self, k: int) -> list[float]:
         p1, r = self.model()
-        return [p1 * r ** j for j in range(k)]
+        return [p1 * r**j for j in range(k)]
 
     def cite(self) -> str:
         return f"{self.pair}, {self.dataset}, k={self.k}: τ {self.tau:.2f} ({self.source.title}; {self.source.url})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "k": self.k, "dataset": self.dataset, "tau": self.tau, "role": self.role,
-                "pair": self.pair, "per_position": list(self.per_position), "p1": self.p1, "use": self.use,
-                "why": self.why, "source": {"id": self.source.id, "title": self.source.title,
-                                            "url": self.source.url, "kind": self.source.kind}}
+        return {
+            "method": self.method,
+            "k": self.k,
+            "dataset": self.dataset,
+            "tau": self.tau,
+            "role": self.role,
+            "pair": self.pair,
+            "per_position": list(self.per_position),
+            "p1": self.p1,
+            "use": self.use,
+            "why": self.why,
+            "source": {
+                "id": self.source.id,
+                "title": self.source.title,
+                "url": self.source.url,
+                "kind": self.source.kind,
+            },
+        }
 
 
 @lru_cache(maxsize=4096)
@@ -78,14 +94,14 @@ def _geometric(k: int, tau: float, p1: float | None) -> tuple[float, float]:
     figures, and each solve is 60 bisection steps over a k-term sum (~3 of a 200-engine fleet's 5 s)."""
     excess = max(0.0, min(float(k), tau - 1.0))
     if p1 is None:
-        a = _solve(lambda a: sum(a ** i for i in range(1, k + 1)), excess)
+        a = _solve(lambda a: sum(a**i for i in range(1, k + 1)), excess)
         return a, a
     if p1 <= 0:
         return 0.0, 0.0
     if k == 1:
         # one position says nothing about the decay: assume the geometric curve (r = p1)
         return p1, p1
-    r = _solve(lambda r: p1 * sum(r ** j for j in range(k)), excess)
+    r = _solve(lambda r: p1 * sum(r**j for j in range(k)), excess)
     return p1, r
 
 
@@ -108,8 +124,12 @@ class FigureAtK:
     extrapolated: bool  # k beyond the figure's own k
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tau_at_k": round(self.tau, 3), "p1": self.p1, "extrapolated": self.extrapolated,
-                **self.figure.to_dict()}
+        return {
+            "tau_at_k": round(self.tau, 3),
+            "p1": self.p1,
+            "extrapolated": self.extrapolated,
+            **self.figure.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -138,26 +158,42 @@ class Band:
     def is_dead(self, tau: float, p1: float | None = None) -> bool:
         if self.dead_excess is None:
             return False
-        return tau - 1.0 <= self.dead_excess or (p1 is not None and self.dead_position_1 is not None
-                                                 and p1 <= self.dead_position_1)
+        return tau - 1.0 <= self.dead_excess or (
+            p1 is not None and self.dead_position_1 is not None and p1 <= self.dead_position_1
+        )
 
     def describe(self) -> str:
         if self.low is None:
             return f"no healthy floor for {self.method} at k={self.k}: {self.note}"
         ds = f" on {self.dataset}" if self.dataset else ""
-        who = (f"this pair (its published τ{ds}) reaches" if self.basis == "pair"
-               else f"trained {self.method} drafters{ds} reach")
+        who = (
+            f"this pair (its published τ{ds}) reaches"
+            if self.basis == "pair"
+            else f"trained {self.method} drafters{ds} reach"
+        )
         typ = f", typical {self.typical:.2f}" if self.typical is not None else ""
         extra = " (extrapolated from figures at smaller k)" if self.extrapolated else ""
         thin = "; few figures, treat the edge as rough" if self.sparse else ""
         return f"{who} τ ≥ {self.low:.2f} at k={self.k}{typ}{extra}{thin}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "k": self.k, "dataset": self.dataset, "basis": self.basis,
-                "low": _r(self.low), "typical": _r(self.typical), "high": self.high, "p1_low": _r(self.p1_low),
-                "p1_typical": _r(self.p1_typical), "dead_excess": self.dead_excess,
-                "dead_position_1": self.dead_position_1, "extrapolated": self.extrapolated, "sparse": self.sparse,
-                "note": self.note, "figures": [f.to_dict() for f in self.figures]}
+        return {
+            "method": self.method,
+            "k": self.k,
+            "dataset": self.dataset,
+            "basis": self.basis,
+            "low": _r(self.low),
+            "typical": _r(self.typical),
+            "high": self.high,
+            "p1_low": _r(self.p1_low),
+            "p1_typical": _r(self.p1_typical),
+            "dead_excess": self.dead_excess,
+            "dead_position_1": self.dead_position_1,
+            "extrapolated": self.extrapolated,
+            "sparse": self.sparse,
+            "note": self.note,
+            "figures": [f.to_dict() for f in self.figures],
+        }
 
 
 def _r(x: float | None) -> float | None:
@@ -206,10 +242,22 @@ class Reference:
             figs = self.figures_for(m)
         if not info.learned:
             at = tuple(FigureAtK(f, f.tau_at(k), f.p1, k > f.k) for f in figs)
-            return Band(method=m, k=k, dataset=chosen_dataset, basis="method", low=None, typical=None,
-                        high=float(k + 1), p1_low=None, p1_typical=None, dead_excess=None, dead_position_1=None,
-                        figures=at, note="its acceptance depends on how repetitive the text is; a low τ is "
-                                         "normal on text without repeats, so the level cannot show breakage")
+            return Band(
+                method=m,
+                k=k,
+                dataset=chosen_dataset,
+                basis="method",
+                low=None,
+                typical=None,
+                high=float(k + 1),
+                p1_low=None,
+                p1_typical=None,
+                dead_excess=None,
+                dead_position_1=None,
+                figures=at,
+                note="its acceptance depends on how repetitive the text is; a low τ is "
+                "normal on text without repeats, so the level cannot show breakage",
+            )
         if not figs:
             return None
         at = tuple(FigureAtK(f, f.tau_at(k), f.p1, k > f.k) for f in figs)
@@ -225,10 +273,23 @@ class Reference:
         p1_low = self.margin * min(p1s) if p1s else None
         p1_typ = median(p1s) if p1s else None
         extrapolated = bool(low_from and low_from.extrapolated)
-        return Band(method=m, k=k, dataset=chosen_dataset, basis="method", low=low, typical=typical,
-                    high=float(k + 1), p1_low=p1_low, p1_typical=p1_typ, dead_excess=self.dead_excess,
-                    dead_position_1=self.dead_position_1, figures=at, extrapolated=extrapolated,
-                    sparse=len(measured) < self.min_figures, note=info.note)
+        return Band(
+            method=m,
+            k=k,
+            dataset=chosen_dataset,
+            basis="method",
+            low=low,
+            typical=typical,
+            high=float(k + 1),
+            p1_low=p1_low,
+            p1_typical=p1_typ,
+            dead_excess=self.dead_excess,
+            dead_position_1=self.dead_position_1,
+            figures=at,
+            extrapolated=extrapolated,
+            sparse=len(measured) < self.min_figures,
+            note=info.note,
+        )
 
 
 def _norm(name: str) -> str:
@@ -270,8 +331,9 @@ def parse_reference(data: Mapping) -> Reference:
             raise KnowledgeError(f"{where} ({m['id']}): learned must be true or false")
         if m["id"] in methods:
             raise KnowledgeError(f"{where}: duplicate method {m['id']!r}")
-        methods[m["id"]] = MethodInfo(m["id"], m["learned"], _num(m.get("prior"), f"{where} prior", 0.0, 1.0),
-                                      m.get("note", ""))
+        methods[m["id"]] = MethodInfo(
+            m["id"], m["learned"], _num(m.get("prior"), f"{where} prior", 0.0, 1.0), m.get("note", "")
+        )
     total = sum(m.prior for m in methods.values())
     if methods and not math.isclose(total, 1.0, abs_tol=1e-6):
         raise KnowledgeError(f"reference: method priors sum to {total:.3f}, not 1")
@@ -331,14 +393,34 @@ def parse_reference(data: Mapping) -> Reference:
             t = _num(tau, f"{where} tau.{dataset}", 1.0, k + 1.0)
             if rates and len(taus) == 1 and abs(1.0 + sum(rates) - t) > 0.05 * t:
                 raise KnowledgeError(f"{where}: 1 + Σ per_position = {1 + sum(rates):.2f} disagrees with τ {t}")
-            figures.append(Figure(method=method, k=k, dataset=dataset, tau=t, role=role, pair=pair, source=src,
-                                  per_position=rates, p1=p1, use=use, why=f.get("why", "")))
+            figures.append(
+                Figure(
+                    method=method,
+                    k=k,
+                    dataset=dataset,
+                    tau=t,
+                    role=role,
+                    pair=pair,
+                    source=src,
+                    per_position=rates,
+                    p1=p1,
+                    use=use,
+                    why=f.get("why", ""),
+                )
+            )
     for m in methods.values():
         if m.learned and not any(f.method == m.id and f.use for f in figures):
             raise KnowledgeError(f"reference: learned method {m.id!r} has no figure in use: it could have no band")
-    return Reference(version=str(data.get("version", "")), margin=margin, dead_excess=dead_excess,
-                     dead_position_1=dead_p1, min_figures=min_figures, methods=methods, sources=sources,
-                     figures=tuple(figures))
+    return Reference(
+        version=str(data.get("version", "")),
+        margin=margin,
+        dead_excess=dead_excess,
+        dead_position_1=dead_p1,
+        min_figures=min_figures,
+        methods=methods,
+        sources=sources,
+        figures=tuple(figures),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -360,8 +442,9 @@ def method_prior() -> dict[str, float]:
     return default_reference().method_prior()
 
 
-def healthy_band(method: str | None, k: int, dataset: str | None = None, drafter: str | None = None,
-                 baselines=None) -> Band | None:
+def healthy_band(
+    method: str | None, k: int, dataset: str | None = None, drafter: str | None = None, baselines=None
+) -> Band | None:
     """A pair baseline (baselines.toml) when the drafter is known there — it overrides the method band —
     else the method band. Pair low edge: the same margin × the pair's reference τ at the served k."""
     ref = default_reference()
@@ -373,11 +456,21 @@ def healthy_band(method: str | None, k: int, dataset: str | None = None, drafter
             name, _tau, _exact = b.tau_for(dataset)
             curve = b.reference_curve(dataset, min(k, b.k))
             tau_k = 1.0 + sum(curve)
-            return Band(method=b.method, k=k, dataset=name, basis="pair", low=ref.margin * tau_k, typical=tau_k,
-                        high=float(k + 1), p1_low=ref.margin * curve[0] if curve else None,
-                        p1_typical=curve[0] if curve else None, dead_excess=ref.dead_excess,
-                        dead_position_1=ref.dead_position_1, extrapolated=k > b.k,
-                        note=f"pair baseline {b.id} ({b.source})")
+            return Band(
+                method=b.method,
+                k=k,
+                dataset=name,
+                basis="pair",
+                low=ref.margin * tau_k,
+                typical=tau_k,
+                high=float(k + 1),
+                p1_low=ref.margin * curve[0] if curve else None,
+                p1_typical=curve[0] if curve else None,
+                dead_excess=ref.dead_excess,
+                dead_position_1=ref.dead_position_1,
+                extrapolated=k > b.k,
+                note=f"pair baseline {b.id} ({b.source})",
+            )
     if not method:
         return None
     return ref.band(method, k, dataset)

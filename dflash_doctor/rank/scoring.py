@@ -34,8 +34,10 @@ MIN_COVERAGE = 0.6
 # Evidence kinds whose absence the report names when a diagnosis rests on a log alone.
 CORROBORATING = (Kind.DRAFTER, Kind.TARGET, Kind.ENGINE, Kind.LAUNCH, Kind.PROBE)
 
-SPEEDUP_FORMULA = ("speed-up if fixed = τ_fixed / τ_now at the same k: the draft+verify step costs the same "
-                   "before and after the fix, so tokens/s scale with tokens/step")
+SPEEDUP_FORMULA = (
+    "speed-up if fixed = τ_fixed / τ_now at the same k: the draft+verify step costs the same "
+    "before and after the fix, so tokens/s scale with tokens/step"
+)
 
 
 def sigmoid(x: float) -> float:
@@ -87,8 +89,9 @@ def expected_tau(rule: str, tau_now: float | None, ctx: PairContext, baselines: 
     return None
 
 
-def _other_faults_remain(causes: list[Cause], knowledge: Knowledge, baselines: Baselines,
-                         tau_now: float | None) -> list[Cause]:
+def _other_faults_remain(
+    causes: list[Cause], knowledge: Knowledge, baselines: Baselines, tau_now: float | None
+) -> list[Cause]:
     """Fixing one cause leaves the others: a "baseline" estimate is divided by the effect factor of
     every other likely (≥ 0.5) cause with a known effect size (e.g. the seed's layer offset, ×1.19)."""
     import dataclasses
@@ -106,15 +109,19 @@ def _other_faults_remain(causes: list[Cause], knowledge: Knowledge, baselines: B
                     names.append(oid)
             if names:
                 fixed = max(tau_now, c.expected_tau_if_fixed / factor)
-                c = dataclasses.replace(c, expected_tau_if_fixed=fixed, speedup_if_fixed=fixed / tau_now,
-                                        notes=c.notes + (f"τ if fixed allows for {', '.join(names)} remaining "
-                                                         f"(÷{factor:.2f})",))
+                c = dataclasses.replace(
+                    c,
+                    expected_tau_if_fixed=fixed,
+                    speedup_if_fixed=fixed / tau_now,
+                    notes=c.notes + (f"τ if fixed allows for {', '.join(names)} remaining (÷{factor:.2f})",),
+                )
         out.append(c)
     return out
 
 
-def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
-         baselines: Baselines | None = None) -> Ranking:
+def rank(
+    findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge, baselines: Baselines | None = None
+) -> Ranking:
     from .method import infer_method
     from .readings import level_reading
 
@@ -141,8 +148,9 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
                 if weight == 0:
                     continue
                 sure = f" ({obs.strength:.0%} sure from the counts)" if obs.strength < 0.995 else ""
-                c = Contribution(obs.name, weight, (f"{rule.text} — {obs.detail}" if obs.detail else rule.text) + sure,
-                                 obs.refs)
+                c = Contribution(
+                    obs.name, weight, (f"{rule.text} — {obs.detail}" if obs.detail else rule.text) + sure, obs.refs
+                )
                 (pro if weight > 0 else con).append(c)
         if not pro and not (spec.suspect and con):
             continue  # nothing points at it (a usual suspect is still answered when evidence speaks against it)
@@ -154,25 +162,39 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
         missing = [f"{k.value}: {evidence.why_missing(k)}" for k in missing_kinds]
         notes = []
         if coverage < 1.0:
-            notes.append(f"curve evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} "
-                         f"kinds of deciding evidence are missing")
+            notes.append(
+                f"curve evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} "
+                f"kinds of deciding evidence are missing"
+            )
         if applies < 0.99:
-            notes.append(f"applies to {', '.join(spec.methods)} only: {applies:.0%} likely for this deployment's "
-                         f"method ({belief.describe()})")
+            notes.append(
+                f"applies to {', '.join(spec.methods)} only: {applies:.0%} likely for this deployment's "
+                f"method ({belief.describe()})"
+            )
         if spec.silence_note and not evidence.has(Kind.DRAFTER):
             notes.append(spec.silence_note)
         fixed = expected_tau(spec.expected_tau, tau_now, ctx, baselines)
         speedup = fixed / tau_now if fixed is not None and tau_now else None
         if fixed is not None:
-            base = (f"{ctx.baseline.id} reference τ at k={ctx.k or ctx.baseline.k}" if ctx.baseline else "no pair baseline")
+            base = (
+                f"{ctx.baseline.id} reference τ at k={ctx.k or ctx.baseline.k}" if ctx.baseline else "no pair baseline"
+            )
             notes.append(f"τ if fixed from {spec.expected_tau} ({base})")
-        causes.append(Cause(
-            id=spec.id, title=spec.title, confidence=sigmoid(logit),
-            evidence_for=tuple(sorted(pro, key=lambda c: -c.weight)),
-            evidence_against=tuple(sorted(con, key=lambda c: c.weight)),
-            fix=spec.fix, next_step=spec.next_step, missing_evidence=tuple(missing),
-            expected_tau_if_fixed=fixed, speedup_if_fixed=speedup, notes=tuple(notes),
-        ))
+        causes.append(
+            Cause(
+                id=spec.id,
+                title=spec.title,
+                confidence=sigmoid(logit),
+                evidence_for=tuple(sorted(pro, key=lambda c: -c.weight)),
+                evidence_against=tuple(sorted(con, key=lambda c: c.weight)),
+                fix=spec.fix,
+                next_step=spec.next_step,
+                missing_evidence=tuple(missing),
+                expected_tau_if_fixed=fixed,
+                speedup_if_fixed=speedup,
+                notes=tuple(notes),
+            )
+        )
     causes.sort(key=lambda c: (-c.confidence, c.id))
     causes = _other_faults_remain(causes, knowledge, baselines, tau_now)
 
@@ -183,18 +205,25 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
         if step is None:
             undecided = a if len(a.missing_evidence) >= len(b.missing_evidence) else b
             step = undecided.next_step
-        notes.append(f"The evidence does not separate '{a.id}' ({a.confidence:.2f}) from '{b.id}' "
-                     f"({b.confidence:.2f}). To separate them: {step}.")
+        notes.append(
+            f"The evidence does not separate '{a.id}' ({a.confidence:.2f}) from '{b.id}' "
+            f"({b.confidence:.2f}). To separate them: {step}."
+        )
 
     if any(c.expected_tau_if_fixed is not None for c in causes):
         notes.append(f"Expected τ if fixed: {SPEEDUP_FORMULA}.")
     absent = [k for k in CORROBORATING if not evidence.has(k)]
     if acceptance is not None and len(absent) >= 3:
-        notes.append("Ranked mostly from the acceptance figures, with lower confidence: missing "
-                     + "; ".join(f"{k.value} ({evidence.why_missing(k)})" for k in absent) + ".")
+        notes.append(
+            "Ranked mostly from the acceptance figures, with lower confidence: missing "
+            + "; ".join(f"{k.value} ({evidence.why_missing(k)})" for k in absent)
+            + "."
+        )
     if acceptance is not None and not evidence.has(Kind.DRAFTER) and "signature:cliff-after-first" in names:
-        notes.append("Silence is not evidence: the log says nothing about sliding windows, layer taps or RoPE "
-                     "because engines do not log them. Give --drafter and --engine to decide those causes.")
+        notes.append(
+            "Silence is not evidence: the log says nothing about sliding windows, layer taps or RoPE "
+            "because engines do not log them. Give --drafter and --engine to decide those causes."
+        )
     if reading is not None:
         notes.append(f"Method: {belief.describe()}" + (f" — {belief.conflict}" if belief.conflict else "") + ".")
 
@@ -213,18 +242,27 @@ def rank(findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge,
         verdict = Verdict.INSUFFICIENT_DATA
         if level == "undecided" and reading.method_decides:
             fits = ", ".join(f"{m} {'yes' if ph >= 0.5 else 'no'}" for m, pm, ph in reading.by_method if pm >= 0.1)
-            notes.append(f"Verdict insufficient-data: the counts settle τ ({reading.describe()}), but whether that is "
-                         f"healthy depends on the method, which the evidence does not name (in the band for: {fits}). "
-                         "Name it with --launch or --drafter.")
+            notes.append(
+                f"Verdict insufficient-data: the counts settle τ ({reading.describe()}), but whether that is "
+                f"healthy depends on the method, which the evidence does not name (in the band for: {fits}). "
+                "Name it with --launch or --drafter."
+            )
         elif level == "undecided":
-            more = (f" About {reading.drafts_to_settle:,} drafts at this τ would settle it" if reading.drafts_to_settle
-                    else " A pair baseline (--drafter) or a probe would settle it")
-            notes.append(f"Verdict insufficient-data: the counts are consistent with both a healthy and an impaired "
-                         f"drafter ({reading.describe()}; P(in the band) {reading.p_healthy:.0%}).{more}.")
+            more = (
+                f" About {reading.drafts_to_settle:,} drafts at this τ would settle it"
+                if reading.drafts_to_settle
+                else " A pair baseline (--drafter) or a probe would settle it"
+            )
+            notes.append(
+                f"Verdict insufficient-data: the counts are consistent with both a healthy and an impaired "
+                f"drafter ({reading.describe()}; P(in the band) {reading.p_healthy:.0%}).{more}."
+            )
         else:
-            notes.append("Verdict insufficient-data: no check failed and no cause is likely, but there is no healthy "
-                         f"band to judge τ against ({reading.describe() if reading else 'no acceptance'}); name the "
-                         "drafter (--drafter) or the method (--launch), or run `dflash-doctor probe`.")
+            notes.append(
+                "Verdict insufficient-data: no check failed and no cause is likely, but there is no healthy "
+                f"band to judge τ against ({reading.describe() if reading else 'no acceptance'}); name the "
+                "drafter (--drafter) or the method (--launch), or run `dflash-doctor probe`."
+            )
     if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None):
         causes_out: tuple[Cause, ...] = tuple(causes)
     else:

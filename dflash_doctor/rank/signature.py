@@ -6,8 +6,8 @@ ratio r_i = rate_i / rate_{i-1} is what separates a cliff from a smooth decay.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 @dataclass(frozen=True)
@@ -43,15 +43,24 @@ def against_reference(per_position: Sequence[float], tau: float, reference: Sequ
     steps = [pp[i] / pp[i - 1] for i in range(1, n) if pp[i - 1] > 0.05]
     smooth = bool(steps) and min(steps) >= SMOOTH_STEP
     if rho >= HEALTHY_RHO and (smooth or pp[0] >= 0.9 * ref[0]):
-        return Signature("healthy", f"τ {tau:.2f} vs the reference {ref_tau:.2f} at k={n} "
-                                    f"({rho:.0%} of its accepted tokens/draft): where the pair should be")
+        return Signature(
+            "healthy",
+            f"τ {tau:.2f} vs the reference {ref_tau:.2f} at k={n} "
+            f"({rho:.0%} of its accepted tokens/draft): where the pair should be",
+        )
     if not smooth:
         return None
     if rho >= SMALL_DROP_RHO:
-        return Signature("small-uniform-drop", f"shape intact, level at {rho:.0%} of the reference's accepted "
-                                               f"tokens/draft (τ {tau:.2f} vs {ref_tau:.2f}): a small uniform drop")
-    return Signature("uniform-low", f"shape intact but every position lower: {rho:.0%} of the reference's accepted "
-                                    f"tokens/draft (τ {tau:.2f} vs {ref_tau:.2f})")
+        return Signature(
+            "small-uniform-drop",
+            f"shape intact, level at {rho:.0%} of the reference's accepted "
+            f"tokens/draft (τ {tau:.2f} vs {ref_tau:.2f}): a small uniform drop",
+        )
+    return Signature(
+        "uniform-low",
+        f"shape intact but every position lower: {rho:.0%} of the reference's accepted "
+        f"tokens/draft (τ {tau:.2f} vs {ref_tau:.2f})",
+    )
 
 
 def classify(acc, deff: float | None = None) -> Signature:
@@ -64,24 +73,33 @@ def classify(acc, deff: float | None = None) -> Signature:
     pp = list(acc.per_position)
     reading = curve_reading(acc, stats.DESIGN_EFFECT if deff is None else deff)
     if reading.strengths.get("all-zero", 0.0) >= 0.5:
-        return Signature("all-zero", "every draft rejected: mean length 1.00, every position ≈ 0",
-                         reading.strengths["all-zero"])
+        return Signature(
+            "all-zero", "every draft rejected: mean length 1.00, every position ≈ 0", reading.strengths["all-zero"]
+        )
     if not pp:
         return Signature("unknown", "no per-position rates in the evidence")
     if len(pp) < 2:
         return Signature("unknown", "one position only: no shape to read")
-    sid, strength = max(((k, v) for k, v in reading.strengths.items() if k != "all-zero"), key=lambda x: x[1],
-                        default=("unknown", 0.0))
+    sid, strength = max(
+        ((k, v) for k, v in reading.strengths.items() if k != "all-zero"), key=lambda x: x[1], default=("unknown", 0.0)
+    )
     c2 = reading.c2
     if strength < 0.5 or c2 is None:
         need = "more drafts" if c2 is not None else "hits at position 1"
-        return Signature("noise", f"{acc.drafts:.0f} drafts do not settle the curve's shape (position 1 at "
-                                  f"{pp[0]:.3f}; {need} would)", strength)
+        return Signature(
+            "noise",
+            f"{acc.drafts:.0f} drafts do not settle the curve's shape (position 1 at {pp[0]:.3f}; {need} would)",
+            strength,
+        )
     cond = f"P(position 2 | position 1) {c2.estimate:.2f} [{c2.low:.2f}–{c2.high:.2f}]"
     if sid == "cliff-after-first":
-        return Signature(sid, f"position 1 at {pp[0]:.3f}, position 2 at {pp[1]:.3f} ({cond}): single lucky hits, "
-                              "never two in a row", strength)
+        return Signature(
+            sid,
+            f"position 1 at {pp[0]:.3f}, position 2 at {pp[1]:.3f} ({cond}): single lucky hits, never two in a row",
+            strength,
+        )
     if sid == "geometric":
         return Signature(sid, f"smooth decay, position 1 at {pp[0]:.2f}, {cond}", strength)
-    return Signature("steep", f"each position keeps little of the previous one ({cond}): steeper than geometric",
-                     strength)
+    return Signature(
+        "steep", f"each position keeps little of the previous one ({cond}): steeper than geometric", strength
+    )

@@ -60,8 +60,14 @@ def formats(result_type: str) -> tuple[Format, ...]:
     return importlib.import_module(f"{__name__}.{RENDERERS[result_type]}").FORMATS
 
 
-def render(result, fmt: Format = Format.TERMINAL, color: bool = False, width: int | None = None,
-           verbose: bool = False, style: Style | None = None) -> str:
+def render(
+    result,
+    fmt: Format = Format.TERMINAL,
+    color: bool = False,
+    width: int | None = None,
+    verbose: bool = False,
+    style: Style | None = None,
+) -> str:
     from ..redact import redact_text
 
     fmt = Format(fmt)

@@ -10,8 +10,10 @@ FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 
 def rows(reg) -> list[dict]:
-    return [{"id": c.id, "area": c.area, "title": c.title, "needs": [k.value for k in c.needs],
-             "origin": reg.origins[c.id]} for c in sorted(reg.checks, key=lambda c: (c.area, c.id))]
+    return [
+        {"id": c.id, "area": c.area, "title": c.title, "needs": [k.value for k in c.needs], "origin": reg.origins[c.id]}
+        for c in sorted(reg.checks, key=lambda c: (c.area, c.id))
+    ]
 
 
 def render(reg, fmt: Format, style: Style) -> str:
@@ -24,16 +26,25 @@ def render(reg, fmt: Format, style: Style) -> str:
         from .markdown import md
 
         lines = ["| id | area | title | needs | origin |", "|---|---|---|---|---|"]
-        lines += [f"| `{md(r['id'])}` | {md(r['area'])} | {md(r['title'])} | {', '.join(r['needs'])} | {md(r['origin'])} |"
-                  for r in rs]
+        lines += [
+            f"| `{md(r['id'])}` | {md(r['area'])} | {md(r['title'])} | {', '.join(r['needs'])} | {md(r['origin'])} |"
+            for r in rs
+        ]
         return "\n".join(lines) + "\n"
     page = Page(style)
     wid = max((len(r["id"]) for r in rs), default=0)
     area = max((len(r["area"]) for r in rs), default=0)
     page.line((f"{len(rs)} checks", "bold"))
     for r in rs:
-        page.line((f"{r['id']:<{wid}}", "bold"), f"  {r['area']:<{area}}  ", r["title"],
-                  (f"  needs {', '.join(r['needs']) or 'nothing'}" + ("" if r["origin"] == "builtin"
-                                                                      else f"; from {r['origin']}"), "dim"),
-                  hang=wid + area + 4)
+        page.line(
+            (f"{r['id']:<{wid}}", "bold"),
+            f"  {r['area']:<{area}}  ",
+            r["title"],
+            (
+                f"  needs {', '.join(r['needs']) or 'nothing'}"
+                + ("" if r["origin"] == "builtin" else f"; from {r['origin']}"),
+                "dim",
+            ),
+            hang=wid + area + 4,
+        )
     return page.text() + "\n"

@@ -19,8 +19,12 @@ def render(fleet, fmt, style) -> str:
     return render_fleet(fleet, fmt, color=style.color, width=style.width or 150)
 
 
-VERDICT_MARK = {"problem": ("✗", "red"), "healthy": ("✓", "green"), "insufficient-data": ("?", "yellow"),
-                "could-not-check": ("?", "bright_black")}
+VERDICT_MARK = {
+    "problem": ("✗", "red"),
+    "healthy": ("✓", "green"),
+    "insufficient-data": ("?", "yellow"),
+    "could-not-check": ("?", "bright_black"),
+}
 
 
 def render_fleet(fleet, fmt, color: bool = False, width: int = 100) -> str:
@@ -55,7 +59,9 @@ def _curve(e) -> str:
 def _trend(e) -> str:
     if e.change and e.change["drop"] > 0.15:
         c = e.change
-        return f"↓ {c['tau_before']:.2f}→{c['tau_after']:.2f} at {c['time'][11:16]}" + (" (restart)" if c["after_restart"] else "")
+        return f"↓ {c['tau_before']:.2f}→{c['tau_after']:.2f} at {c['time'][11:16]}" + (
+            " (restart)" if c["after_restart"] else ""
+        )
     if e.first_third is not None and e.last_third is not None:
         arrow = "→"
         if e.first_third > 1 and (e.first_third - e.last_third) / e.first_third > 0.15:
@@ -91,9 +97,15 @@ def _summary(fleet) -> str:
     for e in fleet.engines:
         counts[e.verdict] = counts.get(e.verdict, 0) + 1
     outliers = sum(1 for e in fleet.engines if e.outlier)
-    parts = [f"{counts[v]} {v}" for v in ("problem", "healthy", "insufficient-data", "could-not-check") if counts.get(v)]
-    return (f"{n} engine(s): " + ", ".join(parts) + (f"; {outliers} outlier(s)" if outliers else "")
-            + f" — {fleet.queries} Prometheus queries, {fleet.seconds:.2f} s")
+    parts = [
+        f"{counts[v]} {v}" for v in ("problem", "healthy", "insufficient-data", "could-not-check") if counts.get(v)
+    ]
+    return (
+        f"{n} engine(s): "
+        + ", ".join(parts)
+        + (f"; {outliers} outlier(s)" if outliers else "")
+        + f" — {fleet.queries} Prometheus queries, {fleet.seconds:.2f} s"
+    )
 
 
 def _terminal(fleet, color: bool, width: int) -> str:
@@ -105,24 +117,55 @@ def _terminal(fleet, color: bool, width: int) -> str:
         return Text(plain(str(x)).replace("\n", " ⏎ "), style=style)
 
     buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, color_system="standard" if color else None, width=max(width, 150),
-                  no_color=not color, highlight=False, emoji=False, markup=False)
-    con.print(t(f"dflash-doctor fleet  {fleet.url}  {fleet.query.selector or '(all series)'}  last "
-                f"{promql_duration(fleet.end - fleet.start)}, step {promql_duration(fleet.query.step)}, "
-                f"by {','.join(fleet.query.by)}", "bold"))
+    con = Console(
+        file=buf,
+        force_terminal=color,
+        color_system="standard" if color else None,
+        width=max(width, 150),
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    con.print(
+        t(
+            f"dflash-doctor fleet  {fleet.url}  {fleet.query.selector or '(all series)'}  last "
+            f"{promql_duration(fleet.end - fleet.start)}, step {promql_duration(fleet.query.step)}, "
+            f"by {','.join(fleet.query.by)}",
+            "bold",
+        )
+    )
     if not fleet.engines:
         con.print(t("no spec-decode series matched: nothing to judge", "bold yellow"))
     else:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         by, peers = fleet.query.by, fleet.query.peers
-        for col in ("", ",".join(by), ",".join(p for p in peers if p not in by) or "peers", "τ [95 %]", "drafts",
-                    "curve p1 p2 p3", "trend", "verdict", "top cause"):
+        for col in (
+            "",
+            ",".join(by),
+            ",".join(p for p in peers if p not in by) or "peers",
+            "τ [95 %]",
+            "drafts",
+            "curve p1 p2 p3",
+            "trend",
+            "verdict",
+            "top cause",
+        ):
             table.add_column(col, overflow="fold")
         for e in fleet.ordered():
             mark, style = VERDICT_MARK.get(e.verdict, ("?", ""))
             verdict = e.verdict + (" (outlier)" if e.outlier else "")
-            table.add_row(t(mark, style), t(_engine(e, by)), t(_peers(e, by, peers)), t(_tau(e)), t(_drafts(e)),
-                          t(_curve(e)), t(_trend(e)), t(verdict, style), t(_cause(e)))
+            table.add_row(
+                t(mark, style),
+                t(_engine(e, by)),
+                t(_peers(e, by, peers)),
+                t(_tau(e)),
+                t(_drafts(e)),
+                t(_curve(e)),
+                t(_trend(e)),
+                t(verdict, style),
+                t(_cause(e)),
+            )
         con.print(table)
         problems = [e for e in fleet.ordered() if e.reasons]
         if problems:
@@ -132,10 +175,16 @@ def _terminal(fleet, color: bool, width: int) -> str:
                 for r in e.reasons:
                     con.print(t(f"    {r}"))
                 if e.top_cause:
-                    con.print(t(f"    top cause: {e.top_cause['title']} ({e.top_cause['confidence']:.2f}); "
-                                f"details: dflash-doctor diagnose --prometheus URL --selector "
-                                f"'{{{_selector_for(e)}}}'"))
-    notes = list(fleet.notes) + sorted({n for e in fleet.engines for n in e.notes if not n.startswith(("in line", "no peer"))})
+                    con.print(
+                        t(
+                            f"    top cause: {e.top_cause['title']} ({e.top_cause['confidence']:.2f}); "
+                            f"details: dflash-doctor diagnose --prometheus URL --selector "
+                            f"'{{{_selector_for(e)}}}'"
+                        )
+                    )
+    notes = list(fleet.notes) + sorted(
+        {n for e in fleet.engines for n in e.notes if not n.startswith(("in line", "no peer"))}
+    )
     if notes:
         con.print()
         for n in notes:
@@ -156,17 +205,23 @@ def _md(x) -> str:
 
 
 def _markdown(fleet) -> str:
-    lines = ["# dflash-doctor fleet", "",
-             f"`{_md(fleet.url)}` · selector `{_md(fleet.query.selector or '(all)')}` · last "
-             f"{promql_duration(fleet.end - fleet.start)} · "
-             f"by {_md(','.join(fleet.query.by))}", "",
-             "| | engine | peers | τ [95 %] | drafts | curve | trend | verdict | top cause |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# dflash-doctor fleet",
+        "",
+        f"`{_md(fleet.url)}` · selector `{_md(fleet.query.selector or '(all)')}` · last "
+        f"{promql_duration(fleet.end - fleet.start)} · "
+        f"by {_md(','.join(fleet.query.by))}",
+        "",
+        "| | engine | peers | τ [95 %] | drafts | curve | trend | verdict | top cause |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     by, peers = fleet.query.by, fleet.query.peers
     for e in fleet.ordered():
         mark = VERDICT_MARK.get(e.verdict, ("?", ""))[0]
-        lines.append(f"| {mark} | {_md(_engine(e, by))} | {_md(_peers(e, by, peers))} | {_tau(e)} | {_drafts(e)} | {_md(_curve(e))} | {_md(_trend(e))} | "
-                     f"{e.verdict}{' (outlier)' if e.outlier else ''} | {_md(_cause(e))} |")
+        lines.append(
+            f"| {mark} | {_md(_engine(e, by))} | {_md(_peers(e, by, peers))} | {_tau(e)} | {_drafts(e)} | {_md(_curve(e))} | {_md(_trend(e))} | "
+            f"{e.verdict}{' (outlier)' if e.outlier else ''} | {_md(_cause(e))} |"
+        )
     problems = [e for e in fleet.ordered() if e.reasons]
     if problems:
         lines += ["", "## Problems", ""]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..gate import GateResult, Outcome
 from ..textsafe import plain
 from . import Format
-from .style import Style
 from .markdown import md
+from .style import Style
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
@@ -20,6 +20,7 @@ def render(result: GateResult, fmt: Format, style: Style) -> str:
         return render_gate_markdown(result)
     return render_gate_text(result)
 
+
 MARK = {Outcome.PASS: "✓", Outcome.FAIL: "✗", Outcome.NO_DATA: "?"}
 ICON = {Outcome.PASS: "✅", Outcome.FAIL: "❌", Outcome.NO_DATA: "❔"}
 HEADLINE = {Outcome.PASS: "passed", Outcome.FAIL: "FAILED", Outcome.NO_DATA: "no data"}
@@ -29,8 +30,10 @@ def render_gate_text(result: GateResult) -> str:
     out = [f"dflash-doctor gate: {HEADLINE[result.outcome]}  ({plain(result.source)})"]
     m = result.measured
     if m:
-        out.append(f"τ {m['mean_acceptance_length']:.2f} over {m['drafts']:.0f} drafts"
-                   + (f", k = {m['k']}" if m.get("k") else ""))
+        out.append(
+            f"τ {m['mean_acceptance_length']:.2f} over {m['drafts']:.0f} drafts"
+            + (f", k = {m['k']}" if m.get("k") else "")
+        )
     for r in result.results:
         out.append(f"  [{MARK[r.outcome]}] {r.name}: {plain(r.message)}")
     if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
@@ -51,8 +54,11 @@ def render_gate_markdown(result: GateResult) -> str:
     out = [f"### dflash-doctor gate: {ICON[result.outcome]} {HEADLINE[result.outcome]}", ""]
     m = result.measured
     if m:
-        out.append(f"Mean acceptance length **{m['mean_acceptance_length']:.2f}** over {m['drafts']:.0f} drafts"
-                   + (f" (k = {m['k']})" if m.get("k") else "") + f" — source: {md(result.source)}")
+        out.append(
+            f"Mean acceptance length **{m['mean_acceptance_length']:.2f}** over {m['drafts']:.0f} drafts"
+            + (f" (k = {m['k']})" if m.get("k") else "")
+            + f" — source: {md(result.source)}"
+        )
         out.append("")
     out.append("| | threshold | measured | limit | result |")
     out.append("|---|---|---|---|---|")

@@ -32,8 +32,12 @@ def annotations(result: GateResult) -> str:
         lines.append(f"::{LEVEL[r.outcome]} title={title}::{msg}")
     if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
         c = result.report.causes[0]
-        lines.append(f"::notice title={escape_property('dflash-doctor: most likely cause')}::"
-                     + escape_data(redact_text(plain(f"{c.id} (confidence {c.confidence:.2f}): {c.title}. Next step: {c.next_step}"))))
+        lines.append(
+            f"::notice title={escape_property('dflash-doctor: most likely cause')}::"
+            + escape_data(
+                redact_text(plain(f"{c.id} (confidence {c.confidence:.2f}): {c.title}. Next step: {c.next_step}"))
+            )
+        )
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -7,8 +7,14 @@ from . import Format
 from .layout import Page, Style
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
-MARK = {"problem": ("✗", "red"), "healthy": ("✓", "green"), "insufficient-data": ("?", "yellow"),
-        "unreachable": ("✗", "red"), "failed": ("✗", "red"), "interrupted": ("?", "yellow")}
+MARK = {
+    "problem": ("✗", "red"),
+    "healthy": ("✓", "green"),
+    "insufficient-data": ("?", "yellow"),
+    "unreachable": ("✗", "red"),
+    "failed": ("✗", "red"),
+    "interrupted": ("?", "yellow"),
+}
 
 
 def render(fleet, fmt: Format, style: Style) -> str:
@@ -33,8 +39,10 @@ def _terminal(fleet, style: Style) -> str:
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     page = Page(style)
-    page.line((f"dflash-doctor fleet: {len(rows)} {fleet.kind}s — ", "bold"),
-              ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1])))
+    page.line(
+        (f"dflash-doctor fleet: {len(rows)} {fleet.kind}s — ", "bold"),
+        ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1])),
+    )
     width = max((len(r["host"]) for r in rows), default=4)
     status_w = max((len(r["status"]) for r in rows), default=6)
     for r in rows:
@@ -44,8 +52,14 @@ def _terminal(fleet, style: Style) -> str:
             tail = f"{r['error']}" + (f" (hint: {r['hint']})" if r["hint"] else "")
         else:
             tail = _cause(r) + (f" — fix: {r['fix']}" if r["fix"] else "")
-        page.line((f"{mark} ", st), (f"{r['host']:<{width}}", "bold"), "  ", (f"{r['status']:<{status_w}}", st),
-                  f"  {tau}  {tail}", hang=width + status_w + 6)
+        page.line(
+            (f"{mark} ", st),
+            (f"{r['host']:<{width}}", "bold"),
+            "  ",
+            (f"{r['status']:<{status_w}}", st),
+            f"  {tau}  {tail}",
+            hang=width + status_w + 6,
+        )
     for res in fleet.results:
         if res.state not in ("checked", "interrupted"):
             continue
@@ -68,12 +82,18 @@ def _markdown(fleet, style: Style) -> str:
     from .markdown import md, render_markdown
 
     rows = [r.row() for r in fleet.results]
-    out = [f"## Fleet: {len(rows)} {fleet.kind}s", "", "| host | status | τ | top cause | fix or error |",
-           "|---|---|---|---|---|"]
+    out = [
+        f"## Fleet: {len(rows)} {fleet.kind}s",
+        "",
+        "| host | status | τ | top cause | fix or error |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         tail = md(r["error"] or "") if r["error"] else md(r["fix"] or "—")
-        out.append(f"| {md(r['host'])} | {r['status']} | {r['tau'] if r['tau'] is not None else '—'} | "
-                   f"{md(_cause(r))} | {tail} |")
+        out.append(
+            f"| {md(r['host'])} | {r['status']} | {r['tau'] if r['tau'] is not None else '—'} | "
+            f"{md(_cause(r))} | {tail} |"
+        )
     parts = ["\n".join(out) + "\n"]
     for res in fleet.results:
         if res.state in ("checked", "interrupted"):

@@ -17,7 +17,6 @@ from . import Format
 from .layout import t
 from .terminal import MARK
 
-
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 
@@ -29,6 +28,7 @@ def render(insp, fmt: Format, style) -> str:
 
 def render_inspection(insp, fmt: Format, color: bool = False, width: int | None = 100) -> str:
     from ..redact import redact_text
+
     if fmt == Format.JSON:
         from .json_report import dumps_safe
 
@@ -46,8 +46,13 @@ def _val(v, unit: str = "") -> str:
 
 def _shape(d) -> str:
     parts = [f"{_val(d.num_hidden_layers)} layers" if d.num_hidden_layers is not None else "layers not stated"]
-    for label, v in (("hidden", d.hidden_size), ("heads", d.num_attention_heads), ("kv heads", d.num_key_value_heads),
-                     ("head_dim", d.head_dim), ("intermediate", d.intermediate_size)):
+    for label, v in (
+        ("hidden", d.hidden_size),
+        ("heads", d.num_attention_heads),
+        ("kv heads", d.num_key_value_heads),
+        ("head_dim", d.head_dim),
+        ("intermediate", d.intermediate_size),
+    ):
         parts.append(f"{label} {_val(v)}")
     return ", ".join(parts)
 
@@ -66,9 +71,14 @@ def _rope_text(r) -> str:
 def _facts_rows(insp) -> list[tuple[str, str]]:
     d = insp.drafter
     ids = list(d.target_layer_ids) if d.target_layer_ids is not None else None
-    rows = [("method", f"{d.method} ({', '.join(d.architectures) or 'no architectures'})"
-                       + (", speculators format" if d.speculators_format else "")),
-            ("config format", d.family)]
+    rows = [
+        (
+            "method",
+            f"{d.method} ({', '.join(d.architectures) or 'no architectures'})"
+            + (", speculators format" if d.speculators_format else ""),
+        ),
+        ("config format", d.family),
+    ]
     if d.intended_target:
         rows.append(("intended target", f"{d.intended_target} (from {d.intended_target_source})"))
     if d.is_dflash or d.block_size is not None:
@@ -76,21 +86,43 @@ def _facts_rows(insp) -> list[tuple[str, str]]:
     if d.is_dflash or d.mask_token_id is not None:
         rows.append(("mask_token_id", _val(d.mask_token_id)))
     if d.is_dflash or ids is not None:
-        rows.append(("target_layer_ids" if not d.ids_capture_before or d.is_dflash else "EAGLE-3 aux ids",
-                     f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated"))
+        rows.append(
+            (
+                "target_layer_ids" if not d.ids_capture_before or d.is_dflash else "EAGLE-3 aux ids",
+                f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated",
+            )
+        )
     if d.hf_hidden_state_indices is not None and d.is_dflash:
-        rows.append(("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}  — what the drafter was trained on"))
-        rows.append(("raw mapping reads", f"{list(d.raw_capture_indices or ())}  — one layer early, if an engine "
-                                          "passes the ids unshifted"))
+        rows.append(
+            ("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}  — what the drafter was trained on")
+        )
+        rows.append(
+            (
+                "raw mapping reads",
+                f"{list(d.raw_capture_indices or ())}  — one layer early, if an engine passes the ids unshifted",
+            )
+        )
     aux = insp.eagle3_default_aux_ids()
     if aux is not None:
-        rows.append(("EAGLE-3 aux ids", f"{aux}  — NOT STATED: the engine default (2, n//2, n−3) is used as-is; "
-                                        "if the drafter was trained on other layers, acceptance collapses"))
+        rows.append(
+            (
+                "EAGLE-3 aux ids",
+                f"{aux}  — NOT STATED: the engine default (2, n//2, n−3) is used as-is; "
+                "if the drafter was trained on other layers, acceptance collapses",
+            )
+        )
     elif d.aux_ids_absent:
-        rows.append(("EAGLE-3 aux ids", "not stated: engines use their default (2, n//2, n−3) of the target "
-                                        "(give --target to see which layers)"))
+        rows.append(
+            (
+                "EAGLE-3 aux ids",
+                "not stated: engines use their default (2, n//2, n−3) of the target "
+                "(give --target to see which layers)",
+            )
+        )
     if d.mtp_layers is not None:
-        rows.append(("MTP layers", f"{d.mtp_layers}" + (" (inside the target checkpoint)" if d.embedded_in_target else "")))
+        rows.append(
+            ("MTP layers", f"{d.mtp_layers}" + (" (inside the target checkpoint)" if d.embedded_in_target else ""))
+        )
     if d.medusa_heads is not None or d.method == "medusa":
         rows.append(("Medusa heads", f"{_val(d.medusa_heads)} heads, {_val(d.medusa_layers)} layer(s) each"))
     if d.num_target_layers is not None or d.is_dflash:
@@ -106,12 +138,19 @@ def _facts_rows(insp) -> list[tuple[str, str]]:
     if d.attention_sinks:
         rows.append(("attention sinks", f"on ({', '.join(d.attention_sinks)}): engines must keep them"))
     rows.append(("dtype", _val(d.dtype)))
-    rows.append(("sliding window", f"{d.sliding_window} on layers {list(d.swa_layers)} (from {d.swa_config})"
-                 if d.swa_layers else "none"))
+    rows.append(
+        (
+            "sliding window",
+            f"{d.sliding_window} on layers {list(d.swa_layers)} (from {d.swa_config})" if d.swa_layers else "none",
+        )
+    )
     w = d.weights
     if w is not None:
-        desc = {"safetensors": f"{len(w.tensors)} tensors in {len(w.files)} safetensors file(s)",
-                "pickle": "pickle only (never unpickled)", "none": "none found"}[w.format]
+        desc = {
+            "safetensors": f"{len(w.tensors)} tensors in {len(w.files)} safetensors file(s)",
+            "pickle": "pickle only (never unpickled)",
+            "none": "none found",
+        }[w.format]
         rows.append(("weights", desc))
     for c in d.card:
         rows.append(("model card", f"{c.kind}: {c.line}"))
@@ -126,16 +165,19 @@ _SHORT = {"linear": "lin", "full": "full", "sliding": "swa", "mamba": "mamb", "c
 
 
 def _target_summary(tg) -> str:
-    return (f"{_val(tg.num_hidden_layers)} layers, hidden {_val(tg.hidden_size)}, vocab {_val(tg.vocab_size)}"
-            + (", text config nested in text_config" if tg.text_config_nested else "")
-            + f", RoPE {_rope_text(tg.rope)}"
-            + (f", {tg.mtp_layers} MTP layer(s) ({tg.mtp_field})" if tg.mtp_layers else ""))
+    return (
+        f"{_val(tg.num_hidden_layers)} layers, hidden {_val(tg.hidden_size)}, vocab {_val(tg.vocab_size)}"
+        + (", text config nested in text_config" if tg.text_config_nested else "")
+        + f", RoPE {_rope_text(tg.rope)}"
+        + (f", {tg.mtp_layers} MTP layer(s) ({tg.mtp_field})" if tg.mtp_layers else "")
+    )
 
 
 def _target_kinds(tg) -> str:
     counts = ", ".join(f"{n} {k}" for k, n in tg.kind_counts.items()) or "unknown"
     return f"layer kinds: {counts} — rule: {tg.layer_kinds_rule}" + (
-        f"; window {tg.sliding_window}" if tg.sliding_window else "")
+        f"; window {tg.sliding_window}" if tg.sliding_window else ""
+    )
 
 
 def _target_grid(insp) -> list[str]:
@@ -156,7 +198,7 @@ def _target_grid(insp) -> list[str]:
         kind = _SHORT.get(kinds[i], kinds[i][:4]) if i < len(kinds) else "?"
         mark = "◆" if i in tapped else " "
         cells.append(f"{i:>3}{mark}{kind:<4}")
-    return [" ".join(cells[j:j + 8]) for j in range(0, len(cells), 8)]
+    return [" ".join(cells[j : j + 8]) for j in range(0, len(cells), 8)]
 
 
 def _engine_line(insp) -> str:
@@ -164,23 +206,33 @@ def _engine_line(insp) -> str:
     if e is None:
         return "not in the engine-support table: what it does with this drafter is unknown"
     from ..models.architectures import vtuple
+
     basis = " (from the reference)"
     if e.verified:
         if vtuple(e.version) == vtuple(e.verified):
             basis = f" (verified in the {e.verified} wheel)"
         elif vtuple(e.version) > vtuple(e.verified):
-            basis = (f" (extrapolated: {e.version} was not read; the newest release read for this row is "
-                     f"{e.verified})")
+            basis = f" (extrapolated: {e.version} was not read; the newest release read for this row is {e.verified})"
         else:
             basis = f" (this row was verified in the {e.verified} wheel; {e.version} assumed the same)"
-    return (f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter sliding windows "
-            f"{e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}" + basis)
+    return (
+        f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter sliding windows "
+        f"{e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}" + basis
+    )
 
 
 def _terminal(insp, color: bool, width: int) -> str:
     buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, color_system="standard" if color else None, width=width,
-                  no_color=not color, highlight=False, emoji=False, markup=False)
+    con = Console(
+        file=buf,
+        force_terminal=color,
+        color_system="standard" if color else None,
+        width=width,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
     d = insp.drafter
     con.print(Text("dflash-doctor inspect-model ", style="bold") + t(d.source))
     con.print()
@@ -197,8 +249,12 @@ def _terminal(insp, color: bool, width: int) -> str:
             lt.add_column(col)
         for la in d.layers:
             style = "yellow" if la.attention == "sliding" else ""
-            lt.add_row(str(la.index), Text(la.attention, style=style), str(la.window or "—"),
-                       "causal" if la.causal else "non-causal")
+            lt.add_row(
+                str(la.index),
+                Text(la.attention, style=style),
+                str(la.window or "—"),
+                "causal" if la.causal else "non-causal",
+            )
         con.print(lt)
         con.print()
     tg = insp.target
@@ -207,8 +263,13 @@ def _terminal(insp, color: bool, width: int) -> str:
         con.print(t(_target_summary(tg)))
         con.print(t(_target_kinds(tg)))
         if tg.hybrid_linear:
-            con.print(t("hybrid: 'lin'/'mamb'/'conv' layers are linear attention, Mamba or convolution, not sliding "
-                        "windows", "dim"))
+            con.print(
+                t(
+                    "hybrid: 'lin'/'mamb'/'conv' layers are linear attention, Mamba or convolution, not sliding "
+                    "windows",
+                    "dim",
+                )
+            )
         con.print(t("◆ = layer whose output the drafter reads", "dim"))
         for line in _target_grid(insp):
             con.print(t(line))
@@ -257,8 +318,14 @@ def _md(s: object) -> str:
     (](javascript:…), tracking pixels), no code spans or emphasis — every markdown metacharacter is escaped
     and HTML's < > & are entities, so a renderer shows the characters and runs nothing."""
     text = plain(s).replace("&", "&amp;")
-    return text.translate(_MD_SPECIAL).replace("<", "&lt;").replace(">", "&gt;").replace("\\&lt;", "&lt;") \
-        .replace("\\&gt;", "&gt;").replace("\n", " ")
+    return (
+        text.translate(_MD_SPECIAL)
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("\\&lt;", "&lt;")
+        .replace("\\&gt;", "&gt;")
+        .replace("\n", " ")
+    )
 
 
 def _markdown(insp) -> str:
@@ -267,12 +334,24 @@ def _markdown(insp) -> str:
     lines += [f"| {_md(k)} | {_md(v)} |" for k, v in _facts_rows(insp)]
     if d.layers:
         lines += ["", "## Drafter layers", "", "| layer | attention | window | causal |", "|---|---|---|---|"]
-        lines += [f"| {la.index} | {la.attention} | {la.window or '—'} | {'causal' if la.causal else 'non-causal'} |"
-                  for la in d.layers]
+        lines += [
+            f"| {la.index} | {la.attention} | {la.window or '—'} | {'causal' if la.causal else 'non-causal'} |"
+            for la in d.layers
+        ]
     if insp.target is not None:
         tg = insp.target
-        lines += ["", f"## Target {_md(tg.source)}", "", _md(_target_summary(tg)), "", _md(_target_kinds(tg)), "",
-                  "```", *[x.replace("`", "'") for x in _target_grid(insp)], "```"]
+        lines += [
+            "",
+            f"## Target {_md(tg.source)}",
+            "",
+            _md(_target_summary(tg)),
+            "",
+            _md(_target_kinds(tg)),
+            "",
+            "```",
+            *[x.replace("`", "'") for x in _target_grid(insp)],
+            "```",
+        ]
     if insp.engine_spec:
         lines += ["", f"## Engine {_md(insp.engine_spec)}", ""]
         if insp.arch is not None:
@@ -281,11 +360,14 @@ def _markdown(insp) -> str:
             lines.append(f"- {_md(_engine_line(insp))}")
             ignored = insp.silently_ignored()
             lines += [f"- silently ignored: {_md(x)}" for x in ignored] or (
-                ["- nothing this drafter uses is ignored"] if insp.engine else [])
+                ["- nothing this drafter uses is ignored"] if insp.engine else []
+            )
     lines += ["", "## Findings", ""]
     for f in insp.report.findings:
-        lines.append(f"- **{f.status.value}** {_md(f.check_id)}: {_md(f.message)}"
-                     + (f" — fix: {_md(f.remedy)}" if f.remedy and f.status in (Status.FAIL, Status.WARN) else ""))
+        lines.append(
+            f"- **{f.status.value}** {_md(f.check_id)}: {_md(f.message)}"
+            + (f" — fix: {_md(f.remedy)}" if f.remedy and f.status in (Status.FAIL, Status.WARN) else "")
+        )
     warns = insp.warnings()
     if warns:
         lines += ["", "## Warnings", ""] + [f"- {_md(w)}" for w in warns]

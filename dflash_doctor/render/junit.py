@@ -34,11 +34,17 @@ def _props(parent: ET.Element, items: dict) -> None:
 def render_junit(result: GateResult) -> str:
     fails = sum(r.outcome == Outcome.FAIL for r in result.results)
     skipped = sum(r.outcome == Outcome.NO_DATA for r in result.results)
-    counts = {"tests": str(len(result.results)), "failures": str(fails), "errors": "0", "skipped": str(skipped),
-              "time": "0"}
+    counts = {
+        "tests": str(len(result.results)),
+        "failures": str(fails),
+        "errors": "0",
+        "skipped": str(skipped),
+        "time": "0",
+    }
     root = ET.Element("testsuites", name=SUITE, **counts)
-    suite = ET.SubElement(root, "testsuite", name=SUITE, timestamp=now_iso(), hostname=_text(socket.gethostname()),
-                          **counts)
+    suite = ET.SubElement(
+        root, "testsuite", name=SUITE, timestamp=now_iso(), hostname=_text(socket.gethostname()), **counts
+    )
     suite_props = {"outcome": result.outcome.value, "source": result.source}
     suite_props.update({k: v for k, v in result.measured.items() if v is not None})
     if result.report is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from ..textsafe import plain
 from . import Format
 
-
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 
@@ -60,11 +59,14 @@ def _terminal(audit, color: bool) -> str:
         return "\n".join(lines) + "\n"
     width = max((len(m.issue.id) for m in audit.matches), default=0)
     for m in audit.matches:
-        word, code = {"certain": ("affected", "31"), "likely": ("affected if", "33"),
-                      "possible": ("possible", "36")}[m.quality.value]
+        word, code = {"certain": ("affected", "31"), "likely": ("affected if", "33"), "possible": ("possible", "36")}[
+            m.quality.value
+        ]
         tag = _style(word.ljust(11), code, color)
-        lines.append(f"{plain(m.issue.id):<{width}}  {tag}  {plain(m.issue.title)}  "
-                     f"fixed in {m.issue.fixed_in}  {plain(m.issue.link)}")
+        lines.append(
+            f"{plain(m.issue.id):<{width}}  {tag}  {plain(m.issue.title)}  "
+            f"fixed in {m.issue.fixed_in}  {plain(m.issue.link)}"
+        )
         if m.unknown:
             lines.append(f"{'':<{width}}  {'':<11}  if: {plain('; '.join(m.unknown))}")
     if lines:
@@ -81,12 +83,17 @@ def _markdown(audit) -> str:
     out = ["## Known issues", "", summary(audit), ""]
     if audit.deployment is None:
         out += ["| id | engine | title | fixed in | link |", "|---|---|---|---|---|"]
-        out += [f"| `{_cell(i.id)}` | {i.engine} | {_cell(i.title)} | {i.fixed_in} | {_cell(i.link)} |"
-                for i in audit.issues]
+        out += [
+            f"| `{_cell(i.id)}` | {i.engine} | {_cell(i.title)} | {i.fixed_in} | {_cell(i.link)} |"
+            for i in audit.issues
+        ]
         return "\n".join(out) + "\n"
     if not audit.matches:
         return "\n".join(out) + "\n"
     out += ["| id | match | title | fixed in | link | unknown conditions |", "|---|---|---|---|---|---|"]
-    out += [f"| `{_cell(m.issue.id)}` | {m.quality.value} | {_cell(m.issue.title)} | {m.issue.fixed_in} | "
-            f"{_cell(m.issue.link)} | {_cell('; '.join(m.unknown)) or '—'} |" for m in audit.matches]
+    out += [
+        f"| `{_cell(m.issue.id)}` | {m.quality.value} | {_cell(m.issue.title)} | {m.issue.fixed_in} | "
+        f"{_cell(m.issue.link)} | {_cell('; '.join(m.unknown)) or '—'} |"
+        for m in audit.matches
+    ]
     return "\n".join(out) + "\n"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Iterable, Union
+from collections.abc import Iterable
+from typing import Union
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -107,9 +108,17 @@ class Page:
     def text(self) -> str:
         buf = io.StringIO()
         color = self.style.color
-        console = Console(file=buf, force_terminal=color, color_system="standard" if color else None,
-                          no_color=not color, width=100_000, soft_wrap=True, highlight=False, markup=False,
-                          emoji=False)
+        console = Console(
+            file=buf,
+            force_terminal=color,
+            color_system="standard" if color else None,
+            no_color=not color,
+            width=100_000,
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
+            emoji=False,
+        )
         while self._out and self._out[-1].plain == "":
             self._out.pop()
         for line in self._out:

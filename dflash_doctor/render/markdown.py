@@ -8,13 +8,21 @@ import re
 
 from ..evidence import Report, Status
 from ..textsafe import plain
-from .report_view import (cited_refs, fixing_words, fold_checks, notes_for, ordered_causes, step_words,
-                          summary_causes, tau_line, verdict_words)
+from .report_view import (
+    cited_refs,
+    fixing_words,
+    fold_checks,
+    notes_for,
+    ordered_causes,
+    step_words,
+    summary_causes,
+    tau_line,
+    verdict_words,
+)
 
 # & too: an entity such as &#x202e; would render as the character it names.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
-ICON = {Status.OK: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.COULD_NOT_CHECK: "❔",
-        Status.NOT_APPLICABLE: "➖"}
+ICON = {Status.OK: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.COULD_NOT_CHECK: "❔", Status.NOT_APPLICABLE: "➖"}
 _SPAN = re.compile(r"`([^`\n]+)`")
 # A code span is kept only when its text cannot close it, open HTML or an entity, or split a table cell.
 _SAFE_SPAN = re.compile(r"^[^<>&|\\\[\]]*$")
@@ -32,7 +40,7 @@ def md(text: object) -> str:
     for m in _SPAN.finditer(s):
         if not _SAFE_SPAN.match(m.group(1)):
             continue
-        out.append(_escape(s[pos:m.start()]))
+        out.append(_escape(s[pos : m.start()]))
         out.append(m.group(0))
         pos = m.end()
     out.append(_escape(s[pos:]))
@@ -55,14 +63,17 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
         out.append("")
     if plan is not None and plan.steps and report.verdict.value != "healthy":
         first, *rest = plan.steps
-        out.append(f"**Fix plan:** {md(step_words(report, first))}"
-                   + (f" — {md(first.details[0])}" if first.details else ""))
+        out.append(
+            f"**Fix plan:** {md(step_words(report, first))}" + (f" — {md(first.details[0])}" if first.details else "")
+        )
         for s in rest[:2]:
             out.append(f"- then: {md(step_words(report, s))}")
         out.append("")
     if plan is not None and plan.next_command and report.verdict.value != "healthy":
-        out.append(f"**Next:** {md('`' + plan.next_command.replace('`', '') + '`')}"
-                   + (f" ({md(plan.next_why)})" if plan.next_why else ""))
+        out.append(
+            f"**Next:** {md('`' + plan.next_command.replace('`', '') + '`')}"
+            + (f" ({md(plan.next_why)})" if plan.next_why else "")
+        )
         out.append("")
     acc = report.acceptance
     if acc is not None and acc.per_position:
@@ -84,9 +95,11 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
         for con in c.evidence_against:
             out.append(f"{indent}- against ({con.weight:+.1f}): {md(con.text)}" + _refs(con.refs))
         if c.expected_tau_if_fixed is not None:
-            out.append(f"{indent}- expected τ if fixed: {c.expected_tau_if_fixed:.2f}"
-                       + (f" (≈ {c.speedup_if_fixed:.2f}× tokens/step at the same k)" if c.speedup_if_fixed else "")
-                       + (f"; step {pc.step} of the plan" if pc is not None and pc.step else ""))
+            out.append(
+                f"{indent}- expected τ if fixed: {c.expected_tau_if_fixed:.2f}"
+                + (f" (≈ {c.speedup_if_fixed:.2f}× tokens/step at the same k)" if c.speedup_if_fixed else "")
+                + (f"; step {pc.step} of the plan" if pc is not None and pc.step else "")
+            )
         if c.missing_evidence:
             out.append(f"{indent}- missing: " + ", ".join(f"`{m.split(':', 1)[0]}`" for m in c.missing_evidence))
         if verbose:
@@ -103,11 +116,18 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
     out.append("| | check | result |")
     out.append("|---|---|---|")
     for f in (*folded.inputs, *folded.problems, *folded.warnings, *folded.not_checked):
-        out.append(f"| {ICON[f.status]} | `{f.check_id}` | {md(f.message)}"
-                   + (f" — fix: {md(f.remedy)}" if f.remedy and f.status in (Status.FAIL, Status.WARN) else "") + " |")
+        out.append(
+            f"| {ICON[f.status]} | `{f.check_id}` | {md(f.message)}"
+            + (f" — fix: {md(f.remedy)}" if f.remedy and f.status in (Status.FAIL, Status.WARN) else "")
+            + " |"
+        )
     for w in folded.waiting:
-        waits = f" — {len(w.checks)} check{'s' if len(w.checks) != 1 else ''} waiting: " + ", ".join(
-            f"`{c}`" for c in w.checks) if w.checks else ""
+        waits = (
+            f" — {len(w.checks)} check{'s' if len(w.checks) != 1 else ''} waiting: "
+            + ", ".join(f"`{c}`" for c in w.checks)
+            if w.checks
+            else ""
+        )
         out.append(f"| {ICON[Status.COULD_NOT_CHECK]} | `{w.kind}` | {md(w.reason)}{waits} |")
     for f in (*folded.passed, *folded.not_applicable):
         out.append(f"| {ICON[f.status]} | `{f.check_id}` | {md(f.message)} |")

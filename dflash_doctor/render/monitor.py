@@ -22,11 +22,14 @@ def render_rules_yaml(doc: dict) -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     _Dumper.add_representer(str, _str)
-    head = ("# Prometheus alerting rules from dflash-doctor (`dflash-doctor monitor rules`).\n"
-            "# Load: add this file under rule_files: in prometheus.yml, check it with `promtool check rules FILE`,\n"
-            "# then reload Prometheus (SIGHUP or POST /-/reload with --web.enable-lifecycle).\n")
-    return head + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                            width=4096)
+    head = (
+        "# Prometheus alerting rules from dflash-doctor (`dflash-doctor monitor rules`).\n"
+        "# Load: add this file under rule_files: in prometheus.yml, check it with `promtool check rules FILE`,\n"
+        "# then reload Prometheus (SIGHUP or POST /-/reload with --web.enable-lifecycle).\n"
+    )
+    return head + yaml.dump(
+        doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096
+    )
 
 
 def render_dashboard_json(doc: dict) -> str:

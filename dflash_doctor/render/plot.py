@@ -57,13 +57,21 @@ def plot_data(report, evidence=None, thresholds=None) -> PlotData:
     timeline: list[tuple[str, float]] = [
         (plain(p.get("timestamp") or f"#{i + 1}", 40), float(p["tau"]))
         for i, p in enumerate(acc.series if acc is not None else ())
-        if isinstance(p.get("tau"), (int, float)) and p.get("drafts", 0) > 0]
+        if isinstance(p.get("tau"), (int, float)) and p.get("drafts", 0) > 0
+    ]
     tau = f"τ {acc.mean_acceptance_length:.2f}" if acc is not None else "no acceptance data"
     th_tau = thresholds.min_acceptance_length if thresholds is not None else None
     th_pos = tuple((p.position, p.rate) for p in thresholds.min_position_rates) if thresholds is not None else ()
-    return PlotData(title=f"dflash-doctor: {plain(report.target)} — {tau}, verdict {report.verdict.value}",
-                    per_position=pp, reference=reference, reference_label=label, timeline=timeline,
-                    reference_tau=ref_tau, tau_threshold=th_tau, position_thresholds=th_pos)
+    return PlotData(
+        title=f"dflash-doctor: {plain(report.target)} — {tau}, verdict {report.verdict.value}",
+        per_position=pp,
+        reference=reference,
+        reference_label=label,
+        timeline=timeline,
+        reference_tau=ref_tau,
+        tau_threshold=th_tau,
+        position_thresholds=th_pos,
+    )
 
 
 def _figure(data: PlotData):
@@ -78,8 +86,13 @@ def _figure(data: PlotData):
     xs = list(range(1, len(data.per_position) + 1))
     ax1.bar(xs, data.per_position, color="#3b7dd8", label="measured (unconditional rate)")
     if data.reference:
-        ax1.plot(list(range(1, len(data.reference) + 1)), data.reference, "o-", color="#e07b00",
-                 label=data.reference_label or "reference")
+        ax1.plot(
+            list(range(1, len(data.reference) + 1)),
+            data.reference,
+            "o-",
+            color="#e07b00",
+            label=data.reference_label or "reference",
+        )
     ax1.set_xlabel("draft position")
     ax1.set_ylabel("acceptance rate")
     ax1.set_ylim(0, 1)
@@ -97,8 +110,9 @@ def _figure(data: PlotData):
         if data.tau_threshold:
             ax2.axhline(data.tau_threshold, color="#c0392b", linestyle="-", label=f"gate: τ ≥ {data.tau_threshold:g}")
         if data.reference_tau:
-            ax2.axhline(data.reference_tau, color="#e07b00", linestyle="--",
-                        label=f"reference τ {data.reference_tau:.2f}")
+            ax2.axhline(
+                data.reference_tau, color="#e07b00", linestyle="--", label=f"reference τ {data.reference_tau:.2f}"
+            )
         ax2.set_ylim(1.0, data.tau_top())
         ax2.legend(loc="upper right", fontsize=8)
         ax2.set_title("τ per metrics interval")
@@ -136,28 +150,40 @@ def _svg_curve(data: PlotData, w: int = 520, h: int = 300) -> str:
     def y(v: float) -> float:
         return top + ph * (1 - max(0.0, min(1.0, v)))
 
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img' "
-           f"aria-label='per-position acceptance'>"]
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img' "
+        f"aria-label='per-position acceptance'>"
+    ]
     for v in (0, 0.25, 0.5, 0.75, 1.0):
-        out.append(f"<line x1='{left}' x2='{w - right}' y1='{y(v):.1f}' y2='{y(v):.1f}' class='grid'/>"
-                   f"<text x='{left - 6}' y='{y(v) + 4:.1f}' class='ax' text-anchor='end'>{v:g}</text>")
+        out.append(
+            f"<line x1='{left}' x2='{w - right}' y1='{y(v):.1f}' y2='{y(v):.1f}' class='grid'/>"
+            f"<text x='{left - 6}' y='{y(v) + 4:.1f}' class='ax' text-anchor='end'>{v:g}</text>"
+        )
     for i, r in enumerate(data.per_position):
         x = left + i * bw + bw * 0.15
-        out.append(f"<rect class='bar' x='{x:.1f}' y='{y(r):.1f}' width='{bw * 0.7:.1f}' height='{top + ph - y(r):.1f}'>"
-                   f"<title>position {i + 1}: measured {r:.3f}"
-                   + (f", reference {data.reference[i]:.3f}" if data.reference and i < len(data.reference) else "")
-                   + "</title></rect>")
-        out.append(f"<text x='{x + bw * 0.35:.1f}' y='{h - bottom + 14}' class='ax' text-anchor='middle'>{i + 1}</text>")
+        out.append(
+            f"<rect class='bar' x='{x:.1f}' y='{y(r):.1f}' width='{bw * 0.7:.1f}' height='{top + ph - y(r):.1f}'>"
+            f"<title>position {i + 1}: measured {r:.3f}"
+            + (f", reference {data.reference[i]:.3f}" if data.reference and i < len(data.reference) else "")
+            + "</title></rect>"
+        )
+        out.append(
+            f"<text x='{x + bw * 0.35:.1f}' y='{h - bottom + 14}' class='ax' text-anchor='middle'>{i + 1}</text>"
+        )
     if data.reference:
         pts = " ".join(f"{left + (i + 0.5) * bw:.1f},{y(v):.1f}" for i, v in enumerate(data.reference))
         out.append(f"<polyline class='ref' points='{pts}'/>")
         for i, v in enumerate(data.reference):
-            out.append(f"<circle class='refpt' cx='{left + (i + 0.5) * bw:.1f}' cy='{y(v):.1f}' r='3'>"
-                       f"<title>position {i + 1}: reference {v:.3f}</title></circle>")
+            out.append(
+                f"<circle class='refpt' cx='{left + (i + 0.5) * bw:.1f}' cy='{y(v):.1f}' r='3'>"
+                f"<title>position {i + 1}: reference {v:.3f}</title></circle>"
+            )
     for pos, rate in data.position_thresholds:
         x0 = left + (pos - 1) * bw
-        out.append(f"<line class='gate' x1='{x0:.1f}' x2='{x0 + bw:.1f}' y1='{y(rate):.1f}' y2='{y(rate):.1f}'>"
-                   f"<title>gate: position {pos} rate ≥ {rate:g}</title></line>")
+        out.append(
+            f"<line class='gate' x1='{x0:.1f}' x2='{x0 + bw:.1f}' y1='{y(rate):.1f}' y2='{y(rate):.1f}'>"
+            f"<title>gate: position {pos} rate ≥ {rate:g}</title></line>"
+        )
     out.append(f"<text x='{left + pw / 2:.1f}' y='{h - 4}' class='ax' text-anchor='middle'>draft position</text></svg>")
     return "".join(out)
 
@@ -178,46 +204,69 @@ def _svg_timeline(data: PlotData, w: int = 520, h: int = 300) -> str:
     steps = 4
     for j in range(steps + 1):
         v = lo + (hi - lo) * j / steps
-        out.append(f"<line x1='{left}' x2='{w - right}' y1='{y(v):.1f}' y2='{y(v):.1f}' class='grid'/>"
-                   f"<text x='{left - 6}' y='{y(v) + 4:.1f}' class='ax' text-anchor='end'>{v:.1f}</text>")
+        out.append(
+            f"<line x1='{left}' x2='{w - right}' y1='{y(v):.1f}' y2='{y(v):.1f}' class='grid'/>"
+            f"<text x='{left - 6}' y='{y(v) + 4:.1f}' class='ax' text-anchor='end'>{v:.1f}</text>"
+        )
     for value, cls, what in ((data.reference_tau, "ref", "reference τ"), (data.tau_threshold, "gate", "gate: τ ≥")):
         if value:
-            out.append(f"<line class='{cls}' x1='{left}' x2='{w - right}' y1='{y(value):.1f}' y2='{y(value):.1f}'>"
-                       f"<title>{_e(what)} {value:.2f}</title></line>")
+            out.append(
+                f"<line class='{cls}' x1='{left}' x2='{w - right}' y1='{y(value):.1f}' y2='{y(value):.1f}'>"
+                f"<title>{_e(what)} {value:.2f}</title></line>"
+            )
     if data.timeline:
         pts = " ".join(f"{x(i):.1f},{y(t):.1f}" for i, (_, t) in enumerate(data.timeline))
         out.append(f"<polyline class='tau' points='{pts}'/>")
         for i, (label, t) in enumerate(data.timeline):
-            out.append(f"<circle class='pt' cx='{x(i):.1f}' cy='{y(t):.1f}' r='3'><title>{_e(label)}: τ {t:.2f}"
-                       "</title></circle>")
+            out.append(
+                f"<circle class='pt' cx='{x(i):.1f}' cy='{y(t):.1f}' r='3'><title>{_e(label)}: τ {t:.2f}"
+                "</title></circle>"
+            )
     else:
-        out.append(f"<text x='{w / 2}' y='{h / 2}' class='ax' text-anchor='middle'>no per-interval data "
-                   "(τ over time needs a log)</text>")
-    out.append(f"<text x='{left + pw / 2:.1f}' y='{h - 4}' class='ax' text-anchor='middle'>metrics interval</text></svg>")
+        out.append(
+            f"<text x='{w / 2}' y='{h / 2}' class='ax' text-anchor='middle'>no per-interval data "
+            "(τ over time needs a log)</text>"
+        )
+    out.append(
+        f"<text x='{left + pw / 2:.1f}' y='{h - 4}' class='ax' text-anchor='middle'>metrics interval</text></svg>"
+    )
     return "".join(out)
 
 
-_CSS = ("body{font:13px sans-serif;margin:16px}h1{font-size:16px}.charts{display:flex;flex-wrap:wrap;gap:16px}"
-        ".grid{stroke:#ddd}.ax{font:10px sans-serif;fill:#555}.bar{fill:#3b7dd8}.bar:hover,.pt:hover{fill:#e07b00}"
-        ".ref{fill:none;stroke:#e07b00;stroke-dasharray:4 3;stroke-width:2}.refpt{fill:#e07b00}"
-        ".gate{stroke:#c0392b;stroke-width:2}.tau{fill:none;stroke:#3b7dd8;stroke-width:1.5}.pt{fill:#3b7dd8}"
-        "table{border-collapse:collapse;font:12px monospace;margin-top:12px}td,th{padding:2px 8px;text-align:right}")
+_CSS = (
+    "body{font:13px sans-serif;margin:16px}h1{font-size:16px}.charts{display:flex;flex-wrap:wrap;gap:16px}"
+    ".grid{stroke:#ddd}.ax{font:10px sans-serif;fill:#555}.bar{fill:#3b7dd8}.bar:hover,.pt:hover{fill:#e07b00}"
+    ".ref{fill:none;stroke:#e07b00;stroke-dasharray:4 3;stroke-width:2}.refpt{fill:#e07b00}"
+    ".gate{stroke:#c0392b;stroke-width:2}.tau{fill:none;stroke:#3b7dd8;stroke-width:1.5}.pt{fill:#3b7dd8}"
+    "table{border-collapse:collapse;font:12px monospace;margin-top:12px}td,th{padding:2px 8px;text-align:right}"
+)
 
 
 def _html(data: PlotData) -> str:
-    rows = "".join(f"<tr><td>{i}</td><td>{r:.3f}</td><td>"
-                   f"{'' if not data.reference or i > len(data.reference) else f'{data.reference[i - 1]:.3f}'}</td></tr>"
-                   for i, r in enumerate(data.per_position, 1))
-    legend = [x for x in (data.reference_label and f"dashed: {data.reference_label}",
-                          data.tau_threshold and f"red: gate τ ≥ {data.tau_threshold:g}",
-                          data.position_thresholds and "red ticks: gate minimum rate per position") if x]
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(data.title)}</title><style>{_CSS}</style>"
-            f"</head><body><h1>{_e(data.title)}</h1><p>hover a bar or a point for its value"
-            + "".join(f"; {_e(x)}" for x in legend) + "</p>"
-            f"<div class='charts'><div><b>per-position acceptance</b><br>{_svg_curve(data)}</div>"
-            f"<div><b>τ per metrics interval</b><br>{_svg_timeline(data)}</div></div>"
-            f"<table><tr><th>position</th><th>measured</th><th>reference</th></tr>{rows}</table>"
-            "</body></html>\n")
+    rows = "".join(
+        f"<tr><td>{i}</td><td>{r:.3f}</td><td>"
+        f"{'' if not data.reference or i > len(data.reference) else f'{data.reference[i - 1]:.3f}'}</td></tr>"
+        for i, r in enumerate(data.per_position, 1)
+    )
+    legend = [
+        x
+        for x in (
+            data.reference_label and f"dashed: {data.reference_label}",
+            data.tau_threshold and f"red: gate τ ≥ {data.tau_threshold:g}",
+            data.position_thresholds and "red ticks: gate minimum rate per position",
+        )
+        if x
+    ]
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(data.title)}</title><style>{_CSS}</style>"
+        f"</head><body><h1>{_e(data.title)}</h1><p>hover a bar or a point for its value"
+        + "".join(f"; {_e(x)}" for x in legend)
+        + "</p>"
+        f"<div class='charts'><div><b>per-position acceptance</b><br>{_svg_curve(data)}</div>"
+        f"<div><b>τ per metrics interval</b><br>{_svg_timeline(data)}</div></div>"
+        f"<table><tr><th>position</th><th>measured</th><th>reference</th></tr>{rows}</table>"
+        "</body></html>\n"
+    )
 
 
 def plot_report(report, evidence, path: str, thresholds=None) -> None:

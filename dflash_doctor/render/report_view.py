@@ -14,6 +14,8 @@ from ..evidence import Cause, Finding, Report, Status, Verdict
 
 # How many causes the summary names.
 SUMMARY_CAUSES = 3
+
+
 @dataclass(frozen=True)
 class Waiting:
     kind: str
@@ -33,11 +35,16 @@ class FoldedChecks:
     inputs: tuple[Finding, ...] = field(default=())  # inputs the user named that could not be used
 
     def counts(self) -> str:
-        parts = [(len(self.problems), "failed"), (len(self.warnings), "warned"),
-                 (len({f.check_id for f in self.passed}), "passed"),
-                 (len({c for w in self.waiting for c in w.checks} | {f.check_id for f in self.not_checked}),
-                  "could not run"),
-                 (len({f.check_id for f in self.not_applicable}), "not applicable")]
+        parts = [
+            (len(self.problems), "failed"),
+            (len(self.warnings), "warned"),
+            (len({f.check_id for f in self.passed}), "passed"),
+            (
+                len({c for w in self.waiting for c in w.checks} | {f.check_id for f in self.not_checked}),
+                "could not run",
+            ),
+            (len({f.check_id for f in self.not_applicable}), "not applicable"),
+        ]
         return ", ".join(f"{n} {w}" for n, w in parts if n)
 
 
@@ -59,15 +66,22 @@ def fold_checks(report: Report) -> FoldedChecks:
     order = [m.kind.value for m in report.missing]
     # inputs this diagnosis asked for (report.missing); a check waiting on something nobody asked for (a host,
     # in `diagnose`) is counted, not listed, unless -v
-    kinds = sorted(set(waiting) | set(reasons), key=lambda k: (k != "acceptance", -len(waiting.get(k, ())),
-                                                               order.index(k) if k in order else 99, k))
+    kinds = sorted(
+        set(waiting) | set(reasons),
+        key=lambda k: (k != "acceptance", -len(waiting.get(k, ())), order.index(k) if k in order else 99, k),
+    )
     return FoldedChecks(
         problems=tuple(f for f in report.findings if f.status == Status.FAIL),
         warnings=tuple(f for f in report.findings if f.status == Status.WARN),
-        waiting=tuple(Waiting(k, reasons.get(k, f"no {k} evidence"), tuple(dict.fromkeys(waiting.get(k, ()))),
-                              asked=k in reasons) for k in kinds),
-        not_checked=tuple(not_checked), passed=tuple(f for f in report.findings if f.status == Status.OK),
-        not_applicable=tuple(f for f in report.findings if f.status == Status.NOT_APPLICABLE), inputs=tuple(inputs))
+        waiting=tuple(
+            Waiting(k, reasons.get(k, f"no {k} evidence"), tuple(dict.fromkeys(waiting.get(k, ()))), asked=k in reasons)
+            for k in kinds
+        ),
+        not_checked=tuple(not_checked),
+        passed=tuple(f for f in report.findings if f.status == Status.OK),
+        not_applicable=tuple(f for f in report.findings if f.status == Status.NOT_APPLICABLE),
+        inputs=tuple(inputs),
+    )
 
 
 def tau_line(report: Report) -> str | None:
@@ -88,8 +102,10 @@ def verdict_words(report: Report) -> str:
     if v == Verdict.PROBLEM:
         top = summary_causes(report)
         likely = sum(1 for _, c, _ in top if c.confidence >= 0.5)
-        parts = [f"{likely} likely cause{'s' if likely != 1 else ''}" if likely else "",
-                 f"{len(top) - likely} possible" if len(top) > likely else ""]
+        parts = [
+            f"{likely} likely cause{'s' if likely != 1 else ''}" if likely else "",
+            f"{len(top) - likely} possible" if len(top) > likely else "",
+        ]
         words = ", ".join(p for p in parts if p)
         return "problem" + (f": {words}" if words else "")
     if v == Verdict.HEALTHY:
@@ -145,8 +161,15 @@ def step_words(report: Report, step) -> str:
     plan = report.plan
     pos = [plan.position(c) for c in step.fixes]
     nums = [str(p) for p in pos if p is not None]
-    fixes = ("fixes " + (" and ".join(nums) if len(nums) <= 2 else ", ".join(nums[:-1]) + " and " + nums[-1])
-             + f" ({', '.join(step.fixes)})") if nums else ""
+    fixes = (
+        (
+            "fixes "
+            + (" and ".join(nums) if len(nums) <= 2 else ", ".join(nums[:-1]) + " and " + nums[-1])
+            + f" ({', '.join(step.fixes)})"
+        )
+        if nums
+        else ""
+    )
     s = step.action + (f": {fixes}" if fixes else "")
     if step.expected_tau is not None:
         s += f", expected τ ≈ {step.expected_tau:.2f}"

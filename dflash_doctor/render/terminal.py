@@ -11,18 +11,33 @@ from __future__ import annotations
 
 from ..evidence import Report, Status, Verdict
 from .layout import Page, Style
-from .report_view import (cited_refs, fixing_words, fold_checks, notes_for, ordered_causes, step_words,
-                          summary_causes, tau_line, verdict_words)
+from .report_view import (
+    cited_refs,
+    fixing_words,
+    fold_checks,
+    notes_for,
+    ordered_causes,
+    step_words,
+    summary_causes,
+    tau_line,
+    verdict_words,
+)
 
-MARK = {Status.OK: ("✓", "green"), Status.WARN: ("!", "yellow"), Status.FAIL: ("✗", "red"),
-        Status.COULD_NOT_CHECK: ("?", "bright_black"), Status.NOT_APPLICABLE: ("–", "bright_black")}
+MARK = {
+    Status.OK: ("✓", "green"),
+    Status.WARN: ("!", "yellow"),
+    Status.FAIL: ("✗", "red"),
+    Status.COULD_NOT_CHECK: ("?", "bright_black"),
+    Status.NOT_APPLICABLE: ("–", "bright_black"),
+}
 VERDICT_STYLE = {Verdict.PROBLEM: "bold red", Verdict.HEALTHY: "bold green", Verdict.INSUFFICIENT_DATA: "bold yellow"}
 # Details shown under a failed or warned check without -v.
 DETAILS = 2
 
 
-def render_terminal(report: Report, color: bool = False, width: int | None = None, verbose: bool = False,
-                    style: Style | None = None) -> str:
+def render_terminal(
+    report: Report, color: bool = False, width: int | None = None, verbose: bool = False, style: Style | None = None
+) -> str:
     style = style or Style(color=color, width=width, verbose=verbose)
     page = Page(style)
     summary(page, report)
@@ -46,8 +61,15 @@ def summary(page: Page, report: Report) -> None:
     plan = report.plan
     top = summary_causes(report)
     for pos, c, pc in top:
-        page.line(f"  {pos}. ", (c.id, "magenta"), (f" {c.confidence:.2f}", "bold cyan"), "  ", (c.title, "bold"),
-                  f" — {fixing_words(pc, c)}", hang=5)
+        page.line(
+            f"  {pos}. ",
+            (c.id, "magenta"),
+            (f" {c.confidence:.2f}", "bold cyan"),
+            "  ",
+            (c.title, "bold"),
+            f" — {fixing_words(pc, c)}",
+            hang=5,
+        )
     if plan is not None and plan.steps and report.verdict != Verdict.HEALTHY:
         first, *rest = plan.steps
         page.line(("fix plan: ", "bold green"), step_words(report, first), hang=2)
@@ -79,25 +101,44 @@ def causes(page: Page, report: Report, verbose: bool) -> None:
                 shown_low.append(c)
             continue
         if explained:
-            page.line("   ", (f"explained by {pc.explained_by}: ", "dim"), (c.title, "bold"), (f"  [{c.id}]", "magenta"),
-                      (f"  confidence {c.confidence:.2f}", "cyan"), hang=5)
+            page.line(
+                "   ",
+                (f"explained by {pc.explained_by}: ", "dim"),
+                (c.title, "bold"),
+                (f"  [{c.id}]", "magenta"),
+                (f"  confidence {c.confidence:.2f}", "cyan"),
+                hang=5,
+            )
             ind = "     "
         else:
-            page.line((f"{pos}. " if pos else "- ", "bold"), (c.title, "bold"), (f"  [{c.id}]", "magenta"),
-                      (f"  confidence {c.confidence:.2f}", "bold cyan"), hang=3)
+            page.line(
+                (f"{pos}. " if pos else "- ", "bold"),
+                (c.title, "bold"),
+                (f"  [{c.id}]", "magenta"),
+                (f"  confidence {c.confidence:.2f}", "bold cyan"),
+                hang=3,
+            )
             ind = "   "
         for con in c.evidence_for:
             page.line(ind, (f"+ ({con.weight:+.1f}) ", "green"), con.text, _refs(con.refs), hang=len(ind) + 9)
         for con in c.evidence_against:
             page.line(ind, (f"− ({con.weight:+.1f}) ", "red"), con.text, _refs(con.refs), hang=len(ind) + 9)
         if c.expected_tau_if_fixed is not None:
-            page.line(ind, f"if fixed: τ ≈ {c.expected_tau_if_fixed:.2f}"
-                      + (f" ({c.speedup_if_fixed:.2f}× tokens/step at the same k)" if c.speedup_if_fixed else "")
-                      + (f"; step {pc.step} of the plan" if pc is not None and pc.step else ""), hang=len(ind))
+            page.line(
+                ind,
+                f"if fixed: τ ≈ {c.expected_tau_if_fixed:.2f}"
+                + (f" ({c.speedup_if_fixed:.2f}× tokens/step at the same k)" if c.speedup_if_fixed else "")
+                + (f"; step {pc.step} of the plan" if pc is not None and pc.step else ""),
+                hang=len(ind),
+            )
         if verbose:
             if c.missing_evidence:
-                page.line(ind, ("missing: ", "yellow"), ", ".join(m.split(":", 1)[0] for m in c.missing_evidence),
-                          hang=len(ind) + 9)
+                page.line(
+                    ind,
+                    ("missing: ", "yellow"),
+                    ", ".join(m.split(":", 1)[0] for m in c.missing_evidence),
+                    hang=len(ind) + 9,
+                )
             for n in c.notes:
                 page.line(ind, ("note: ", "yellow"), n, hang=len(ind) + 6)
         if not explained or verbose:
@@ -106,9 +147,13 @@ def causes(page: Page, report: Report, verbose: bool) -> None:
         if not verbose and plan is not None:
             under = [(e, x) for _, e, x in ordered_causes(report) if x is not None and x.explained_by == c.id]
             if under:
-                page.line(ind, ("explains: ", "dim"), ", ".join(f"{e.id} ({e.confidence:.2f})" for e, _ in under)
-                          + f" — only the acceptance figures point at {'them' if len(under) > 1 else 'it'}",
-                          hang=len(ind) + 10)
+                page.line(
+                    ind,
+                    ("explains: ", "dim"),
+                    ", ".join(f"{e.id} ({e.confidence:.2f})" for e, _ in under)
+                    + f" — only the acceptance figures point at {'them' if len(under) > 1 else 'it'}",
+                    hang=len(ind) + 10,
+                )
     if shown_low:
         page.line(("also considered: ", "dim"), ", ".join(f"{c.id} ({c.confidence:.2f})" for c in shown_low), hang=2)
 
@@ -131,32 +176,47 @@ def checks(page: Page, report: Report, verbose: bool) -> None:
         if not verbose and (not w.checks or not w.asked):
             continue
         mark, st = MARK[Status.COULD_NOT_CHECK]
-        waits = (f" — {len(w.checks)} check{'s' if len(w.checks) != 1 else ''} waiting"
-                 + (f": {', '.join(w.checks)}" if verbose or len(w.checks) <= 3 else "")) if w.checks else ""
+        waits = (
+            (
+                f" — {len(w.checks)} check{'s' if len(w.checks) != 1 else ''} waiting"
+                + (f": {', '.join(w.checks)}" if verbose or len(w.checks) <= 3 else "")
+            )
+            if w.checks
+            else ""
+        )
         page.line((f"{mark} ", st), (w.kind, "bold"), f": {w.reason}{waits}", hang=2)
     if verbose:  # every check on its own line; the reason stays said once, above
         for f in report.findings:
             if f.status == Status.COULD_NOT_CHECK and f.waiting_for:
-                page.line((f"{MARK[f.status][0]} ", MARK[f.status][1]), (f.check_id, "bold"),
-                          f": waiting for {', '.join(f.waiting_for)}", hang=2)
+                page.line(
+                    (f"{MARK[f.status][0]} ", MARK[f.status][1]),
+                    (f.check_id, "bold"),
+                    f": waiting for {', '.join(f.waiting_for)}",
+                    hang=2,
+                )
     if verbose:
         for f in (*folded.passed, *folded.not_applicable):
             _finding(page, f, verbose)
     else:
         if folded.passed:
             ids = list(dict.fromkeys(f.check_id for f in folded.passed))
-            page.line((f"{MARK[Status.OK][0]} ", MARK[Status.OK][1]), f"{len(ids)} passed: ", (", ".join(ids), "dim"),
-                      hang=2)
+            page.line(
+                (f"{MARK[Status.OK][0]} ", MARK[Status.OK][1]), f"{len(ids)} passed: ", (", ".join(ids), "dim"), hang=2
+            )
         if folded.not_applicable:
             ids = list(dict.fromkeys(f.check_id for f in folded.not_applicable))
-            page.line((f"{MARK[Status.NOT_APPLICABLE][0]} ", "dim"), f"{len(ids)} not applicable: ",
-                      (", ".join(ids), "dim"), hang=2)
+            page.line(
+                (f"{MARK[Status.NOT_APPLICABLE][0]} ", "dim"),
+                f"{len(ids)} not applicable: ",
+                (", ".join(ids), "dim"),
+                hang=2,
+            )
 
 
 def _finding(page: Page, f, verbose: bool) -> None:
     mark, st = MARK[f.status]
     page.line((f"{mark} ", st), (f.check_id, "bold"), ": ", f.message, _refs(f.refs if verbose else ()), hang=2)
-    for d in (f.details if verbose else f.details[:DETAILS] if f.status in (Status.FAIL, Status.WARN) else ()):
+    for d in f.details if verbose else f.details[:DETAILS] if f.status in (Status.FAIL, Status.WARN) else ():
         page.line("    ", (d, "dim"), hang=4)
     if f.remedy and f.status in (Status.FAIL, Status.WARN):
         page.line("    ", ("fix: ", "yellow"), f.remedy, hang=9)
@@ -201,5 +261,10 @@ def legend(page: Page, report: Report, verbose: bool) -> None:
     page.line(("Evidence cited", "bold underline"))
     for r in refs:
         e = by_ref[r]
-        page.line(f"  {r:<4} ", (e.kind.value, "bold"), f": {e.summary}",
-                  (f" ({e.source.describe()})" if verbose else "", "dim"), hang=7)
+        page.line(
+            f"  {r:<4} ",
+            (e.kind.value, "bold"),
+            f": {e.summary}",
+            (f" ({e.source.describe()})" if verbose else "", "dim"),
+            hang=7,
+        )

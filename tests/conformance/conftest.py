@@ -22,7 +22,7 @@ SMOKE = {("vllm", "0.20.1"), ("vllm", "0.26.0"), ("vllm", "0.33.0"), ("sglang", 
 
 
 def mode() -> str:
-    """"all", "smoke" or "off" (see the module docstring)."""
+    """ "all", "smoke" or "off" (see the module docstring)."""
     env = os.environ.get("DFLASH_DOCTOR_CONFORMANCE", "")
     if env == "1":
         return "all"
@@ -52,9 +52,12 @@ def pytest_collection_modifyitems(config, items):
         if m == "off":
             item.add_marker(pytest.mark.skip(reason="DFLASH_DOCTOR_CONFORMANCE=0"))
         elif m == "smoke" and not releases_of(item) <= SMOKE:
-            item.add_marker(pytest.mark.skip(
-                reason=f"not in the smoke subset and not cached in {cache_dir()} (`make conformance` runs every "
-                       "release; DFLASH_DOCTOR_WHEEL_CACHE picks the cache)"))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"not in the smoke subset and not cached in {cache_dir()} (`make conformance` runs every "
+                    "release; DFLASH_DOCTOR_WHEEL_CACHE picks the cache)"
+                )
+            )
 
 
 def pytest_runtest_logreport(report):
@@ -70,5 +73,6 @@ def pytest_terminal_summary(terminalreporter):
         return
     took = sum(_DURATIONS)
     passed = sorted(k for k, v in _RESULTS.items() if v == "passed")
-    terminalreporter.write_sep("-", f"conformance: {len(passed)}/{len(_RESULTS)} passed in {took:.0f} s "
-                                    f"(wheel cache {cache_dir()})")
+    terminalreporter.write_sep(
+        "-", f"conformance: {len(passed)}/{len(_RESULTS)} passed in {took:.0f} s (wheel cache {cache_dir()})"
+    )

@@ -71,7 +71,7 @@ def vllm_row(version: str, root: Path) -> str:
     if not archs:
         return "\n".join(out) + "\n"
     run = lines(v / "v1/worker/gpu_model_runner.py")
-    n = find(run, r'target_layer_ids')
+    n = find(run, r"target_layer_ids")
     plus = n is not None and re.search(r"\+ 1", run[n - 1] + run[n - 2])
     out.append(f'v1_map = "{"plus-one" if plus else "raw"}"\nv1_at = "vllm/v1/worker/gpu_model_runner.py:{n}"')
     utils = lines(v / "v1/worker/gpu/spec_decode/eagle/eagle3_utils.py")
@@ -90,7 +90,7 @@ def vllm_row(version: str, root: Path) -> str:
             if m:
                 allow, deny = i, m.group(1) == "in"
                 break
-    tup = " ".join(cfg[allow - 1: allow + 8]) if allow else ""
+    tup = " ".join(cfg[allow - 1 : allow + 8]) if allow else ""
     tup = tup[: tup.find(")") + 1] if ")" in tup else tup
     v2_ok = allow is None or (("dflash" not in tup) if deny else ("dflash" in tup))
     out.append(f"v2_dflash = {str(v2_ok).lower()}")
@@ -104,14 +104,14 @@ def vllm_row(version: str, root: Path) -> str:
     out.append(f"reads_layer_types = {str(reads).lower()}")
     r = find(model, r"raise NotImplementedError\(")
     if r:
-        guard = " ".join(model[max(0, r - 6): r - 1])
+        guard = " ".join(model[max(0, r - 6) : r - 1])
         kind = "refused-unless-v2" if "use_v2_model_runner" in guard else "refused"
         out.append(f'mixed = "{kind}"\nmixed_at = "vllm/model_executor/models/qwen3_dflash.py:{r}"')
     else:
         out.append('mixed = "allowed"')
     envs = lines(v / "envs.py")
     e = find(envs, r'"VLLM_USE_V2_MODEL_RUNNER": lambda')
-    unset = "engine" if e and "None" in " ".join(envs[e - 1: e + 2]) else "v1"
+    unset = "engine" if e and "None" in " ".join(envs[e - 1 : e + 2]) else "v1"
     out.append(f'runner_unset = "{unset}"')
     forced = in_block(cfg, "use_v2_model_runner", r"_dflash_needs_multi_kv_group\(\)")
     if forced:
@@ -131,17 +131,21 @@ def sglang_row(version: str, root: Path) -> str:
     entry = find(dfl, r"^EntryClass")
     if not n or not dfl:
         return "\n".join(out + ["dflash = []"]) + "\n"
-    names = re.findall(r"\b(\w*DFlash\w*DraftModel)\b", " ".join(dfl[entry - 1: entry + 10])) if entry else []
+    names = re.findall(r"\b(\w*DFlash\w*DraftModel)\b", " ".join(dfl[entry - 1 : entry + 10])) if entry else []
     out.append(f"dflash = {sorted(set(names), key=names.index)!r}".replace("'", '"'))
     out.append(f'dflash_at = "sglang/srt/speculative/spec_info.py:{n}"')
     q3 = lines(s / "models/qwen3.py")
     k = in_block(q3, "set_dflash_layers_to_capture", r"layers_to_capture = ")
-    out.append(f'qwen3_map = "{"plus-one" if k and "+ 1" in q3[k - 1] else "raw"}"\n'
-               f'qwen3_at = "sglang/srt/models/qwen3.py:{k}"')
+    out.append(
+        f'qwen3_map = "{"plus-one" if k and "+ 1" in q3[k - 1] else "raw"}"\n'
+        f'qwen3_at = "sglang/srt/models/qwen3.py:{k}"'
+    )
     vl = lines(s / "models/qwen3_vl.py")
     k2 = in_block(vl, "set_dflash_layers_to_capture", r"\.set_dflash_layers_to_capture\(")
-    out.append(f'qwen36_map = "{"plus-one" if k2 and "+ 1" in vl[k2 - 1] else "?"}"\n'
-               f'qwen36_at = "sglang/srt/models/qwen3_vl.py:{k2}"')
+    out.append(
+        f'qwen36_map = "{"plus-one" if k2 and "+ 1" in vl[k2 - 1] else "?"}"\n'
+        f'qwen36_at = "sglang/srt/models/qwen3_vl.py:{k2}"'
+    )
     a = find(dfl, r"def _get_dflash_layer_attention_params")
     out.append(f"reads_layer_types = {str(bool(a)).lower()}")
     if a:

@@ -10,10 +10,10 @@ vllm/_version.py.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from dflash_doctor.engines import CERTAIN, DirectoryTree, SourceTree, analyse
 from dflash_doctor.engines.outcome import Deployment, decide
@@ -26,8 +26,14 @@ pytestmark = pytest.mark.conformance
 
 ROWS = tomllib.loads((Path(__file__).parent / "expected.toml").read_text())["release"]
 QWEN36 = ("Qwen3_5ForConditionalGeneration",)
-MIXED = dict(drafter_architectures=("DFlashDraftModel",), drafter_method="dflash", swa_mix="mixed",
-             target_architectures=QWEN36, target_hybrid=True, env_known=True)
+MIXED = dict(
+    drafter_architectures=("DFlashDraftModel",),
+    drafter_method="dflash",
+    swa_mix="mixed",
+    target_architectures=QWEN36,
+    target_hybrid=True,
+    env_known=True,
+)
 ENVS = {"unset": {}, "v2": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "v1": {"VLLM_USE_V2_MODEL_RUNNER": "0"}}
 
 
@@ -105,6 +111,7 @@ def _sglang_facts(a, row, root):
 
 # --- hand-patched and unusual installs ------------------------------------------------------------------
 
+
 class Overlay(SourceTree):
     """A real release tree with some files replaced or hidden (a hand patch, a missing dist-info)."""
 
@@ -126,16 +133,20 @@ PATCHES = {
     # the fix on its own line after the read (the old line-based probe said "raw" here)
     "own-line": lambda indent: f"{indent}{RAW_READ}\n{indent}layer_ids = [i + 1 for i in layer_ids or []]",
     # the same fix as a loop
-    "loop": lambda indent: (f"{indent}{RAW_READ}\n{indent}shifted = []\n{indent}for layer_id in layer_ids or []:\n"
-                            f"{indent}    shifted.append(layer_id + 1)\n{indent}layer_ids = shifted"),
+    "loop": lambda indent: (
+        f"{indent}{RAW_READ}\n{indent}shifted = []\n{indent}for layer_id in layer_ids or []:\n"
+        f"{indent}    shifted.append(layer_id + 1)\n{indent}layer_ids = shifted"
+    ),
 }
 
 
 def releases(*pairs):
     """Mark the releases a test reads (the smoke subset runs a test only when it holds them all)."""
+
     def mark(fn):
         fn.releases = pairs
         return fn
+
     return mark
 
 
@@ -147,7 +158,7 @@ def test_hand_patched_020_reads_plus_one(way):
     lines = base.read(path).splitlines()
     (i,) = [n for n, line in enumerate(lines) if line.strip() == RAW_READ]
     indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-    patched = "\n".join(lines[:i] + [PATCHES[way](indent)] + lines[i + 1:]) + "\n"
+    patched = "\n".join(lines[:i] + [PATCHES[way](indent)] + lines[i + 1 :]) + "\n"
     a = analyse(Overlay(base, {path: patched}), "vllm", QWEN36)
     assert a.layer_map["V1"].value == "plus-one" and a.layer_map["V1"].certain
     (d,) = compare(a, lookup("vllm", "0.20.1"))  # reported with both
@@ -168,8 +179,11 @@ def test_install_without_dist_info():
 
 # --- the collector on a real install ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("engine, version, outcome", [("vllm", "0.20.1", "ignored"), ("vllm", "0.26.0", "honoured"),
-                                                      ("sglang", "0.5.22", "honoured")])
+
+@pytest.mark.parametrize(
+    "engine, version, outcome",
+    [("vllm", "0.20.1", "ignored"), ("vllm", "0.26.0", "honoured"), ("sglang", "0.5.22", "honoured")],
+)
 def test_check_host_reads_a_real_install(tmp_path, engine, version, outcome):
     """The fake deployment with the real release's files installed: the collector's reads (the listing and
     the files every analysis needs, then the target's modules and what they import) reach the same certain
@@ -184,6 +198,7 @@ def test_check_host_reads_a_real_install(tmp_path, engine, version, outcome):
     root = _tree(engine, version)
     sc = scenarios()["sglang-0.5.22" if engine == "sglang" else "seed"]
     from dataclasses import replace
+
     dep = build(tmp_path / "deploy", replace(sc, engine_version=version, engine=engine))
     site = next((tmp_path / "deploy" / "venv" / "lib").glob("python3*/site-packages"))
     for child in list(site.iterdir()):

@@ -15,8 +15,29 @@ import sys
 import zipfile
 from pathlib import Path
 
-VLLM = ("0.19.0", "0.19.1", "0.20.0", "0.20.1", "0.20.2", "0.21.0", "0.22.0", "0.22.1", "0.23.0", "0.24.0", "0.25.0",
-        "0.25.1", "0.26.0", "0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+VLLM = (
+    "0.19.0",
+    "0.19.1",
+    "0.20.0",
+    "0.20.1",
+    "0.20.2",
+    "0.21.0",
+    "0.22.0",
+    "0.22.1",
+    "0.23.0",
+    "0.24.0",
+    "0.25.0",
+    "0.25.1",
+    "0.26.0",
+    "0.27.0",
+    "0.27.1",
+    "0.28.0",
+    "0.29.0",
+    "0.30.0",
+    "0.31.0",
+    "0.32.0",
+    "0.33.0",
+)
 SGLANG = ("0.5.15", "0.5.15.post1", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 
 
@@ -42,8 +63,18 @@ def download(pkg: str, version: str, cache: Path | None = None, timeout: float =
     if found:
         return found
     cache.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet", "-d", str(cache),
-           f"{pkg}=={version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--quiet",
+        "-d",
+        str(cache),
+        f"{pkg}=={version}",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     found = find_wheel(pkg, version, cache)
     if res.returncode != 0 or found is None:
@@ -83,5 +114,8 @@ def tree_for(pkg: str, version: str, fetch: bool = True) -> Path:
 def all_cached() -> bool:
     """Every release of the suite already in the cache (CI runs the suite only then)."""
     cache = cache_dir()
-    return all((cache / "extracted" / f"{p}-{v}" / ".complete").exists() or find_wheel(p, v, cache)
-               for p, vs in (("vllm", VLLM), ("sglang", SGLANG)) for v in vs)
+    return all(
+        (cache / "extracted" / f"{p}-{v}" / ".complete").exists() or find_wheel(p, v, cache)
+        for p, vs in (("vllm", VLLM), ("sglang", SGLANG))
+        for v in vs
+    )

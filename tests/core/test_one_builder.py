@@ -28,8 +28,13 @@ from tests.conftest import FIXTURES
 # those formats can read the same both ways.
 _HOST_FORMATS = {f.id for f in F.FORMATS if f.server and f.grep_pass == F.MAIN_PASS}
 _EXPECTED = json.loads((FIXTURES / "logs" / "EXPECTED.json").read_text())
-LOGS = sorted(p for p in (FIXTURES / "logs").iterdir() if p.is_file() and p.suffix in (".log", ".jsonl")
-              and set(_EXPECTED.get(p.name, {}).get("formats", ["?"])) <= _HOST_FORMATS)
+LOGS = sorted(
+    p
+    for p in (FIXTURES / "logs").iterdir()
+    if p.is_file()
+    and p.suffix in (".log", ".jsonl")
+    and set(_EXPECTED.get(p.name, {}).get("formats", ["?"])) <= _HOST_FORMATS
+)
 BUNDLES = sorted(p for p in (FIXTURES / "hosts").iterdir() if (p / "manifest.json").exists())
 
 
@@ -42,11 +47,14 @@ def _picture(ev) -> dict:
     if d is not None:
         d["series"] = [{k: v for k, v in s.items() if k != "source"} for s in d["series"]]
         d["per_engine"] = [{k: v for k, v in e.items() if k != "source"} for e in d["per_engine"]]
-    return {"acceptance": d, "acceptance_missing": None if acc is not None else ev.why_missing(Kind.ACCEPTANCE),
-            "startup": None if st is None else {k: v for k, v in st.to_dict().items() if k != "lines"},
-            "engine": None if eng is None else (eng.name, eng.version),
-            "intervals": ev.log_scan().intervals if ev.log_scan() else None,
-            "formats": dict(ev.log_scan().formats) if ev.log_scan() else None}
+    return {
+        "acceptance": d,
+        "acceptance_missing": None if acc is not None else ev.why_missing(Kind.ACCEPTANCE),
+        "startup": None if st is None else {k: v for k, v in st.to_dict().items() if k != "lines"},
+        "engine": None if eng is None else (eng.name, eng.version),
+        "intervals": ev.log_scan().intervals if ev.log_scan() else None,
+        "formats": dict(ev.log_scan().formats) if ev.log_scan() else None,
+    }
 
 
 def _host_path(path: Path):
@@ -121,7 +129,9 @@ def test_the_launch_commands_k_settles_a_log_that_prints_none(tmp_path):
     log.write_text("\n".join(x for x in src if "SpecDecoding metrics" in x) + "\n")
     startup_k = gather_files(FileInputs(logs=[str(FIXTURES / "logs" / "vllm-0.8.3.log")])).acceptance()
     k = startup_k.k
-    launch = f"vllm serve Q --speculative-config '{{\"method\": \"eagle3\", \"model\": \"D\", \"num_speculative_tokens\": {k}}}'"
+    launch = (
+        f'vllm serve Q --speculative-config \'{{"method": "eagle3", "model": "D", "num_speculative_tokens": {k}}}\''
+    )
     ev = gather_files(FileInputs(logs=[str(log)], launch=launch))
     acc = ev.acceptance()
     assert acc is not None and acc.k == k

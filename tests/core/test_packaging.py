@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+
 import tomllib
 
 from tests.conftest import ROOT
@@ -18,14 +19,34 @@ def test_every_source_package_is_listed_in_pyproject():
 
 def test_wheel_contains_builtin_checks_and_data(tmp_path):
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--target", str(target), str(ROOT)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
     pkg = target / "dflash_doctor"
     assert (pkg / "checks" / "acceptance_curve.py").is_file()
     assert (pkg / "rank" / "causes.toml").is_file()
     assert (pkg / "probe" / "data" / "prompts.jsonl").is_file()
     assert not (target / "checks").exists(), "checks/ must not install as a top-level package"
-    proc = subprocess.run([sys.executable, "-m", "dflash_doctor", "checks", "list", "--format", "json"],
-                          capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "dflash_doctor", "checks", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "acceptance-curve" in proc.stdout

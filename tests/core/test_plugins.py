@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import FIXTURES
 
-GOOD = '''
+GOOD = """
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import Kind, Status
 
@@ -25,32 +25,49 @@ class TauFloor(Check):
         acc = evidence.value(Kind.ACCEPTANCE)
         ok = acc.mean_acceptance_length >= 2.0
         return [self.finding(Status.OK if ok else Status.FAIL, f"acme floor: τ {acc.mean_acceptance_length:.2f}")]
-'''
+"""
 
-BROKEN = '''
+BROKEN = """
 raise RuntimeError("acme plugin is broken")
-'''
+"""
 
 
 def _install_plugin(tmp_path, name, module_src, entry):
     src = tmp_path / f"src-{name}"
     (src / name).mkdir(parents=True)
     (src / name / "__init__.py").write_text(module_src)
-    (src / "pyproject.toml").write_text(textwrap.dedent(f'''
+    (src / "pyproject.toml").write_text(
+        textwrap.dedent(f'''
         [build-system]
         requires = ["setuptools>=61"]
         build-backend = "setuptools.build_meta"
         [project]
-        name = "{name.replace('_', '-')}"
+        name = "{name.replace("_", "-")}"
         version = "0.0.1"
         [project.entry-points."dflash_doctor.checks"]
         {entry} = "{name}"
         [tool.setuptools]
         packages = ["{name}"]
-    '''))
+    ''')
+    )
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(src)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return target
 
 

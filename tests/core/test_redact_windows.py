@@ -20,20 +20,97 @@ def reference(text: str) -> str:
     return text
 
 
-KEYS = ["api_key", "API-KEY", "--api-key", "--hf-token", "hf_token", "token", "tokens", "num_speculative_tokens",
-        "password", "passwd", "secret", "DB_PASS", "bypass", "pwd", "--pass", "AccountKey", "session_key", "client_secret", "secret_key", "credentials", "credential", "AUTH_KEY",
-        "private-key", "access_token", "tokenizer", "x.token", "İ_token", "keys", "monkey", "authorization",
-        "Authorization: Basic", "Bearer", '"password"', "'token'"]
-SEPS = [":", "=", " ", "  ", "\n", "\n\n   ", "'", '"', "[", "]", ", ", "\\", "{", "}", "\t", ": [", "=\n  ", "\\\"",
-        "', '", '",\n    "', '\\", \\"', "\n  - ", "\n- '"]
-VALUES = ["Wt5Lk8Zr3Qx7Nv2Jm9Hb/4Yc6Pd1Fs0Ga8Ke3Rw5", "Cookie: a=b", "-----BEGIN EC PRIVATE KEY-----",
-          "sk-abcdefghijklmnopqrstu", "hf_ABCDEFGHIJKLMNOPQRSTUVWX", "abc", "x y z", "null", "8192", "A" * 300,
-          "AKIAABCDEFGHIJKLMNOP", "ghp_" + "a" * 36, "xoxb-1234567890", "https://u:pw@host/x", "s3cr3t!",
-          "'a', 'b'", "\"q\\\"uoted\"", "-" * 40, "x" * 5000,
-          # the rules without a literal (run only where their `need` is found)
-          "AC" + "0123456789abcdef" * 2, "SK" + "0123456789abcdef" * 2, "AC0123456789abcdef",
-          "MTk4NjIyNDgzNDcxOTI1MjQ4." + "Cl2FMQ." + "ZnCjm1XVW7vRze4b7Cq4se7kKWs", ".ZnCjm1XVW7vRze4b7Cq4se7kKWs-x",
-          "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "12345678:", ":" + "A" * 40]
+KEYS = [
+    "api_key",
+    "API-KEY",
+    "--api-key",
+    "--hf-token",
+    "hf_token",
+    "token",
+    "tokens",
+    "num_speculative_tokens",
+    "password",
+    "passwd",
+    "secret",
+    "DB_PASS",
+    "bypass",
+    "pwd",
+    "--pass",
+    "AccountKey",
+    "session_key",
+    "client_secret",
+    "secret_key",
+    "credentials",
+    "credential",
+    "AUTH_KEY",
+    "private-key",
+    "access_token",
+    "tokenizer",
+    "x.token",
+    "İ_token",
+    "keys",
+    "monkey",
+    "authorization",
+    "Authorization: Basic",
+    "Bearer",
+    '"password"',
+    "'token'",
+]
+SEPS = [
+    ":",
+    "=",
+    " ",
+    "  ",
+    "\n",
+    "\n\n   ",
+    "'",
+    '"',
+    "[",
+    "]",
+    ", ",
+    "\\",
+    "{",
+    "}",
+    "\t",
+    ": [",
+    "=\n  ",
+    '\\"',
+    "', '",
+    '",\n    "',
+    '\\", \\"',
+    "\n  - ",
+    "\n- '",
+]
+VALUES = [
+    "Wt5Lk8Zr3Qx7Nv2Jm9Hb/4Yc6Pd1Fs0Ga8Ke3Rw5",
+    "Cookie: a=b",
+    "-----BEGIN EC PRIVATE KEY-----",
+    "sk-abcdefghijklmnopqrstu",
+    "hf_ABCDEFGHIJKLMNOPQRSTUVWX",
+    "abc",
+    "x y z",
+    "null",
+    "8192",
+    "A" * 300,
+    "AKIAABCDEFGHIJKLMNOP",
+    "ghp_" + "a" * 36,
+    "xoxb-1234567890",
+    "https://u:pw@host/x",
+    "s3cr3t!",
+    "'a', 'b'",
+    '"q\\"uoted"',
+    "-" * 40,
+    "x" * 5000,
+    # the rules without a literal (run only where their `need` is found)
+    "AC" + "0123456789abcdef" * 2,
+    "SK" + "0123456789abcdef" * 2,
+    "AC0123456789abcdef",
+    "MTk4NjIyNDgzNDcxOTI1MjQ4." + "Cl2FMQ." + "ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+    ".ZnCjm1XVW7vRze4b7Cq4se7kKWs-x",
+    "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq",
+    "12345678:",
+    ":" + "A" * 40,
+]
 FILL = ["INFO ", "launched with ", "the ", "é", "\u0130", "0.155, 0.018", "(APIServer pid=1) ", "\n"]
 
 fragments = st.sampled_from(KEYS + SEPS + VALUES + FILL)
@@ -51,10 +128,14 @@ def test_windows_on_dense_key_soup(text):
 
 
 def test_each_need_is_a_part_of_every_match_of_its_rule():
-    samples = {"Twilio key": ["AC" + "0123456789abcdef" * 2, "x SK" + "f" * 32 + " y"],
-               "Discord bot token": ["MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
-                                     "\\nN" + "a" * 25 + ".bbbbbb." + "c" * 38],
-               "Telegram bot token": ["123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "x 1234567890:" + "-" * 35]}
+    samples = {
+        "Twilio key": ["AC" + "0123456789abcdef" * 2, "x SK" + "f" * 32 + " y"],
+        "Discord bot token": [
+            "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+            "\\nN" + "a" * 25 + ".bbbbbb." + "c" * 38,
+        ],
+        "Telegram bot token": ["123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "x 1234567890:" + "-" * 35],
+    }
     for rule in R.RULES:
         if rule.need is None:
             continue
@@ -67,8 +148,12 @@ def test_each_need_is_a_part_of_every_match_of_its_rule():
 
 
 def test_every_fixture_and_rendered_report_is_redacted_the_same():
-    files = [p for d in ("fixtures", "tests/golden", "docs") for p in (ROOT / d).rglob("*")
-             if p.is_file() and p.suffix in (".log", ".txt", ".json", ".jsonl", ".md", ".toml", ".prom")]
+    files = [
+        p
+        for d in ("fixtures", "tests/golden", "docs")
+        for p in (ROOT / d).rglob("*")
+        if p.is_file() and p.suffix in (".log", ".txt", ".json", ".jsonl", ".md", ".toml", ".prom")
+    ]
     assert len(files) > 20
     for p in files:
         text = p.read_text("utf-8", "replace")

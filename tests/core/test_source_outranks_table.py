@@ -12,8 +12,13 @@ from tests.engines.synth import build_vllm
 
 
 def _report(analysis):
-    ev = gather_files(FileInputs(logs=[str(FIXTURES / "seed" / "vllm-0.20.1.log")],
-                                 drafter=str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"), engine="vllm==0.20.1"))
+    ev = gather_files(
+        FileInputs(
+            logs=[str(FIXTURES / "seed" / "vllm-0.20.1.log")],
+            drafter=str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"),
+            engine="vllm==0.20.1",
+        )
+    )
     if analysis is not None:
         ev.add(Kind.ENGINE_SOURCE, "patched vllm source", Source("host", "/opt/vllm"), analysis)
     report, _ = build_report(ev)

@@ -26,8 +26,13 @@ except SystemExit:
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["diagnose", "--help"], ["checks", "--help"]])
 def test_cli_entry_imports_no_heavy_library(args):
     code = PROBE.replace("ARGS", json.dumps(args)[1:-1]).replace("HEAVY", repr(HEAVY))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     loaded = json.loads(proc.stderr.rsplit("LOADED=", 1)[1])
     assert loaded == [], f"{' '.join(args)} imported {loaded}"
     assert proc.stdout.strip(), "the command printed nothing"
@@ -54,10 +59,16 @@ def test_the_entry_point_s_quick_exit_is_an_ordinary_exit(code, rc):
         "if sys.argv[2] == 'thread':\n"
         "    threading.Thread(target=lambda: (time.sleep(0.3), sys.stdout.write('thread done\\n'))).start()\n"
         "_leave(eval(sys.argv[1]))\n"
-        "sys.stdout.write('not reached\\n')\n")
+        "sys.stdout.write('not reached\\n')\n"
+    )
     for mode in ("alone", "thread"):
-        proc = subprocess.run([sys.executable, "-c", script, repr(code), mode], capture_output=True, text=True,
-                              cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        proc = subprocess.run(
+            [sys.executable, "-c", script, repr(code), mode],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        )
         assert proc.returncode == rc, (mode, proc.stderr)
         lines = proc.stdout.splitlines()
         assert lines[0] == "x" * 300000 and "handler ran" in lines and "not reached" not in lines, mode

@@ -5,8 +5,10 @@ from dflash_doctor.doctor import build_report
 from dflash_doctor.render import Format, render
 from dflash_doctor.textsafe import plain
 
-HOSTILE = ("INFO 05-14 09:00:00 [metrics.py:101] SpecDecoding metrics: [red]BOOM[/red] [link=http://evil]x[/link] "
-           "\x1b[2J\x1b]8;;http://evil.example\x07click\x1b]8;;\x07 \u202eevil\x07\n")
+HOSTILE = (
+    "INFO 05-14 09:00:00 [metrics.py:101] SpecDecoding metrics: [red]BOOM[/red] [link=http://evil]x[/link] "
+    "\x1b[2J\x1b]8;;http://evil.example\x07click\x1b]8;;\x07 \u202eevil\x07\n"
+)
 
 
 def _report(tmp_path):

@@ -33,9 +33,16 @@ def test_no_band_to_compare_with_is_not_healthy(cli, tmp_path):
     log = tmp_path / "ngram.log"
     src = (FIXTURES / "logs" / "vllm-0.11.0.log").read_text().splitlines()
     log.write_text("\n".join(x for x in src if "SpecDecoding metrics" in x) + "\n")  # metrics lines only
-    proc = cli("diagnose", "--log", str(log), "--launch",
-               "vllm serve Q --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 5, "
-               "\"prompt_lookup_max\": 4}'", "--format", "json")
+    proc = cli(
+        "diagnose",
+        "--log",
+        str(log),
+        "--launch",
+        'vllm serve Q --speculative-config \'{"method": "ngram", "num_speculative_tokens": 5, '
+        '"prompt_lookup_max": 4}\'',
+        "--format",
+        "json",
+    )
     report = json.loads(proc.stdout)
     assert report["verdict"] == "insufficient-data"
     assert any("no healthy band" in n for n in report["notes"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 RUNNER = {
     # what the V1 runner does with dflash_config.target_layer_ids
-    "raw": '''
+    "raw": """
     def _get_eagle3_aux_layers_from_config(self):
         hf_config = self.speculative_config.draft_model_config.hf_config
         layer_ids = getattr(hf_config, "eagle_aux_hidden_state_layer_ids", None)
@@ -29,8 +29,8 @@ RUNNER = {
         if layer_ids and isinstance(layer_ids, (list, tuple)):
             return tuple(layer_ids)
         return None
-''',
-    "plus-one": '''
+""",
+    "plus-one": """
     def _get_eagle3_aux_layers_from_config(self):
         hf_config = self.speculative_config.draft_model_config.hf_config
         layer_ids = getattr(hf_config, "eagle_aux_hidden_state_layer_ids", None)
@@ -46,9 +46,9 @@ RUNNER = {
         if layer_ids and isinstance(layer_ids, (list, tuple)):
             return tuple(layer_ids)
         return None
-''',
+""",
     # a hand patch of the raw release: the +1 on its own line, after the read
-    "patched-line": '''
+    "patched-line": """
     def _get_eagle3_aux_layers_from_config(self):
         hf_config = self.speculative_config.draft_model_config.hf_config
         layer_ids = getattr(hf_config, "eagle_aux_hidden_state_layer_ids", None)
@@ -60,9 +60,9 @@ RUNNER = {
         if layer_ids and isinstance(layer_ids, (list, tuple)):
             return tuple(layer_ids)
         return None
-''',
+""",
     # the same fix written as a loop that accumulates
-    "patched-loop": '''
+    "patched-loop": """
     def _get_eagle3_aux_layers_from_config(self):
         hf_config = self.speculative_config.draft_model_config.hf_config
         layer_ids = getattr(hf_config, "eagle_aux_hidden_state_layer_ids", None)
@@ -76,33 +76,33 @@ RUNNER = {
         if layer_ids and isinstance(layer_ids, (list, tuple)):
             return tuple(layer_ids)
         return None
-''',
+""",
     # a +1 only on one path: the probe cannot say which one runs
-    "conditional": '''
+    "conditional": """
     def _get_eagle3_aux_layers_from_config(self):
         hf_config = self.speculative_config.draft_model_config.hf_config
         layer_ids = hf_config.dflash_config.get("target_layer_ids")
         if self.shift_taps:
             layer_ids = [i + 1 for i in layer_ids]
         return tuple(layer_ids)
-''',
+""",
     # handed to a helper the probe cannot see into
-    "opaque": '''
+    "opaque": """
     def _get_eagle3_aux_layers_from_config(self):
         hf_config = self.speculative_config.draft_model_config.hf_config
         return tuple(convert_layer_ids(hf_config.dflash_config["target_layer_ids"]))
-''',
+""",
 }
 
 V2_UTILS = {
-    "eagle-only": '''
+    "eagle-only": """
 def get_eagle3_aux_layers_from_config(spec_config):
     hf_config = spec_config.draft_model_config.hf_config
     if not hasattr(hf_config, "eagle_aux_hidden_state_layer_ids"):
         return None
     return tuple(hf_config.eagle_aux_hidden_state_layer_ids)
-''',
-    "plus-one": '''
+""",
+    "plus-one": """
 def get_eagle3_aux_layers_from_config(spec_config):
     hf_config = spec_config.draft_model_config.hf_config
     layer_ids = getattr(hf_config, "eagle_aux_hidden_state_layer_ids", None)
@@ -113,12 +113,12 @@ def get_eagle3_aux_layers_from_config(spec_config):
     if layer_ids and isinstance(layer_ids, (list, tuple)):
         return tuple(layer_ids)
     return None
-''',
+""",
 }
 
 DFLASH_MODEL = {
     # no sliding-window code at all; a decoy +1 on a length
-    "ignored": '''
+    "ignored": """
 class DFlashQwen3Model:
     def __init__(self, config):
         drafter_config = config.dflash_config
@@ -130,9 +130,9 @@ class DFlashQwen3Model:
 class DFlashAttention:
     def __init__(self, config, layer_idx):
         self.attn = Attention(config.num_attention_heads, prefix=f"layers.{layer_idx}")
-''',
+""",
     # per-layer windows, but a mixed drafter is refused whatever the runner
-    "uniform-only": '''
+    "uniform-only": """
 def _resolve_layer_attention(config, layer_idx):
     layer_types = getattr(config, "layer_types", None)
     if layer_types is not None:
@@ -153,9 +153,9 @@ class DFlashAttention:
     def __init__(self, config, layer_idx):
         window = _resolve_layer_attention(config, layer_idx)
         self.attn = Attention(config.num_attention_heads, per_layer_sliding_window=window)
-''',
+""",
     # per-layer windows; a mixed drafter is refused unless the V2 runner is in use; causal per layer
-    "v2-runner": '''
+    "v2-runner": """
 def _layer_causal(config, layer_idx):
     layer_types = getattr(config, "layer_types", None)
     return bool(layer_types) and layer_types[layer_idx] == "sliding_attention"
@@ -179,25 +179,28 @@ class DFlashAttention:
     def __init__(self, config, layer_idx):
         window, causal = _resolve_layer_attention(config, layer_idx)
         self.attn = Attention(config.num_attention_heads, per_layer_sliding_window=window)
-''',
+""",
 }
 
 # a patched install (like the unmerged z-lab branch): per-layer windows, nothing refused
-DFLASH_MODEL["honoured"] = DFLASH_MODEL["v2-runner"].replace('''
+DFLASH_MODEL["honoured"] = DFLASH_MODEL["v2-runner"].replace(
+    """
         if 0 < num_sliding < len(layer_types) and not get_current_vllm_config().use_v2_model_runner:
             raise NotImplementedError(
                 "mixed sliding/full drafters need the V2 model runner; "
                 "relaunch with VLLM_USE_V2_MODEL_RUNNER=1."
-            )''', "")
+            )""",
+    "",
+)
 
 ENVS = {
-    "v1": '''
+    "v1": """
 import os
 environment_variables = {
     "VLLM_USE_V2_MODEL_RUNNER": lambda: bool(int(os.getenv("VLLM_USE_V2_MODEL_RUNNER", "0"))),
 }
-''',
-    "engine": '''
+""",
+    "engine": """
 import os
 
 
@@ -210,14 +213,14 @@ def maybe_convert_bool(value):
 environment_variables = {
     "VLLM_USE_V2_MODEL_RUNNER": lambda: maybe_convert_bool(os.getenv("VLLM_USE_V2_MODEL_RUNNER", None)),
 }
-''',
+""",
 }
 
 
 def _config(runner: str, v2_methods: tuple[str, ...], mixed_forces_v2: bool, v1_rejects_mixed: bool) -> str:
     methods = ", ".join(repr(m) for m in v2_methods)
     if runner == "v1":  # 0.20/0.21 shape: the variable alone, checked when set
-        return f'''
+        return f"""
 from vllm import envs
 
 
@@ -234,16 +237,25 @@ class VllmConfig:
             raise ValueError(
                 "VLLM_USE_V2_MODEL_RUNNER does not yet support: " + ", ".join(unsupported)
             )
-'''
-    forced = '''
+"""
+    forced = (
+        """
         if self._dflash_needs_multi_kv_group():
             return True
-''' if mixed_forces_v2 else ""
-    default_model = '''
+"""
+        if mixed_forces_v2
+        else ""
+    )
+    default_model = (
+        """
         if not self._is_default_v2_model_runner_model():
             return False
-''' if runner == "engine-default-model" else ""
-    v1_check = '''
+"""
+        if runner == "engine-default-model"
+        else ""
+    )
+    v1_check = (
+        """
     def _get_v1_model_runner_unsupported_features(self):
         unsupported = []
         if self._dflash_needs_multi_kv_group():
@@ -253,8 +265,11 @@ class VllmConfig:
 
     def _validate_v1_model_runner(self):
         self._get_v1_model_runner_unsupported_features()
-''' if v1_rejects_mixed else ""
-    return f'''
+"""
+        if v1_rejects_mixed
+        else ""
+    )
+    return f"""
 from vllm import envs
 
 DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = frozenset({{"Qwen3ForCausalLM"}})
@@ -297,10 +312,10 @@ class VllmConfig:
             raise ValueError(
                 "VLLM_USE_V2_MODEL_RUNNER does not yet support: " + ", ".join(unsupported)
             )
-{v1_check}'''
+{v1_check}"""
 
 
-INTERFACES = '''
+INTERFACES = """
 class EagleModelMixin:
     aux_hidden_state_layers = ()
 
@@ -311,9 +326,9 @@ class EagleModelMixin:
         if layer_idx in self.aux_hidden_state_layers:
             aux_hidden_states.append(hidden_states + residual)
         return aux_hidden_states
-'''
+"""
 
-VLLM_QWEN3 = '''
+VLLM_QWEN3 = """
 from .interfaces import EagleModelMixin
 
 
@@ -333,9 +348,9 @@ class Qwen3ForCausalLM:
 
     def set_aux_hidden_state_layers(self, layers):
         self.model.aux_hidden_state_layers = layers
-'''
+"""
 
-VLLM_QWEN3_5 = '''
+VLLM_QWEN3_5 = """
 from .qwen3 import Qwen3Model
 
 
@@ -356,7 +371,7 @@ class Qwen3_5ForConditionalGeneration:
 
     def set_aux_hidden_state_layers(self, layers):
         self.language_model.aux_hidden_state_layers = layers
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -376,12 +391,27 @@ class VllmBehaviour:
 
 
 VLLM = {
-    "0.19.1": VllmBehaviour("0.19.1", dflash=False, envs="v1", runner="v1", v2_methods=("eagle", "eagle3", "mtp"),
-                            v2_utils="eagle-only"),
-    "0.20.1": VllmBehaviour("0.20.1", runner_map="raw", v2_utils="eagle-only", swa="ignored", envs="v1", runner="v1",
-                            v2_methods=("eagle", "eagle3", "mtp")),
-    "0.21.0": VllmBehaviour("0.21.0", runner_map="raw", v2_utils="eagle-only", swa="ignored", envs="v1", runner="v1",
-                            v2_methods=("eagle", "eagle3", "mtp")),
+    "0.19.1": VllmBehaviour(
+        "0.19.1", dflash=False, envs="v1", runner="v1", v2_methods=("eagle", "eagle3", "mtp"), v2_utils="eagle-only"
+    ),
+    "0.20.1": VllmBehaviour(
+        "0.20.1",
+        runner_map="raw",
+        v2_utils="eagle-only",
+        swa="ignored",
+        envs="v1",
+        runner="v1",
+        v2_methods=("eagle", "eagle3", "mtp"),
+    ),
+    "0.21.0": VllmBehaviour(
+        "0.21.0",
+        runner_map="raw",
+        v2_utils="eagle-only",
+        swa="ignored",
+        envs="v1",
+        runner="v1",
+        v2_methods=("eagle", "eagle3", "mtp"),
+    ),
     "0.22.0": VllmBehaviour("0.22.0", v2_utils="eagle-only", swa="ignored", v2_methods=("eagle", "eagle3", "mtp")),
     "0.24.0": VllmBehaviour("0.24.0", swa="ignored"),
     "0.25.0": VllmBehaviour("0.25.0", swa="uniform-only"),
@@ -394,7 +424,7 @@ def vllm_files(b: VllmBehaviour) -> dict[str, str]:
     files = {
         "vllm/__init__.py": "",
         "vllm/_version.py": f"__version__ = version = {b.version!r}\n__version_tuple__ = version_tuple = "
-                            f"{tuple(int(x) for x in b.version.split('.'))!r}\n",
+        f"{tuple(int(x) for x in b.version.split('.'))!r}\n",
         "vllm/version.py": "from ._version import __version__, __version_tuple__\n",
         "vllm/envs.py": ENVS[b.envs],
         "vllm/config/__init__.py": "",
@@ -410,8 +440,10 @@ def vllm_files(b: VllmBehaviour) -> dict[str, str]:
     }
     methods = '"ngram", "eagle", "eagle3", "mtp"' + (', "dflash"' if b.dflash else "")
     files["vllm/config/speculative.py"] = f"from typing import Literal\n\nSpeculativeMethod = Literal[{methods}]\n"
-    registry = ['    "Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),',
-                '    "Qwen3_5ForConditionalGeneration": ("qwen3_5", "Qwen3_5ForConditionalGeneration"),']
+    registry = [
+        '    "Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),',
+        '    "Qwen3_5ForConditionalGeneration": ("qwen3_5", "Qwen3_5ForConditionalGeneration"),',
+    ]
     spec = ['    "EagleLlamaForCausalLM": ("llama_eagle", "EagleLlamaForCausalLM"),']
     if b.dflash:
         spec.append('    "DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM"),')
@@ -421,10 +453,15 @@ def vllm_files(b: VllmBehaviour) -> dict[str, str]:
             spec.append('    "DFlash2DraftModel": ("qwen3_dflash2", "DFlash2Qwen3ForCausalLM"),')
             files["vllm/model_executor/models/qwen3_dflash2.py"] = DFLASH_MODEL[b.swa]
     files["vllm/model_executor/models/registry.py"] = (
-        "_TEXT_GENERATION_MODELS = {\n" + "\n".join(registry) + "\n}\n\n_SPECULATIVE_DECODING_MODELS = {\n"
-        + "\n".join(spec) + "\n}\n")
+        "_TEXT_GENERATION_MODELS = {\n"
+        + "\n".join(registry)
+        + "\n}\n\n_SPECULATIVE_DECODING_MODELS = {\n"
+        + "\n".join(spec)
+        + "\n}\n"
+    )
     files["vllm/v1/worker/gpu_model_runner.py"] = "class GPUModelRunner:\n" + (
-        RUNNER[b.runner_map] if b.dflash else "    pass\n")
+        RUNNER[b.runner_map] if b.dflash else "    pass\n"
+    )
     if b.dist_info:
         files[f"vllm-{b.version}.dist-info/METADATA"] = f"Metadata-Version: 2.1\nName: vllm\nVersion: {b.version}\n"
     return files
@@ -432,7 +469,7 @@ def vllm_files(b: VllmBehaviour) -> dict[str, str]:
 
 # --- SGLang ----------------------------------------------------------------------------------------
 
-SG_QWEN2 = '''
+SG_QWEN2 = """
 class Qwen2DecoderLayer:
     def forward(self, positions, hidden_states, forward_batch, capture_output=None):
         hidden_states = self.attn_boundary.prepare(hidden_states, forward_batch, capture=capture_output)
@@ -455,10 +492,10 @@ class Qwen2Model:
                 capture_output=aux_hidden_states.capture if i in self.layers_to_capture else None,
             )
         return hidden_states, aux_hidden_states
-'''
+"""
 
 SG_QWEN3 = {
-    "plus-one": '''
+    "plus-one": """
 from sglang.srt.models.qwen2 import Qwen2Model
 
 
@@ -478,8 +515,8 @@ class Qwen3ForCausalLM:
 
 
 EntryClass = Qwen3ForCausalLM
-''',
-    "raw": '''
+""",
+    "raw": """
 from sglang.srt.models.qwen2 import Qwen2Model
 
 
@@ -496,11 +533,11 @@ class Qwen3ForCausalLM:
 
 
 EntryClass = Qwen3ForCausalLM
-''',
+""",
 }
 
 # the Qwen3.5/3.6 target: the VL class adds 1 and hands the ids to its language model, which marks the layers
-SG_QWEN3_VL = '''
+SG_QWEN3_VL = """
 from sglang.srt.models.qwen3 import Qwen3Model
 
 
@@ -518,9 +555,9 @@ class Qwen3VLForConditionalGeneration:
 
 
 EntryClass = Qwen3VLForConditionalGeneration
-'''
+"""
 
-SG_QWEN3_5 = '''
+SG_QWEN3_5 = """
 from sglang.srt.models.qwen3_vl import Qwen3VLForConditionalGeneration
 
 
@@ -565,10 +602,10 @@ class Qwen3_5ForConditionalGeneration(Qwen3VLForConditionalGeneration):
 
 
 EntryClass = [Qwen3_5ForConditionalGeneration]
-'''
+"""
 
 SG_DFLASH = {
-    "honoured": '''
+    "honoured": """
 from sglang.srt.speculative.dflash_utils import get_dflash_layer_types
 
 
@@ -592,8 +629,8 @@ class DFlashDraftModel:
 
 
 EntryClass = [DFlashDraftModel]
-''',
-    "ignored": '''
+""",
+    "ignored": """
 class DFlashAttention:
     def __init__(self, config, layer_id):
         self.attn = RadixAttention(attn_type=AttentionType.ENCODER_ONLY)
@@ -604,10 +641,10 @@ class DFlashDraftModel:
 
 
 EntryClass = DFlashDraftModel
-''',
+""",
 }
 
-SG_UTILS = '''
+SG_UTILS = """
 def get_dflash_layer_types(config):
     return getattr(config, "layer_types", None)
 
@@ -622,11 +659,12 @@ def parse_dflash_draft_config(draft_hf_config):
     layer_ids = draft_hf_config.dflash_config.get("target_layer_ids")
     parsed = [int(x) for x in layer_ids]
     return DFlashDraftConfig(target_layer_ids=parsed)
-'''
+"""
 
 
-def sglang_files(version: str, dflash: bool = True, qwen3: str = "plus-one", swa: str = "honoured",
-                 dist_info: bool = True) -> dict[str, str]:
+def sglang_files(
+    version: str, dflash: bool = True, qwen3: str = "plus-one", swa: str = "honoured", dist_info: bool = True
+) -> dict[str, str]:
     files = {
         "sglang/__init__.py": "",
         "sglang/version.py": f'__version__ = "{version}"\n',
@@ -637,8 +675,8 @@ def sglang_files(version: str, dflash: bool = True, qwen3: str = "plus-one", swa
         "sglang/srt/models/qwen3_vl.py": SG_QWEN3_VL,
         "sglang/srt/models/qwen3_5.py": SG_QWEN3_5,
         "sglang/srt/speculative/spec_info.py": "from enum import Enum, auto\n\n\nclass SpeculativeAlgorithm(Enum):\n"
-                                               + ("    DFLASH = auto()\n" if dflash else "")
-                                               + "    EAGLE = auto()\n    NONE = auto()\n",
+        + ("    DFLASH = auto()\n" if dflash else "")
+        + "    EAGLE = auto()\n    NONE = auto()\n",
     }
     if dflash:
         files["sglang/srt/models/dflash.py"] = SG_DFLASH[swa]

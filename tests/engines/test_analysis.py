@@ -6,7 +6,16 @@ same answers on the real wheels.
 
 import pytest
 
-from dflash_doctor.engines import CERTAIN, LIKELY, UNDECIDED, DirectoryTree, FetchedTree, analyse, follow_up, wanted_files
+from dflash_doctor.engines import (
+    CERTAIN,
+    LIKELY,
+    UNDECIDED,
+    DirectoryTree,
+    FetchedTree,
+    analyse,
+    follow_up,
+    wanted_files,
+)
 from dflash_doctor.engines.table import compare, modes
 from dflash_doctor.models.engine_support import lookup
 from tests.engines.synth import build_sglang, build_vllm
@@ -52,8 +61,10 @@ def test_no_dflash_release_is_absent(tmp_path):
     assert a.dflash.value == () and a.dflash.certain and a.has_dflash is False
 
 
-@pytest.mark.parametrize("version,reads,mixed", [
-    ("0.20.1", False, "allowed"), ("0.25.0", True, "refused"), ("0.26.0", True, "refused-unless-v2")])
+@pytest.mark.parametrize(
+    "version,reads,mixed",
+    [("0.20.1", False, "allowed"), ("0.25.0", True, "refused"), ("0.26.0", True, "refused-unless-v2")],
+)
 def test_sliding_window_handling_and_mixed_refusals(tmp_path, version, reads, mixed):
     rules = vllm(tmp_path, version).swa_for("DFlashDraftModel")
     assert rules.reads_layer_types.value is reads and rules.mixed.value == mixed
@@ -93,8 +104,9 @@ def test_sglang_shift_in_the_target_model(tmp_path):
     lm = a.layer_map["worker"]
     assert lm.value == "plus-one" and lm.certain
     assert any(c.path == "sglang/srt/models/qwen3.py" and "val + 1" in c.text for c in lm.cites)
-    raw = analyse(DirectoryTree(build_sglang(tmp_path / "raw", "0.5.22", qwen3="raw")),
-                  target_architectures=("Qwen3ForCausalLM",))
+    raw = analyse(
+        DirectoryTree(build_sglang(tmp_path / "raw", "0.5.22", qwen3="raw")), target_architectures=("Qwen3ForCausalLM",)
+    )
     assert raw.layer_map["worker"].value == "raw"
 
 

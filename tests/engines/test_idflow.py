@@ -13,24 +13,28 @@ def shifts(code: str, sources=None, origin="dflash"):
     return follow(fn, sources).shifts(origin)
 
 
-@pytest.mark.parametrize("code", [
-    # the fix on the line that reads the ids
-    "def f(c):\n    return [i + 1 for i in c['target_layer_ids']]\n",
-    # on its own line, after the read (issue 15: the old probe missed this one)
-    "def f(c):\n    ids = c.get('target_layer_ids')\n    ids = [i + 1 for i in ids or []]\n    return tuple(ids)\n",
-    # a loop that accumulates
-    "def f(c):\n    out = []\n    for layer_id in c.target_layer_ids:\n        out.append(layer_id + 1)\n    return out\n",
-    # in the expression that hands them on, constant first, via map/lambda, via a generator
-    "def f(c):\n    ids = getattr(c, 'target_layer_ids', None)\n    return tuple(1 + i for i in ids)\n",
-    "def f(c):\n    return list(map(lambda i: i + 1, c['target_layer_ids']))\n",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        # the fix on the line that reads the ids
+        "def f(c):\n    return [i + 1 for i in c['target_layer_ids']]\n",
+        # on its own line, after the read (issue 15: the old probe missed this one)
+        "def f(c):\n    ids = c.get('target_layer_ids')\n    ids = [i + 1 for i in ids or []]\n    return tuple(ids)\n",
+        # a loop that accumulates
+        "def f(c):\n    out = []\n    for layer_id in c.target_layer_ids:\n        out.append(layer_id + 1)\n    return out\n",
+        # in the expression that hands them on, constant first, via map/lambda, via a generator
+        "def f(c):\n    ids = getattr(c, 'target_layer_ids', None)\n    return tuple(1 + i for i in ids)\n",
+        "def f(c):\n    return list(map(lambda i: i + 1, c['target_layer_ids']))\n",
+    ],
+)
 def test_a_plus_one_written_any_way_is_found(code):
     assert shifts(code) == {1}
 
 
 def test_raw_ids_are_shift_zero():
-    assert shifts("def f(c):\n    ids = c.get('target_layer_ids')\n    if ids:\n        return tuple(ids)\n"
-                  "    return None\n") == {0}
+    assert shifts(
+        "def f(c):\n    ids = c.get('target_layer_ids')\n    if ids:\n        return tuple(ids)\n    return None\n"
+    ) == {0}
 
 
 def test_a_plus_one_on_a_length_is_not_a_shift():
@@ -39,8 +43,10 @@ def test_a_plus_one_on_a_length_is_not_a_shift():
 
 
 def test_a_plus_one_on_only_one_path_is_two_answers():
-    code = ("def f(self, c):\n    ids = c['target_layer_ids']\n    if self.fix:\n"
-            "        ids = [i + 1 for i in ids]\n    return ids\n")
+    code = (
+        "def f(self, c):\n    ids = c['target_layer_ids']\n    if self.fix:\n"
+        "        ids = [i + 1 for i in ids]\n    return ids\n"
+    )
     assert shifts(code) == {0, 1}
 
 
@@ -49,8 +55,10 @@ def test_ids_handed_to_an_unknown_function_are_not_followed():
 
 
 def test_eagle_ids_are_kept_apart_from_dflash_ids():
-    code = ("def f(c):\n    ids = getattr(c, 'eagle_aux_hidden_state_layer_ids', None)\n    if not ids:\n"
-            "        ids = [i + 1 for i in c['dflash_config']['target_layer_ids']]\n    return ids\n")
+    code = (
+        "def f(c):\n    ids = getattr(c, 'eagle_aux_hidden_state_layer_ids', None)\n    if not ids:\n"
+        "        ids = [i + 1 for i in c['dflash_config']['target_layer_ids']]\n    return ids\n"
+    )
     fn = ast.parse(code).body[0]
     flow = follow(fn)
     assert flow.shifts("dflash") == {1} and flow.shifts("eagle") == {0}

@@ -9,8 +9,14 @@ from dflash_doctor.models.engine_support import lookup
 from tests.engines.synth import build_vllm
 
 QWEN36 = ("Qwen3_5ForConditionalGeneration",)
-MIXED = dict(drafter_architectures=("DFlashDraftModel",), drafter_method="dflash", swa_mix="mixed",
-             target_architectures=QWEN36, target_hybrid=True, env_known=True)
+MIXED = dict(
+    drafter_architectures=("DFlashDraftModel",),
+    drafter_method="dflash",
+    swa_mix="mixed",
+    target_architectures=QWEN36,
+    target_hybrid=True,
+    env_known=True,
+)
 
 
 def env(value):

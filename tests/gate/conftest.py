@@ -12,4 +12,5 @@ from tests.conftest import run_cli
 def cli():
     def run(*args, env=None, **kw):
         return run_cli(*args, env={"GITHUB_ACTIONS": "", "GITHUB_STEP_SUMMARY": "", **(env or {})}, **kw)
+
     return run

@@ -9,7 +9,7 @@ import junitparser
 import pytest
 import xmlschema
 
-from dflash_doctor.gate import Outcome, ThresholdResult, GateResult
+from dflash_doctor.gate import GateResult, Outcome, ThresholdResult
 from dflash_doctor.render.github import annotations
 
 SCEN = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
@@ -34,8 +34,17 @@ def _props(case: junitparser.TestCase) -> dict[str, str]:
 
 def test_gate_passes_on_a_healthy_log_and_junit_carries_the_figures(cli, tmp_path):
     junit = tmp_path / "gate.xml"
-    r = cli("gate", "--log", str(HEALTHY), "--min-acceptance-length", "5", "--min-position-rate", "1:0.8",
-            "--junit", str(junit))
+    r = cli(
+        "gate",
+        "--log",
+        str(HEALTHY),
+        "--min-acceptance-length",
+        "5",
+        "--min-position-rate",
+        "1:0.8",
+        "--junit",
+        str(junit),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "passed" in r.stdout
     SCHEMA.validate(str(junit))
@@ -51,8 +60,19 @@ def test_gate_passes_on_a_healthy_log_and_junit_carries_the_figures(cli, tmp_pat
 
 def test_gate_fails_below_threshold_with_one_failure_per_threshold(cli, tmp_path):
     junit = tmp_path / "gate.xml"
-    r = cli("gate", "--log", str(SEED), "--min-acceptance-length", "3", "--min-position-rate", "1:0.1",
-            "--min-position-rate", "2:0.1", "--junit", str(junit))
+    r = cli(
+        "gate",
+        "--log",
+        str(SEED),
+        "--min-acceptance-length",
+        "3",
+        "--min-position-rate",
+        "1:0.1",
+        "--min-position-rate",
+        "2:0.1",
+        "--junit",
+        str(junit),
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     SCHEMA.validate(str(junit))
     cases = _cases(junit)
@@ -68,7 +88,9 @@ def test_gate_fails_below_threshold_with_one_failure_per_threshold(cli, tmp_path
     assert "causes, by what fixing them buys" in r.stdout and "fix plan: upgrade vLLM" in r.stdout
 
 
-@pytest.mark.parametrize("log", [FEW, NO_SPEC, Path("/nonexistent/server.log")], ids=["few-drafts", "no-spec-lines", "missing-file"])
+@pytest.mark.parametrize(
+    "log", [FEW, NO_SPEC, Path("/nonexistent/server.log")], ids=["few-drafts", "no-spec-lines", "missing-file"]
+)
 def test_gate_reports_no_data_with_exit_3(cli, tmp_path, log):
     junit = tmp_path / "gate.xml"
     # FEW: ~65 drafts at τ 3.1, whose 95 % interval (about 2.3–3.9) straddles 3
@@ -116,14 +138,26 @@ def test_regression_against_a_saved_report(cli, tmp_path):
 def test_github_actions_annotations_and_step_summary(cli, tmp_path):
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step output\n")
-    r = cli("gate", "--log", str(SEED), "--min-acceptance-length", "3", "--min-position-rate", "1:0.1",
-            env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    r = cli(
+        "gate",
+        "--log",
+        str(SEED),
+        "--min-acceptance-length",
+        "3",
+        "--min-position-rate",
+        "1:0.1",
+        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert r.returncode == 1
     lines = r.stdout.splitlines()
-    assert ("::error title=dflash-doctor gate%3A min-acceptance-length::mean acceptance length 1.18 "
-            "[1.18–1.19, 95%25] < 3") in lines
-    assert any(x.startswith("::notice title=dflash-doctor gate%3A min-position-rate[1]::position 1 acceptance rate "
-                            "0.166 [") and x.endswith("≥ 0.1") for x in lines)
+    assert (
+        "::error title=dflash-doctor gate%3A min-acceptance-length::mean acceptance length 1.18 [1.18–1.19, 95%25] < 3"
+    ) in lines
+    assert any(
+        x.startswith("::notice title=dflash-doctor gate%3A min-position-rate[1]::position 1 acceptance rate 0.166 [")
+        and x.endswith("≥ 0.1")
+        for x in lines
+    )
     assert any(l.startswith("::notice title=dflash-doctor%3A most likely cause::") for l in lines)
     text = summary.read_text()
     assert text.startswith("earlier step output\n")  # appended, never overwritten
@@ -137,8 +171,16 @@ def test_no_annotations_outside_github_actions(cli):
 
 
 def test_json_output_stays_parseable_in_github_actions(cli, tmp_path):
-    r = cli("gate", "--log", str(SEED), "--min-acceptance-length", "3", "--format", "json",
-            env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")})
+    r = cli(
+        "gate",
+        "--log",
+        str(SEED),
+        "--min-acceptance-length",
+        "3",
+        "--format",
+        "json",
+        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")},
+    )
     data = json.loads(r.stdout)
     assert data["schema"] == "dflash-doctor/gate@1" and data["outcome"] == "fail" and data["exit_code"] == 1
     assert data["diagnosis"]["verdict"] == "problem"
@@ -159,14 +201,18 @@ def test_probe_result_as_source(cli, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["--log", str(SEED)],  # no threshold
-    ["--log", str(SEED), "--min-position-rate", "one:0.5"],
-    ["--log", str(SEED), "--min-position-rate", "1:1.5"],
-    ["--log", str(SEED), "--max-regression", "5"],  # no --baseline
-    ["--min-acceptance-length", "2"],  # no source
-    ["--log", str(SEED), "--probe", "x.json", "--min-acceptance-length", "2"],  # two sources
-], ids=["no-threshold", "bad-pos", "bad-rate", "no-baseline", "no-source", "two-sources"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--log", str(SEED)],  # no threshold
+        ["--log", str(SEED), "--min-position-rate", "one:0.5"],
+        ["--log", str(SEED), "--min-position-rate", "1:1.5"],
+        ["--log", str(SEED), "--max-regression", "5"],  # no --baseline
+        ["--min-acceptance-length", "2"],  # no source
+        ["--log", str(SEED), "--probe", "x.json", "--min-acceptance-length", "2"],  # two sources
+    ],
+    ids=["no-threshold", "bad-pos", "bad-rate", "no-baseline", "no-source", "two-sources"],
+)
 def test_usage_errors_exit_2_with_one_line(cli, args):
     r = cli("gate", *args)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -194,19 +240,36 @@ from dflash_doctor.parse.records import AcceptanceSummary
 
 
 @settings(max_examples=200, deadline=None)
-@given(rates=st.lists(st.floats(0, 1), min_size=1, max_size=16).map(lambda r: sorted(r, reverse=True)),
-       drafts=st.floats(0, 1e6), x=st.floats(1, 17), pos=st.integers(1, 16), rate=st.floats(0, 1),
-       min_drafts=st.integers(1, 1000))
+@given(
+    rates=st.lists(st.floats(0, 1), min_size=1, max_size=16).map(lambda r: sorted(r, reverse=True)),
+    drafts=st.floats(0, 1e6),
+    x=st.floats(1, 17),
+    pos=st.integers(1, 16),
+    rate=st.floats(0, 1),
+    min_drafts=st.integers(1, 1000),
+)
 def test_gate_outcome_is_exactly_the_thresholds(rates, drafts, x, pos, rate, min_drafts):
     """Pass only when every threshold's interval is at or above it, fail when one lies wholly below, no data when
     one straddles — and never pass a point estimate below a threshold, never fail one above it."""
     from dflash_doctor import stats
 
     tau = 1 + sum(rates)
-    acc = AcceptanceSummary(mean_acceptance_length=tau, per_position=tuple(rates), drafts=drafts, drafted=0,
-                            accepted=0, k=len(rates), draft_acceptance_rate=None, intervals=1, formats=("t",))
-    res = evaluate(acc, Thresholds(min_acceptance_length=x, min_position_rates=(PositionRate(pos, rate),),
-                                   min_drafts=min_drafts), "t")
+    acc = AcceptanceSummary(
+        mean_acceptance_length=tau,
+        per_position=tuple(rates),
+        drafts=drafts,
+        drafted=0,
+        accepted=0,
+        k=len(rates),
+        draft_acceptance_rate=None,
+        intervals=1,
+        formats=("t",),
+    )
+    res = evaluate(
+        acc,
+        Thresholds(min_acceptance_length=x, min_position_rates=(PositionRate(pos, rate),), min_drafts=min_drafts),
+        "t",
+    )
     if drafts < min_drafts:
         assert res.outcome == Outcome.NO_DATA and int(res.exit_code) == 3
         return
@@ -219,8 +282,10 @@ def test_gate_outcome_is_exactly_the_thresholds(rates, drafts, x, pos, rate, min
             return Outcome.NO_DATA
         return Outcome.FAIL if iv.high < t else Outcome.PASS if iv.low >= t else Outcome.NO_DATA
 
-    each = {judged(tau_iv, x), judged(pos_iv, rate) if pos <= len(rates) else
-            (Outcome.PASS if rate <= 0.0 else Outcome.FAIL)}
+    each = {
+        judged(tau_iv, x),
+        judged(pos_iv, rate) if pos <= len(rates) else (Outcome.PASS if rate <= 0.0 else Outcome.FAIL),
+    }
     expected = Outcome.FAIL if Outcome.FAIL in each else Outcome.NO_DATA if Outcome.NO_DATA in each else Outcome.PASS
     assert res.outcome == expected
     assert int(res.exit_code) == {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.NO_DATA: 3}[expected]

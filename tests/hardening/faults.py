@@ -12,8 +12,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from dflash_doctor.hosts.base import CommandResult, Host
 

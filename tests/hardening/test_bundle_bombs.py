@@ -18,14 +18,21 @@ MiB = 1 << 20
 
 # Peak RSS of `python -m dflash_doctor check bundle X` in a fresh child (a grandchild of the test, so
 # no earlier subprocess of this test run counts).
-_MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.stderr.strip(), sep='\\t')")
+_MEASURE = (
+    "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+    "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.stderr.strip(), sep='\\t')"
+)
 
 
 def check_bundle(path) -> tuple[int, float, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
-    out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "dflash_doctor", "check", "bundle",
-                          str(path)], capture_output=True, text=True, env=env, timeout=300).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "dflash_doctor", "check", "bundle", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    ).stdout
     rc, rss, said = out.rstrip("\n").split("\t", 2)
     return int(rc), int(rss) / 1024, said
 

@@ -22,8 +22,12 @@ MANIFEST = json.dumps({"format": BUNDLE_FORMAT, "host": "gpu-1"}).encode()
 
 
 def _calls(marker) -> bytes:
-    return (json.dumps({"op": "run", "argv": ["touch", str(marker)], "rc": 0, "stdout": {"text": "ok\n"},
-                        "stderr": {"text": ""}}) + "\n").encode()
+    return (
+        json.dumps(
+            {"op": "run", "argv": ["touch", str(marker)], "rc": 0, "stdout": {"text": "ok\n"}, "stderr": {"text": ""}}
+        )
+        + "\n"
+    ).encode()
 
 
 def _tar(path, members) -> str:
@@ -45,22 +49,34 @@ def _tree(root) -> set[str]:
     return {os.path.join(d, f) for d, dirs, files in os.walk(root) for f in files + dirs}
 
 
-SLIP_NAMES = ["../../evil/manifest.json", "/tmp/dflash-abs-evil/manifest.json", "b/../../manifest.json",
-              "b/c/d/manifest.json", "./../manifest.json"]
+SLIP_NAMES = [
+    "../../evil/manifest.json",
+    "/tmp/dflash-abs-evil/manifest.json",
+    "b/../../manifest.json",
+    "b/c/d/manifest.json",
+    "./../manifest.json",
+]
 
 
 @pytest.mark.parametrize("name", SLIP_NAMES)
 def test_traversal_and_absolute_members_are_ignored_not_extracted(tmp_path, name):
     tally.hostile_input("bundle: tar-slip member names")
     marker = tmp_path / "PWNED"
-    arc = _tar(tmp_path / "b.tar.gz", [({"name": name}, MANIFEST), ({"name": name.replace("manifest.json", "calls.jsonl")},
-                                                                   _calls(marker))])
+    arc = _tar(
+        tmp_path / "b.tar.gz",
+        [({"name": name}, MANIFEST), ({"name": name.replace("manifest.json", "calls.jsonl")}, _calls(marker))],
+    )
     before = _tree(tmp_path)
     with pytest.raises(HostError, match="not a bundle"):
         BundleHost(arc)
     assert _tree(tmp_path) == before
-    for where in ("/tmp/dflash-abs-evil", tmp_path.parent.parent / "evil", tmp_path.parent / "manifest.json",
-                  os.path.join(os.getcwd(), "..", "evil"), os.path.join(os.getcwd(), "manifest.json")):
+    for where in (
+        "/tmp/dflash-abs-evil",
+        tmp_path.parent.parent / "evil",
+        tmp_path.parent / "manifest.json",
+        os.path.join(os.getcwd(), "..", "evil"),
+        os.path.join(os.getcwd(), "manifest.json"),
+    ):
         assert not os.path.exists(where), where
 
 
@@ -68,12 +84,15 @@ def test_links_devices_and_fifos_in_an_archive_are_never_followed(tmp_path):
     tally.hostile_input("bundle: link/device/fifo members", 4)
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CONTENT")
-    arc = _tar(tmp_path / "b.tar.gz", [
-        ({"name": "b/manifest.json", "type": tarfile.SYMTYPE, "linkname": str(secret)}, None),
-        ({"name": "b/calls.jsonl", "type": tarfile.LNKTYPE, "linkname": str(secret)}, None),
-        ({"name": "b/dev", "type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 3}, None),
-        ({"name": "b/fifo", "type": tarfile.FIFOTYPE}, None),
-    ])
+    arc = _tar(
+        tmp_path / "b.tar.gz",
+        [
+            ({"name": "b/manifest.json", "type": tarfile.SYMTYPE, "linkname": str(secret)}, None),
+            ({"name": "b/calls.jsonl", "type": tarfile.LNKTYPE, "linkname": str(secret)}, None),
+            ({"name": "b/dev", "type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 3}, None),
+            ({"name": "b/fifo", "type": tarfile.FIFOTYPE}, None),
+        ],
+    )
     with pytest.raises(HostError) as err:
         BundleHost(arc)
     assert "TOP-SECRET" not in err.value.message
@@ -81,9 +100,15 @@ def test_links_devices_and_fifos_in_an_archive_are_never_followed(tmp_path):
 
 def test_a_valid_bundle_beside_hostile_members_replays_only_its_own_data(tmp_path):
     marker = tmp_path / "PWNED"
-    arc = _tar(tmp_path / "b.tar.gz", [({"name": "../../manifest.json"}, b"{}"), ({"name": "b/manifest.json"}, MANIFEST),
-                                       ({"name": "b/calls.jsonl"}, _calls(marker)),
-                                       ({"name": "b/x", "type": tarfile.SYMTYPE, "linkname": "/etc/passwd"}, None)])
+    arc = _tar(
+        tmp_path / "b.tar.gz",
+        [
+            ({"name": "../../manifest.json"}, b"{}"),
+            ({"name": "b/manifest.json"}, MANIFEST),
+            ({"name": "b/calls.jsonl"}, _calls(marker)),
+            ({"name": "b/x", "type": tarfile.SYMTYPE, "linkname": "/etc/passwd"}, None),
+        ],
+    )
     host = BundleHost(arc)
     res = host.run(["touch", str(marker)])  # replayed from the transcript, never executed
     tally.hostile_input("bundle: recorded command replayed")
@@ -93,12 +118,20 @@ def test_a_valid_bundle_beside_hostile_members_replays_only_its_own_data(tmp_pat
 
 def test_duplicate_members_and_oversized_bundles_are_refused(tmp_path, monkeypatch):
     tally.hostile_input("bundle: duplicates and bombs", 3)
-    dup = _tar(tmp_path / "dup.tar.gz", [({"name": "b/manifest.json"}, MANIFEST), ({"name": "c/manifest.json"}, MANIFEST),
-                                         ({"name": "b/calls.jsonl"}, b"")])
+    dup = _tar(
+        tmp_path / "dup.tar.gz",
+        [
+            ({"name": "b/manifest.json"}, MANIFEST),
+            ({"name": "c/manifest.json"}, MANIFEST),
+            ({"name": "b/calls.jsonl"}, b""),
+        ],
+    )
     with pytest.raises(HostError, match="more than one"):
         BundleHost(dup)
     monkeypatch.setattr(bundle_mod, "MAX_BUNDLE_BYTES", 4096)
-    big = _tar(tmp_path / "big.tar.gz", [({"name": "b/manifest.json"}, MANIFEST), ({"name": "b/calls.jsonl"}, b"\n" * 100_000)])
+    big = _tar(
+        tmp_path / "big.tar.gz", [({"name": "b/manifest.json"}, MANIFEST), ({"name": "b/calls.jsonl"}, b"\n" * 100_000)]
+    )
     with pytest.raises(HostError, match="larger than"):
         BundleHost(big)
     d = tmp_path / "dirbundle"
@@ -140,8 +173,24 @@ def test_directory_bundles_refuse_symlinks_and_fifos(tmp_path):
 
 # --- remote command injection, against a real sshd --------------------------------------------
 
-HOSTILE_WORDS = ["x; touch {m}", "$(touch {m})", "`touch {m}`", "a\ntouch {m}", "' ; touch {m} ; '", "\" ; touch {m}",
-                 "| touch {m}", "&& touch {m}", "> {m}", "-rf", "--help", "*", "~root", "{{a,b}}", "\\", "%s%n"]
+HOSTILE_WORDS = [
+    "x; touch {m}",
+    "$(touch {m})",
+    "`touch {m}`",
+    "a\ntouch {m}",
+    "' ; touch {m} ; '",
+    '" ; touch {m}',
+    "| touch {m}",
+    "&& touch {m}",
+    "> {m}",
+    "-rf",
+    "--help",
+    "*",
+    "~root",
+    "{{a,b}}",
+    "\\",
+    "%s%n",
+]
 
 
 @pytest.mark.ssh

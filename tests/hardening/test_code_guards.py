@@ -55,10 +55,21 @@ def dangerous_calls(tree: ast.AST) -> list[str]:
                 bad.append("trust_remote_code=True")
             if _is_true(_kw(node, "shell")):
                 bad.append(f"{fn}(shell=True)")
-            if fn in ("os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
-                      "os.execv", "os.execvp", "os.spawnl"):
+            if fn in (
+                "os.system",
+                "os.popen",
+                "subprocess.getoutput",
+                "subprocess.getstatusoutput",
+                "os.execv",
+                "os.execvp",
+                "os.spawnl",
+            ):
                 bad.append(f"{fn}()")
-            if fn.endswith("set_missing_host_key_policy") and node.args and "AutoAdd" in _name(node.args[0]) + ast.dump(node.args[0]):
+            if (
+                fn.endswith("set_missing_host_key_policy")
+                and node.args
+                and "AutoAdd" in _name(node.args[0]) + ast.dump(node.args[0])
+            ):
                 bad.append("paramiko AutoAddPolicy")
         if isinstance(node, ast.keyword) and node.arg == "trust_remote_code" and _is_true(node.value):
             bad.append("trust_remote_code=True")
@@ -72,11 +83,15 @@ def dangerous_calls(tree: ast.AST) -> list[str]:
 
 # Reviewed exceptions, each with the reason it is safe. Keep this list short.
 ALLOWED = {
-    ("dflash_doctor/parse/workers.py", "marshal.loads()"):
-        "tuples of str/float built by the scanner's own forked worker, read back over a pipe; the log's bytes "
-        "are never unmarshalled, and marshal data does not run code",
-    ("dflash_doctor/cli/probe.py", "__import__()"):
-        "imports the fixed names 'torch' and 'transformers' to say which extra is missing",
+    (
+        "dflash_doctor/parse/workers.py",
+        "marshal.loads()",
+    ): "tuples of str/float built by the scanner's own forked worker, read back over a pipe; the log's bytes "
+    "are never unmarshalled, and marshal data does not run code",
+    (
+        "dflash_doctor/cli/probe.py",
+        "__import__()",
+    ): "imports the fixed names 'torch' and 'transformers' to say which extra is missing",
 }
 
 
@@ -89,13 +104,24 @@ def test_no_module_executes_or_unpickles_what_it_reads(path):
 
 
 def test_the_guard_itself_catches_each_pattern():
-    code = ("import pickle\npickle.load(f)\neval(x)\nexec(y)\ntorch.load(p)\n"
-            "AutoModel.from_pretrained(r, trust_remote_code=True)\nsubprocess.run(c, shell=True)\nos.system(c)\n"
-            "client.set_missing_host_key_policy(paramiko.AutoAddPolicy())\nyaml.load(s)\n")
+    code = (
+        "import pickle\npickle.load(f)\neval(x)\nexec(y)\ntorch.load(p)\n"
+        "AutoModel.from_pretrained(r, trust_remote_code=True)\nsubprocess.run(c, shell=True)\nos.system(c)\n"
+        "client.set_missing_host_key_policy(paramiko.AutoAddPolicy())\nyaml.load(s)\n"
+    )
     bad = dangerous_calls(ast.parse(code))
-    for needle in ("import pickle", "pickle.load()", "eval()", "exec()", "torch.load() without weights_only=True",
-                   "trust_remote_code=True", "subprocess.run(shell=True)", "os.system()", "paramiko AutoAddPolicy",
-                   "yaml.load() without a safe Loader"):
+    for needle in (
+        "import pickle",
+        "pickle.load()",
+        "eval()",
+        "exec()",
+        "torch.load() without weights_only=True",
+        "trust_remote_code=True",
+        "subprocess.run(shell=True)",
+        "os.system()",
+        "paramiko AutoAddPolicy",
+        "yaml.load() without a safe Loader",
+    ):
         assert needle in bad, (needle, bad)
     assert not dangerous_calls(ast.parse("ast.literal_eval(s)\ntorch.load(p, weights_only=True)\nre.compile(x)\n"))
 
@@ -144,6 +170,7 @@ def test_ssh_connects_with_keys_only_and_rejects_unknown_host_keys_by_default(mo
     key = paramiko.Ed25519Key.generate() if hasattr(paramiko.Ed25519Key, "generate") else None
     if key is None:
         from paramiko import RSAKey
+
         key = RSAKey.generate(1024)
     with pytest.raises(HostError, match="unknown host key"):
         seen["policy"].missing_host_key(None, "203.0.113.9", key)

@@ -28,7 +28,7 @@ def _plugin_site(tmp_path, body: str, name: str = "exiting_checks"):
 
 
 EXIT_AT_IMPORT = "import sys\nsys.exit(0)\n"
-EXIT_IN_CONSTRUCTOR = '''
+EXIT_IN_CONSTRUCTOR = """
 import sys
 from dflash_doctor.check import Check
 
@@ -42,11 +42,12 @@ class Exits(Check):
 
     def run(self, evidence):
         return []
-'''
+"""
 
 
-@pytest.mark.parametrize("body", [EXIT_AT_IMPORT, EXIT_IN_CONSTRUCTOR, "raise SystemExit('bye')\n",
-                                  "raise KeyError('x')\n"])
+@pytest.mark.parametrize(
+    "body", [EXIT_AT_IMPORT, EXIT_IN_CONSTRUCTOR, "raise SystemExit('bye')\n", "raise KeyError('x')\n"]
+)
 def test_a_plugin_that_exits_cannot_pass_a_gate(tmp_path, body):
     tally.hostile_input("plugin: sys.exit() at import or construction")
     env = _plugin_site(tmp_path, body)
@@ -69,11 +70,11 @@ KNOWLEDGE = {
     'cause = "x"': "'cause' must be a list",
     "separator = [5]": "'separator' must be a list",
     "circumstantial = 5": "'circumstantial' must be a list",
-    "[[separator]]\ncauses = \"ab\"\nstep = 1": "causes must be a list",
-    "[[cause]]\nid = \"x-y\"\ntitle = \"t\"\nprior = 0.5\nfix = \"f\"\nnext_step = \"n\"\nsilence_note = 5\n"
-    "[[rule]]\nobservation = \"a:b\"\ncause = \"x-y\"\nweight = 1.0\ntext = \"t\"": "'silence_note' must be str",
-    "[[rule]]\nobservation = \"a:b\"\ncause = \"layer-offset\"\nweight = nan\ntext = \"t\"": "weight must be",
-    "[[rule]]\nobservation = [1]\ncause = \"layer-offset\"\nweight = 1.0\ntext = \"t\"": "'observation' must be str",
+    '[[separator]]\ncauses = "ab"\nstep = 1': "causes must be a list",
+    '[[cause]]\nid = "x-y"\ntitle = "t"\nprior = 0.5\nfix = "f"\nnext_step = "n"\nsilence_note = 5\n'
+    '[[rule]]\nobservation = "a:b"\ncause = "x-y"\nweight = 1.0\ntext = "t"': "'silence_note' must be str",
+    '[[rule]]\nobservation = "a:b"\ncause = "layer-offset"\nweight = nan\ntext = "t"': "weight must be",
+    '[[rule]]\nobservation = [1]\ncause = "layer-offset"\nweight = 1.0\ntext = "t"': "'observation' must be str",
     "tyop = 1": "unknown key(s) tyop",
 }
 
@@ -114,8 +115,11 @@ def test_plugin_discovery_reads_entry_points_as_importlib_metadata_does(tmp_path
     (info / "entry_points.txt").write_text(f"[{group}]\n# none yet\n\n[console_scripts]\nother = other:main\n")
     assert registry.group_declared(group) is truth() is False
     egg = tmp_path / "plug-0.1-py3.11.egg"
-    for folder, meta in (("plug-0.1.dist-info", "METADATA"), ("plug-0.1.egg-info", "PKG-INFO"),
-                         ("plug-0.1-py3.11.egg/EGG-INFO", "PKG-INFO")):
+    for folder, meta in (
+        ("plug-0.1.dist-info", "METADATA"),
+        ("plug-0.1.egg-info", "PKG-INFO"),
+        ("plug-0.1-py3.11.egg/EGG-INFO", "PKG-INFO"),
+    ):
         d = (tmp_path if folder.endswith("EGG-INFO") else site) / folder
         d.mkdir(parents=True)
         (d / meta).write_text("Metadata-Version: 2.1\nName: plug\nVersion: 0.1\n")

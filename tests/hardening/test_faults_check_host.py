@@ -24,8 +24,34 @@ from tests.hardening import tally
 from tests.hardening.faults import FaultyHost, TcpProxy
 
 SEED_LOG = str(FIXTURES / "seed/vllm-0.20.1.log")
-TOOLS = ("sh", "bash", "grep", "awk", "head", "tail", "cat", "find", "readlink", "printf", "timeout", "tr", "sed",
-         "ls", "env", "sort", "wc", "dirname", "basename", "id", "cut", "xargs", "true", "false", "base64", "stat")
+TOOLS = (
+    "sh",
+    "bash",
+    "grep",
+    "awk",
+    "head",
+    "tail",
+    "cat",
+    "find",
+    "readlink",
+    "printf",
+    "timeout",
+    "tr",
+    "sed",
+    "ls",
+    "env",
+    "sort",
+    "wc",
+    "dirname",
+    "basename",
+    "id",
+    "cut",
+    "xargs",
+    "true",
+    "false",
+    "base64",
+    "stat",
+)
 
 
 def _bin(tmp_path: Path, fakes: dict[str, str], drop: tuple[str, ...] = ()) -> str:
@@ -61,11 +87,20 @@ def _said(data) -> str:
 
 FAULTS = {
     "a macOS-like host (BSD base64/stat, uname Darwin)": (
-        {"base64": 'echo "base64: illegal option -- w" >&2; exit 64', "stat": 'echo "stat: illegal option -- c" >&2; exit 1',
-         "uname": "echo Darwin"}, (), "illegal option"),
+        {
+            "base64": 'echo "base64: illegal option -- w" >&2; exit 64',
+            "stat": 'echo "stat: illegal option -- c" >&2; exit 1',
+            "uname": "echo Darwin",
+        },
+        (),
+        "illegal option",
+    ),
     "nvidia-smi and python3 missing": ({}, ("nvidia-smi", "python3"), None),
-    "every tool denied": ({t: 'echo "$0: Permission denied" >&2; exit 126' for t in ("grep", "head", "tail", "awk")},
-                          (), None),
+    "every tool denied": (
+        {t: 'echo "$0: Permission denied" >&2; exit 126' for t in ("grep", "head", "tail", "awk")},
+        (),
+        None,
+    ),
 }
 
 
@@ -101,9 +136,12 @@ def test_a_log_rotated_during_the_scan_gives_a_valid_report(tmp_path):
         tally.fault(f"log rotated during the scan ({how})")
         log = tmp_path / f"{how}.log"
         log.write_text(body)
-        proc = subprocess.Popen([sys.executable, "-m", "dflash_doctor", "diagnose", "--log", str(log), "--format", "json"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dflash_doctor", "diagnose", "--log", str(log), "--format", "json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1"),
+        )
         time.sleep(0.8)
         if how == "copytruncate":
             with open(log, "r+") as fh:
@@ -129,8 +167,22 @@ def test_a_fleet_keeps_every_host_result_when_hosts_fail(sshd, tmp_path):
     proxy.stall()
     tally.fault("fleet: one host refused, one stalled", 2)
     try:
-        res = run_cli("check", "host", "testhost", dead, stalled, "--ssh-config", str(sshd.ssh_config),
-                      "--log", SEED_LOG, "--timeout", "3", "--format", "json", timeout=120)
+        res = run_cli(
+            "check",
+            "host",
+            "testhost",
+            dead,
+            stalled,
+            "--ssh-config",
+            str(sshd.ssh_config),
+            "--log",
+            SEED_LOG,
+            "--timeout",
+            "3",
+            "--format",
+            "json",
+            timeout=120,
+        )
     finally:
         proxy.close()
     assert "Traceback" not in res.stderr
@@ -150,9 +202,27 @@ def test_ctrl_c_during_check_host_prints_what_was_gathered(sshd):
     alias = proxy.alias(sshd, "slowhost")
     tally.fault("SIGINT during check host")
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
-    proc = subprocess.Popen([sys.executable, "-m", "dflash_doctor", "check", "host", alias, "--ssh-config",
-                             str(sshd.ssh_config), "--log", SEED_LOG, "--timeout", "8", "--format", "json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dflash_doctor",
+            "check",
+            "host",
+            alias,
+            "--ssh-config",
+            str(sshd.ssh_config),
+            "--log",
+            SEED_LOG,
+            "--timeout",
+            "8",
+            "--format",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         # let the connection and the first answers through, then hang the host
         deadline = time.monotonic() + 20

@@ -144,8 +144,11 @@ def test_nonzero_exit_permission_denied_and_missing_tools_locally(tmp_path):
 
     for tool in ("nvidia-smi", "python3-definitely-missing"):
         tally.fault(f"local: {tool} missing")
-        res = h.run([tool, "--version"]) if tool != "nvidia-smi" else h.run(
-            ["env", "PATH=/nonexistent", "nvidia-smi", "-L"])
+        res = (
+            h.run([tool, "--version"])
+            if tool != "nvidia-smi"
+            else h.run(["env", "PATH=/nonexistent", "nvidia-smi", "-L"])
+        )
         assert not res.ok and (res.error or res.rc == 127), res
         tally.survived(f"local: {tool} missing")
 
@@ -159,7 +162,11 @@ def test_nonzero_exit_permission_denied_and_missing_tools_over_ssh(sshd, tmp_pat
     os.chmod(script, 0o644)
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
         for name, argv, check in [
-            ("ssh: non-zero exit", ["sh", "-c", "echo partial; exit 7"], lambda r: r.rc == 7 and r.stdout == b"partial\n"),
+            (
+                "ssh: non-zero exit",
+                ["sh", "-c", "echo partial; exit 7"],
+                lambda r: r.rc == 7 and r.stdout == b"partial\n",
+            ),
             ("ssh: permission denied", [str(script)], lambda r: r.rc == 126 and b"ermission denied" in r.stderr),
             ("ssh: nvidia-smi missing", ["env", "PATH=/nonexistent", "nvidia-smi"], lambda r: r.rc == 127),
             ("ssh: python3 missing", ["env", "PATH=/nonexistent", "python3", "-c", "1"], lambda r: r.rc == 127),
@@ -176,8 +183,14 @@ def test_nonzero_exit_permission_denied_and_missing_tools_over_ssh(sshd, tmp_pat
 
 def test_faulty_wrapper_answers_like_a_broken_host(tmp_path):
     # The wrapper used by the collection tests: check it does what it says.
-    f = FaultyHost(LocalHost(), missing=("nvidia-smi", "python3"), denied=(str(tmp_path),), uname="Darwin",
-                   fail={"ps": (1, "ps: permission denied")}, drop_after=6)
+    f = FaultyHost(
+        LocalHost(),
+        missing=("nvidia-smi", "python3"),
+        denied=(str(tmp_path),),
+        uname="Darwin",
+        fail={"ps": (1, "ps: permission denied")},
+        drop_after=6,
+    )
     assert f.run(["nvidia-smi"]).rc == 127
     assert f.run(["/usr/bin/python3", "-c", "1"]).rc == 127
     assert f.run(["uname", "-s"]).text() == "Darwin\n"

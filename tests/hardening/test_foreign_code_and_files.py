@@ -27,15 +27,21 @@ from dflash_doctor.hosts.local import LocalHost
 from .tally import hostile_input
 
 # an interpreter `nobody` may run (the venv's lives under root's home)
-NOBODY_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3")
-                      if os.path.exists(p) and os.stat(p).st_mode & 0o001), None)
-pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="needs root to start a process as another user"),
-              pytest.mark.skipif(NOBODY_PYTHON is None, reason="no world-executable python3 for the stand-in server")]
+NOBODY_PYTHON = next(
+    (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.exists(p) and os.stat(p).st_mode & 0o001),
+    None,
+)
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root to start a process as another user"),
+    pytest.mark.skipif(NOBODY_PYTHON is None, reason="no world-executable python3 for the stand-in server"),
+]
 
 SHADOW_LINE = "root:$6$Zm9vYmFy$VGhpc0lzQVNoYWRvd0hhc2hGb3JUZXN0cw:19800:0:99999:7:::"
-PEM = ("-----BEGIN OPENSSH PRIVATE KEY-----\n"
-       "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
-       "-----END OPENSSH PRIVATE KEY-----\n")
+PEM = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+    "-----END OPENSSH PRIVATE KEY-----\n"
+)
 
 
 @pytest.fixture
@@ -59,10 +65,25 @@ def _nobody_server(d: Path, argv0: str, model: str, drafter: str) -> subprocess.
     for p in (d / "pkgs").rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)
     spec = json.dumps({"method": "dflash", "model": drafter, "num_speculative_tokens": 15})
-    proc = subprocess.Popen([argv0, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--port", "1",
-                             "--speculative-config", spec], executable=NOBODY_PYTHON, user="nobody",
-                            env={"PYTHONPATH": str(d / "pkgs"), "PATH": "/usr/bin:/bin"}, cwd=str(d),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            argv0,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            model,
+            "--port",
+            "1",
+            "--speculative-config",
+            spec,
+        ],
+        executable=NOBODY_PYTHON,
+        user="nobody",
+        env={"PYTHONPATH": str(d / "pkgs"), "PATH": "/usr/bin:/bin"},
+        cwd=str(d),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -111,8 +132,17 @@ def test_links_to_root_only_files_stay_out_of_reports_and_bundles(shared_dir):
     for role in ("target", "drafter"):
         d = shared_dir / role
         d.mkdir()
-        (d / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
-                                                   "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100}))
+        (d / "config.json").write_text(
+            json.dumps(
+                {
+                    "architectures": ["Qwen3ForCausalLM"],
+                    "model_type": "qwen3",
+                    "hidden_size": 64,
+                    "num_hidden_layers": 2,
+                    "vocab_size": 100,
+                }
+            )
+        )
         (d / "README.md").symlink_to(secrets / "shadow")
         (d / "model.safetensors").symlink_to(secrets / "id_ed25519")
         (d / "tokenizer_config.json").symlink_to(secrets / "shadow")
@@ -132,6 +162,7 @@ def test_links_to_root_only_files_stay_out_of_reports_and_bundles(shared_dir):
     # batched reads travel base64-encoded: look inside them too
     from dflash_doctor.collect.host import parse_batch
     from dflash_doctor.hosts.bundle import _dec
+
     for line in (out / "calls.jsonl").read_text().splitlines():
         call = json.loads(line)
         for stream in ("stdout", "data"):
@@ -151,6 +182,6 @@ def test_a_bundle_keeps_only_a_weights_files_header():
 
     header = b'{"w":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}}'
     blob = len(header).to_bytes(8, "little") + header + b"\x00\x01\x02\x03 tensor bytes"
-    assert safetensors_header_only(blob) == blob[:8 + len(header)]
+    assert safetensors_header_only(blob) == blob[: 8 + len(header)]
     assert safetensors_header_only(PEM.encode()) == b""
     assert safetensors_header_only(b"\xff" * 64) == b""

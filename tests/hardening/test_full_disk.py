@@ -32,8 +32,9 @@ DD = [sys.executable, "-m", "dflash_doctor"]
 def _can_mount_tmpfs() -> str | None:
     if not shutil.which("unshare") or not shutil.which("mount"):
         return "unshare/mount not installed"
-    res = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"], capture_output=True,
-                         text=True)
+    res = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"], capture_output=True, text=True
+    )
     return None if res.returncode == 0 else f"cannot mount a tmpfs in a mount namespace: {res.stderr.strip()}"
 
 
@@ -42,10 +43,13 @@ def _full_tmpfs(script: str) -> subprocess.CompletedProcess:
     reason = _can_mount_tmpfs()
     if reason:
         pytest.skip(reason)
-    prelude = ('D=$(mktemp -d) && mount -t tmpfs -o size=256k tmpfs "$D" && '
-               'fill() { dd if=/dev/zero of="$D/fill" bs=4k 2>/dev/null; sync; }; ')
-    return subprocess.run(["unshare", "-m", "sh", "-c", prelude + script], capture_output=True, text=True, env=ENV,
-                          timeout=300)
+    prelude = (
+        'D=$(mktemp -d) && mount -t tmpfs -o size=256k tmpfs "$D" && '
+        'fill() { dd if=/dev/zero of="$D/fill" bs=4k 2>/dev/null; sync; }; '
+    )
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", prelude + script], capture_output=True, text=True, env=ENV, timeout=300
+    )
 
 
 def _sha(path) -> str:
@@ -55,6 +59,7 @@ def _sha(path) -> str:
 def _fsize_limit(n: int):
     def apply():
         resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
+
     return apply
 
 
@@ -71,8 +76,10 @@ def test_the_previous_file_survives_a_full_disk(writer):
     name = f"output: {writer} on a full disk (ENOSPC, tmpfs)"
     tally.fault(name)
     argv = " ".join(shlex.quote(a) for a in WRITERS[writer]("@OUT@")).replace("@OUT@", '"$D/out"')
-    res = _full_tmpfs(f'printf "%s" "previous content" > "$D/out" && sha256sum "$D/out" && fill; '
-                      f'{argv}; echo "rc=$?"; sha256sum "$D/out"; echo $(ls -A "$D")')
+    res = _full_tmpfs(
+        f'printf "%s" "previous content" > "$D/out" && sha256sum "$D/out" && fill; '
+        f'{argv}; echo "rc=$?"; sha256sum "$D/out"; echo $(ls -A "$D")'
+    )
     lines = res.stdout.splitlines()
     before, after = [ln.split()[0] for ln in lines if ln.endswith("/out")]
     assert "rc=2" in res.stdout, res.stdout + res.stderr
@@ -92,8 +99,14 @@ def test_the_previous_file_survives_a_file_size_limit(tmp_path, writer):
     out = tmp_path / "baseline.json"
     good = json.dumps({"schema": "dflash-doctor/report@1", "acceptance": {"mean_acceptance_length": 3.2}})
     out.write_text(good)
-    res = subprocess.run(WRITERS[writer](str(out)), capture_output=True, text=True, env=ENV, timeout=300,
-                         preexec_fn=_fsize_limit(1 << 10))
+    res = subprocess.run(
+        WRITERS[writer](str(out)),
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+        preexec_fn=_fsize_limit(1 << 10),
+    )
     assert res.returncode == 2, res.stderr
     assert out.read_text() == good, "the previous file was damaged"
     assert os.listdir(tmp_path) == ["baseline.json"]
@@ -123,10 +136,12 @@ def test_collect_on_a_full_disk_leaves_nothing_and_the_retry_works(suffix):
     name = f"collect: bundle{suffix or ' directory'} on a full disk (ENOSPC, tmpfs)"
     tally.fault(name)
     collect = " ".join(map(shlex.quote, [*DD, "collect", "local", "--log", LOG, "-o"])) + f' "$D/host{suffix}"'
-    res = _full_tmpfs(f'fill; {collect}; echo "rc=$?"; echo $(ls -A "$D"); rm "$D/fill"; '
-                      f'{collect}; echo "rc=$?"; echo $(ls -A "$D"); '
-                      f'{" ".join(map(shlex.quote, DD))} check bundle "$D/host{suffix}" --format json > /dev/null; '
-                      'echo "rc=$?"')
+    res = _full_tmpfs(
+        f'fill; {collect}; echo "rc=$?"; echo $(ls -A "$D"); rm "$D/fill"; '
+        f'{collect}; echo "rc=$?"; echo $(ls -A "$D"); '
+        f'{" ".join(map(shlex.quote, DD))} check bundle "$D/host{suffix}" --format json > /dev/null; '
+        'echo "rc=$?"'
+    )
     lines = res.stdout.splitlines()
     assert lines[0] != "rc=0" and lines[1] == "fill", res.stdout + res.stderr  # failed, and left nothing
     assert "No space left on device" in res.stderr and "internal error" not in res.stderr

@@ -8,7 +8,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dflash_doctor.collect.files import parse_engine_spec
 from dflash_doctor.errors import UsageError
@@ -18,22 +19,45 @@ from dflash_doctor.hosts.ssh import parse_target
 from tests.hardening import tally
 from tests.hardening.strategies import json_value, nasty_text
 
-blob = st.one_of(st.fixed_dictionaries({"text": st.one_of(st.text(max_size=40), json_value)}),
-                 st.fixed_dictionaries({"b64": st.one_of(st.text(max_size=12), json_value)}),
-                 json_value, st.none())
+blob = st.one_of(
+    st.fixed_dictionaries({"text": st.one_of(st.text(max_size=40), json_value)}),
+    st.fixed_dictionaries({"b64": st.one_of(st.text(max_size=12), json_value)}),
+    json_value,
+    st.none(),
+)
 argv = st.one_of(st.lists(st.one_of(st.text(max_size=10), json_value), max_size=4), json_value)
 call = st.one_of(
-    st.fixed_dictionaries({"op": st.just("run"), "argv": argv},
-                          optional={"rc": json_value, "stdout": blob, "stderr": blob, "timed_out": json_value,
-                                    "truncated": json_value, "error": json_value}),
-    st.fixed_dictionaries({"op": st.sampled_from(["read_file", "list_dir", "readlink"]),
-                           "path": st.one_of(st.sampled_from(["/etc/passwd", "/x"]), json_value)},
-                          optional={"data": blob, "names": json_value, "target": json_value,
-                                    "exc": st.one_of(st.sampled_from(["FileNotFoundError", "PermissionError",
-                                                                      "SystemExit", "KeyboardInterrupt",
-                                                                      "__import__"]), json_value),
-                                    "msg": json_value}),
-    json_value)
+    st.fixed_dictionaries(
+        {"op": st.just("run"), "argv": argv},
+        optional={
+            "rc": json_value,
+            "stdout": blob,
+            "stderr": blob,
+            "timed_out": json_value,
+            "truncated": json_value,
+            "error": json_value,
+        },
+    ),
+    st.fixed_dictionaries(
+        {
+            "op": st.sampled_from(["read_file", "list_dir", "readlink"]),
+            "path": st.one_of(st.sampled_from(["/etc/passwd", "/x"]), json_value),
+        },
+        optional={
+            "data": blob,
+            "names": json_value,
+            "target": json_value,
+            "exc": st.one_of(
+                st.sampled_from(
+                    ["FileNotFoundError", "PermissionError", "SystemExit", "KeyboardInterrupt", "__import__"]
+                ),
+                json_value,
+            ),
+            "msg": json_value,
+        },
+    ),
+    json_value,
+)
 
 
 def _lines(calls, junk):
@@ -57,8 +81,11 @@ def _replay(host: BundleHost, calls) -> None:
             pass  # a recorded failure replays as the OSError a live host would raise
 
 
-@given(st.one_of(st.fixed_dictionaries({"format": st.just(BUNDLE_FORMAT)}, optional={"host": json_value}), json_value),
-       st.lists(call, max_size=8), st.lists(st.one_of(nasty_text, st.just("{"), st.just("[1,2]")), max_size=2))
+@given(
+    st.one_of(st.fixed_dictionaries({"format": st.just(BUNDLE_FORMAT)}, optional={"host": json_value}), json_value),
+    st.lists(call, max_size=8),
+    st.lists(st.one_of(nasty_text, st.just("{"), st.just("[1,2]")), max_size=2),
+)
 def test_a_bundle_of_any_content_replays_or_is_refused_in_one_line(manifest, calls, junk):
     tally.example("bundle:calls")
     with tempfile.TemporaryDirectory() as d:
@@ -72,9 +99,29 @@ def test_a_bundle_of_any_content_replays_or_is_refused_in_one_line(manifest, cal
         _replay(host, calls)
 
 
-@given(st.one_of(st.text(max_size=60), nasty_text, st.sampled_from([
-    "ssh://root:hunter2@h", "u:pw@h", "ssh://u@h:99999", "ssh://u@[::1]:22", "-oProxyCommand=touch /tmp/x",
-    "h;rm -rf /", "$(id)@h", "ssh://u@h:22/../../", "ssh://" + "a" * 5000, "[", "@", ":", ""])))
+@given(
+    st.one_of(
+        st.text(max_size=60),
+        nasty_text,
+        st.sampled_from(
+            [
+                "ssh://root:hunter2@h",
+                "u:pw@h",
+                "ssh://u@h:99999",
+                "ssh://u@[::1]:22",
+                "-oProxyCommand=touch /tmp/x",
+                "h;rm -rf /",
+                "$(id)@h",
+                "ssh://u@h:22/../../",
+                "ssh://" + "a" * 5000,
+                "[",
+                "@",
+                ":",
+                "",
+            ]
+        ),
+    )
+)
 def test_host_specs_parse_or_are_refused_and_never_echo_a_password(spec):
     tally.example("host-spec")
     try:

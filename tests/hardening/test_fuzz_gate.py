@@ -11,7 +11,8 @@ import os
 import tempfile
 import xml.etree.ElementTree as ET
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dflash_doctor.errors import UsageError
 from dflash_doctor.gate import Outcome, PositionRate, Thresholds, evaluate, load_baseline_tau
@@ -23,18 +24,40 @@ from tests.hardening.hostile import HOSTILE_STRINGS, terminal_violations
 from tests.hardening.strategies import json_value, nasty_text
 from tests.hardening.test_secrets import ALL_SECRETS, CORPUS, leaks
 
-number = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10, 10 ** 6), json_value)
-acceptance_block = st.fixed_dictionaries({}, optional={
-    "mean_acceptance_length": number, "drafts": number, "per_position": st.one_of(st.lists(number, max_size=6), json_value),
-    "k": number, "drafted": number, "accepted": number, "intervals": number, "formats": json_value,
-    "min_drafts": number, "draft_acceptance_rate": number})
+number = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10, 10**6), json_value)
+acceptance_block = st.fixed_dictionaries(
+    {},
+    optional={
+        "mean_acceptance_length": number,
+        "drafts": number,
+        "per_position": st.one_of(st.lists(number, max_size=6), json_value),
+        "k": number,
+        "drafted": number,
+        "accepted": number,
+        "intervals": number,
+        "formats": json_value,
+        "min_drafts": number,
+        "draft_acceptance_rate": number,
+    },
+)
 saved = st.one_of(
-    st.fixed_dictionaries({"schema": st.sampled_from(["dflash-doctor/report@1", "dflash-doctor/gate@1", "x"])},
-                          optional={"acceptance": st.one_of(acceptance_block, json_value),
-                                    "measured": st.one_of(acceptance_block, json_value)}),
-    json_value)
-RAW = [b"", b"{", b"\xff\xfe", b"[" * 50000 + b"]" * 50000, b'{"acceptance": {"mean_acceptance_length": ' + b"9" * 5000 + b"}}",
-       b'{"schema": "dflash-doctor/report@1", "acceptance": {"mean_acceptance_length": NaN, "drafts": Infinity}}']
+    st.fixed_dictionaries(
+        {"schema": st.sampled_from(["dflash-doctor/report@1", "dflash-doctor/gate@1", "x"])},
+        optional={
+            "acceptance": st.one_of(acceptance_block, json_value),
+            "measured": st.one_of(acceptance_block, json_value),
+        },
+    ),
+    json_value,
+)
+RAW = [
+    b"",
+    b"{",
+    b"\xff\xfe",
+    b"[" * 50000 + b"]" * 50000,
+    b'{"acceptance": {"mean_acceptance_length": ' + b"9" * 5000 + b"}}",
+    b'{"schema": "dflash-doctor/report@1", "acceptance": {"mean_acceptance_length": NaN, "drafts": Infinity}}',
+]
 
 
 def _write(data) -> str:
@@ -94,19 +117,33 @@ def test_a_hostile_source_name_cannot_inject_workflow_commands_or_break_junit(te
 
 def test_no_secret_or_escape_reaches_gate_outputs(tmp_path):
     log = tmp_path / "gate.log"
-    metrics = ("INFO 05-14 09:13:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.19, Accepted "
-               "throughput: 33.70 tokens/s, Drafted throughput: 2626.50 tokens/s, Accepted: 337 tokens, Drafted: "
-               "26265 tokens, Per-position acceptance rate: 0.172, 0.020, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, "
-               "0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 1.3%\n")
-    lines = [f"INFO version x {ctx}\n" for ctx, _ in CORPUS] + [f"SpecDecoding metrics: bad {ctx} {h}\n"
-                                                                for ctx, _ in CORPUS for h in HOSTILE_STRINGS[:3]]
+    metrics = (
+        "INFO 05-14 09:13:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.19, Accepted "
+        "throughput: 33.70 tokens/s, Drafted throughput: 2626.50 tokens/s, Accepted: 337 tokens, Drafted: "
+        "26265 tokens, Per-position acceptance rate: 0.172, 0.020, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, "
+        "0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 1.3%\n"
+    )
+    lines = [f"INFO version x {ctx}\n" for ctx, _ in CORPUS] + [
+        f"SpecDecoding metrics: bad {ctx} {h}\n" for ctx, _ in CORPUS for h in HOSTILE_STRINGS[:3]
+    ]
     log.write_text("".join(lines) + metrics * 20)
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
     outputs = []
     for fmt in ("terminal", "json", "markdown"):
-        res = run_cli("gate", "--log", str(log), "--min-acceptance-length", "2", "--min-position-rate", "1:0.5",
-                      "--junit", str(junit), "--format", fmt,
-                      env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+        res = run_cli(
+            "gate",
+            "--log",
+            str(log),
+            "--min-acceptance-length",
+            "2",
+            "--min-position-rate",
+            "1:0.5",
+            "--junit",
+            str(junit),
+            "--format",
+            fmt,
+            env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+        )
         assert res.returncode == 1, res.stderr
         outputs += [res.stdout, res.stderr, junit.read_text()]
     outputs.append(summary.read_text())

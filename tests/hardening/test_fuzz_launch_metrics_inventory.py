@@ -10,7 +10,8 @@ import math
 import os
 import tempfile
 
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from dflash_doctor.errors import UsageError
 from dflash_doctor.evidence import to_jsonable
@@ -19,12 +20,23 @@ from dflash_doctor.parse.prometheus import MetricsError, intervals_from_scrapes,
 from tests.hardening import tally
 from tests.hardening.strategies import NUMBERS, json_value, nasty_text
 
-METRIC_NAMES = ["vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
-                "vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens_per_pos_total",
-                "vllm:spec_decode_num_drafts_created", "sglang:spec_accept_length", "sglang:spec_accept_rate",
-                "sglang:spec_verify_calls_total", "vllm:spec_decode_draft_acceptance_rate", "other_metric"]
-value = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.sampled_from(NUMBERS),
-                  st.integers(-10, 10 ** 20).map(str))
+METRIC_NAMES = [
+    "vllm:spec_decode_num_drafts_total",
+    "vllm:spec_decode_num_draft_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+    "vllm:spec_decode_num_drafts_created",
+    "sglang:spec_accept_length",
+    "sglang:spec_accept_rate",
+    "sglang:spec_verify_calls_total",
+    "vllm:spec_decode_draft_acceptance_rate",
+    "other_metric",
+]
+value = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(NUMBERS),
+    st.integers(-10, 10**20).map(str),
+)
 label_value = st.one_of(st.sampled_from(["0", "1", "-1", "x", "", "99999999999999999999"]), nasty_text)
 
 
@@ -38,9 +50,18 @@ def prom_sample(draw):
 
 @st.composite
 def prom_text(draw):
-    lines = draw(st.lists(st.one_of(prom_sample(), st.sampled_from(
-        ["# TYPE vllm:spec_decode_num_drafts counter", "# HELP x y", "", "#", "garbage line {", "x{a=\"}"]),
-        nasty_text), max_size=12))
+    lines = draw(
+        st.lists(
+            st.one_of(
+                prom_sample(),
+                st.sampled_from(
+                    ["# TYPE vllm:spec_decode_num_drafts counter", "# HELP x y", "", "#", "garbage line {", 'x{a="}']
+                ),
+                nasty_text,
+            ),
+            max_size=12,
+        )
+    )
     return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n# EOF\n"]))
 
 
@@ -73,8 +94,14 @@ def test_prometheus_text_parses_or_is_a_metrics_error_and_deltas_stay_sane(texts
     json.dumps(to_jsonable(table), allow_nan=False)
 
 
-@given(st.one_of(st.binary(max_size=200), st.sampled_from([b"\x1f\x8b" + b"\0" * 20, gzip.compress(b"a 1\n")[:15],
-                                                          gzip.compress(b"vllm:x 1\n" * 50)[:-9]])))
+@given(
+    st.one_of(
+        st.binary(max_size=200),
+        st.sampled_from(
+            [b"\x1f\x8b" + b"\0" * 20, gzip.compress(b"a 1\n")[:15], gzip.compress(b"vllm:x 1\n" * 50)[:-9]]
+        ),
+    )
+)
 def test_a_metrics_file_of_any_bytes_is_text_or_a_metrics_error(blob):
     tally.example("prometheus-file")
     fd, path = tempfile.mkstemp()
@@ -125,21 +152,66 @@ def test_window_spec_is_a_number_or_value_error(text):
 
 spec_json = st.one_of(
     json_value.map(json.dumps),
-    st.fixed_dictionaries({}, optional={"method": st.one_of(st.sampled_from(["dflash", "eagle3", "mtp", "ngram"]), json_value),
-                                        "model": st.one_of(st.text(max_size=20), json_value),
-                                        "num_speculative_tokens": st.one_of(st.integers(-5, 10 ** 30), json_value)}
-                          ).map(json.dumps),
-    st.sampled_from(['{"method": "dflash", "model": "x", num_speculative_tokens: 15}', "{'method': 'dflash'}",
-                     '{"method": "dflash",', "{" * 5000, '{"num_speculative_tokens": ' + "9" * 5000 + "}", "null"]))
-launch_word = st.one_of(st.sampled_from(["--port", "8000", "--api-key", "sk-x", "--speculative-config", "-tp", "2",
-                                         "--host", "0.0.0.0", "--model", "--", "\\", "'", '"', "$(id)", "`x`"]),
-                        nasty_text, st.text(max_size=12))
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "method": st.one_of(st.sampled_from(["dflash", "eagle3", "mtp", "ngram"]), json_value),
+            "model": st.one_of(st.text(max_size=20), json_value),
+            "num_speculative_tokens": st.one_of(st.integers(-5, 10**30), json_value),
+        },
+    ).map(json.dumps),
+    st.sampled_from(
+        [
+            '{"method": "dflash", "model": "x", num_speculative_tokens: 15}',
+            "{'method': 'dflash'}",
+            '{"method": "dflash",',
+            "{" * 5000,
+            '{"num_speculative_tokens": ' + "9" * 5000 + "}",
+            "null",
+        ]
+    ),
+)
+launch_word = st.one_of(
+    st.sampled_from(
+        [
+            "--port",
+            "8000",
+            "--api-key",
+            "sk-x",
+            "--speculative-config",
+            "-tp",
+            "2",
+            "--host",
+            "0.0.0.0",
+            "--model",
+            "--",
+            "\\",
+            "'",
+            '"',
+            "$(id)",
+            "`x`",
+        ]
+    ),
+    nasty_text,
+    st.text(max_size=12),
+)
 
 
-@given(st.sampled_from(["vllm serve Qwen/Qwen3-8B", "python -m sglang.launch_server --model-path m",
-                        "VLLM_USE_V1=1 HF_TOKEN=hf_x vllm serve m", "python3 -m vllm.entrypoints.openai.api_server",
-                        "$ vllm serve m \\\n", ""]),
-       st.lists(launch_word, max_size=8), spec_json, st.booleans())
+@given(
+    st.sampled_from(
+        [
+            "vllm serve Qwen/Qwen3-8B",
+            "python -m sglang.launch_server --model-path m",
+            "VLLM_USE_V1=1 HF_TOKEN=hf_x vllm serve m",
+            "python3 -m vllm.entrypoints.openai.api_server",
+            "$ vllm serve m \\\n",
+            "",
+        ]
+    ),
+    st.lists(launch_word, max_size=8),
+    spec_json,
+    st.booleans(),
+)
 @example("vllm serve m", [], '{"num_speculative_tokens": ' + "9" * 5000 + "}", True)  # found by the long profile
 @example("vllm serve m", [], "{[1]: 2}", True)  # the repair's literal_eval raised TypeError
 def test_launch_lines_parse_or_are_a_one_line_error(prefix, words, spec, quote):
@@ -159,16 +231,33 @@ def test_launch_lines_parse_or_are_a_one_line_error(prefix, words, spec, quote):
 
 
 inventory_line = st.one_of(
-    st.sampled_from(["[gpus]", "[gpus:vars]", "[all:children]", "gpu-1 ansible_host=10.0.0.1 ansible_user=ubuntu",
-                     "gpu-2 ansible_port=2222", "local ansible_connection=local", "; comment", "# comment",
-                     "host ansible_host=", "x ansible_port=notaport", "ssh://u:pw@h", "a=b=c", "[", "]"]),
-    nasty_text, st.text(max_size=30))
+    st.sampled_from(
+        [
+            "[gpus]",
+            "[gpus:vars]",
+            "[all:children]",
+            "gpu-1 ansible_host=10.0.0.1 ansible_user=ubuntu",
+            "gpu-2 ansible_port=2222",
+            "local ansible_connection=local",
+            "; comment",
+            "# comment",
+            "host ansible_host=",
+            "x ansible_port=notaport",
+            "ssh://u:pw@h",
+            "a=b=c",
+            "[",
+            "]",
+        ]
+    ),
+    nasty_text,
+    st.text(max_size=30),
+)
 
 
 @given(st.lists(inventory_line, max_size=12))
 def test_inventories_give_host_specs_or_a_usage_error(lines):
-    from dflash_doctor.hosts.inventory import read_hosts_file
     from dflash_doctor.hosts.base import HostError
+    from dflash_doctor.hosts.inventory import read_hosts_file
     from dflash_doctor.hosts.ssh import parse_target
 
     tally.example("hosts-file")

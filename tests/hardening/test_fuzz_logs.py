@@ -7,13 +7,22 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from dflash_doctor.evidence import to_jsonable
 from dflash_doctor.parse.logscan import aggregate, scan_lines
 from dflash_doctor.textsafe import strip_ansi
 from tests.hardening import tally
-from tests.hardening.strategies import FORMATS, PREFIXES, hostile_fields_line, mutated_line, nasty_text, non_default_args, valid_line
+from tests.hardening.strategies import (
+    FORMATS,
+    PREFIXES,
+    hostile_fields_line,
+    mutated_line,
+    nasty_text,
+    non_default_args,
+    valid_line,
+)
 
 EPS = 1e-9
 
@@ -64,15 +73,23 @@ def test_arbitrary_text_never_raises(lines):
 
 
 @given(st.lists(st.one_of(mutated_line(), valid_line().map(lambda t: t[2])), min_size=1, max_size=20))
-@example(["SpecDecoding metrics: Mean acceptance length: .5, Accepted throughput: 0.00 tokens/s, Drafted throughput: "
-          "0.10 tokens/s, Accepted: 0 tokens, Drafted: 1 tokens, Per-position acceptance rate: 0.000, Avg Draft "
-          "acceptance rate: 0.0%"])  # found by the long profile: a printed mean below 1 kept as is
+@example(
+    [
+        "SpecDecoding metrics: Mean acceptance length: .5, Accepted throughput: 0.00 tokens/s, Drafted throughput: "
+        "0.10 tokens/s, Accepted: 0 tokens, Drafted: 1 tokens, Per-position acceptance rate: 0.000, Avg Draft "
+        "acceptance rate: 0.0%"
+    ]
+)  # found by the long profile: a printed mean below 1 kept as is
 def test_mangled_metrics_lines_keep_invariants_and_are_counted(lines):
     tally.example("log-lines:mutated")
     lines = [line.replace("\n", " ") for line in lines]  # one list item = one line, so line numbers match
     scan, _ = _scan(lines)
-    seen = {iv.line_no for iv in scan.intervals} | {m.line_no for m in scan.malformed} | \
-        {m.line_no for m in scan.foreign} | {s.line_no for s in scan.salvaged}
+    seen = (
+        {iv.line_no for iv in scan.intervals}
+        | {m.line_no for m in scan.malformed}
+        | {m.line_no for m in scan.foreign}
+        | {s.line_no for s in scan.salvaged}
+    )
     for no, line in enumerate(lines, 1):
         # A line the pre-filter treats as a metrics line must come out as an interval, as malformed, or as
         # reported text that is not the engine's own metrics line (other words before the literal).

@@ -8,7 +8,8 @@ import json
 import posixpath
 import struct
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dflash_doctor.errors import DoctorError
 from dflash_doctor.evidence import to_jsonable
@@ -51,17 +52,45 @@ class MemFiles:
         return path == "/ckpt" or path in self.files
 
 
-CONFIG_KEYS = sorted(set(LIMITS) | {
-    "architectures", "model_type", "dflash_config", "target_layer_ids", "eagle_aux_hidden_state_layer_ids",
-    "layer_types", "use_sliding_window", "rope_theta", "rope_parameters", "rope_scaling", "partial_rotary_factor",
-    "text_config", "speculators_model_type", "use_swa", "causal", "is_causal", "torch_dtype", "dtype",
-    "quantization_config", "num_nextn_predict_layers", "medusa_num_heads"})
+CONFIG_KEYS = sorted(
+    set(LIMITS)
+    | {
+        "architectures",
+        "model_type",
+        "dflash_config",
+        "target_layer_ids",
+        "eagle_aux_hidden_state_layer_ids",
+        "layer_types",
+        "use_sliding_window",
+        "rope_theta",
+        "rope_parameters",
+        "rope_scaling",
+        "partial_rotary_factor",
+        "text_config",
+        "speculators_model_type",
+        "use_swa",
+        "causal",
+        "is_causal",
+        "torch_dtype",
+        "dtype",
+        "quantization_config",
+        "num_nextn_predict_layers",
+        "medusa_num_heads",
+    }
+)
 ARCHS = ["DFlashDraftModel", "DFlash2DraftModel", "Eagle3LlamaForCausalLM", "Qwen3ForCausalLM", "MedusaModel"]
-hostile_number = st.one_of(st.integers(-2 ** 64, 2 ** 64), st.floats(allow_nan=False, allow_infinity=False),
-                           st.sampled_from([0, -1, 1, 2 ** 31, 2 ** 63, 1e308, True, False, None, "15", [], {}]))
-field_value = st.one_of(hostile_number, json_value, st.lists(st.one_of(st.integers(-5, 100), hostile_number), max_size=40),
-                        st.lists(st.sampled_from(["sliding_attention", "full_attention", "linear_attention", "x"]),
-                                 max_size=64), nasty_text)
+hostile_number = st.one_of(
+    st.integers(-(2**64), 2**64),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0, -1, 1, 2**31, 2**63, 1e308, True, False, None, "15", [], {}]),
+)
+field_value = st.one_of(
+    hostile_number,
+    json_value,
+    st.lists(st.one_of(st.integers(-5, 100), hostile_number), max_size=40),
+    st.lists(st.sampled_from(["sliding_attention", "full_attention", "linear_attention", "x"]), max_size=64),
+    nasty_text,
+)
 
 
 @st.composite
@@ -109,10 +138,26 @@ def test_target_config_of_any_shape_gives_facts_or_one_line_error(cfg):
     _check_facts(target_facts, MemFiles({"/ckpt/config.json": _config_bytes(cfg)}))
 
 
-@given(st.one_of(st.binary(max_size=300), json_value.map(lambda v: json.dumps(v).encode()),
-                 st.sampled_from([b"", b"{", b"\xff\xfe{}", b"[]" * 1000, b"{" * 100000 + b"}" * 100000,
-                                  b'{"a": ' + b"9" * 5000 + b"}", b'{"num_hidden_layers": 1e400}', b"NaN",
-                                  b'{"hidden_size": NaN, "rope_theta": Infinity}', b'"\\ud800"'])))
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        json_value.map(lambda v: json.dumps(v).encode()),
+        st.sampled_from(
+            [
+                b"",
+                b"{",
+                b"\xff\xfe{}",
+                b"[]" * 1000,
+                b"{" * 100000 + b"}" * 100000,
+                b'{"a": ' + b"9" * 5000 + b"}",
+                b'{"num_hidden_layers": 1e400}',
+                b"NaN",
+                b'{"hidden_size": NaN, "rope_theta": Infinity}',
+                b'"\\ud800"',
+            ]
+        ),
+    )
+)
 def test_config_bytes_of_any_kind_are_refused_in_one_line(raw):
     tally.example("config-json:bytes")
     files = MemFiles({"/ckpt/config.json": raw})
@@ -129,30 +174,49 @@ def test_oversized_config_is_refused_without_reading_it_whole(cfg):
     assert max(files.asked) <= facts_mod.MAX_CONFIG_BYTES + 1
 
 
-HOSTILE_JSON = [b'{"a": ' + b"9" * 5000 + b"}", b"[" * 100000 + b"]" * 100000, b'{"w": {"dtype": "F32", "shape": [1e400], '
-                b'"data_offsets": [0, 1e400]}}', b'{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, '
-                + b"9" * 30 + b"]}}", b'{"\\ud800": {}}', b"NaN", b"{}" + b" " * 100]
+HOSTILE_JSON = [
+    b'{"a": ' + b"9" * 5000 + b"}",
+    b"[" * 100000 + b"]" * 100000,
+    b'{"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 1e400]}}',
+    b'{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, ' + b"9" * 30 + b"]}}",
+    b'{"\\ud800": {}}',
+    b"NaN",
+    b"{}" + b" " * 100,
+]
 tensor_meta = st.one_of(
-    st.fixed_dictionaries({"dtype": st.sampled_from(["BF16", "F32", "I8", "???", ""]),
-                           "shape": st.lists(st.integers(-3, 1 << 41), max_size=4),
-                           "data_offsets": st.lists(st.integers(-3, 1 << 51), min_size=0, max_size=3)}),
-    json_value)
+    st.fixed_dictionaries(
+        {
+            "dtype": st.sampled_from(["BF16", "F32", "I8", "???", ""]),
+            "shape": st.lists(st.integers(-3, 1 << 41), max_size=4),
+            "data_offsets": st.lists(st.integers(-3, 1 << 51), min_size=0, max_size=3),
+        }
+    ),
+    json_value,
+)
 
 
 @st.composite
 def safetensors_blob(draw):
-    header = draw(st.dictionaries(st.one_of(st.sampled_from(["__metadata__", "fc.weight", "layers.0.x"]),
-                                            st.text(max_size=20)), tensor_meta, max_size=6))
+    header = draw(
+        st.dictionaries(
+            st.one_of(st.sampled_from(["__metadata__", "fc.weight", "layers.0.x"]), st.text(max_size=20)),
+            tensor_meta,
+            max_size=6,
+        )
+    )
     body = json.dumps(header).encode()
-    how = draw(st.sampled_from(("exact", "lying-length", "huge-length", "short", "garbage", "not-json", "padded",
-                                "hostile-json")))
+    how = draw(
+        st.sampled_from(
+            ("exact", "lying-length", "huge-length", "short", "garbage", "not-json", "padded", "hostile-json")
+        )
+    )
     if how == "hostile-json":
         body = draw(st.sampled_from(HOSTILE_JSON))
     n = len(body)
     if how == "lying-length":
         n = draw(st.integers(0, 2 * n + 16))
     elif how == "huge-length":
-        n = draw(st.sampled_from([MAX_HEADER_BYTES + 1, 2 ** 63 - 1, 2 ** 64 - 1, 2 ** 40]))
+        n = draw(st.sampled_from([MAX_HEADER_BYTES + 1, 2**63 - 1, 2**64 - 1, 2**40]))
     elif how == "not-json":
         body = draw(st.binary(max_size=64))
         n = len(body)
@@ -180,14 +244,41 @@ def test_safetensors_header_of_any_shape_is_facts_or_error_and_capped(blob):
         assert all(isinstance(d, int) and d >= 0 for d in t.shape)
 
 
-@given(st.one_of(json_value, st.fixed_dictionaries({"weight_map": st.dictionaries(
-    st.text(max_size=10), st.one_of(st.sampled_from(["model-00001-of-00002.safetensors", "../../etc/passwd",
-                                                     "/etc/shadow", "..", ".", "", "a/b.safetensors"]),
-                                    json_value), max_size=5)})))
+@given(
+    st.one_of(
+        json_value,
+        st.fixed_dictionaries(
+            {
+                "weight_map": st.dictionaries(
+                    st.text(max_size=10),
+                    st.one_of(
+                        st.sampled_from(
+                            [
+                                "model-00001-of-00002.safetensors",
+                                "../../etc/passwd",
+                                "/etc/shadow",
+                                "..",
+                                ".",
+                                "",
+                                "a/b.safetensors",
+                            ]
+                        ),
+                        json_value,
+                    ),
+                    max_size=5,
+                )
+            }
+        ),
+    )
+)
 def test_shard_index_never_names_a_file_outside_the_checkpoint(index):
     tally.example("safetensors-index")
-    files = MemFiles({"/ckpt/model.safetensors.index.json": json.dumps(index).encode(),
-                      "/ckpt/model-00001-of-00002.safetensors": struct.pack("<Q", 2) + b"{}"})
+    files = MemFiles(
+        {
+            "/ckpt/model.safetensors.index.json": json.dumps(index).encode(),
+            "/ckpt/model-00001-of-00002.safetensors": struct.pack("<Q", 2) + b"{}",
+        }
+    )
     opened: list[str] = []
     real_read = files.read
 
@@ -201,9 +292,22 @@ def test_shard_index_never_names_a_file_outside_the_checkpoint(index):
     assert all(posixpath.dirname(p) == "/ckpt" for p in opened), opened
 
 
-@given(st.lists(st.one_of(nasty_text, st.sampled_from([
-    "**still under training**", "## Preview release", "non-thinking mode only", "\x1b]8;;http://x\x07training"])),
-    max_size=30))
+@given(
+    st.lists(
+        st.one_of(
+            nasty_text,
+            st.sampled_from(
+                [
+                    "**still under training**",
+                    "## Preview release",
+                    "non-thinking mode only",
+                    "\x1b]8;;http://x\x07training",
+                ]
+            ),
+        ),
+        max_size=30,
+    )
+)
 def test_model_card_warnings_are_plain_single_lines(lines):
     tally.example("model-card")
     for w in read_card("\n".join(lines)):

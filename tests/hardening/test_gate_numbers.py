@@ -31,14 +31,30 @@ def test_an_impossible_baseline_tau_is_refused(tmp_path, tau):
     _one_line_usage_error(res)
 
 
-@pytest.mark.parametrize("field,value", [("drafted", "Infinity"), ("accepted", "-Infinity"), ("drafts", "NaN"),
-                                         ("mean_acceptance_length", "NaN"), ("drafts", "1e400"),
-                                         ("intervals", "1" + "0" * 30), ("per_position", "[0.5, NaN]"),
-                                         ("per_position", "[2.0]"), ("mean_acceptance_length", "\"2\"")])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("drafted", "Infinity"),
+        ("accepted", "-Infinity"),
+        ("drafts", "NaN"),
+        ("mean_acceptance_length", "NaN"),
+        ("drafts", "1e400"),
+        ("intervals", "1" + "0" * 30),
+        ("per_position", "[0.5, NaN]"),
+        ("per_position", "[2.0]"),
+        ("mean_acceptance_length", '"2"'),
+    ],
+)
 def test_a_saved_probe_with_a_non_finite_count_is_refused(tmp_path, field, value):
     tally.hostile_input("gate: non-finite number in a saved probe")
-    acc = {"mean_acceptance_length": 2.0, "drafts": 1000, "drafted": 7000, "accepted": 1000, "per_position": [0.5],
-           "intervals": 1}
+    acc = {
+        "mean_acceptance_length": 2.0,
+        "drafts": 1000,
+        "drafted": 7000,
+        "accepted": 1000,
+        "per_position": [0.5],
+        "intervals": 1,
+    }
     text = json.dumps({"acceptance": acc}).replace(f'"{field}": {json.dumps(acc[field])}', f'"{field}": {value}')
     probe = tmp_path / "probe.json"
     probe.write_text(text)
@@ -46,9 +62,16 @@ def test_a_saved_probe_with_a_non_finite_count_is_refused(tmp_path, field, value
     _one_line_usage_error(res)
 
 
-@pytest.mark.parametrize("flag,value", [("--min-acceptance-length", "nan"), ("--min-acceptance-length", "inf"),
-                                        ("--min-acceptance-length", "-inf"), ("--max-regression", "nan"),
-                                        ("--max-regression", "inf")])
+@pytest.mark.parametrize(
+    "flag,value",
+    [
+        ("--min-acceptance-length", "nan"),
+        ("--min-acceptance-length", "inf"),
+        ("--min-acceptance-length", "-inf"),
+        ("--max-regression", "nan"),
+        ("--max-regression", "inf"),
+    ],
+)
 def test_a_non_finite_threshold_is_refused(tmp_path, flag, value):
     """--min-acceptance-length nan: before, `--format json` crashed in the JSON writer; text output FAILed."""
     tally.hostile_input("gate: non-finite threshold")

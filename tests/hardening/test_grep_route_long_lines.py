@@ -16,18 +16,22 @@ from dflash_doctor.parse.prefilter import grep_command
 from tests.hardening import tally
 
 ROOT = Path(__file__).resolve().parents[2]
-GOOD = ("(APIServer pid=7) INFO 05-14 09:13:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
-        "1.50, Accepted throughput: 50.00 tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: 500 tokens, "
-        "Drafted: 4000 tokens, Per-position acceptance rate: 0.300, 0.150, 0.050, 0.000, Avg Draft acceptance rate: 12.5%")
+GOOD = (
+    "(APIServer pid=7) INFO 05-14 09:13:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
+    "1.50, Accepted throughput: 50.00 tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: 500 tokens, "
+    "Drafted: 4000 tokens, Per-position acceptance rate: 0.300, 0.150, 0.050, 0.000, Avg Draft acceptance rate: 12.5%"
+)
 LINE_MB = 160
 
 # Peak memory of this process and of its children (grep) after a scan; ru_maxrss of children is taken in a
 # fresh small interpreter, so it is grep's own peak (or this small process's size, whichever is larger).
-CODE = ("import re, resource, sys; from dflash_doctor.parse.logscan import scan_file; "
-        "s = scan_file(sys.argv[1], workers=int(sys.argv[2])); "
-        "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
-        "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss; "
-        "print(s.n_intervals, hwm // 1024, kids // 1024, '|'.join(s.notes) or '-')")
+CODE = (
+    "import re, resource, sys; from dflash_doctor.parse.logscan import scan_file; "
+    "s = scan_file(sys.argv[1], workers=int(sys.argv[2])); "
+    "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
+    "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss; "
+    "print(s.n_intervals, hwm // 1024, kids // 1024, '|'.join(s.notes) or '-')"
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +52,13 @@ def long_line_log(tmp_path_factory):
 def test_a_huge_line_costs_grep_no_memory_and_keeps_its_note(long_line_log, workers):
     tally.hostile_input("a huge line on the grep route")
     env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    out = subprocess.run([sys.executable, "-c", CODE, str(long_line_log), str(workers)], capture_output=True,
-                         text=True, timeout=300, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", CODE, str(long_line_log), str(workers)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     n, rss, kids, notes = out.stdout.strip().split(" ", 3)
     assert int(n) == 3

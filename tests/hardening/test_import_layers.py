@@ -78,7 +78,7 @@ def imports_of(path: Path, mod: str) -> list[tuple[str, int]]:
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = mod.split(".")
-                base = base[:len(base) - node.level + (1 if is_pkg else 0)]
+                base = base[: len(base) - node.level + (1 if is_pkg else 0)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -112,14 +112,19 @@ def upward_imports(modules) -> list[str]:
                 continue
             assert there in TIER, f"{target} (imported by {path.relative_to(ROOT)}) has no tier: add it to TIERS"
             if TIER[there] >= TIER[here]:
-                bad.append(f"{path.name if not path.is_relative_to(ROOT) else path.relative_to(ROOT)}:{line}: {here} (tier {TIER[here]}) imports {target} "
-                           f"(tier {TIER[there]})")
+                bad.append(
+                    f"{path.name if not path.is_relative_to(ROOT) else path.relative_to(ROOT)}:{line}: {here} (tier {TIER[here]}) imports {target} "
+                    f"(tier {TIER[there]})"
+                )
     return bad
 
 
 def test_every_package_has_a_tier():
-    tops = {p.name if p.is_dir() else p.stem for p in (ROOT / "dflash_doctor").iterdir()
-            if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")}
+    tops = {
+        p.name if p.is_dir() else p.stem
+        for p in (ROOT / "dflash_doctor").iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")
+    }
     assert tops | {"checks"} <= set(TIER), sorted(tops - set(TIER))
     assert len(list(sources())) > 150  # the walk sees the package and checks/
 
@@ -133,8 +138,10 @@ def test_the_layer_test_can_fail(tmp_path):
     """The detector itself: a rank module that imports the renderer, lazily, is caught; a TYPE_CHECKING
     import is not."""
     fake = tmp_path / "probe.py"
-    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..cli import app\n"
-                    "from .baselines import in_force\ndef f():\n    from ..render import terminal\n",
-                    encoding="utf-8")
+    fake.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..cli import app\n"
+        "from .baselines import in_force\ndef f():\n    from ..render import terminal\n",
+        encoding="utf-8",
+    )
     bad = upward_imports([(fake, "dflash_doctor.rank.probe")])
     assert len(bad) == 1 and "imports dflash_doctor.render" in bad[0], bad

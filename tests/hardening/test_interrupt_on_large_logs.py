@@ -20,8 +20,10 @@ from tests.hardening import tally
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # SGLang lines go through the per-line dispatch (no fast path): slow enough to be interrupted mid-file
-LINE = ("[2025-10-22 10:{m:02d}:{s:02d} TP0] Decode batch, #running-req: 4, #token: 3600, token usage: 0.02, "
-        "accept len: 2.09, accept rate: 0.23, cuda graph: True, gen throughput (token/s): 166.00, #queue-req: 0\n")
+LINE = (
+    "[2025-10-22 10:{m:02d}:{s:02d} TP0] Decode batch, #running-req: 4, #token: 3600, token usage: 0.02, "
+    "accept len: 2.09, accept rate: 0.23, cuda graph: True, gen throughput (token/s): 166.00, #queue-req: 0\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +76,12 @@ def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, monkeypatch,
 def test_ctrl_c_through_the_cli_reports_what_was_read(big_log):
     tally.fault("Ctrl-C on a large log")
     env = {"PYTHONPATH": ROOT, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "dflash_doctor", "logs", str(big_log), "--format", "json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dflash_doctor", "logs", str(big_log), "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     time.sleep(2.0)  # imports, then well into the file
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -83,6 +89,8 @@ def test_ctrl_c_through_the_cli_reports_what_was_read(big_log):
     rep = json.loads(out)
     assert rep["acceptance"] is not None and rep["acceptance"]["intervals"] > 0, err.decode()[-500:]
     assert "the log is empty" not in out.decode()
-    assert any("interrupted" in n.lower() for n in rep["notes"] + [m["reason"] for m in rep["missing_evidence"]]) or \
-        "interrupted" in err.decode()
+    assert (
+        any("interrupted" in n.lower() for n in rep["notes"] + [m["reason"] for m in rep["missing_evidence"]])
+        or "interrupted" in err.decode()
+    )
     tally.survived("Ctrl-C on a large log")

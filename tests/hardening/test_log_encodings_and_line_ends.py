@@ -23,17 +23,23 @@ def _variants() -> dict[str, tuple[bytes, str]]:
     return {
         "lone CR (\\r) line ends": (lf.replace("\n", "\r").encode(), "lone CR"),
         "CRLF line ends": (lf.replace("\n", "\r\n").encode(), ""),
-        "UTF-16 LE with BOM (PowerShell >)": (codecs.BOM_UTF16_LE + lf.replace("\n", "\r\n").encode("utf-16-le"),
-                                             "UTF-16 LE (byte-order mark)"),
+        "UTF-16 LE with BOM (PowerShell >)": (
+            codecs.BOM_UTF16_LE + lf.replace("\n", "\r\n").encode("utf-16-le"),
+            "UTF-16 LE (byte-order mark)",
+        ),
         "UTF-16 BE with BOM": (codecs.BOM_UTF16_BE + lf.encode("utf-16-be"), "UTF-16 BE (byte-order mark)"),
         "UTF-16 LE without BOM": (lf.encode("utf-16-le"), "UTF-16 LE (no byte-order mark)"),
         "UTF-32 LE with BOM": (codecs.BOM_UTF32_LE + lf.encode("utf-32-le"), "UTF-32 LE (byte-order mark)"),
         "UTF-32 BE without BOM": (lf.encode("utf-32-be"), "UTF-32 BE (no byte-order mark)"),
         "UTF-8 with BOM": (codecs.BOM_UTF8 + lf.encode(), "UTF-8 with a BOM"),
-        "UTF-16 LE, lone CRs, gzipped": (gzip.compress(codecs.BOM_UTF16_LE + lf.replace("\n", "\r").encode("utf-16-le"),
-                                                       mtime=0), "UTF-16 LE"),
-        "Latin-1 bytes in other lines": (lf.replace("Avg prompt", "Avg pr\u00f6mpt").encode("latin-1", "replace"),
-                                         "Latin-1"),
+        "UTF-16 LE, lone CRs, gzipped": (
+            gzip.compress(codecs.BOM_UTF16_LE + lf.replace("\n", "\r").encode("utf-16-le"), mtime=0),
+            "UTF-16 LE",
+        ),
+        "Latin-1 bytes in other lines": (
+            lf.replace("Avg prompt", "Avg pr\u00f6mpt").encode("latin-1", "replace"),
+            "Latin-1",
+        ),
     }
 
 

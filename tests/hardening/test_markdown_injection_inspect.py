@@ -22,17 +22,26 @@ PAYLOADS = [
 ]
 
 # A construct is live when its opening character is neither escaped nor an HTML entity.
-LIVE = [re.compile(r"(?<![\\&])<\s*(script|img|iframe)\b", re.I), re.compile(r"(?<!\\)\]\(\s*javascript:", re.I),
-        re.compile(r"(?<!\\)!\[[^\]]*(?<!\\)\]\("), re.compile(r"(?<!\\)\]\(https?:")]
+LIVE = [
+    re.compile(r"(?<![\\&])<\s*(script|img|iframe)\b", re.I),
+    re.compile(r"(?<!\\)\]\(\s*javascript:", re.I),
+    re.compile(r"(?<!\\)!\[[^\]]*(?<!\\)\]\("),
+    re.compile(r"(?<!\\)\]\(https?:"),
+]
 
 
 def _checkpoint(tmp_path, payload: str):
     d = tmp_path / "drafter"
     d.mkdir()
-    cfg = {"architectures": [f"DFlashDraftModel{payload}"], "speculators_model_type": "dflash",
-           "speculators_config": {"verifier": {"name_or_path": f"org/{payload}"}},
-           "aux_hidden_state_layer_ids": [2, 10], "mask_token_id": 5, payload: 1,
-           "transformer_layer_config": {"num_hidden_layers": 1, "hidden_size": 8, "vocab_size": 16}}
+    cfg = {
+        "architectures": [f"DFlashDraftModel{payload}"],
+        "speculators_model_type": "dflash",
+        "speculators_config": {"verifier": {"name_or_path": f"org/{payload}"}},
+        "aux_hidden_state_layer_ids": [2, 10],
+        "mask_token_id": 5,
+        payload: 1,
+        "transformer_layer_config": {"num_hidden_layers": 1, "hidden_size": 8, "vocab_size": 16},
+    }
     (d / "config.json").write_text(json.dumps(cfg))
     (d / "README.md").write_text(f"This drafter is still under training {payload}\n")
     return d
@@ -52,6 +61,7 @@ def test_markdown_report_of_a_hostile_config_and_card_is_inert(cli, tmp_path, pa
 
 def test_markdown_escapes_every_metacharacter_of_untrusted_text():
     from dflash_doctor.render.inspection import _md
+
     out = _md("<script>x</script> [a](javascript:b) ![c](d) `e` *f* _g_ |h|")
     assert "<" not in out and ">" not in out
     assert "\\[a\\]\\(javascript:b\\)" in out and "\\!\\[c\\]\\(d\\)" in out

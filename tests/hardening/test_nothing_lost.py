@@ -12,8 +12,8 @@ import pytest
 
 from dflash_doctor.check import Check, run_checks
 from dflash_doctor.doctor import build_report
-from dflash_doctor.payloads import HostSummary
 from dflash_doctor.evidence import EvidenceSet, Finding, Kind, Source, Status
+from dflash_doctor.payloads import HostSummary
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
@@ -121,8 +121,9 @@ def test_a_check_that_crashes_inside_the_real_pipeline(monkeypatch):
     monkeypatch.setattr(doctor, "load_checks", load)
     from dflash_doctor.collect.files import FileInputs, gather_files
 
-    report, _ = doctor.build_report(gather_files(FileInputs(logs=[str(SEED_LOG)], drafter=str(DRAFTER),
-                                                            target=str(TARGET), engine="vllm==0.20.1")))
+    report, _ = doctor.build_report(
+        gather_files(FileInputs(logs=[str(SEED_LOG)], drafter=str(DRAFTER), target=str(TARGET), engine="vllm==0.20.1"))
+    )
     crashed = [f for f in report.findings if "ZeroDivisionError" in f.message]
     assert crashed and crashed[0].status == Status.COULD_NOT_CHECK
     assert len(report.findings) > 5 and report.causes  # the rest of the diagnosis is intact
@@ -130,6 +131,7 @@ def test_a_check_that_crashes_inside_the_real_pipeline(monkeypatch):
 
 
 # --- JSON stays valid in every failure mode, through the CLI ----------------------------------
+
 
 def _scenarios(tmp: str) -> dict[str, list[str]]:
     def w(name, data: bytes) -> str:
@@ -176,17 +178,43 @@ def _scenarios(tmp: str) -> dict[str, list[str]]:
         "target is the log": ["--target", str(SEED_LOG)],
         "metrics file missing": ["--log", str(SEED_LOG), "--metrics", os.path.join(tmp, "nope.prom")],
         "metrics URL unreachable": ["--metrics", "http://127.0.0.1:9/metrics"],
-        "every input broken at once": ["--log", os.path.join(tmp, "nope.log"), "--drafter", bad_cfg,
-                                       "--target", list_cfg, "--metrics", "http://127.0.0.1:9/metrics",
-                                       "--engine", "vllm==99.0"],
+        "every input broken at once": [
+            "--log",
+            os.path.join(tmp, "nope.log"),
+            "--drafter",
+            bad_cfg,
+            "--target",
+            list_cfg,
+            "--metrics",
+            "http://127.0.0.1:9/metrics",
+            "--engine",
+            "vllm==99.0",
+        ],
     }
 
 
-NAMES = ["nothing given", "missing log", "log is a directory", "empty log", "binary log", "NUL-filled log",
-         "truncated gzip log", "gzip header only", "only malformed metrics lines", "one enormous line",
-         "drafter missing", "drafter without config", "drafter config invalid", "drafter config is a list",
-         "drafter config 5 MiB", "drafter weights truncated", "target is the log", "metrics file missing",
-         "metrics URL unreachable", "every input broken at once"]
+NAMES = [
+    "nothing given",
+    "missing log",
+    "log is a directory",
+    "empty log",
+    "binary log",
+    "NUL-filled log",
+    "truncated gzip log",
+    "gzip header only",
+    "only malformed metrics lines",
+    "one enormous line",
+    "drafter missing",
+    "drafter without config",
+    "drafter config invalid",
+    "drafter config is a list",
+    "drafter config 5 MiB",
+    "drafter weights truncated",
+    "target is the log",
+    "metrics file missing",
+    "metrics URL unreachable",
+    "every input broken at once",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -209,12 +237,15 @@ def test_diagnose_json_is_valid_in_every_failure_mode(tmp_path, name):
     tally.survived(f"cli diagnose: {name}")
 
 
-@pytest.mark.parametrize("cmd", [
-    ["inspect-model", "{tmp}/badcfg", "--format", "json"],
-    ["inspect-model", "{tmp}/trunc", "--target", "{tmp}/listcfg", "--format", "json"],
-    ["gate", "--log", "{tmp}/bin.log", "--min-acceptance-length", "2", "--format", "json"],
-    ["gate", "--log", "{tmp}/cut.log.gz", "--min-acceptance-length", "2", "--format", "json"],
-])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["inspect-model", "{tmp}/badcfg", "--format", "json"],
+        ["inspect-model", "{tmp}/trunc", "--target", "{tmp}/listcfg", "--format", "json"],
+        ["gate", "--log", "{tmp}/bin.log", "--min-acceptance-length", "2", "--format", "json"],
+        ["gate", "--log", "{tmp}/cut.log.gz", "--min-acceptance-length", "2", "--format", "json"],
+    ],
+)
 def test_other_commands_json_is_valid_or_a_one_line_usage_error(tmp_path, cmd):
     _scenarios(str(tmp_path))
     args = [a.format(tmp=tmp_path) for a in cmd]
@@ -245,8 +276,15 @@ def test_a_truncated_gzip_log_keeps_the_intervals_read_before_the_cut(tmp_path):
 
 # --- Ctrl-C during a slow collection ------------------------------------------------------------
 
-@pytest.mark.parametrize("cmd", [["diagnose", "--format", "json"], ["logs", "--format", "json"],
-                                 ["gate", "--min-acceptance-length", "1.5", "--format", "json"]])
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["diagnose", "--format", "json"],
+        ["logs", "--format", "json"],
+        ["gate", "--min-acceptance-length", "1.5", "--format", "json"],
+    ],
+)
 def test_ctrl_c_during_collection_prints_what_was_gathered(cmd):
     """A log streamed on stdin that never ends: Ctrl-C prints the report of what was read, exit 130."""
     import signal
@@ -261,8 +299,13 @@ def test_ctrl_c_during_collection_prints_what_was_gathered(cmd):
     chunk = "".join(metrics) * 40  # ~1.6 MB: several of the scanner's 256 KiB reads
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
     args = [cmd[0], "-" if cmd[0] == "logs" else "--log", *([] if cmd[0] == "logs" else ["-"]), *cmd[1:]]
-    proc = subprocess.Popen([sys.executable, "-m", "dflash_doctor", *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dflash_doctor", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         proc.stdin.write(chunk.encode())
         proc.stdin.flush()
@@ -293,19 +336,27 @@ def test_a_ctrl_c_mid_import_of_numpy_leaves_it_whole_for_the_partial_report():
     from tests.conftest import ROOT
 
     tally.fault("SIGINT inside the numpy import of a large-log run")
-    code = ("import os, signal, threading\n"
-            "from dflash_doctor.parse.workers import _import_whole\n"
-            "threading.Timer(0.003, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
-            "hit = False\n"
-            "try:\n"
-            "    _import_whole('numpy')\n"
-            "    import time; time.sleep(2)\n"
-            "except KeyboardInterrupt:\n"
-            "    hit = True\n"
-            "import numpy\n"
-            "print(hit, int(numpy.nonzero([0, 1])[0][0]))\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1"})
+    code = (
+        "import os, signal, threading\n"
+        "from dflash_doctor.parse.workers import _import_whole\n"
+        "threading.Timer(0.003, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        "hit = False\n"
+        "try:\n"
+        "    _import_whole('numpy')\n"
+        "    import time; time.sleep(2)\n"
+        "except KeyboardInterrupt:\n"
+        "    hit = True\n"
+        "import numpy\n"
+        "print(hit, int(numpy.nonzero([0, 1])[0][0]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["True", "1"]
     tally.survived("SIGINT inside the numpy import of a large-log run")
@@ -330,8 +381,9 @@ main()
 """
 
 
-@pytest.mark.parametrize("module", ["typer", "dflash_doctor.cli.common", "dflash_doctor.collect.builder",
-                                    "dflash_doctor.doctor", "numpy"])
+@pytest.mark.parametrize(
+    "module", ["typer", "dflash_doctor.cli.common", "dflash_doctor.collect.builder", "dflash_doctor.doctor", "numpy"]
+)
 def test_a_ctrl_c_while_a_module_loads_says_interrupted_without_a_traceback(module):
     """Exit 130, 'interrupted' said, never a traceback — whichever import the Ctrl-C lands in."""
     import subprocess
@@ -340,8 +392,13 @@ def test_a_ctrl_c_while_a_module_loads_says_interrupted_without_a_traceback(modu
     from tests.conftest import ROOT
 
     tally.fault(f"SIGINT while {module} loads")
-    proc = subprocess.run([sys.executable, "-c", _CTRL_C_AT, module, str(SEED_LOG)], capture_output=True,
-                          cwd=ROOT, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AT, module, str(SEED_LOG)],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()[-2000:]
     assert proc.returncode == 130 and b"interrupted" in proc.stderr, (proc.returncode, proc.stderr[-500:])
     tally.survived(f"SIGINT while {module} loads")

@@ -29,12 +29,20 @@ def _one_line_error(res, code: int) -> None:
 
 
 # -- prompt files ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("row", ['{"input_ids": [1, 100000000000000000000000000000000000000000]}',
-                                 '{"input_ids": [1, -3]}', '{"input_ids": [true, 2]}',
-                                 '{"input_ids": [1, ' + "9" * 5000 + "]}",
-                                 "[" * 100_000 + "]" * 100_000,
-                                 '{"messages": "hello"}', '{"messages": [{"role": "user", "content": 5}]}',
-                                 '{"long_context": "x"}', '{"long_context": {"task": "t", "min_chars": 1e12}}'])
+@pytest.mark.parametrize(
+    "row",
+    [
+        '{"input_ids": [1, 100000000000000000000000000000000000000000]}',
+        '{"input_ids": [1, -3]}',
+        '{"input_ids": [true, 2]}',
+        '{"input_ids": [1, ' + "9" * 5000 + "]}",
+        "[" * 100_000 + "]" * 100_000,
+        '{"messages": "hello"}',
+        '{"messages": [{"role": "user", "content": 5}]}',
+        '{"long_context": "x"}',
+        '{"long_context": {"task": "t", "min_chars": 1e12}}',
+    ],
+)
 def test_a_damaged_prompt_row_is_a_usage_error(tmp_path, row):
     from dflash_doctor.probe.prompts import load_prompts, portable_rows
 
@@ -55,8 +63,20 @@ def test_prompt_ids_beyond_the_vocabulary_are_one_line(tmp_path):
     vocab = json.loads((TINY / "target/config.json").read_text())["vocab_size"]
     f = tmp_path / "p.jsonl"
     f.write_text(json.dumps({"input_ids": [1, 2, vocab]}) + "\n")
-    res = run_cli("probe", "--target", str(TINY / "target"), "--drafter", str(TINY / "drafter"), "--prompts", str(f),
-                  "--max-new-tokens", "2", "--device", "cpu", timeout=300)
+    res = run_cli(
+        "probe",
+        "--target",
+        str(TINY / "target"),
+        "--drafter",
+        str(TINY / "drafter"),
+        "--prompts",
+        str(f),
+        "--max-new-tokens",
+        "2",
+        "--device",
+        "cpu",
+        timeout=300,
+    )
     _one_line_error(res, 2)
     assert f"token id {vocab} is outside the target's vocabulary" in res.stderr
 
@@ -82,14 +102,21 @@ class AnsweringHost(Host):
         raise FileNotFoundError(path)
 
 
-@pytest.mark.parametrize("answer,code", [('{"error": "boom", "exit_code": 99}', ExitCode.NOT_CHECKED),
-                                         ('{"error": "boom", "exit_code": 0}', ExitCode.NOT_CHECKED),
-                                         ('{"error": "bad flag", "exit_code": 2}', ExitCode.USAGE),
-                                         ('{"error": ["x"], "exit_code": "2"}', ExitCode.NOT_CHECKED),
-                                         ("[]", ExitCode.NOT_CHECKED), ("{}", ExitCode.NOT_CHECKED),
-                                         ('{"schema": "dflash-doctor/probe@1"}', ExitCode.NOT_CHECKED),
-                                         ("[" * 100_000, ExitCode.NOT_CHECKED), ("null", ExitCode.NOT_CHECKED),
-                                         ('"text"', ExitCode.NOT_CHECKED)])
+@pytest.mark.parametrize(
+    "answer,code",
+    [
+        ('{"error": "boom", "exit_code": 99}', ExitCode.NOT_CHECKED),
+        ('{"error": "boom", "exit_code": 0}', ExitCode.NOT_CHECKED),
+        ('{"error": "bad flag", "exit_code": 2}', ExitCode.USAGE),
+        ('{"error": ["x"], "exit_code": "2"}', ExitCode.NOT_CHECKED),
+        ("[]", ExitCode.NOT_CHECKED),
+        ("{}", ExitCode.NOT_CHECKED),
+        ('{"schema": "dflash-doctor/probe@1"}', ExitCode.NOT_CHECKED),
+        ("[" * 100_000, ExitCode.NOT_CHECKED),
+        ("null", ExitCode.NOT_CHECKED),
+        ('"text"', ExitCode.NOT_CHECKED),
+    ],
+)
 def test_a_remote_answer_is_a_claim_checked_before_use(answer, code):
     from dflash_doctor.probe.remote import run_remote_probe
 
@@ -103,12 +130,23 @@ def test_a_remote_answer_is_a_claim_checked_before_use(answer, code):
 def test_a_real_probe_result_passes_the_check():
     from dflash_doctor.probe.remote import result_problem
 
-    result = {"schema": "dflash-doctor/probe@1", "target": "t", "drafter": "d", "device": "cpu", "dtype": "float32",
-              "block_size": 8, "max_new_tokens": 4, "decoding": "greedy", "end_rule": {"description": "x"},
-              "prompts": {"count": 1, "min_length": 3, "max_length": 3},
-              "taps": {"target_layer_ids": [1], "hf_hidden_state_indices": [2]},
-              "acceptance": {"mean_acceptance_length": 2.5, "per_position": [0.5], "histogram": {}, "steps": 2},
-              "lossless": True, "mismatches": [], "ablations": []}
+    result = {
+        "schema": "dflash-doctor/probe@1",
+        "target": "t",
+        "drafter": "d",
+        "device": "cpu",
+        "dtype": "float32",
+        "block_size": 8,
+        "max_new_tokens": 4,
+        "decoding": "greedy",
+        "end_rule": {"description": "x"},
+        "prompts": {"count": 1, "min_length": 3, "max_length": 3},
+        "taps": {"target_layer_ids": [1], "hf_hidden_state_indices": [2]},
+        "acceptance": {"mean_acceptance_length": 2.5, "per_position": [0.5], "histogram": {}, "steps": 2},
+        "lossless": True,
+        "mismatches": [],
+        "ablations": [],
+    }
     assert result_problem(result) is None
 
 
@@ -116,10 +154,26 @@ def test_a_real_probe_result_passes_the_check():
 def test_a_remote_python_answering_exit_code_99_is_one_line_over_real_ssh(sshd, tmp_path):
     tally.hostile_input("probe: remote answers exit_code 99 (over SSH)")
     fake = tmp_path / "fake-python"
-    fake.write_text('#!/bin/sh\ncat >/dev/null\necho \'DFLASH-DOCTOR-PROBE-RESULT {"error": "nope", "exit_code": 99}\'\n')
+    fake.write_text(
+        '#!/bin/sh\ncat >/dev/null\necho \'DFLASH-DOCTOR-PROBE-RESULT {"error": "nope", "exit_code": 99}\'\n'
+    )
     os.chmod(fake, 0o755)
-    res = run_cli("probe", "--target", "t", "--drafter", "d", "--host", "testhost", "--ssh-config", str(sshd.ssh_config),
-                  "--remote-python", str(fake), "--prompts", str(TINY / "prompts.jsonl"), timeout=120)
+    res = run_cli(
+        "probe",
+        "--target",
+        "t",
+        "--drafter",
+        "d",
+        "--host",
+        "testhost",
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--remote-python",
+        str(fake),
+        "--prompts",
+        str(TINY / "prompts.jsonl"),
+        timeout=120,
+    )
     _one_line_error(res, 3)
     assert "nope" in res.stderr
 
@@ -145,8 +199,18 @@ def test_a_pickle_only_checkpoint_is_refused_in_one_line_and_never_unpickled(tmp
         (target / f).write_bytes((TINY / "target" / f).read_bytes())
     marker = tmp_path / "unpickled"
     (target / name).write_bytes(pickle.dumps({"model.embed_tokens.weight": _RunsCode(marker)}))
-    for cmd in (["probe", "--drafter", str(TINY / "drafter"), "--prompts", str(TINY / "prompts.jsonl"),
-                 "--max-new-tokens", "2"], ["layer-offset", "--dump", str(tmp_path / "none.safetensors")]):
+    for cmd in (
+        [
+            "probe",
+            "--drafter",
+            str(TINY / "drafter"),
+            "--prompts",
+            str(TINY / "prompts.jsonl"),
+            "--max-new-tokens",
+            "2",
+        ],
+        ["layer-offset", "--dump", str(tmp_path / "none.safetensors")],
+    ):
         if cmd[0] == "layer-offset":
             _nan_dump(tmp_path / "none.safetensors", nan=False)
         res = run_cli(*cmd, "--target", str(target), "--device", "cpu", timeout=300)
@@ -171,7 +235,17 @@ def test_an_all_nan_dump_is_refused_not_an_exact_match(tmp_path, fmt):
     tally.hostile_input("layer-offset: all-NaN hidden-state dump")
     dump = tmp_path / "nan.safetensors"
     _nan_dump(dump)
-    res = run_cli("layer-offset", "--target", str(TINY / "target"), "--dump", str(dump), "--device", "cpu",
-                  "--format", fmt, timeout=300)
+    res = run_cli(
+        "layer-offset",
+        "--target",
+        str(TINY / "target"),
+        "--dump",
+        str(dump),
+        "--device",
+        "cpu",
+        "--format",
+        fmt,
+        timeout=300,
+    )
     _one_line_error(res, 2)
     assert "NaN" in res.stderr and "exact match" not in res.stdout and "NaN" not in res.stdout

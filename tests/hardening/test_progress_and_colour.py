@@ -16,8 +16,13 @@ from tests.hardening import tally
 from tests.hardening.hostile import terminal_violations
 
 LOG = str(FIXTURES / "seed/vllm-0.20.1.log")
-HOSTILE_HOSTS = ["\x1b]8;;http://evil.example\x07click me\x1b]8;;\x07", "gpu\u202ekcab", "bell\x07box",
-                 "\x1b[2J\x1b[Hcleared", "ssh://deploy@gpu\x1b[31mred"]
+HOSTILE_HOSTS = [
+    "\x1b]8;;http://evil.example\x07click me\x1b]8;;\x07",
+    "gpu\u202ekcab",
+    "bell\x07box",
+    "\x1b[2J\x1b[Hcleared",
+    "ssh://deploy@gpu\x1b[31mred",
+]
 
 
 def _env(**kw) -> dict:
@@ -48,8 +53,13 @@ def in_pty(argv: list[str], env: dict, timeout: float = 300) -> bytes:
 
 def test_fleet_progress_lines_never_print_a_host_name_raw():
     tally.hostile_input("terminal: escapes in fleet host names (progress lines)", len(HOSTILE_HOSTS))
-    res = subprocess.run([sys.executable, "-m", "dflash_doctor", "check", "host", *HOSTILE_HOSTS, "--timeout", "5"],
-                         capture_output=True, text=True, env=_env(NO_COLOR="1"), timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", "dflash_doctor", "check", "host", *HOSTILE_HOSTS, "--timeout", "5"],
+        capture_output=True,
+        text=True,
+        env=_env(NO_COLOR="1"),
+        timeout=300,
+    )
     assert res.returncode == 3
     assert res.stderr.count(": unreachable (") == len(HOSTILE_HOSTS), res.stderr  # a progress line per host
     assert not terminal_violations(res.stderr, color=False), res.stderr
@@ -57,14 +67,22 @@ def test_fleet_progress_lines_never_print_a_host_name_raw():
 
 
 def test_fleet_on_a_terminal_prints_no_raw_host_name_either():
-    out = in_pty([sys.executable, "-m", "dflash_doctor", "check", "host", *HOSTILE_HOSTS[:3], "--timeout", "5"],
-                 _env(NO_COLOR="1", TERM="xterm")).decode("utf-8", "replace")
+    out = in_pty(
+        [sys.executable, "-m", "dflash_doctor", "check", "host", *HOSTILE_HOSTS[:3], "--timeout", "5"],
+        _env(NO_COLOR="1", TERM="xterm"),
+    ).decode("utf-8", "replace")
     for bad in ("\x1b]8;;", "\u202e", "\x07"):
         assert bad not in out, repr(bad)
 
 
-@pytest.mark.parametrize("argv", [["diagnose", "--log", LOG], ["check", "host", "bundle:/nonexistent", "local"],
-                                  ["gate", "--log", LOG, "--min-acceptance-length", "5"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["diagnose", "--log", LOG],
+        ["check", "host", "bundle:/nonexistent", "local"],
+        ["gate", "--log", LOG, "--min-acceptance-length", "5"],
+    ],
+)
 def test_a_dumb_terminal_gets_no_escape_sequence_at_all(argv):
     """Before: 590 colour escapes for `diagnose` on TERM=dumb."""
     tally.hostile_input("terminal: TERM=dumb")
@@ -72,8 +90,10 @@ def test_a_dumb_terminal_gets_no_escape_sequence_at_all(argv):
     assert b"\x1b" not in out and b"\x9b" not in out, out.count(b"\x1b")
 
 
-@pytest.mark.parametrize("argv", [["diagnose", "--log", LOG], ["checks", "list"], ["inspect-model",
-                                                                                   str(FIXTURES / "models/Qwen3.6-27B-DFlash")]])
+@pytest.mark.parametrize(
+    "argv",
+    [["diagnose", "--log", LOG], ["checks", "list"], ["inspect-model", str(FIXTURES / "models/Qwen3.6-27B-DFlash")]],
+)
 def test_no_color_is_honoured_on_a_colour_terminal(argv):
     out = in_pty([sys.executable, "-m", "dflash_doctor", *argv], _env(TERM="xterm-256color", NO_COLOR="1"))
     assert b"\x1b[" not in out

@@ -10,12 +10,13 @@ import string
 import time
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dflash_doctor.doctor import build_report
+from dflash_doctor.evidence import EvidenceSet, Kind, Source
 from dflash_doctor.parse.launch import LaunchConfig
 from dflash_doctor.payloads import Environment
-from dflash_doctor.evidence import EvidenceSet, Kind, Source
 from dflash_doctor.redact import redact_any, redact_text
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
@@ -27,7 +28,10 @@ CORPUS = [
     ("OPENAI_API_KEY=sk-proj-Hq7Wc2Vn5Jx9Rt4Ym1Pk", "sk-proj-Hq7Wc2Vn5Jx9Rt4Ym1Pk"),
     ("HF_TOKEN=hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1", "hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1"),
     ("loading with token hf_Ke4Nw8Pz2Rb6Tq9Xm3Vc7Ys1Lj5Hd0", "hf_Ke4Nw8Pz2Rb6Tq9Xm3Vc7Ys1Lj5Hd0"),
-    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4cTcifQ.Zk8Lm3Np", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4cTcifQ.Zk8Lm3Np"),
+    (
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4cTcifQ.Zk8Lm3Np",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4cTcifQ.Zk8Lm3Np",
+    ),
     ("Authorization: Basic YWRtaW46UXc4Wm00Vng=", "YWRtaW46UXc4Wm00Vng="),
     ("metrics at https://scraper:Wq9Xv4Zt7Lp2@prom.internal:9090/metrics", "Wq9Xv4Zt7Lp2"),
     ("s3 creds AKIAQ7XZ4W2N8VK5MT3R", "AKIAQ7XZ4W2N8VK5MT3R"),
@@ -46,11 +50,16 @@ CORPUS = [
     ('cmdline ["vllm", "serve", "--hf-token", "Jn4Wq9Xz2Lv7Km3T"]', "Jn4Wq9Xz2Lv7Km3T"),
     ("launched: vllm serve m --api-key 'Sh5Kq8Wz Lx7Vn2Qm' --port 8000", "Sh5Kq8Wz Lx7Vn2Qm"),
     # Tokens known by their prefix, whatever the key around them says.
-    ("GH_PAT=github_pat_11AQ7XZ4W0Kp3Lm8Vn2Rq5_Tz9Wx4Jb7Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6Ac1Sd8Ef3",
-     "github_pat_11AQ7XZ4W0Kp3Lm8Vn2Rq5_Tz9Wx4Jb7Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6Ac1Sd8Ef3"),
+    (
+        "GH_PAT=github_pat_11AQ7XZ4W0Kp3Lm8Vn2Rq5_Tz9Wx4Jb7Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6Ac1Sd8Ef3",
+        "github_pat_11AQ7XZ4W0Kp3Lm8Vn2Rq5_Tz9Wx4Jb7Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6Ac1Sd8Ef3",
+    ),
     ("clone with glpat-Xq7Zk2Wm9Lv4Tn8Rb3Yc", "glpat-Xq7Zk2Wm9Lv4Tn8Rb3Yc"),
     ("notify xoxp-3821-9917-Qz7Wk3Xn9Lv2Tb5", "xoxp-3821-9917-Qz7Wk3Xn9Lv2Tb5"),
-    ("alerts to https://hooks.slack.com/services/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", "Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1"),
+    (
+        "alerts to https://hooks.slack.com/services/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",
+        "Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1",
+    ),
     ("org hf api_org_Kq7Wz2Xm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks", "api_org_Kq7Wz2Xm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks"),
     ("judge uses sk-ant-api03-Qw7Zx2Lm9Vk4Tn8Rb3Yc6Pd1Hf5Jg0Ks2Qa", "sk-ant-api03-Qw7Zx2Lm9Vk4Tn8Rb3Yc6Pd1Hf5Jg0Ks2Qa"),
     ("eval with sk-svcacct-Hz8Wq3Xk7Lm2Vn5Rt9Yb4Pc", "sk-svcacct-Hz8Wq3Xk7Lm2Vn5Rt9Yb4Pc"),
@@ -58,50 +67,79 @@ CORPUS = [
     ("gcs AIzaSyB7Xk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2Q", "AIzaSyB7Xk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2Q"),
     ("oauth client GOCSPX-Gq8Wz3Lx7Kv2Nm5Rt9Yb4Pc1Hd6", "GOCSPX-Gq8Wz3Lx7Kv2Nm5Rt9Yb4Pc1Hd6"),
     ("gcloud ya29.a0AfH6SMBx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0", "a0AfH6SMBx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0"),
-    ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Az7Xk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2QaZe5Rw7Tz9Wx4Jb7"
-     "Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6A==;EndpointSuffix=core.windows.net",
-     "Az7Xk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2QaZe5Rw7Tz9Wx4Jb7Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6A"),
-    ("weights from https://acct.blob.core.windows.net/c/m.safetensors?sv=2022-11-02&sig=Sg7Kq2Wx9Lm4Vp8Zr3Tn6Yb%2FQ",
-     "Sg7Kq2Wx9Lm4Vp8Zr3Tn6Yb"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Az7Xk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2QaZe5Rw7Tz9Wx4Jb7"
+        "Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6A==;EndpointSuffix=core.windows.net",
+        "Az7Xk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2QaZe5Rw7Tz9Wx4Jb7Hc2Mk6Pd1Qs8Lv3Zn5Yg0Fr4Te7Wu2Xi9Ob6A",
+    ),
+    (
+        "weights from https://acct.blob.core.windows.net/c/m.safetensors?sv=2022-11-02&sig=Sg7Kq2Wx9Lm4Vp8Zr3Tn6Yb%2FQ",
+        "Sg7Kq2Wx9Lm4Vp8Zr3Tn6Yb",
+    ),
     ("azure app Abc8Q~Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1Hf5Jg0Ks2", "Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1Hf5Jg0Ks2"),
     ("publish npm_Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1Hf5Jg0Ks2Qa8", "npm_Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1Hf5Jg0Ks2Qa8"),
     ("billing sk_live_Zq8Wk3Xm7Lv2Tn5Rb9Yc4Pd", "sk_live_Zq8Wk3Xm7Lv2Tn5Rb9Yc4Pd"),
-    ("mail 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",
-     "Dd1Hf5Jg0Ks2Qa8Wz3Lx7Kv2Nm5Rt9Yb4Pc1Hd6Je0F"),
+    (
+        "mail 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",
+        "Dd1Hf5Jg0Ks2Qa8Wz3Lx7Kv2Nm5Rt9Yb4Pc1Hd6Je0F",
+    ),
     ("jwt=eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ6cTgifQ.Jw7Kq2Xz9Lm4Vp8R", "Jw7Kq2Xz9Lm4Vp8R"),
     ("Cookie: session=Ck7Wq2Xz9Lm4Vp8R; theme=dark", "Ck7Wq2Xz9Lm4Vp8R"),
     ("DB_PASS=Dp3Kw8Zq2Xm7Lv5T", "Dp3Kw8Zq2Xm7Lv5T"),
     # A key block as JSON holds it (a service-account file, a config value): escaped newlines, no END line needed.
-    ('"blob": "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAx7Kq2Wm9Lv4Tn8Rb3Yc6\\nPd1Hf5Jg0Ks2QaZe5\\n'
-     '-----END RSA PRIVATE KEY-----\\n"', "MIIEowIBAAKCAQEAx7Kq2Wm9Lv4Tn8Rb3Yc6"),
+    (
+        '"blob": "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAx7Kq2Wm9Lv4Tn8Rb3Yc6\\nPd1Hf5Jg0Ks2QaZe5\\n'
+        '-----END RSA PRIVATE KEY-----\\n"',
+        "MIIEowIBAAKCAQEAx7Kq2Wm9Lv4Tn8Rb3Yc6",
+    ),
 ]
 
 # Secrets that span lines (a key file, a YAML argument list): redacted wherever the text holds them whole.
 MULTILINE = [
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1\n"
-     "-----END OPENSSH PRIVATE KEY-----\n", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"),
-    ("key file (cut at the byte cap):\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1\nHf5Jg0", "MHcCAQEEIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1"),
-    ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: x\n\nlQOYBGQx7Kq2Wm9Lv4Tn8Rb3\n=Ab1c\n-----END PGP PRIVATE KEY BLOCK-----",
-     "lQOYBGQx7Kq2Wm9Lv4Tn8Rb3"),
-    ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1Hf5\n"
-     "Private-MAC: 0a1b", "AAAAIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1Hf5"),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1\n"
+        "-----END OPENSSH PRIVATE KEY-----\n",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+    ),
+    (
+        "key file (cut at the byte cap):\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1\nHf5Jg0",
+        "MHcCAQEEIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: x\n\nlQOYBGQx7Kq2Wm9Lv4Tn8Rb3\n=Ab1c\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBGQx7Kq2Wm9Lv4Tn8Rb3",
+    ),
+    (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1Hf5\n"
+        "Private-MAC: 0a1b",
+        "AAAAIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1Hf5",
+    ),
     ("containers:\n- args:\n  - --api-key\n  - Ym4Kq8Wz3Lx7Tn2V\n", "Ym4Kq8Wz3Lx7Tn2V"),
     ('cmd = [\n    "vllm",\n    "--api-key",\n    "Yj5Wq9Xz2Lv7Km3T"\n]', "Yj5Wq9Xz2Lv7Km3T"),
 ]
 
 # The same kind of secrets as vLLM prints them in `non-default args` (a Python dict repr).
-ARGS = {"model": "Qwen/Qwen3.6-27B", "api_key": ["Pk3Wz8Qx2Lm7Vn4R", "Tj5Hc9Yb1Ds6Fg0K"],
-        "hf_token": "Rq8Lx3Wv7Mz2Np5T", "speculative_config": {"method": "dflash", "model": "z-lab/Qwen3.6-27B-DFlash",
-                                                             "num_speculative_tokens": 15,
-                                                             "secret": "Nz6Kw1Qy4Xb9Lc3V"},
-        "ssl_keyfile_password": "Gh2Vm7Zq5Wt9Lx4K"}
+ARGS = {
+    "model": "Qwen/Qwen3.6-27B",
+    "api_key": ["Pk3Wz8Qx2Lm7Vn4R", "Tj5Hc9Yb1Ds6Fg0K"],
+    "hf_token": "Rq8Lx3Wv7Mz2Np5T",
+    "speculative_config": {
+        "method": "dflash",
+        "model": "z-lab/Qwen3.6-27B-DFlash",
+        "num_speculative_tokens": 15,
+        "secret": "Nz6Kw1Qy4Xb9Lc3V",
+    },
+    "ssl_keyfile_password": "Gh2Vm7Zq5Wt9Lx4K",
+}
 ARG_SECRETS = ["Pk3Wz8Qx2Lm7Vn4R", "Tj5Hc9Yb1Ds6Fg0K", "Rq8Lx3Wv7Mz2Np5T", "Nz6Kw1Qy4Xb9Lc3V", "Gh2Vm7Zq5Wt9Lx4K"]
 ALL_SECRETS = [s for _, s in CORPUS] + [s for _, s in MULTILINE] + ARG_SECRETS + ["AKIAZ3XQ7W2N8VK5MT4R"]
 
-METRICS = ("INFO 05-14 09:13:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.19, Accepted "
-           "throughput: 33.70 tokens/s, Drafted throughput: 2626.50 tokens/s, Accepted: 337 tokens, Drafted: 26265 "
-           "tokens, Per-position acceptance rate: 0.172, 0.020, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, "
-           "0.000, 0.000, 0.000, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 1.3%\n")
+METRICS = (
+    "INFO 05-14 09:13:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.19, Accepted "
+    "throughput: 33.70 tokens/s, Drafted throughput: 2626.50 tokens/s, Accepted: 337 tokens, Drafted: 26265 "
+    "tokens, Per-position acceptance rate: 0.172, 0.020, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, "
+    "0.000, 0.000, 0.000, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 1.3%\n"
+)
 
 
 def leaks(text: str) -> list[str]:
@@ -122,8 +160,10 @@ def _record(fmt: str, text: str) -> list[str]:
 
 def plant(tmp_path):
     """A log, a drafter checkpoint and a target config that carry the whole corpus."""
-    lines = [f"(APIServer pid=1) INFO 05-14 09:11:52 [utils.py:189] non-default args: {ARGS!r}\n",
-             "(APIServer pid=1) INFO 05-14 09:11:52 [utils.py:253] vLLM API server version 0.20.1\n"]
+    lines = [
+        f"(APIServer pid=1) INFO 05-14 09:11:52 [utils.py:189] non-default args: {ARGS!r}\n",
+        "(APIServer pid=1) INFO 05-14 09:11:52 [utils.py:253] vLLM API server version 0.20.1\n",
+    ]
     for ctx, _ in CORPUS:
         lines.append(f"INFO 05-14 09:11:53 [api_server.py:1] version check {ctx}\n")  # a startup-looking line
         lines.append(f"INFO 05-14 09:12:00 [metrics.py:101] SpecDecoding metrics: garbled {ctx}\n")  # malformed
@@ -133,9 +173,14 @@ def plant(tmp_path):
     drafter = tmp_path / "drafter"
     drafter.mkdir()
     cfg = json.loads((FIXTURES / "models/Qwen3.6-27B-DFlash/config.json").read_text())
-    cfg.update({"_name_or_path": "https://scraper:Wq9Xv4Zt7Lp2@prom.internal/model", "hf_token": "Rq8Lx3Wv7Mz2Np5T",
-                "model_type": "sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N", "architectures": ["DFlashDraftModel",
-                                                                             "hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1"]})
+    cfg.update(
+        {
+            "_name_or_path": "https://scraper:Wq9Xv4Zt7Lp2@prom.internal/model",
+            "hf_token": "Rq8Lx3Wv7Mz2Np5T",
+            "model_type": "sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N",
+            "architectures": ["DFlashDraftModel", "hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1"],
+        }
+    )
     (drafter / "config.json").write_text(json.dumps(cfg))
     card = "# Drafter\n" + "".join(f"This checkpoint is still under training; {ctx}\n" for ctx, _ in CORPUS)
     (drafter / "README.md").write_text(card)
@@ -160,9 +205,21 @@ def test_the_redactor_removes_every_secret_of_the_corpus():
 @pytest.mark.parametrize("fmt", [f.value for f in Format])
 def test_no_secret_reaches_stdout_or_stderr_in_any_format(tmp_path, fmt):
     log, drafter = plant(tmp_path)
-    res = run_cli("diagnose", "--log", str(log), "--drafter", str(drafter), "--target",
-                  str(FIXTURES / "models/Qwen3.6-27B"), "--engine", "vllm==0.20.1", "--format", fmt,
-                  "--launch", "vllm serve Qwen/Qwen3.6-27B " + " ".join(c for c, _ in CORPUS))
+    res = run_cli(
+        "diagnose",
+        "--log",
+        str(log),
+        "--drafter",
+        str(drafter),
+        "--target",
+        str(FIXTURES / "models/Qwen3.6-27B"),
+        "--engine",
+        "vllm==0.20.1",
+        "--format",
+        fmt,
+        "--launch",
+        "vllm serve Qwen/Qwen3.6-27B " + " ".join(c for c, _ in CORPUS),
+    )
     assert res.returncode in (0, 1, 3), res.stderr
     assert "REDACTED" in res.stdout or fmt == "terminal"  # the secrets were there, and were replaced
     assert not _record(fmt, res.stdout + res.stderr)
@@ -179,9 +236,17 @@ def test_no_secret_reaches_a_report_file(tmp_path, fmt):
 
 def test_no_secret_reaches_an_error_message():
     # What the user typed is echoed in errors: a URL with a password, a token as a path.
-    res = run_cli("diagnose", "--drafter", "https://scraper:Wq9Xv4Zt7Lp2@prom.internal/model",
-                  "--target", "hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1", "--log", "/nonexistent/sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N",
-                  "--format", "json")
+    res = run_cli(
+        "diagnose",
+        "--drafter",
+        "https://scraper:Wq9Xv4Zt7Lp2@prom.internal/model",
+        "--target",
+        "hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1",
+        "--log",
+        "/nonexistent/sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N",
+        "--format",
+        "json",
+    )
     assert not _record("error messages", res.stdout + res.stderr)
     assert res.returncode == 2 and res.stdout == "" and res.stderr.startswith("error: --log ")  # one redacted line
 
@@ -191,8 +256,12 @@ def test_no_secret_survives_in_evidence_built_by_any_collector():
     ev = EvidenceSet("local")
     for ctx, _ in CORPUS:
         ev.add(Kind.ENVIRONMENT, ctx, Source("command", ctx), Environment({"line": ctx, "HF_TOKEN": ctx}))
-    ev.add(Kind.LAUNCH, "args", Source("flag", "--launch"), LaunchConfig(engine="vllm", model=None, args=ARGS,
-                                                                          speculative=ARGS["speculative_config"]))
+    ev.add(
+        Kind.LAUNCH,
+        "args",
+        Source("flag", "--launch"),
+        LaunchConfig(engine="vllm", model=None, args=ARGS, speculative=ARGS["speculative_config"]),
+    )
     report, _ = build_report(ev, checks=[])
     for fmt in Format:
         text = render(report, fmt)
@@ -281,8 +350,20 @@ def test_no_secret_reaches_the_github_step_summary_or_annotations(tmp_path, metr
     env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
     texts = []
     for url in (metrics_url, metrics_url.replace("127.0.0.1:", "127.0.0.1:1")):  # measured, and unreachable
-        res = run_cli("gate", "--metrics", url, "--min-acceptance-length", "9", "--min-drafts", "1", "--format", fmt,
-                      "--junit", str(junit), env=env)
+        res = run_cli(
+            "gate",
+            "--metrics",
+            url,
+            "--min-acceptance-length",
+            "9",
+            "--min-drafts",
+            "1",
+            "--format",
+            fmt,
+            "--junit",
+            str(junit),
+            env=env,
+        )
         assert res.returncode in (1, 3), res.stderr
         texts += [res.stdout, res.stderr, summary.read_text(), junit.read_text()]
     assert "scraper:" in texts[2]  # the URL is shown, without its password
@@ -290,10 +371,15 @@ def test_no_secret_reaches_the_github_step_summary_or_annotations(tmp_path, metr
     assert not _record(f"GitHub summary + annotations + JUnit ({fmt})", "\n".join(texts))
 
 
-@pytest.mark.parametrize("argv", [["diagnose", "sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N"],
-                                  ["gate", "--log", "x", "--min-acceptance-length", "hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1"],
-                                  ["diagnose", "--format", "ghp_Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1Hf5Jg0Ks2Qa"],
-                                  ["check", "host", "--parallel", "xoxb-5821-Qz7Wk3Xn9Lv2"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["diagnose", "sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N"],
+        ["gate", "--log", "x", "--min-acceptance-length", "hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1"],
+        ["diagnose", "--format", "ghp_Xk7Lm2Nq9Rt4Vw8Zb3Yc6Pd1Hf5Jg0Ks2Qa"],
+        ["check", "host", "--parallel", "xoxb-5821-Qz7Wk3Xn9Lv2"],
+    ],
+)
 def test_no_secret_reaches_a_usage_error(argv):
     """Before: click echoed the unexpected argument or bad value as typed."""
     res = run_cli(*argv)
@@ -303,8 +389,11 @@ def test_no_secret_reaches_a_usage_error(argv):
 
 def test_no_secret_reaches_a_fleet_progress_line():
     """Before: each host's progress line printed its spec as given."""
-    hosts = [f"ssh://deploy:{URL_SECRET}@gpu-1", "bundle:/nonexistent/sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N.tar.gz",
-             "bundle:/nonexistent/hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1"]
+    hosts = [
+        f"ssh://deploy:{URL_SECRET}@gpu-1",
+        "bundle:/nonexistent/sk-live-9Qv2Lr7Tx4Wm8Kp3Zb6N.tar.gz",
+        "bundle:/nonexistent/hf_QmZ7rT2vXk9LpW4sN8bY3cJd6FhGa1",
+    ]
     for fmt in ("terminal", "json", "markdown"):
         res = run_cli("check", "host", *hosts, "--format", fmt, "--timeout", "5")
         assert res.returncode == 3, res.stderr

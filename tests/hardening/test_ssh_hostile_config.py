@@ -51,8 +51,9 @@ def test_a_host_name_with_a_shell_metacharacter_is_refused_before_any_config_is_
     assert "\n" not in err.value.message  # (whitespace was refused before too, by the spec's syntax)
 
 
-@pytest.mark.parametrize("spec", ["ssh://-oProxyCommand=x", "ssh://u;id@host", "gpu\u202ebox", "gpu\u200fbox",
-                                  "ssh://us$(id)er@host"])
+@pytest.mark.parametrize(
+    "spec", ["ssh://-oProxyCommand=x", "ssh://u;id@host", "gpu\u202ebox", "gpu\u200fbox", "ssh://us$(id)er@host"]
+)
 def test_option_like_bidi_and_metacharacter_names_are_refused(spec):
     from dflash_doctor.hosts.ssh import parse_target
 
@@ -84,9 +85,26 @@ def test_a_host_name_cannot_inject_a_command_through_match_exec(sshd, tmp_path):
     cfg = _config_with(sshd, tmp_path, 'Match exec "test %h = never"\n  User nobody\n')
     for allow in ([], ["--allow-ssh-exec"]):
         env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-        res = subprocess.run([sys.executable, "-m", "dflash_doctor", "check", "host", "x;touch${IFS}pwned",
-                              "--ssh-config", str(cfg), *allow, "--timeout", "5"],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dflash_doctor",
+                "check",
+                "host",
+                "x;touch${IFS}pwned",
+                "--ssh-config",
+                str(cfg),
+                *allow,
+                "--timeout",
+                "5",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         assert res.returncode == 3, res.stderr
         assert not (tmp_path / "pwned").exists(), "the host name ran a command"
         assert "not a valid SSH target" in res.stderr + res.stdout
@@ -173,8 +191,9 @@ def test_cert_authority_and_revoked_lines_do_not_break_connections(sshd, tmp_pat
     t, b64 = _pub(other)
     original = sshd.known_hosts.read_text()
     try:
-        sshd.known_hosts.write_text(f"@cert-authority *.example.com {t} {b64}\n@revoked * {t} {b64}\n"
-                                    f"# a comment\ngarbage line\n{original}")
+        sshd.known_hosts.write_text(
+            f"@cert-authority *.example.com {t} {b64}\n@revoked * {t} {b64}\n# a comment\ngarbage line\n{original}"
+        )
         with _ssh("testhost", sshd) as h:
             assert h.run(["true"], timeout=10).ok
     finally:
@@ -204,8 +223,24 @@ def cert_sshd(tmp_path_factory):
     d = tmp_path_factory.mktemp("certsshd")
     ca = keygen(d / "ca")
     hk = keygen(d / "host_ed25519")
-    subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "gpu-box", "-h", "-n", "127.0.0.1", "-V", "-5m:+1h",
-                    str(hk.with_suffix(".pub"))], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "ssh-keygen",
+            "-q",
+            "-s",
+            str(ca),
+            "-I",
+            "gpu-box",
+            "-h",
+            "-n",
+            "127.0.0.1",
+            "-V",
+            "-5m:+1h",
+            str(hk.with_suffix(".pub")),
+        ],
+        check=True,
+        capture_output=True,
+    )
     cert = d / "host_ed25519-cert.pub"
     server = start_sshd(d, host_key=hk, extra_config=f"HostCertificate {cert}\n")
     server.ca = ca
@@ -258,13 +293,18 @@ def test_certificate_checks_principal_validity_and_type(cert_sshd, tmp_path):
     from dflash_doctor.hosts import known_hosts as KH
 
     ca_key = Ed25519Key.from_private_key_file(str(cert_sshd.ca))
-    cases = {"wrong principal": (["-h", "-n", "10.0.0.9"], "not valid for"),
-             "expired": (["-h", "-n", "127.0.0.1", "-V", "20200101:20200102"], "validity period"),
-             "user certificate": (["-n", "127.0.0.1"], "user certificate")}
+    cases = {
+        "wrong principal": (["-h", "-n", "10.0.0.9"], "not valid for"),
+        "expired": (["-h", "-n", "127.0.0.1", "-V", "20200101:20200102"], "validity period"),
+        "user certificate": (["-n", "127.0.0.1"], "user certificate"),
+    }
     for name, (opts, expect) in cases.items():
         k = keygen(tmp_path / name.replace(" ", "-"))
-        subprocess.run(["ssh-keygen", "-q", "-s", str(cert_sshd.ca), "-I", "x", *opts, str(k.with_suffix(".pub"))],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-s", str(cert_sshd.ca), "-I", "x", *opts, str(k.with_suffix(".pub"))],
+            check=True,
+            capture_output=True,
+        )
         cert_text = (tmp_path / f"{k.name}-cert.pub").read_text().split()
         key = Ed25519Key(msg=Message(base64.b64decode(cert_text[1])))
         with pytest.raises(KH.CertError) as err:

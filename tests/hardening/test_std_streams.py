@@ -25,10 +25,12 @@ def _run(argv, env=None, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, env=e, timeout=300, **kw)
 
 
-ENCODINGS = {"PYTHONIOENCODING=ascii": {"PYTHONIOENCODING": "ascii"},
-             "PYTHONIOENCODING=latin-1": {"PYTHONIOENCODING": "latin-1"},
-             # without locale coercion and UTF-8 mode (both switched on by default in a C locale since 3.7)
-             "C locale": {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}}
+ENCODINGS = {
+    "PYTHONIOENCODING=ascii": {"PYTHONIOENCODING": "ascii"},
+    "PYTHONIOENCODING=latin-1": {"PYTHONIOENCODING": "latin-1"},
+    # without locale coercion and UTF-8 mode (both switched on by default in a C locale since 3.7)
+    "C locale": {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"},
+}
 
 
 @pytest.mark.parametrize("enc", list(ENCODINGS))
@@ -48,8 +50,10 @@ def test_an_output_encoding_without_tau_still_gets_the_whole_report(enc, fmt):
 
 
 def test_errors_in_an_ascii_terminal_are_readable_too():
-    res = _run([sys.executable, "-m", "dflash_doctor", "gate", "--log", "/nonexistent/τ.log", "--min-acceptance-length",
-                "2"], env={"PYTHONIOENCODING": "ascii"})
+    res = _run(
+        [sys.executable, "-m", "dflash_doctor", "gate", "--log", "/nonexistent/τ.log", "--min-acceptance-length", "2"],
+        env={"PYTHONIOENCODING": "ascii"},
+    )
     assert res.returncode in (2, 3) and b"internal error" not in res.stderr
 
 

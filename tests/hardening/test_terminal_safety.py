@@ -11,12 +11,12 @@ from hypothesis import given
 
 from dflash_doctor.check import Check
 from dflash_doctor.doctor import build_report
-from dflash_doctor.payloads import HostSummary
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Source, Status
+from dflash_doctor.payloads import HostSummary
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
-from tests.hardening.hostile import (HOSTILE_STRINGS, json_violations, markdown_violations, terminal_violations)
+from tests.hardening.hostile import HOSTILE_STRINGS, json_violations, markdown_violations, terminal_violations
 from tests.hardening.strategies import nasty_text
 
 
@@ -33,9 +33,15 @@ class EchoCheck(Check):
 
     def run(self, evidence):
         t = self.text
-        return [self.finding(Status.FAIL, f"saw {t}", details=(t, f"detail {t}"), remedy=f"fix {t}",
-                             observations=(Observation("card:under-training", f"card says {t}"),
-                                           Observation("pairing:mismatch", t)))]
+        return [
+            self.finding(
+                Status.FAIL,
+                f"saw {t}",
+                details=(t, f"detail {t}"),
+                remedy=f"fix {t}",
+                observations=(Observation("card:under-training", f"card says {t}"), Observation("pairing:mismatch", t)),
+            )
+        ]
 
 
 class Crasher(Check):
@@ -52,8 +58,12 @@ class Crasher(Check):
 
 def hostile_report(text: str):
     ev = EvidenceSet(label=f"host {text}")
-    ev.add(Kind.HOST, f"uname {text}", Source("command", f"uname -a {text}", host=text),
-           HostSummary(host=text, hostname=text, log=text, metrics=text))
+    ev.add(
+        Kind.HOST,
+        f"uname {text}",
+        Source("command", f"uname -a {text}", host=text),
+        HostSummary(host=text, hostname=text, log=text, metrics=text),
+    )
     ev.could_not_collect(f"log {text}", f"permission denied: {text}", Kind.ACCEPTANCE)
     ev.missing(Kind.GPU, f"nvidia-smi said {text}")
     ev.notes.append(f"note {text}")
@@ -92,15 +102,18 @@ def test_generated_hostile_text_is_inert_in_every_format(text):
 
 def _hostile_files(tmp_path, text: str):
     log = tmp_path / "hostile.log"
-    metrics = ("INFO 05-14 09:13:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.19, Accepted "
-               "throughput: 33.70 tokens/s, Drafted throughput: 2626.50 tokens/s, Accepted: 337 tokens, Drafted: "
-               "26265 tokens, Per-position acceptance rate: 0.172, 0.020, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, "
-               "0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 1.3%\n")
+    metrics = (
+        "INFO 05-14 09:13:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.19, Accepted "
+        "throughput: 33.70 tokens/s, Drafted throughput: 2626.50 tokens/s, Accepted: 337 tokens, Drafted: "
+        "26265 tokens, Per-position acceptance rate: 0.172, 0.020, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, "
+        "0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 1.3%\n"
+    )
     log.write_text(
         f"INFO vLLM API server version 0.20.1{text}\n"
         f"INFO non-default args: {{'model': {text!r}, 'speculative_config': {{'method': {text!r}, 'model': {text!r}}}}}\n"
-        f"INFO Resolved architecture: X{text}\n"
-        + metrics * 3 + f"INFO SpecDecoding metrics: broken {text}\n", errors="surrogatepass")
+        f"INFO Resolved architecture: X{text}\n" + metrics * 3 + f"INFO SpecDecoding metrics: broken {text}\n",
+        errors="surrogatepass",
+    )
     drafter = tmp_path / "drafter"
     drafter.mkdir()
     cfg = json.loads((FIXTURES / "models/Qwen3.6-27B-DFlash/config.json").read_text())
@@ -116,14 +129,28 @@ def _hostile_files(tmp_path, text: str):
 def test_hostile_log_and_config_through_the_cli(tmp_path, fmt):
     text = "".join(s for s in HOSTILE_STRINGS if "\n" not in s and "\r" not in s)
     log, drafter = _hostile_files(tmp_path, text)
-    res = run_cli("diagnose", "--log", str(log), "--drafter", str(drafter), "--target",
-                  str(FIXTURES / "models/Qwen3.6-27B"), "--engine", "vllm==0.20.1", "--format", fmt,
-                  env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+    res = run_cli(
+        "diagnose",
+        "--log",
+        str(log),
+        "--drafter",
+        str(drafter),
+        "--target",
+        str(FIXTURES / "models/Qwen3.6-27B"),
+        "--engine",
+        "vllm==0.20.1",
+        "--format",
+        fmt,
+        env={"NO_COLOR": "", "FORCE_COLOR": "1"},
+    )
     tally.hostile_input(f"cli diagnose ({fmt})", len(HOSTILE_STRINGS))
     assert res.returncode in (0, 1, 3), res.stderr
     assert "Traceback" not in res.stderr
-    check = {"terminal": lambda s: terminal_violations(s, True), "markdown": markdown_violations,
-             "json": json_violations}[fmt]
+    check = {
+        "terminal": lambda s: terminal_violations(s, True),
+        "markdown": markdown_violations,
+        "json": json_violations,
+    }[fmt]
     assert not check(res.stdout), check(res.stdout)
     assert not terminal_violations(res.stderr, False)
 

@@ -29,25 +29,60 @@ SECRET_HF_TOKEN = "hf_QmVyeVNlY3JldFRva2VuRm9yVGVzdHM"
 
 
 def _qwen3_8b_dflash() -> dict:
-    return {"architectures": ["DFlashDraftModel"], "block_size": 16, "model_type": "qwen3",
-            "dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]},
-            "hidden_size": 4096, "head_dim": 128, "num_attention_heads": 32, "num_key_value_heads": 8,
-            "num_hidden_layers": 5, "num_target_layers": 36, "intermediate_size": 12288, "vocab_size": 151936,
-            "rms_norm_eps": 1e-6, "rope_theta": 1000000, "rope_scaling": None,
-            "layer_types": ["full_attention"] * 5, "use_sliding_window": False, "sliding_window": None,
-            "torch_dtype": "bfloat16"}
+    return {
+        "architectures": ["DFlashDraftModel"],
+        "block_size": 16,
+        "model_type": "qwen3",
+        "dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]},
+        "hidden_size": 4096,
+        "head_dim": 128,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 5,
+        "num_target_layers": 36,
+        "intermediate_size": 12288,
+        "vocab_size": 151936,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000,
+        "rope_scaling": None,
+        "layer_types": ["full_attention"] * 5,
+        "use_sliding_window": False,
+        "sliding_window": None,
+        "torch_dtype": "bfloat16",
+    }
 
 
 def _qwen3_8b() -> dict:
-    return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 4096, "num_hidden_layers": 36,
-            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288,
-            "vocab_size": 151936, "rope_theta": 1000000, "max_position_embeddings": 40960, "torch_dtype": "bfloat16"}
+    return {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": 4096,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "intermediate_size": 12288,
+        "vocab_size": 151936,
+        "rope_theta": 1000000,
+        "max_position_embeddings": 40960,
+        "torch_dtype": "bfloat16",
+    }
 
 
 def _eagle3() -> dict:
-    return {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
-            "num_hidden_layers": 1, "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 12288,
-            "vocab_size": 151936, "draft_vocab_size": 32000, "rope_theta": 1000000, "torch_dtype": "bfloat16"}
+    return {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 12288,
+        "vocab_size": 151936,
+        "draft_vocab_size": 32000,
+        "rope_theta": 1000000,
+        "torch_dtype": "bfloat16",
+    }
 
 
 @dataclass
@@ -72,44 +107,84 @@ class Scenario:
 
 def dflash_tensors(hidden: int, layers: int, heads: int, kv: int, head_dim: int, inter: int, taps: int) -> dict:
     """The tensor names and shapes of a DFlash drafter checkpoint (header only; data is never read)."""
-    t = {"fc.weight": ["BF16", [hidden, taps * hidden]], "hidden_norm.weight": ["BF16", [hidden]],
-         "norm.weight": ["BF16", [hidden]]}
+    t = {
+        "fc.weight": ["BF16", [hidden, taps * hidden]],
+        "hidden_norm.weight": ["BF16", [hidden]],
+        "norm.weight": ["BF16", [hidden]],
+    }
     for i in range(layers):
         p = f"layers.{i}."
-        t.update({p + "self_attn.q_proj.weight": ["BF16", [heads * head_dim, hidden]],
-                  p + "self_attn.k_proj.weight": ["BF16", [kv * head_dim, hidden]],
-                  p + "self_attn.v_proj.weight": ["BF16", [kv * head_dim, hidden]],
-                  p + "self_attn.o_proj.weight": ["BF16", [hidden, heads * head_dim]],
-                  p + "mlp.gate_proj.weight": ["BF16", [inter, hidden]],
-                  p + "mlp.up_proj.weight": ["BF16", [inter, hidden]],
-                  p + "mlp.down_proj.weight": ["BF16", [hidden, inter]],
-                  p + "input_layernorm.weight": ["BF16", [hidden]],
-                  p + "post_attention_layernorm.weight": ["BF16", [hidden]]})
+        t.update(
+            {
+                p + "self_attn.q_proj.weight": ["BF16", [heads * head_dim, hidden]],
+                p + "self_attn.k_proj.weight": ["BF16", [kv * head_dim, hidden]],
+                p + "self_attn.v_proj.weight": ["BF16", [kv * head_dim, hidden]],
+                p + "self_attn.o_proj.weight": ["BF16", [hidden, heads * head_dim]],
+                p + "mlp.gate_proj.weight": ["BF16", [inter, hidden]],
+                p + "mlp.up_proj.weight": ["BF16", [inter, hidden]],
+                p + "mlp.down_proj.weight": ["BF16", [hidden, inter]],
+                p + "input_layernorm.weight": ["BF16", [hidden]],
+                p + "post_attention_layernorm.weight": ["BF16", [hidden]],
+            }
+        )
     return t
 
 
 def scenarios() -> dict[str, Scenario]:
     seed_card = (MODELS / "Qwen3.6-27B-DFlash" / "README.md").read_text()
     seed = Scenario(
-        "seed", "0.20.1", "Qwen/Qwen3.6-27B", json.loads((MODELS / "Qwen3.6-27B" / "config.json").read_text()),
-        "z-lab/Qwen3.6-27B-DFlash", json.loads((MODELS / "Qwen3.6-27B-DFlash" / "config.json").read_text()),
-        "dflash", 15, (0.166, 0.017) + (0.0,) * 13, drafter_card=seed_card,
-        drafter_tensors=dflash_tensors(5120, 5, 32, 8, 128, 17408, 5))
+        "seed",
+        "0.20.1",
+        "Qwen/Qwen3.6-27B",
+        json.loads((MODELS / "Qwen3.6-27B" / "config.json").read_text()),
+        "z-lab/Qwen3.6-27B-DFlash",
+        json.loads((MODELS / "Qwen3.6-27B-DFlash" / "config.json").read_text()),
+        "dflash",
+        15,
+        (0.166, 0.017) + (0.0,) * 13,
+        drafter_card=seed_card,
+        drafter_tensors=dflash_tensors(5120, 5, 32, 8, 128, 17408, 5),
+    )
     healthy = Scenario(
-        "healthy-qwen3-8b", "0.26.0", "Qwen/Qwen3-8B", _qwen3_8b(), "z-lab/Qwen3-8B-DFlash-b16", _qwen3_8b_dflash(),
-        "dflash", 15, tuple(round(0.93 * 0.86 ** i, 3) for i in range(15)), env={"VLLM_USE_V2_MODEL_RUNNER": "1"},
+        "healthy-qwen3-8b",
+        "0.26.0",
+        "Qwen/Qwen3-8B",
+        _qwen3_8b(),
+        "z-lab/Qwen3-8B-DFlash-b16",
+        _qwen3_8b_dflash(),
+        "dflash",
+        15,
+        tuple(round(0.93 * 0.86**i, 3) for i in range(15)),
+        env={"VLLM_USE_V2_MODEL_RUNNER": "1"},
         drafter_card="# Qwen3-8B-DFlash-b16\n\nA DFlash drafter for Qwen3-8B, block size 16.\n",
-        drafter_tensors=dflash_tensors(4096, 5, 32, 8, 128, 12288, 5))
+        drafter_tensors=dflash_tensors(4096, 5, 32, 8, 128, 12288, 5),
+    )
     offset = Scenario(
-        "layer-offset-pre-40727", "0.20.1", "Qwen/Qwen3-8B", _qwen3_8b(), "z-lab/Qwen3-8B-DFlash-b16",
-        _qwen3_8b_dflash(), "dflash", 15, tuple(round(0.62 * 0.58 ** i, 3) for i in range(15)),
+        "layer-offset-pre-40727",
+        "0.20.1",
+        "Qwen/Qwen3-8B",
+        _qwen3_8b(),
+        "z-lab/Qwen3-8B-DFlash-b16",
+        _qwen3_8b_dflash(),
+        "dflash",
+        15,
+        tuple(round(0.62 * 0.58**i, 3) for i in range(15)),
         drafter_card="# Qwen3-8B-DFlash-b16\n\nA DFlash drafter for Qwen3-8B, block size 16.\n",
-        drafter_tensors=dflash_tensors(4096, 5, 32, 8, 128, 12288, 5))
+        drafter_tensors=dflash_tensors(4096, 5, 32, 8, 128, 12288, 5),
+    )
     eagle = Scenario(
-        "eagle3-as-eagle", "0.26.0", "Qwen/Qwen3-8B", _qwen3_8b(), "RedHatAI/Qwen3-8B-speculator.eagle3", _eagle3(),
-        "eagle", 3, (0.004, 0.0, 0.0),
+        "eagle3-as-eagle",
+        "0.26.0",
+        "Qwen/Qwen3-8B",
+        _qwen3_8b(),
+        "RedHatAI/Qwen3-8B-speculator.eagle3",
+        _eagle3(),
+        "eagle",
+        3,
+        (0.004, 0.0, 0.0),
         drafter_card="# Qwen3-8B EAGLE-3 speculator\n\nServe with method eagle3.\n",
-        drafter_tensors={"d2t": ["I64", [32000]], "fc.weight": ["BF16", [4096, 12288]]})
+        drafter_tensors={"d2t": ["I64", [32000]], "fc.weight": ["BF16", [4096, 12288]]},
+    )
     extra = issue15_scenarios(seed)
     return {s.name: s for s in (seed, healthy, offset, eagle, *extra)}
 
@@ -137,6 +212,7 @@ def issue15_scenarios(seed: Scenario) -> list[Scenario]:
 
 # --- the fake engine source -------------------------------------------------------------------
 
+
 def engine_files(s: Scenario) -> dict[str, str]:
     """The installed package's files (relative to site-packages): a synthetic release (tests/engines/synth.py)."""
     from tests.engines import synth
@@ -150,17 +226,20 @@ def engine_files(s: Scenario) -> dict[str, str]:
 
 # --- logs ----------------------------------------------------------------------------------------
 
+
 def spec_line(t: datetime, curve: tuple[float, ...], drafts: int, pid: int = 1843) -> str:
     k = len(curve)
     rates = [round(min(1.0, max(0.0, r)), 3) for r in curve]
     accepted = int(round(sum(rates) * drafts))
     drafted = drafts * k
     mean = 1 + accepted / drafts
-    return (f"(APIServer pid={pid}) INFO {t:%m-%d %H:%M:%S} [metrics.py:101] SpecDecoding metrics: "
-            f"Mean acceptance length: {mean:.2f}, Accepted throughput: {accepted / 10:.2f} tokens/s, "
-            f"Drafted throughput: {drafted / 10:.2f} tokens/s, Accepted: {accepted} tokens, Drafted: {drafted} tokens, "
-            f"Per-position acceptance rate: {', '.join(f'{r:.3f}' for r in rates)}, "
-            f"Avg Draft acceptance rate: {100 * accepted / drafted:.1f}%")
+    return (
+        f"(APIServer pid={pid}) INFO {t:%m-%d %H:%M:%S} [metrics.py:101] SpecDecoding metrics: "
+        f"Mean acceptance length: {mean:.2f}, Accepted throughput: {accepted / 10:.2f} tokens/s, "
+        f"Drafted throughput: {drafted / 10:.2f} tokens/s, Accepted: {accepted} tokens, Drafted: {drafted} tokens, "
+        f"Per-position acceptance rate: {', '.join(f'{r:.3f}' for r in rates)}, "
+        f"Avg Draft acceptance rate: {100 * accepted / drafted:.1f}%"
+    )
 
 
 def write_log(path: Path, s: Scenario, size: int = 400_000, intervals: int = 60, api_key: str = SECRET_API_KEY) -> None:
@@ -192,8 +271,10 @@ def write_log(path: Path, s: Scenario, size: int = 400_000, intervals: int = 60,
         filler_pool = []
         for i in range(64):
             prompt = " ".join(rng.choice(words) for _ in range(rng.randint(20, 120)))
-            filler_pool.append(f"{api} INFO {{ts}} [logger.py:43] Received request chatcmpl-{rng.getrandbits(64):016x}: "
-                               f"prompt: '{prompt}', params: SamplingParams(n=1, temperature=0.0, max_tokens=1024)")
+            filler_pool.append(
+                f"{api} INFO {{ts}} [logger.py:43] Received request chatcmpl-{rng.getrandbits(64):016x}: "
+                f"prompt: '{prompt}', params: SamplingParams(n=1, temperature=0.0, max_tokens=1024)"
+            )
         for n in range(intervals):
             t += timedelta(seconds=10)
             ts = f"{t:%m-%d %H:%M:%S}"
@@ -204,8 +285,10 @@ def write_log(path: Path, s: Scenario, size: int = 400_000, intervals: int = 60,
                 line = filler_pool[rng.randrange(64)].replace("{ts}", ts)
                 chunk.append(line)
                 budget -= len(line) + 1
-            chunk.append(f"{api} INFO {ts} [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s, "
-                         "Avg generation throughput: 96.1 tokens/s, Running: 4 reqs, Waiting: 0 reqs")
+            chunk.append(
+                f"{api} INFO {ts} [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s, "
+                "Avg generation throughput: 96.1 tokens/s, Running: 4 reqs, Waiting: 0 reqs"
+            )
             chunk.append(spec_l)
             fh.write("\n".join(chunk) + "\n")
 
@@ -217,9 +300,11 @@ def write_sglang_log(path: Path, s: Scenario, intervals: int = 40) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for n in range(intervals):
             t += timedelta(seconds=10)
-            fh.write(f"[{t:%Y-%m-%d %H:%M:%S}] Decode batch, #running-req: 4, #token: 8812, token usage: 0.05, "
-                     f"accept len: {mean:.2f}, accept rate: {(mean - 1) / s.k:.2f}, cuda graph: True, "
-                     "gen throughput (token/s): 96.10, #queue-req: 0\n")
+            fh.write(
+                f"[{t:%Y-%m-%d %H:%M:%S}] Decode batch, #running-req: 4, #token: 8812, token usage: 0.05, "
+                f"accept len: {mean:.2f}, accept rate: {(mean - 1) / s.k:.2f}, cuda graph: True, "
+                "gen throughput (token/s): 96.10, #queue-req: 0\n"
+            )
 
 
 def write_big_log(path: Path, s: Scenario, size: int) -> None:
@@ -237,6 +322,7 @@ def write_big_log(path: Path, s: Scenario, size: int) -> None:
 
 # --- the tree -------------------------------------------------------------------------------------
 
+
 @dataclass
 class Deployment:
     root: Path
@@ -251,19 +337,59 @@ class Deployment:
     def argv(self) -> list[str]:
         s = self.scenario
         if s.engine == "sglang":
-            return [str(self.python), str(self.entry), "serve", "--model-path", s.target, "--host", "127.0.0.1", "--port",
-                    str(self.port), "--api-key", SECRET_API_KEY, "--speculative-algorithm", "DFLASH",
-                    "--speculative-draft-model-path", s.drafter, "--speculative-num-draft-tokens", str(s.k + 1)]
-        spec = s.spec_json if s.spec_json is not None else json.dumps(
-            {"method": s.method, "model": s.drafter, "num_speculative_tokens": s.k})
-        words = spec.split(" ") if s.spec_json is not None and s.spec_json.startswith("{") and "\"" not in s.spec_json else [spec]
-        return [str(self.python), str(self.entry), "serve", s.target, "--host", "127.0.0.1", "--port", str(self.port),
-                "--api-key", SECRET_API_KEY, "--speculative-config", *words]
+            return [
+                str(self.python),
+                str(self.entry),
+                "serve",
+                "--model-path",
+                s.target,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--api-key",
+                SECRET_API_KEY,
+                "--speculative-algorithm",
+                "DFLASH",
+                "--speculative-draft-model-path",
+                s.drafter,
+                "--speculative-num-draft-tokens",
+                str(s.k + 1),
+            ]
+        spec = (
+            s.spec_json
+            if s.spec_json is not None
+            else json.dumps({"method": s.method, "model": s.drafter, "num_speculative_tokens": s.k})
+        )
+        words = (
+            spec.split(" ")
+            if s.spec_json is not None and s.spec_json.startswith("{") and '"' not in s.spec_json
+            else [spec]
+        )
+        return [
+            str(self.python),
+            str(self.entry),
+            "serve",
+            s.target,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--api-key",
+            SECRET_API_KEY,
+            "--speculative-config",
+            *words,
+        ]
 
     def env(self) -> dict:
-        e = {"PATH": f"{self.python.parent}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root),
-             "HF_HOME": str(self.hf_home), "HF_TOKEN": SECRET_HF_TOKEN, "VLLM_LOG_STATS_INTERVAL": "10",
-             "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"}
+        e = {
+            "PATH": f"{self.python.parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.root),
+            "HF_HOME": str(self.hf_home),
+            "HF_TOKEN": SECRET_HF_TOKEN,
+            "VLLM_LOG_STATS_INTERVAL": "10",
+            "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+        }
         e.update(self.scenario.env)
         if not self.scenario.dist_info:
             e["PYTHONPATH"] = str(self.root / "src")
@@ -297,7 +423,10 @@ def build(root: Path, scenario: Scenario, log_size: int = 400_000, big_log: bool
     venv = root / "venv"
     (venv / "bin").mkdir(parents=True, exist_ok=True)
     ver = f"{sys.version_info.major}.{sys.version_info.minor}"
-    _write(venv / "pyvenv.cfg", f"home = {real.parent}\ninclude-system-site-packages = false\nversion = {sys.version.split()[0]}\n")
+    _write(
+        venv / "pyvenv.cfg",
+        f"home = {real.parent}\ninclude-system-site-packages = false\nversion = {sys.version.split()[0]}\n",
+    )
     py = venv / "bin" / "python3"
     if not py.exists():
         py.symlink_to(real)
@@ -307,9 +436,10 @@ def build(root: Path, scenario: Scenario, log_size: int = 400_000, big_log: bool
     for rel, text in engine_files(scenario).items():
         _write(pkg_root / rel, text.lstrip("\n"))
     hub = root / "hf" / "hub"
-    for repo, config, card, tensors in ((scenario.target, scenario.target_config, None, {}),
-                                        (scenario.drafter, scenario.drafter_config, scenario.drafter_card,
-                                         scenario.drafter_tensors)):
+    for repo, config, card, tensors in (
+        (scenario.target, scenario.target_config, None, {}),
+        (scenario.drafter, scenario.drafter_config, scenario.drafter_card, scenario.drafter_tensors),
+    ):
         rev = f"{abs(hash(repo)) % (1 << 40):010x}" + "0" * 30
         rdir = hub / f"models--{repo.replace('/', '--')}"
         _write(rdir / "refs" / "main", rev)
@@ -341,23 +471,27 @@ def build(root: Path, scenario: Scenario, log_size: int = 400_000, big_log: bool
 def _metrics_text(s: Scenario) -> str:
     drafts = 120_000
     acc = [int(r * drafts) for r in s.curve]
-    lines = ["# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.",
-             "# TYPE vllm:spec_decode_num_drafts_total counter",
-             f'vllm:spec_decode_num_drafts_total{{engine="0",model_name="{s.target}"}} {drafts}.0',
-             "# TYPE vllm:spec_decode_num_draft_tokens_total counter",
-             f'vllm:spec_decode_num_draft_tokens_total{{engine="0",model_name="{s.target}"}} {drafts * s.k}.0',
-             "# TYPE vllm:spec_decode_num_accepted_tokens_total counter",
-             f'vllm:spec_decode_num_accepted_tokens_total{{engine="0",model_name="{s.target}"}} {sum(acc)}.0',
-             "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter"]
-    lines += [f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="0",model_name="{s.target}",position="{i}"}} {a}.0'
-              for i, a in enumerate(acc)]
+    lines = [
+        "# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.",
+        "# TYPE vllm:spec_decode_num_drafts_total counter",
+        f'vllm:spec_decode_num_drafts_total{{engine="0",model_name="{s.target}"}} {drafts}.0',
+        "# TYPE vllm:spec_decode_num_draft_tokens_total counter",
+        f'vllm:spec_decode_num_draft_tokens_total{{engine="0",model_name="{s.target}"}} {drafts * s.k}.0',
+        "# TYPE vllm:spec_decode_num_accepted_tokens_total counter",
+        f'vllm:spec_decode_num_accepted_tokens_total{{engine="0",model_name="{s.target}"}} {sum(acc)}.0',
+        "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter",
+    ]
+    lines += [
+        f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="0",model_name="{s.target}",position="{i}"}} {a}.0'
+        for i, a in enumerate(acc)
+    ]
     lines.append("# TYPE vllm:num_requests_running gauge")
     lines.append(f'vllm:num_requests_running{{engine="0",model_name="{s.target}"}} 4.0')
     lines.append("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 12.5")
     return "\n".join(lines) + "\n"
 
 
-SERVER_SCRIPT = r'''# A stand-in for `vllm serve` in dflash-doctor tests: serves /metrics, does nothing else.
+SERVER_SCRIPT = r"""# A stand-in for `vllm serve` in dflash-doctor tests: serves /metrics, does nothing else.
 import http.server, sys
 port = int(sys.argv[sys.argv.index("--port") + 1])
 body = open("@METRICS@", "rb").read()
@@ -370,7 +504,7 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
-'''
+"""
 
 
 def free_port() -> int:
@@ -383,8 +517,9 @@ def start_server(dep: Deployment) -> Deployment:
     """Start the fake server (stdout/stderr appended to the log). The caller stops it with stop_server."""
     dep.port = dep.port or free_port()
     out = open(dep.log, "ab")
-    dep.proc = subprocess.Popen(dep.argv(), stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=dep.env(),
-                                cwd=str(dep.root))
+    dep.proc = subprocess.Popen(
+        dep.argv(), stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=dep.env(), cwd=str(dep.root)
+    )
     out.close()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:

@@ -18,8 +18,18 @@ SECRETS = (SECRET_API_KEY, SECRET_HF_TOKEN, "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLE
 
 
 def _check(sshd, dep, *extra, fmt="json"):
-    return run_cli("check", "host", "testhost", "--ssh-config", str(sshd.ssh_config), "--pid", str(dep.proc.pid),
-                   "--format", fmt, *extra)
+    return run_cli(
+        "check",
+        "host",
+        "testhost",
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--pid",
+        str(dep.proc.pid),
+        "--format",
+        fmt,
+        *extra,
+    )
 
 
 def _kinds(doc):
@@ -34,13 +44,18 @@ def test_full_check_over_ssh_finds_the_seed_causes(sshd, seed_deployment):
     ev = _kinds(doc)
     assert ev["engine"]["value"]["version"] == "0.20.1"
     src = ev["engine-source"]["value"]
-    assert src["layer_map"]["V1"]["value"] == "raw" and src["swa"]["DFlashDraftModel"]["reads_layer_types"]["value"] is False
+    assert (
+        src["layer_map"]["V1"]["value"] == "raw"
+        and src["swa"]["DFlashDraftModel"]["reads_layer_types"]["value"] is False
+    )
     assert ev["launch"]["value"]["method"] == "dflash"
     drafter = ev["drafter"]["value"]
     assert drafter["sliding_window"] == 2048 and drafter["method"] == "dflash"
     assert any(w["kind"] == "under-training" for w in drafter["card"])
     assert drafter["weights"]["format"] == "safetensors" and not drafter["weights"]["problems"]
-    assert ev["metrics"]["value"]["scraped_on_host"] and "spec_decode_num_drafts_total" in ev["metrics"]["value"]["text"]
+    assert (
+        ev["metrics"]["value"]["scraped_on_host"] and "spec_decode_num_drafts_total" in ev["metrics"]["value"]["text"]
+    )
     assert ev["gpu"]["value"]["present"] is False  # absent is a fact, not an error
     assert ev["environment"]["value"]["VLLM_LOG_STATS_INTERVAL"] == "10"
     assert ev["environment"]["value"]["HF_TOKEN"] == "***REDACTED***"  # set, value never kept
@@ -74,8 +89,12 @@ def test_a_200_mb_log_is_filtered_on_the_host(sshd, seed_deployment, tmp_path):
 
 
 def test_hostile_log_names_create_nothing(sshd, seed_deployment, tmp_path):
-    for name in (f"{tmp_path}/x; touch {tmp_path}/PWNED", f"$(touch {tmp_path}/PWNED2)", f"`touch {tmp_path}/PWNED3`",
-                 "x; touch PWNED"):
+    for name in (
+        f"{tmp_path}/x; touch {tmp_path}/PWNED",
+        f"$(touch {tmp_path}/PWNED2)",
+        f"`touch {tmp_path}/PWNED3`",
+        "x; touch PWNED",
+    ):
         res = _check(sshd, seed_deployment, "--log", name)
         assert res.returncode in (1, 3), res.stderr
         doc = json.loads(res.stdout)
@@ -101,12 +120,24 @@ def test_every_command_the_collector_runs_is_read_only(sshd, seed_deployment):
     # the shell the commands run in: it runs only the argv lists it receives ("$@", never eval) and writes
     # only to its own output descriptors
     from dflash_doctor.hosts.ssh import SESSION_DRIVER
+
     assert "eval" not in SESSION_DRIVER and "$@" in SESSION_DRIVER
     for script in (*READONLY_SCRIPTS, SESSION_DRIVER):
         # the only redirections are to /dev/null, stderr and the shell's own descriptors; no writing tool appears
         stripped = script
-        for allowed in ("2>/dev/null", '> "/dev/stderr"', "2>&1", ">&2", ">/dev/null", '>&"$o"', "3>&1", "4>&2",
-                        ">&4", "3>&-", "4>&-"):
+        for allowed in (
+            "2>/dev/null",
+            '> "/dev/stderr"',
+            "2>&1",
+            ">&2",
+            ">/dev/null",
+            '>&"$o"',
+            "3>&1",
+            "4>&2",
+            ">&4",
+            "3>&-",
+            "4>&-",
+        ):
             stripped = stripped.replace(allowed, "")
         assert ">" not in stripped, script
         for word in ("rm ", "kill", "touch", "tee", "mv ", "cp ", "dd ", "chmod", "systemctl"):
@@ -116,10 +147,19 @@ def test_every_command_the_collector_runs_is_read_only(sshd, seed_deployment):
 def test_collect_then_check_bundle_gives_the_same_diagnosis_without_secrets(sshd, seed_deployment, tmp_path):
     live = json.loads(_check(sshd, seed_deployment).stdout)
     out = tmp_path / "seed.tar.gz"
-    res = run_cli("collect", "testhost", "--ssh-config", str(sshd.ssh_config), "--pid", str(seed_deployment.proc.pid),
-                  "-o", str(out))
+    res = run_cli(
+        "collect",
+        "testhost",
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--pid",
+        str(seed_deployment.proc.pid),
+        "-o",
+        str(out),
+    )
     assert res.returncode == 0, res.stderr
     import tarfile
+
     with tarfile.open(out) as tar:
         blob = b"".join(tar.extractfile(m).read() for m in tar if m.isreg())
     for secret in SECRETS:
@@ -127,6 +167,7 @@ def test_collect_then_check_bundle_gives_the_same_diagnosis_without_secrets(sshd
     res = run_cli("check", "bundle", str(out), "--format", "json")
     assert res.returncode == 1, res.stderr
     replay = json.loads(res.stdout)
+
     def figures(acc):  # the replayed bundle labels its sources "(bundle)"; every figure must be identical
         return {**acc, "series": [{k: v for k, v in s.items() if k != "source"} for s in acc["series"]]}
 
@@ -141,8 +182,20 @@ def test_a_fleet_of_ten_with_one_down(sshd, seed_deployment, tmp_path):
 
     names = [sshd.add_alias(f"gpu-{i:02d}") for i in range(9)]
     names.append(sshd.add_alias("gpu-down", port=free_port()))
-    res = run_cli("check", "host", *names, "--ssh-config", str(sshd.ssh_config), "--pid", str(seed_deployment.proc.pid),
-                  "--parallel", "5", "--format", "json", timeout=240)
+    res = run_cli(
+        "check",
+        "host",
+        *names,
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--pid",
+        str(seed_deployment.proc.pid),
+        "--parallel",
+        "5",
+        "--format",
+        "json",
+        timeout=240,
+    )
     assert res.returncode == 1, res.stderr
     doc = json.loads(res.stdout)
     assert doc["schema"] == "dflash-doctor/fleet@1" and len(doc["hosts"]) == 10
@@ -151,8 +204,18 @@ def test_a_fleet_of_ten_with_one_down(sshd, seed_deployment, tmp_path):
     for n in names[:9]:
         assert by[n]["status"] == "problem" and by[n]["tau"] == pytest.approx(1.18, abs=0.01)
         assert by[n]["top_cause"] == "swa-ignored"
-    table = run_cli("check", "host", names[0], "gpu-down", "--ssh-config", str(sshd.ssh_config),
-                    "--pid", str(seed_deployment.proc.pid), "--format", "terminal")
+    table = run_cli(
+        "check",
+        "host",
+        names[0],
+        "gpu-down",
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--pid",
+        str(seed_deployment.proc.pid),
+        "--format",
+        "terminal",
+    )
     assert "fleet" in table.stdout and "unreachable" in table.stdout and "swa-ignored" in table.stdout
 
 
@@ -167,8 +230,18 @@ def test_unknown_host_key_refused_from_the_cli(sshd, seed_deployment, tmp_path):
 def test_a_fifo_given_as_log_is_never_read(seed_deployment, tmp_path):
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
-    res = run_cli("check", "host", "local", "--pid", str(seed_deployment.proc.pid), "--log", str(fifo),
-                  "--format", "json", timeout=60)
+    res = run_cli(
+        "check",
+        "host",
+        "local",
+        "--pid",
+        str(seed_deployment.proc.pid),
+        "--log",
+        str(fifo),
+        "--format",
+        "json",
+        timeout=60,
+    )
     doc = json.loads(res.stdout)
     assert any("not a regular file" in f["message"] for f in doc["findings"]), res.stdout[:2000]
 
@@ -180,6 +253,7 @@ def test_the_log_found_through_proc_costs_no_extra_round_trip(sshd, seed_deploym
         shells = host.shells_started
     from dflash_doctor.collect.host import AUTOLOG, FILTER_LOG
     from dflash_doctor.evidence import Kind
+
     assert any(c[2] == AUTOLOG for c in runs if c[0] == "sh")
     assert not any(c[2] == FILTER_LOG for c in runs if c[0] == "sh")  # AUTOLOG's guess was confirmed
     assert ev.value(Kind.ACCEPTANCE).mean_acceptance_length == pytest.approx(1.18, abs=0.01)

@@ -33,8 +33,17 @@ def check(sshd, tmp_path):
     def run(name):
         dep = start_server(build(tmp_path / name, scenarios()[name]))
         deps.append(dep)
-        res = run_cli("check", "host", "testhost", "--ssh-config", str(sshd.ssh_config), "--pid", str(dep.proc.pid),
-                      "--format", "json")
+        res = run_cli(
+            "check",
+            "host",
+            "testhost",
+            "--ssh-config",
+            str(sshd.ssh_config),
+            "--pid",
+            str(dep.proc.pid),
+            "--format",
+            "json",
+        )
         assert "Traceback" not in res.stderr
         doc = json.loads(res.stdout)
         findings = {f["check"]: f for f in doc["findings"]}
@@ -52,12 +61,19 @@ def _not_raised(conf):
         assert conf.get(cause, 0) < _prior(cause), (cause, conf.get(cause))
 
 
-@pytest.mark.parametrize("name, error, works", [
-    ("vllm-0.25-mixed", "issues/40898", "no launch of this release serves it"),
-    ("vllm-0.25-mixed-v2", "issues/40898", "no launch of this release serves it"),
-    ("vllm-0.26-v1", "VLLM_USE_V2_MODEL_RUNNER=1", "unset VLLM_USE_V2_MODEL_RUNNER"),
-    ("vllm-0.29-v1", "Model Runner V1 does not support: mixed sliding/full dflash drafts", "unset VLLM_USE_V2_MODEL_RUNNER"),
-])
+@pytest.mark.parametrize(
+    "name, error, works",
+    [
+        ("vllm-0.25-mixed", "issues/40898", "no launch of this release serves it"),
+        ("vllm-0.25-mixed-v2", "issues/40898", "no launch of this release serves it"),
+        ("vllm-0.26-v1", "VLLM_USE_V2_MODEL_RUNNER=1", "unset VLLM_USE_V2_MODEL_RUNNER"),
+        (
+            "vllm-0.29-v1",
+            "Model Runner V1 does not support: mixed sliding/full dflash drafts",
+            "unset VLLM_USE_V2_MODEL_RUNNER",
+        ),
+    ],
+)
 def test_refused_launch_is_a_failing_finding_and_no_cause(check, name, error, works):
     findings, conf, _ = check(name)
     f = findings["engine-source-swa"]
@@ -90,8 +106,11 @@ def test_sglang_adds_one_in_the_target_and_honours_windows(check, name):
     findings, conf, engine = check(name)
     assert engine["version"] == name.split("-")[1]
     m, s = findings["engine-source-layer-map"], findings["engine-source-swa"]
-    assert m["status"] == "ok" and "+ 1" in m["message"] and any("qwen3_vl.py" in d and "val + 1" in d
-                                                                 for d in m["details"])
+    assert (
+        m["status"] == "ok"
+        and "+ 1" in m["message"]
+        and any("qwen3_vl.py" in d and "val + 1" in d for d in m["details"])
+    )
     assert s["status"] == "ok" and "honours" in s["message"]
     _not_raised(conf)
 

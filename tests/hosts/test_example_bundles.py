@@ -25,21 +25,28 @@ def test_seed_bundle_ranks_swa_above_layer_offset():
     assert status["drafter-card"] == "warn"
     # The installed source was read on the host, so it decides; the release table defers to it.
     table = next(f for f in doc["findings"] if f["check"] == "engine-drafter-swa")
-    assert table["status"] == "not-applicable" and "engine-source-swa decides" in table["message"] and not table["observations"]
+    assert (
+        table["status"] == "not-applicable"
+        and "engine-source-swa decides" in table["message"]
+        and not table["observations"]
+    )
 
 
 def test_layer_offset_bundle_blames_the_raw_layer_ids():
     res, doc = _check("layer-offset-pre-40727")
     assert doc["causes"][0]["id"] == "layer-offset"
     status = {f["check"]: f["status"] for f in doc["findings"]}
-    assert status["engine-source-layer-map"] == "fail" and status["engine-source-swa"] == "not-applicable"  # all-full drafter
+    assert (
+        status["engine-source-layer-map"] == "fail" and status["engine-source-swa"] == "not-applicable"
+    )  # all-full drafter
 
 
 def test_eagle3_launched_as_eagle_is_a_method_mismatch():
     res, doc = _check("eagle3-as-eagle")
     assert doc["causes"][0]["id"] == "method-mismatch" and doc["causes"][0]["confidence"] > 0.9
-    assert any(f["check"] == "launch-method" and f["status"] == "fail" and "eagle3" in f["message"]
-               for f in doc["findings"])
+    assert any(
+        f["check"] == "launch-method" and f["status"] == "fail" and "eagle3" in f["message"] for f in doc["findings"]
+    )
 
 
 def test_healthy_bundle_is_healthy():

@@ -62,10 +62,12 @@ def test_a_hostile_tarball_is_read_without_extracting_anything(tmp_path):
     good_manifest = json.dumps({"format": "dflash-doctor/bundle@1", "host": "h"}).encode()
     path = tmp_path / "evil.tar.gz"
     with tarfile.open(path, "w:gz") as tar:
+
         def add(name, data=b"x", kind=tarfile.REGTYPE, link=""):
             info = tarfile.TarInfo(name)
             info.type, info.linkname, info.size = kind, link, len(data) if kind == tarfile.REGTYPE else 0
             tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+
         add("../../escaped.txt")
         add("/tmp/absolute-evil.txt")
         add("b/link", kind=tarfile.SYMTYPE, link="/etc/shadow")

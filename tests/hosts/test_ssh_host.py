@@ -45,16 +45,23 @@ def test_reads_files_lists_dirs_and_maps_errors(sshd, tmp_path):
 
 def test_large_output_on_both_streams_does_not_deadlock_and_is_capped(sshd):
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
-        res = h.run(["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo done >&2"],
-                    max_bytes=1000, timeout=30)
+        res = h.run(
+            ["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo done >&2"],
+            max_bytes=1000,
+            timeout=30,
+        )
         assert res.rc == 0 and res.truncated
         assert len(res.stdout) == 1000 and len(res.stderr) == 1000
         # the shared shell drains stderr on the host and sends its first 64 KiB: stdout crossed in full
         assert 3_000_000 <= h.bytes_received < 3_200_000
         # a command with a channel of its own (stdin given) drains both streams over the network
         before = h.bytes_received
-        res = h.run(["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo done >&2"],
-                    max_bytes=1000, timeout=30, stdin=b"")
+        res = h.run(
+            ["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo done >&2"],
+            max_bytes=1000,
+            timeout=30,
+            stdin=b"",
+        )
         assert res.rc == 0 and res.truncated
         assert len(res.stdout) == 1000 and len(res.stderr) == 1000
         assert h.bytes_received - before >= 6_000_000
@@ -67,8 +74,9 @@ def test_one_remote_shell_runs_the_commands_and_a_bulk_one_alongside(sshd, tmp_p
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as pool:
-            slow = pool.submit(h.run, ["sh", "-c", "sleep 1; printf 'log\n'; echo meta >&2; exit 3"], 30, 1000,
-                               bulk=True)
+            slow = pool.submit(
+                h.run, ["sh", "-c", "sleep 1; printf 'log\n'; echo meta >&2; exit 3"], 30, 1000, bulk=True
+            )
             quick = [h.run(["printf", "%s|", "a b", "", "it's", "x\ny"]) for _ in range(5)]
             assert not slow.done()  # the quick ones did not wait for the bulk one
             res = slow.result()
@@ -171,11 +179,15 @@ def test_target_parsing():
 def test_proxyjump_from_ssh_config(sshd):
     # the same loopback server serves as its own jump host: testhost -> direct-tcpip -> 127.0.0.1:port
     with open(sshd.ssh_config, "a") as fh:
-        fh.write(f"Host via-jump\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n  IdentityFile {sshd.key}\n"
-                 f"  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n  ProxyJump testhost\n\n")
-        fh.write(f"Host via-two-jumps\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
-                 f"  IdentityFile {sshd.key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n"
-                 f"  ProxyJump testhost,testhost\n\n")
+        fh.write(
+            f"Host via-jump\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n  IdentityFile {sshd.key}\n"
+            f"  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n  ProxyJump testhost\n\n"
+        )
+        fh.write(
+            f"Host via-two-jumps\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+            f"  IdentityFile {sshd.key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {sshd.known_hosts}\n"
+            f"  ProxyJump testhost,testhost\n\n"
+        )
     with SSHHost("via-jump", ssh_config=str(sshd.ssh_config)) as h:
         assert h._jump is not None
         assert h.run(["echo", "through"]).text() == "through\n"

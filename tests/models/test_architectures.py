@@ -13,19 +13,22 @@ from dflash_doctor.models.architectures import aux_placements, load, support
 TREES = Path("/work/cache/trees")
 
 
-@pytest.mark.parametrize("engine, version, method, mt, loadable, words", [
-    ("vllm", "0.20.1", "dflash2", None, False, "first registered in 0.28.0"),
-    ("vllm", "0.28.0", "dflash2", None, True, "since 0.28.0"),
-    ("vllm", "0.40.0", "dflash", None, True, "extrapolated"),
-    ("vllm", "0.33.0", "medusa", None, False, "removed after 0.32.0"),
-    ("vllm", "0.20.1", "mtp", "qwen3_5_text", True, "Qwen3_5MTP"),
-    ("vllm", "0.16.0", "eagle3", None, True, "interpolated"),
-    ("sglang", "0.5.23", "peagle", None, False, "no sglang release read"),
-    ("vllm", "0.20.2", "mtp", "mimo_v2_flash", False, "first registered in 0.21.0"),
-    ("vllm", "0.29.0", "mtp", "mimo_v2_flash", True, "MiMoV2MTPModel"),
-    ("sglang", "0.5.7", "mtp", "mimo_v2_flash", True, "MiMoV2MTP"),
-    ("vllm", "0.29.0", "mtp", "qwen3_next", True, "Qwen3NextMTP"),
-])
+@pytest.mark.parametrize(
+    "engine, version, method, mt, loadable, words",
+    [
+        ("vllm", "0.20.1", "dflash2", None, False, "first registered in 0.28.0"),
+        ("vllm", "0.28.0", "dflash2", None, True, "since 0.28.0"),
+        ("vllm", "0.40.0", "dflash", None, True, "extrapolated"),
+        ("vllm", "0.33.0", "medusa", None, False, "removed after 0.32.0"),
+        ("vllm", "0.20.1", "mtp", "qwen3_5_text", True, "Qwen3_5MTP"),
+        ("vllm", "0.16.0", "eagle3", None, True, "interpolated"),
+        ("sglang", "0.5.23", "peagle", None, False, "no sglang release read"),
+        ("vllm", "0.20.2", "mtp", "mimo_v2_flash", False, "first registered in 0.21.0"),
+        ("vllm", "0.29.0", "mtp", "mimo_v2_flash", True, "MiMoV2MTPModel"),
+        ("sglang", "0.5.7", "mtp", "mimo_v2_flash", True, "MiMoV2MTP"),
+        ("vllm", "0.29.0", "mtp", "qwen3_next", True, "Qwen3NextMTP"),
+    ],
+)
 def test_support_sentences(engine, version, method, mt, loadable, words):
     a = support(engine, version, method, mt)
     assert a.loadable is loadable and words in a.sentence

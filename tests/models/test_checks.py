@@ -11,9 +11,14 @@ from dflash_doctor.evidence import Kind, Status
 
 def run(fixtures_dir, drafter=None, target=None, engine=None, log=None, launch=None):
     m = fixtures_dir / "models"
-    ev = gather_files(FileInputs(drafter=str(m / drafter) if drafter else None,
-                                 target=str(m / target) if target else None, engine=engine,
-                                 logs=[str(fixtures_dir / log)] if log else []))
+    ev = gather_files(
+        FileInputs(
+            drafter=str(m / drafter) if drafter else None,
+            target=str(m / target) if target else None,
+            engine=engine,
+            logs=[str(fixtures_dir / log)] if log else [],
+        )
+    )
     report, _ = build_report(ev)
     obs = {o.name for f in report.findings for o in f.observations}
     by_check: dict[str, list] = {}
@@ -23,11 +28,20 @@ def run(fixtures_dir, drafter=None, target=None, engine=None, log=None, launch=N
 
 
 def test_seed_scenario_yields_swa_ignored_raw_map_and_undertrained_card(fixtures_dir):
-    ev, report, obs, checks = run(fixtures_dir, "Qwen3.6-27B-DFlash", "Qwen3.6-27B", "vllm==0.20.1",
-                                  log="seed/vllm-0.20.1.log")
+    ev, report, obs, checks = run(
+        fixtures_dir, "Qwen3.6-27B-DFlash", "Qwen3.6-27B", "vllm==0.20.1", log="seed/vllm-0.20.1.log"
+    )
     assert ev.has(Kind.DRAFTER) and ev.has(Kind.TARGET) and ev.has(Kind.ENGINE_SUPPORT)
-    assert {"drafter-swa:present", "engine-swa:ignored", "engine-layer-map:raw", "card:under-training",
-            "pairing:ok", "rope:ok", "vocab-map:ok", "method:ok"} <= obs
+    assert {
+        "drafter-swa:present",
+        "engine-swa:ignored",
+        "engine-layer-map:raw",
+        "card:under-training",
+        "pairing:ok",
+        "rope:ok",
+        "vocab-map:ok",
+        "method:ok",
+    } <= obs
     assert checks["engine-drafter-swa"][0].status == Status.FAIL
     assert report.causes[0].id == "swa-ignored"
 
@@ -130,8 +144,11 @@ def test_peagle_drafter_launched_as_eagle3_is_how_vllm_serves_it(fixtures_dir, t
     shutil.copy(fixtures_dir / "configs" / "real" / "specforge--qwen3-8b-peagle.json", d / "config.json")
 
     def launch_check(spec: str):
-        ev = gather_files(FileInputs(drafter=str(d), engine="vllm==0.29.0",
-                                     launch=f"vllm serve Qwen/Qwen3-8B --speculative-config '{spec}'"))
+        ev = gather_files(
+            FileInputs(
+                drafter=str(d), engine="vllm==0.29.0", launch=f"vllm serve Qwen/Qwen3-8B --speculative-config '{spec}'"
+            )
+        )
         report, _ = build_report(ev)
         (f,) = [f for f in report.findings if f.check_id == "launch-method"]
         return f

@@ -7,19 +7,22 @@ import pytest
 from dflash_doctor.models.engine_support import load_table, lookup
 
 
-@pytest.mark.parametrize("version, dflash, layer_map, swa", [
-    ("0.19.1", False, None, None),
-    ("0.20.0", True, "raw", "ignored"),
-    ("0.20.1", True, "raw", "ignored"),
-    ("0.20.1+cu129", True, "raw", "ignored"),
-    ("0.21.0", True, "raw", "ignored"),
-    ("0.22.0", True, "plus-one", "ignored"),
-    ("0.24.2", True, "plus-one", "ignored"),
-    ("0.25.0", True, "plus-one", "uniform-only"),
-    ("0.26.0", True, "plus-one", "v2-runner"),
-    ("0.28.1", True, "plus-one", "v2-runner"),
-    ("0.31.0", True, "plus-one", "v2-runner"),
-])
+@pytest.mark.parametrize(
+    "version, dflash, layer_map, swa",
+    [
+        ("0.19.1", False, None, None),
+        ("0.20.0", True, "raw", "ignored"),
+        ("0.20.1", True, "raw", "ignored"),
+        ("0.20.1+cu129", True, "raw", "ignored"),
+        ("0.21.0", True, "raw", "ignored"),
+        ("0.22.0", True, "plus-one", "ignored"),
+        ("0.24.2", True, "plus-one", "ignored"),
+        ("0.25.0", True, "plus-one", "uniform-only"),
+        ("0.26.0", True, "plus-one", "v2-runner"),
+        ("0.28.1", True, "plus-one", "v2-runner"),
+        ("0.31.0", True, "plus-one", "v2-runner"),
+    ],
+)
 def test_vllm_rows(version, dflash, layer_map, swa):
     row = lookup("vllm", version)
     assert (row.dflash, row.layer_map, row.drafter_swa) == (dflash, layer_map, swa)
@@ -39,31 +42,37 @@ def test_unknown_engine_or_version_is_not_guessed():
 
 def test_ranges_do_not_overlap():
     from dflash_doctor.models.engine_support import _vtuple
+
     for engine in {r["engine"] for r in load_table()}:
         rows = sorted((_vtuple(r["min"]), _vtuple(r["max"])) for r in load_table() if r["engine"] == engine)
         for (lo1, hi1), (lo2, _) in zip(rows, rows[1:]):
             assert hi1 < lo2
 
 
-@pytest.mark.parametrize("version, mix, v2, outcome", [
-    ("0.20.1", "mixed", None, "ignored"),
-    ("0.25.0", "mixed", None, "refused"),
-    ("0.25.0", "all", None, "honoured"),
-    ("0.26.0", "mixed", "1", "honoured"),
-    ("0.26.0", "mixed", "0", "refused"),
-    ("0.26.0", "mixed", None, "honoured"),  # 0.26 forces V2 for mixed drafters when the variable is unset
-    ("0.29.0", "mixed", None, "honoured"),
-    ("0.29.0", "mixed", "0", "refused"),
-    ("0.20.1", "none", None, "not-applicable"),
-    ("0.21.0", "none", "1", "refused"),  # its V2 runner has no 'dflash'
-])
+@pytest.mark.parametrize(
+    "version, mix, v2, outcome",
+    [
+        ("0.20.1", "mixed", None, "ignored"),
+        ("0.25.0", "mixed", None, "refused"),
+        ("0.25.0", "all", None, "honoured"),
+        ("0.26.0", "mixed", "1", "honoured"),
+        ("0.26.0", "mixed", "0", "refused"),
+        ("0.26.0", "mixed", None, "honoured"),  # 0.26 forces V2 for mixed drafters when the variable is unset
+        ("0.29.0", "mixed", None, "honoured"),
+        ("0.29.0", "mixed", "0", "refused"),
+        ("0.20.1", "none", None, "not-applicable"),
+        ("0.21.0", "none", "1", "refused"),  # its V2 runner has no 'dflash'
+    ],
+)
 def test_table_outcome(version, mix, v2, outcome):
     from dflash_doctor.engines.outcome import Deployment, decide
     from dflash_doctor.engines.table import from_row
 
     env = {} if v2 is None else {"VLLM_USE_V2_MODEL_RUNNER": v2}
-    o = decide(from_row(lookup("vllm", version)), Deployment(drafter_architectures=("DFlashDraftModel",),
-                                                            swa_mix=mix, env=env, env_known=True))
+    o = decide(
+        from_row(lookup("vllm", version)),
+        Deployment(drafter_architectures=("DFlashDraftModel",), swa_mix=mix, env=env, env_known=True),
+    )
     assert o.value == outcome, o.sentence
 
 

@@ -12,10 +12,20 @@ from dflash_doctor.models.facts import drafter_facts, target_facts
 
 from .helpers import write_config
 
-BASE = {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 4096, "num_hidden_layers": 5,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
-        "num_target_layers": 36, "block_size": 16, "rope_theta": 1000000,
-        "dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}}
+BASE = {
+    "architectures": ["DFlashDraftModel"],
+    "model_type": "qwen3",
+    "hidden_size": 4096,
+    "num_hidden_layers": 5,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "num_target_layers": 36,
+    "block_size": 16,
+    "rope_theta": 1000000,
+    "dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]},
+}
 
 
 def facts(tmp_path, **over):
@@ -33,7 +43,10 @@ def test_qwen36_fixture_has_four_sliding_causal_layers_and_one_full(fixtures_dir
     d = drafter_facts(str(fixtures_dir / "models" / "Qwen3.6-27B-DFlash"))
     assert d.method == "dflash" and d.block_size == 16 and d.mask_token_id == 248070
     assert d.swa_layers == (0, 1, 2, 3) and d.sliding_window == 2048 and d.swa_mix == "mixed"
-    assert [(la.attention, la.window, la.causal) for la in d.layers][3:] == [("sliding", 2048, True), ("full", None, False)]
+    assert [(la.attention, la.window, la.causal) for la in d.layers][3:] == [
+        ("sliding", 2048, True),
+        ("full", None, False),
+    ]
     assert d.target_layer_ids == (1, 16, 31, 46, 61)
     assert d.hf_hidden_state_indices == (2, 17, 32, 47, 62)
     assert [c.kind for c in d.card] == ["under-training"]
@@ -47,7 +60,9 @@ def test_qwen3_8b_fixture_is_all_full_attention_and_trained_without_thinking(fix
 
 
 def test_block_size_and_ids_inside_dflash_config_are_read(tmp_path):
-    d = facts(tmp_path, block_size=None, dflash_config={"block_size": 8, "mask_token_id": 5, "target_layer_ids": [2, 4]})
+    d = facts(
+        tmp_path, block_size=None, dflash_config={"block_size": 8, "mask_token_id": 5, "target_layer_ids": [2, 4]}
+    )
     assert d.block_size == 8 and d.block_size_source == "dflash_config.block_size" and d.target_layer_ids == (2, 4)
 
 
@@ -81,14 +96,21 @@ def test_sliding_window_is_ignored_when_use_sliding_window_is_false(tmp_path):
 
 
 def test_layer_types_win_over_max_window_layers(tmp_path):
-    d = facts(tmp_path, use_sliding_window=True, sliding_window=512, max_window_layers=0,
-              layer_types=["full_attention"] * 4 + ["sliding_attention"])
+    d = facts(
+        tmp_path,
+        use_sliding_window=True,
+        sliding_window=512,
+        max_window_layers=0,
+        layer_types=["full_attention"] * 4 + ["sliding_attention"],
+    )
     assert d.swa_layers == (4,) and d.swa_config == "layer_types"
 
 
 def test_mimo_use_swa_makes_every_layer_sliding_and_non_causal(tmp_path):
-    d = facts(tmp_path, dflash_config={"mask_token_id": 1, "target_layer_ids": [1, 2], "use_swa": True,
-                                       "swa_window_size": 4096})
+    d = facts(
+        tmp_path,
+        dflash_config={"mask_token_id": 1, "target_layer_ids": [1, 2], "use_swa": True, "swa_window_size": 4096},
+    )
     assert d.swa_layers == (0, 1, 2, 3, 4) and d.sliding_window == 4096 and d.swa_config == "use_swa"
     assert not any(la.causal for la in d.layers)
 
@@ -113,12 +135,16 @@ def test_target_with_nested_text_config_and_linear_attention_is_not_swa(fixtures
 
 # --- bad input -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, says", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2, 3]", "JSON list, not an object"),
-    ('"just a string"', "JSON str, not an object"),
-    ("\xff\xfe binary", "not valid JSON"),
-])
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2, 3]", "JSON list, not an object"),
+        ('"just a string"', "JSON str, not an object"),
+        ("\xff\xfe binary", "not valid JSON"),
+    ],
+)
 def test_malformed_or_non_object_config_is_a_usage_error(tmp_path, text, says):
     write_config(tmp_path / "d", text)
     with pytest.raises(UsageError) as exc:
@@ -134,13 +160,23 @@ def test_binary_config_is_a_usage_error(tmp_path):
 
 
 def test_mistyped_fields_become_warnings_and_read_as_absent(tmp_path):
-    d = facts(tmp_path, hidden_size="4096", block_size=[16], num_target_layers=True,
-              dflash_config={"mask_token_id": "x", "target_layer_ids": "1,9,17"})
+    d = facts(
+        tmp_path,
+        hidden_size="4096",
+        block_size=[16],
+        num_target_layers=True,
+        dflash_config={"mask_token_id": "x", "target_layer_ids": "1,9,17"},
+    )
     assert d.hidden_size is None and d.block_size is None and d.num_target_layers is None
     assert d.mask_token_id is None and d.target_layer_ids is None
     text = " | ".join(d.warnings)
-    for field in ("hidden_size", "block_size", "num_target_layers", "dflash_config.mask_token_id",
-                  "dflash_config.target_layer_ids"):
+    for field in (
+        "hidden_size",
+        "block_size",
+        "num_target_layers",
+        "dflash_config.mask_token_id",
+        "dflash_config.target_layer_ids",
+    ):
         assert field in text
 
 
@@ -178,8 +214,12 @@ def test_symlink_loop_config_is_reported_as_a_loop(tmp_path):
 def test_json_round_trip_of_facts(fixtures_dir):
     d = drafter_facts(str(fixtures_dir / "models" / "Qwen3.6-27B-DFlash"))
     js = json.loads(json.dumps(d.to_dict()))
-    assert js["swa_layers"] == [0, 1, 2, 3] and js["layers"][0] == {"index": 0, "attention": "sliding",
-                                                                      "window": 2048, "causal": True}
+    assert js["swa_layers"] == [0, 1, 2, 3] and js["layers"][0] == {
+        "index": 0,
+        "attention": "sliding",
+        "window": 2048,
+        "causal": True,
+    }
 
 
 def test_is_causal_overrides_every_layer_both_ways(tmp_path):
@@ -194,13 +234,27 @@ def test_model_optimizer_export_is_named_by_its_template_not_taken_for_specforge
     """Model-Optimizer's exporter fills `llama_eagle_template_config` (modelopt/torch/export/plugins/
     hf_spec_configs.py): `eagle_config` with `next_layer_regular: true`, which SpecForge never writes. Keys and
     shape below are that template's, the values ours (no real export was found to commit)."""
-    cfg = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
-           "num_hidden_layers": 1, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
-           "draft_vocab_size": 32000, "rope_theta": 500000.0,
-           "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 15, 28], "use_aux_hidden_state": True,
-                            "use_input_layernorm_in_first_layer": True, "use_last_layernorm": True,
-                            "use_mtp_layernorm": False, "next_layer_regular": True, "parallel_draft_step": 3,
-                            "parallel_draft_heads_num_layers": 1}}
+    cfg = {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "draft_vocab_size": 32000,
+        "rope_theta": 500000.0,
+        "eagle_config": {
+            "eagle_aux_hidden_state_layer_ids": [1, 15, 28],
+            "use_aux_hidden_state": True,
+            "use_input_layernorm_in_first_layer": True,
+            "use_last_layernorm": True,
+            "use_mtp_layernorm": False,
+            "next_layer_regular": True,
+            "parallel_draft_step": 3,
+            "parallel_draft_heads_num_layers": 1,
+        },
+    }
     d = drafter_facts(str(write_config(tmp_path / "mo", cfg)))
     assert d.family == "Model-Optimizer EAGLE-3 export" and d.method == "eagle3"
     assert d.target_layer_ids == (1, 15, 28) and d.layer_ids_source == "eagle_config.eagle_aux_hidden_state_layer_ids"
@@ -214,9 +268,17 @@ def test_peagle_in_vllm_layout_is_known_by_its_parallel_drafting_token(tmp_path)
     """vLLM (0.19.0+, v1/spec_decode/llm_base_proposer.py) takes an EAGLE checkpoint's parallel-drafting slot
     token from `ptd_token_id`; such a checkpoint was trained for parallel drafting (P-EAGLE), and runs that way
     only with `parallel_drafting: true` in the speculative config. Values here are ours."""
-    cfg = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 2880,
-           "num_hidden_layers": 1, "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 201088,
-           "draft_vocab_size": 201088, "ptd_token_id": 200017}
+    cfg = {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "hidden_size": 2880,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "vocab_size": 201088,
+        "draft_vocab_size": 201088,
+        "ptd_token_id": 200017,
+    }
     d = drafter_facts(str(write_config(tmp_path / "pe", cfg)))
     assert d.family == "P-EAGLE (parallel EAGLE-3)" and d.method == "peagle"
     assert any("ptd_token_id = 200017" in n and "parallel_drafting" in n for n in d.notes)

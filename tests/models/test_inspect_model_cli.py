@@ -13,7 +13,7 @@ M = "fixtures/models/"
 
 
 def inspect(cli, fixtures_dir, *args, env=None):
-    args = [str(fixtures_dir / "models" / a[len(M):]) if a.startswith(M) else a for a in args]
+    args = [str(fixtures_dir / "models" / a[len(M) :]) if a.startswith(M) else a for a in args]
     return cli("inspect-model", *args, env=env)
 
 
@@ -29,11 +29,32 @@ def test_seed_pair_on_vllm_0_20_1_names_the_sliding_layers_and_that_they_run_ful
 
 
 def test_seed_pair_json_has_the_documented_keys(cli, fixtures_dir):
-    r = inspect(cli, fixtures_dir, M + "Qwen3.6-27B-DFlash", "--target", M + "Qwen3.6-27B", "--engine", "vllm==0.20.1",
-                "--num-speculative-tokens", "15", "--format", "json")
+    r = inspect(
+        cli,
+        fixtures_dir,
+        M + "Qwen3.6-27B-DFlash",
+        "--target",
+        M + "Qwen3.6-27B",
+        "--engine",
+        "vllm==0.20.1",
+        "--num-speculative-tokens",
+        "15",
+        "--format",
+        "json",
+    )
     js = json.loads(r.stdout)
-    for key in ("method", "block_size", "mask_token_id", "target_layer_ids", "hf_hidden_state_indices", "layers",
-                "swa_layers", "sliding_window", "warnings", "findings"):
+    for key in (
+        "method",
+        "block_size",
+        "mask_token_id",
+        "target_layer_ids",
+        "hf_hidden_state_indices",
+        "layers",
+        "swa_layers",
+        "sliding_window",
+        "warnings",
+        "findings",
+    ):
         assert key in js
     assert js["method"] == "dflash" and js["block_size"] == 16 and js["mask_token_id"] == 248070
     assert js["target_layer_ids"] == [1, 16, 31, 46, 61] and js["hf_hidden_state_indices"] == [2, 17, 32, 47, 62]
@@ -48,8 +69,17 @@ def test_seed_pair_json_has_the_documented_keys(cli, fixtures_dir):
 
 
 def test_qwen3_8b_pair_is_all_full_attention_and_pairs_correctly(cli, fixtures_dir):
-    r = inspect(cli, fixtures_dir, M + "Qwen3-8B-DFlash-b16", "--target", M + "Qwen3-8B", "--engine", "vllm==0.22.0",
-                "--format", "json")
+    r = inspect(
+        cli,
+        fixtures_dir,
+        M + "Qwen3-8B-DFlash-b16",
+        "--target",
+        M + "Qwen3-8B",
+        "--engine",
+        "vllm==0.22.0",
+        "--format",
+        "json",
+    )
     js = json.loads(r.stdout)
     assert js["swa_layers"] == [] and {la["attention"] for la in js["layers"]} == {"full"}
     pairing = [f for f in js["findings"] if f["check"] == "drafter-target-pairing"][0]
@@ -69,10 +99,13 @@ def test_wrong_target_exits_1_with_the_mismatch(cli, fixtures_dir):
     assert r.returncode == 1 and "drafter does not fit this target" in r.stdout
 
 
-@pytest.mark.parametrize("content, says", [
-    ("{oops", "not valid JSON"),
-    ("[1, 2]", "not an object"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("{oops", "not valid JSON"),
+        ("[1, 2]", "not an object"),
+    ],
+)
 def test_bad_config_is_one_line_and_exit_2(cli, tmp_path, content, says):
     write_config(tmp_path / "d", content)
     r = cli("inspect-model", str(tmp_path / "d"))
@@ -96,8 +129,10 @@ def test_non_json_safetensors_header(cli, tmp_path):
 
 
 def test_mistyped_and_absurd_fields_are_warnings_in_the_output(cli, tmp_path):
-    write_config(tmp_path / "d", {"architectures": ["DFlashDraftModel"], "num_hidden_layers": 10**9,
-                                  "hidden_size": "big", "block_size": 16})
+    write_config(
+        tmp_path / "d",
+        {"architectures": ["DFlashDraftModel"], "num_hidden_layers": 10**9, "hidden_size": "big", "block_size": 16},
+    )
     r = cli("inspect-model", str(tmp_path / "d"), "--format", "json")
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr
     warnings = " ".join(json.loads(r.stdout)["warnings"])
@@ -106,18 +141,27 @@ def test_mistyped_and_absurd_fields_are_warnings_in_the_output(cli, tmp_path):
 
 
 def test_repo_id_not_in_cache_exits_3_with_a_fetch_hint(cli, tmp_path):
-    r = cli("inspect-model", "z-lab/Qwen3.6-27B-DFlash", env={"HF_HUB_CACHE": str(tmp_path / "hub"),
-                                                              "HF_HUB_OFFLINE": "1"})
+    r = cli(
+        "inspect-model", "z-lab/Qwen3.6-27B-DFlash", env={"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    )
     assert r.returncode == 3 and "not in the local Hugging Face cache" in r.stderr
     assert "hint: fetch it first" in r.stderr and "hf download z-lab/Qwen3.6-27B-DFlash" in r.stderr
 
 
 def test_repo_id_in_the_cache_is_inspected(cli, fixtures_dir, tmp_path):
     src = fixtures_dir / "models" / "Qwen3.6-27B-DFlash"
-    hf_cache_repo(tmp_path / "hub", "z-lab/Qwen3.6-27B-DFlash",
-                  {n: (src / n).read_bytes() for n in ("config.json", "README.md", "model.safetensors")})
-    r = cli("inspect-model", "z-lab/Qwen3.6-27B-DFlash", "--format", "json",
-            env={"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"})
+    hf_cache_repo(
+        tmp_path / "hub",
+        "z-lab/Qwen3.6-27B-DFlash",
+        {n: (src / n).read_bytes() for n in ("config.json", "README.md", "model.safetensors")},
+    )
+    r = cli(
+        "inspect-model",
+        "z-lab/Qwen3.6-27B-DFlash",
+        "--format",
+        "json",
+        env={"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"},
+    )
     assert json.loads(r.stdout)["swa_layers"] == [0, 1, 2, 3]
 
 

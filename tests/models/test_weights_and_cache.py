@@ -8,18 +8,24 @@ import struct
 
 import pytest
 
-from dflash_doctor.settings import Settings
-
 from dflash_doctor.errors import DoctorError, ExitCode
 from dflash_doctor.hosts.base import CommandResult, Host
 from dflash_doctor.models.facts import drafter_facts
 from dflash_doctor.models.files import HostFiles, LocalFiles
 from dflash_doctor.models.safetensors_header import read_shard, read_weights
+from dflash_doctor.settings import Settings
 
 from .helpers import hf_cache_repo, safetensors_bytes
 
-TINY = {"architectures": ["DFlashDraftModel"], "hidden_size": 8, "num_hidden_layers": 1, "block_size": 4,
-        "num_target_layers": 4, "vocab_size": 100, "dflash_config": {"mask_token_id": 99, "target_layer_ids": [1, 2]}}
+TINY = {
+    "architectures": ["DFlashDraftModel"],
+    "hidden_size": 8,
+    "num_hidden_layers": 1,
+    "block_size": 4,
+    "num_target_layers": 4,
+    "vocab_size": 100,
+    "dflash_config": {"mask_token_id": 99, "target_layer_ids": [1, 2]},
+}
 TENSORS = {"fc.weight": ("F32", [8, 16]), "layers.0.mlp.up_proj.weight": ("F32", [16, 8])}
 
 
@@ -71,8 +77,12 @@ def test_file_shorter_than_the_length_prefix(tmp_path):
 
 
 def test_malformed_tensor_entries_are_skipped_and_named(tmp_path):
-    js = json.dumps({"good": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
-                     "bad": {"dtype": "F32", "shape": "huge", "data_offsets": [0, 4]}}).encode()
+    js = json.dumps(
+        {
+            "good": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+            "bad": {"dtype": "F32", "shape": "huge", "data_offsets": [0, 4]},
+        }
+    ).encode()
     facts, tensors = shard(tmp_path, struct.pack("<Q", len(js)) + js + b"\0" * 4)
     assert list(tensors) == ["good"] and "malformed" in facts.error
 
@@ -96,11 +106,18 @@ def test_pickle_weights_are_never_opened(tmp_path):
 
 # --- the Hugging Face cache --------------------------------------------------------------------
 
+
 def test_repo_id_resolves_offline_through_hf_hub_cache(tmp_path, monkeypatch):
     cache = tmp_path / "hub"
-    hf_cache_repo(cache, "z-lab/Tiny-DFlash", {"config.json": json.dumps(TINY).encode(),
-                                                "model.safetensors": safetensors_bytes(TENSORS),
-                                                "README.md": b"This drafter is a preview."})
+    hf_cache_repo(
+        cache,
+        "z-lab/Tiny-DFlash",
+        {
+            "config.json": json.dumps(TINY).encode(),
+            "model.safetensors": safetensors_bytes(TENSORS),
+            "README.md": b"This drafter is a preview.",
+        },
+    )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     d = drafter_facts("z-lab/Tiny-DFlash", LocalFiles(Settings.from_env({"HF_HUB_CACHE": str(cache)}).hf_cache))
     assert d.target_layer_ids == (1, 2) and "fc.weight" in d.weights.tensors and not d.weights.problems
@@ -134,6 +151,7 @@ def test_symlink_loop_in_the_cache_is_named_not_called_missing(tmp_path, monkeyp
 
 # --- reading through a Host ----------------------------------------------------------------------
 
+
 class RecordedHost(Host):
     """A host whose files are a dict; paths in `denied` raise PermissionError like an unreadable file."""
 
@@ -159,22 +177,27 @@ class RecordedHost(Host):
 
     def list_dir(self, path, timeout=30.0):
         prefix = path.rstrip("/") + "/"
-        names = {p[len(prefix):].split("/")[0] for p in self.files if p.startswith(prefix)}
+        names = {p[len(prefix) :].split("/")[0] for p in self.files if p.startswith(prefix)}
         if not names:
             raise FileNotFoundError(errno.ENOENT, "No such directory", path)
         return sorted(names)
 
 
 def test_the_same_reader_works_through_a_host():
-    host = RecordedHost({"/models/d/config.json": json.dumps(TINY).encode(),
-                         "/models/d/model.safetensors": safetensors_bytes(TENSORS, cut=8)})
+    host = RecordedHost(
+        {
+            "/models/d/config.json": json.dumps(TINY).encode(),
+            "/models/d/model.safetensors": safetensors_bytes(TENSORS, cut=8),
+        }
+    )
     d = drafter_facts("/models/d", HostFiles(host))
     assert d.target_layer_ids == (1, 2) and d.weights.truncated == ("model.safetensors",)
 
 
 def test_unreadable_files_are_reported_not_raised_as_tracebacks():
-    host = RecordedHost({"/m/config.json": b"{}", "/m/model.safetensors": b""},
-                        denied={"/m/config.json", "/m/model.safetensors"})
+    host = RecordedHost(
+        {"/m/config.json": b"{}", "/m/model.safetensors": b""}, denied={"/m/config.json", "/m/model.safetensors"}
+    )
     with pytest.raises(DoctorError, match="permission denied"):
         drafter_facts("/m", HostFiles(host))
     host.denied = {"/m/model.safetensors"}
@@ -186,6 +209,7 @@ def test_unreadable_files_are_reported_not_raised_as_tracebacks():
 def test_host_files_over_the_real_local_host_agree_with_local_files(fixtures_dir):
     from dflash_doctor.hosts.local import LocalHost
     from dflash_doctor.models.files import files_for
+
     path = str(fixtures_dir / "models" / "tiny-dflash-truncated")
     via_host = drafter_facts(path, HostFiles(LocalHost()))
     direct = drafter_facts(path, files_for(None))

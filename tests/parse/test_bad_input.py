@@ -15,9 +15,11 @@ import pytest
 from dflash_doctor.parse.logscan import aggregate, scan_file, scan_lines
 
 ROOT = Path(__file__).resolve().parents[2]
-GOOD = ("(APIServer pid=7) INFO 05-14 09:13:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
-        "1.50, Accepted throughput: 50.00 tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: 500 tokens, "
-        "Drafted: 4000 tokens, Per-position acceptance rate: 0.300, 0.150, 0.050, 0.000, Avg Draft acceptance rate: 12.5%")
+GOOD = (
+    "(APIServer pid=7) INFO 05-14 09:13:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
+    "1.50, Accepted throughput: 50.00 tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: 500 tokens, "
+    "Drafted: 4000 tokens, Per-position acceptance rate: 0.300, 0.150, 0.050, 0.000, Avg Draft acceptance rate: 12.5%"
+)
 
 
 def good(n: int = 3) -> str:
@@ -80,19 +82,22 @@ def test_100_mb_line_without_newline_keeps_memory_flat(tmp_path, route, head):
     with open(p, "wb") as fh:
         fh.write(good(2).encode())
         block = b"x" * (1 << 20)
-        fh.write(head + block[len(head):])
+        fh.write(head + block[len(head) :])
         for _ in range(99):
             fh.write(block)
         fh.write(b"\n" + good(1).encode())
     # VmHWM, not ru_maxrss: ru_maxrss survives exec, so a child forked from a large pytest process would
     # report the parent's size rather than its own peak.
-    code = ("import re, sys; from dflash_doctor.parse.logscan import scan_file; "
-            "s = scan_file(sys.argv[1], grep=sys.argv[2] == 'grep'); "
-            "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
-            "print(s.n_intervals, hwm // 1024, '|'.join(s.notes) or '-')")
+    code = (
+        "import re, sys; from dflash_doctor.parse.logscan import scan_file; "
+        "s = scan_file(sys.argv[1], grep=sys.argv[2] == 'grep'); "
+        "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
+        "print(s.n_intervals, hwm // 1024, '|'.join(s.notes) or '-')"
+    )
     env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    out = subprocess.run([sys.executable, "-c", code, str(p), route], capture_output=True, text=True, timeout=120,
-                         env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(p), route], capture_output=True, text=True, timeout=120, env=env
+    )
     assert out.returncode == 0, out.stderr
     n, rss_mib, notes = out.stdout.strip().split(" ", 2)
     assert int(n) == 3
@@ -129,9 +134,11 @@ def test_metrics_line_cut_mid_number_is_salvaged_and_reported(cli, tmp_path):
 
 
 def test_v0_line_cut_mid_number_is_salvaged_from_its_efficiency():
-    line = ("INFO 07-24 04:00:31 metrics.py:316] Speculative metrics: Draft acceptance rate: 0.642, System efficiency: "
-            "0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft tokens: 13311, "
-            "Number of emitted tokens: 106")
+    line = (
+        "INFO 07-24 04:00:31 metrics.py:316] Speculative metrics: Draft acceptance rate: 0.642, System efficiency: "
+        "0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft tokens: 13311, "
+        "Number of emitted tokens: 106"
+    )
     scan = scan_lines([line], "v0-cut.log")
     assert scan.malformed_count == 0 and scan.salvaged_count == 1
     assert "emitted" in scan.salvaged[0].missing and "system efficiency" in scan.salvaged[0].derived
@@ -141,9 +148,11 @@ def test_v0_line_cut_mid_number_is_salvaged_from_its_efficiency():
 
 def test_k_changing_between_lines():
     k4 = GOOD.format(s=1)
-    k2 = ("(APIServer pid=7) INFO 05-14 09:14:00 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.40, "
-          "Accepted throughput: 40.00 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 400 tokens, Drafted: "
-          "2000 tokens, Per-position acceptance rate: 0.300, 0.100, Avg Draft acceptance rate: 20.0%")
+    k2 = (
+        "(APIServer pid=7) INFO 05-14 09:14:00 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.40, "
+        "Accepted throughput: 40.00 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 400 tokens, Drafted: "
+        "2000 tokens, Per-position acceptance rate: 0.300, 0.100, Avg Draft acceptance rate: 20.0%"
+    )
     scan = scan_lines([k4, k2], "k.log")
     s = aggregate(scan)
     assert any("k changed" in n for n in s.notes)
@@ -152,11 +161,14 @@ def test_k_changing_between_lines():
     assert s.mean_acceptance_length == pytest.approx(1 + 900 / 2000)
 
 
-@pytest.mark.parametrize("mutate,reason", [
-    (lambda l: l.replace("Accepted: 500", "Accepted: -500"), "negative"),
-    (lambda l: l.replace("Accepted: 500", "Accepted: 50000"), "absurd"),
-    (lambda l: l.replace("0.300, 0.150", "7.300, 0.150"), "absurd"),
-])
+@pytest.mark.parametrize(
+    "mutate,reason",
+    [
+        (lambda l: l.replace("Accepted: 500", "Accepted: -500"), "negative"),
+        (lambda l: l.replace("Accepted: 500", "Accepted: 50000"), "absurd"),
+        (lambda l: l.replace("0.300, 0.150", "7.300, 0.150"), "absurd"),
+    ],
+)
 def test_negative_or_absurd_numbers_are_rejected_with_a_reason(mutate, reason):
     scan = scan_lines([GOOD.format(s=1), mutate(GOOD.format(s=2))], "bad.log")
     assert scan.n_intervals == 1
@@ -165,9 +177,14 @@ def test_negative_or_absurd_numbers_are_rejected_with_a_reason(mutate, reason):
 
 def test_two_engines_interleaved(cli, tmp_path):
     a = GOOD
-    b = GOOD.replace("pid=7", "pid=8").replace("Accepted: 500", "Accepted: 1500").replace(
-        "length: 1.50", "length: 2.50").replace("0.300, 0.150, 0.050, 0.000", "0.700, 0.500, 0.300, 0.000").replace(
-        "rate: 12.5%", "rate: 37.5%").replace("50.00 tokens/s", "150.00 tokens/s")
+    b = (
+        GOOD.replace("pid=7", "pid=8")
+        .replace("Accepted: 500", "Accepted: 1500")
+        .replace("length: 1.50", "length: 2.50")
+        .replace("0.300, 0.150, 0.050, 0.000", "0.700, 0.500, 0.300, 0.000")
+        .replace("rate: 12.5%", "rate: 37.5%")
+        .replace("50.00 tokens/s", "150.00 tokens/s")
+    )
     p = tmp_path / "two.log"
     p.write_text("".join(a.format(s=i) + "\n" + b.format(s=i) + "\n" for i in range(3)))
     r, rep = run_logs(cli, p)
@@ -212,9 +229,11 @@ def test_a_summary_line_does_not_swallow_the_log_lines_after_it(tmp_path):
     """A bench summary's first line followed by ordinary log lines (a pasted excerpt): only the block's own
     lines belong to it; the SGLang line after it is still read."""
     p = tmp_path / "paste.log"
-    p.write_text("Acceptance rate (%):                     54.17\n"
-                 "[2025-10-22 10:27:00 TP0] Decode batch, #running-req: 4, #token: 3600, token usage: 0.02, "
-                 "accept len: 2.09, accept rate: 0.23, cuda graph: True, gen throughput (token/s): 166.00, "
-                 "#queue-req: 0\n")
+    p.write_text(
+        "Acceptance rate (%):                     54.17\n"
+        "[2025-10-22 10:27:00 TP0] Decode batch, #running-req: 4, #token: 3600, token usage: 0.02, "
+        "accept len: 2.09, accept rate: 0.23, cuda graph: True, gen throughput (token/s): 166.00, "
+        "#queue-req: 0\n"
+    )
     scan = scan_file(str(p))
     assert scan.formats.get("sglang") == 1

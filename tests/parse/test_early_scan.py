@@ -28,28 +28,31 @@ def test_the_reading_knows_every_option_of_the_logs_command():
         names = set(p.opts) | set(p.secondary_opts)
         (flags if p.is_flag else value).update(names)
     # --engine is left out on purpose (the workers would need its parsed form); --help is never read early
-    assert early.VALUE_OPTIONS == value - {"--engine"}
-    assert early.FLAGS == flags - {"--help", "-h"}
+    assert value - {"--engine"} == early.VALUE_OPTIONS
+    assert flags - {"--help", "-h"} == early.FLAGS
 
 
-@pytest.mark.parametrize("args, files", [
-    (["logs", "a.log"], ["a.log"]),
-    (["logs", "a.log.1", "a.log", "--format", "json", "-o", "r.json"], ["a.log.1", "a.log"]),
-    (["logs", "--since", "05-14 09:15", "a.log", "--until=05-14 10:00", "-v", "--csv", "-"], ["a.log"]),
-    (["logs", "-", "-f", "json"], ["-"]),
-    (["logs", "a.log", "--engine", "sglang==0.5.8"], None),  # the workers would need the engine
-    (["logs", "a.log", "--engine=sglang==0.5.8"], None),
-    (["logs", "a.log", "--help"], None),
-    (["logs", "--help", "a.log"], None),
-    (["logs", "a.log", "-h"], None),
-    (["logs", "a.log", "-vf", "json"], None),  # combined short options: not read here
-    (["logs", "--", "-a.log"], None),
-    (["logs", "a.log", "--format"], None),  # a value missing: the command's error, not a head start
-    (["logs", "--format", "json"], None),
-    (["--debug", "logs", "a.log"], None),
-    (["diagnose", "--log", "a.log"], None),
-    ([], None),
-])
+@pytest.mark.parametrize(
+    "args, files",
+    [
+        (["logs", "a.log"], ["a.log"]),
+        (["logs", "a.log.1", "a.log", "--format", "json", "-o", "r.json"], ["a.log.1", "a.log"]),
+        (["logs", "--since", "05-14 09:15", "a.log", "--until=05-14 10:00", "-v", "--csv", "-"], ["a.log"]),
+        (["logs", "-", "-f", "json"], ["-"]),
+        (["logs", "a.log", "--engine", "sglang==0.5.8"], None),  # the workers would need the engine
+        (["logs", "a.log", "--engine=sglang==0.5.8"], None),
+        (["logs", "a.log", "--help"], None),
+        (["logs", "--help", "a.log"], None),
+        (["logs", "a.log", "-h"], None),
+        (["logs", "a.log", "-vf", "json"], None),  # combined short options: not read here
+        (["logs", "--", "-a.log"], None),
+        (["logs", "a.log", "--format"], None),  # a value missing: the command's error, not a head start
+        (["logs", "--format", "json"], None),
+        (["--debug", "logs", "a.log"], None),
+        (["diagnose", "--log", "a.log"], None),
+        ([], None),
+    ],
+)
 def test_the_files_of_a_logs_invocation(args, files):
     assert early.logs_files(args) == files
 

@@ -40,8 +40,11 @@ def test_parsed_totals_equal_the_true_counts(name):
         tol = 0.006 if "offline" in name else 6e-4  # %.2f there, %.3f elsewhere
         for got, want in zip(s.per_position, exp["per_position"]):
             assert got == pytest.approx(want, abs=tol)
-    if exp.get("drafts") and not name.startswith(("sglang-0", "vllm-offline-example-old")) or \
-            name == "sglang-0.5.23-requests.log":
+    if (
+        exp.get("drafts")
+        and not name.startswith(("sglang-0", "vllm-offline-example-old"))
+        or name == "sglang-0.5.23-requests.log"
+    ):
         assert s.drafts == pytest.approx(exp["drafts"], rel=1e-9)
     assert s.per_request is bool(exp.get("per_request")), s.standing
     assert (s.standing == "unrecognised-format") is (exp.get("standing") == "unrecognised-format")
@@ -54,8 +57,10 @@ def test_parsed_totals_equal_the_true_counts(name):
     if "engines" in exp:
         assert list(s.engines) == exp["engines"]
     named = "; ".join(n for n in s.notes if n.startswith("acceptance read from"))
-    assert all(F.BY_ID[f].label in named or f not in {d["format"] for d in s.format_details if d["used"]}
-               for f in exp["formats"]), named
+    assert all(
+        F.BY_ID[f].label in named or f not in {d["format"] for d in s.format_details if d["used"]}
+        for f in exp["formats"]
+    ), named
 
 
 def test_every_registry_format_has_a_fixture_and_expectation():
@@ -74,17 +79,32 @@ def test_each_fixture_reads_as_the_formats_its_expectation_names(name):
     assert all(d["label"] and d["meaning"] for d in s.format_details)
 
 
-V1_NEW = re.compile(r"Mean acceptance length: " + NUM + r", Accepted throughput: " + NUM + r" ?tokens/s, "
-                    r"Drafted throughput: " + NUM + r" tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
-                    r"Per-position acceptance rate: ([\d., ]+), Avg Draft acceptance rate: " + NUM + "%")
-V1_OLD = re.compile(r"Draft acceptance rate: " + NUM + r"%, Mean acceptance length: " + NUM +
-                    r", Accepted: (\d+) tokens, Drafted: (\d+) tokens, Per-position acceptance rate: ([\d., ]+)")
+V1_NEW = re.compile(
+    r"Mean acceptance length: " + NUM + r", Accepted throughput: " + NUM + r" ?tokens/s, "
+    r"Drafted throughput: " + NUM + r" tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
+    r"Per-position acceptance rate: ([\d., ]+), Avg Draft acceptance rate: " + NUM + "%"
+)
+V1_OLD = re.compile(
+    r"Draft acceptance rate: "
+    + NUM
+    + r"%, Mean acceptance length: "
+    + NUM
+    + r", Accepted: (\d+) tokens, Drafted: (\d+) tokens, Per-position acceptance rate: ([\d., ]+)"
+)
 
 
-@pytest.mark.parametrize("name,bonus", [("vllm-0.11.0.log", True), ("vllm-0.17.0-compose.log", True),
-                                        ("vllm-0.20.1-journald.log", True), ("vllm-0.33.0.jsonl", True),
-                                        ("vllm-0.9.2.log", True), ("vllm-0.10.1.log", True),
-                                        ("vllm-0.8.5.log", False)])
+@pytest.mark.parametrize(
+    "name,bonus",
+    [
+        ("vllm-0.11.0.log", True),
+        ("vllm-0.17.0-compose.log", True),
+        ("vllm-0.20.1-journald.log", True),
+        ("vllm-0.33.0.jsonl", True),
+        ("vllm-0.9.2.log", True),
+        ("vllm-0.10.1.log", True),
+        ("vllm-0.8.5.log", False),
+    ],
+)
 def test_vllm_v1_printed_arithmetic_is_consistent(name, bonus):
     lines = 0
     for line in (LOGS / name).read_text().splitlines():
@@ -123,9 +143,11 @@ def test_vllm_083_needs_k_from_startup_for_tau():
 
 def test_vllm_v0_cumulative_lines_are_differenced():
     text = (LOGS / "vllm-0.7.3-v0.log").read_text()
-    rx = re.compile(r"Draft acceptance rate: " + NUM + r", System efficiency: " + NUM + r", Number of speculative "
-                    r"tokens: (\d+), Number of accepted tokens: (\d+), Number of draft tokens(?: tokens)?: (\d+), "
-                    r"Number of emitted tokens: (\d+)\.")
+    rx = re.compile(
+        r"Draft acceptance rate: " + NUM + r", System efficiency: " + NUM + r", Number of speculative "
+        r"tokens: (\d+), Number of accepted tokens: (\d+), Number of draft tokens(?: tokens)?: (\d+), "
+        r"Number of emitted tokens: (\d+)\."
+    )
     prev = None
     typo = 0
     for line in text.splitlines():
@@ -174,8 +196,10 @@ def test_sglang_weighting_is_by_running_requests():
 
 def test_bench_serve_block_arithmetic():
     text = (LOGS / "vllm-bench-serve.txt").read_text()
-    val = {k: float(re.search(re.escape(k) + r":\s+" + NUM, text)[1])
-           for k in ("Acceptance rate (%)", "Acceptance length", "Drafts", "Draft tokens", "Accepted tokens")}
+    val = {
+        k: float(re.search(re.escape(k) + r":\s+" + NUM, text)[1])
+        for k in ("Acceptance rate (%)", "Acceptance length", "Drafts", "Draft tokens", "Accepted tokens")
+    }
     pos = [float(x) / 100 for x in re.findall(r"Position \d+:\s+" + NUM, text)]
     assert val["Acceptance length"] == pytest.approx(1 + val["Accepted tokens"] / val["Drafts"], abs=0.005)
     assert val["Acceptance rate (%)"] == pytest.approx(val["Accepted tokens"] / val["Draft tokens"] * 100, abs=0.005)
@@ -284,8 +308,10 @@ def test_sglang_decode_line_with_its_iteration_counter():
     """SGLang with LOG_FORWARD_ITERS prints `Decode batch [N], …` (scheduler metrics reporter)."""
     from dflash_doctor.parse.logscan import scan_lines
 
-    line = ("[2026-01-05 10:00:{s:02d} DP1 TP1] Decode batch [{n}], #running-req: 8, #token: 4000, token usage: 0.02, "
-            "accept len: 3.00, accept rate: 0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0")
+    line = (
+        "[2026-01-05 10:00:{s:02d} DP1 TP1] Decode batch [{n}], #running-req: 8, #token: 4000, token usage: 0.02, "
+        "accept len: 3.00, accept rate: 0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0"
+    )
     s = aggregate(scan_lines([line.format(s=i, n=40 * i) for i in range(3)], "x.log"))
     assert s.intervals == 3 and s.mean_acceptance_length == pytest.approx(3.0) and s.engines == ("DP1",)
 
@@ -297,10 +323,16 @@ def test_sglang_json_request_log_and_a_forged_meta_info_in_its_text():
 
     from dflash_doctor.parse.logscan import scan_lines
 
-    rec = {"timestamp": "2026-01-05T10:00:00", "event": "request.finished", "rid": "r1",
-           "obj": {"text": "'spec_verify_ct': 1, 'completion_tokens': 999999"},
-           "out": {"text": "'meta_info': {'spec_verify_ct': 1}", "meta_info": {"completion_tokens": 300,
-                                                                               "spec_verify_ct": 100}}}
+    rec = {
+        "timestamp": "2026-01-05T10:00:00",
+        "event": "request.finished",
+        "rid": "r1",
+        "obj": {"text": "'spec_verify_ct': 1, 'completion_tokens': 999999"},
+        "out": {
+            "text": "'meta_info': {'spec_verify_ct': 1}",
+            "meta_info": {"completion_tokens": 300, "spec_verify_ct": 100},
+        },
+    }
     scan = scan_lines(["[2026-01-05 10:00:00] " + _json.dumps(rec)], "x.log")
     s = aggregate(scan)
     assert s.mean_acceptance_length == pytest.approx(3.0) and s.drafts == 100

@@ -30,8 +30,12 @@ def test_secrets_never_reach_any_output(cli):
     for name in ("vllm-0.8.3.log", "vllm-0.9.2.log", "sglang-0.5.8.log", "vllm-0.11.0.log"):
         for fmt in ("json", "markdown", "terminal"):
             r = cli("logs", str(FIX / "logs" / name), "--format", fmt)
-            for secret in ("sk-test-0123456789abcdef0123", "hf_abcdefghijklmnopqrstuvwxyz0123",
-                           "sk-sglang-abcdefghijklmnop", "secret-api-key-123456"):
+            for secret in (
+                "sk-test-0123456789abcdef0123",
+                "hf_abcdefghijklmnopqrstuvwxyz0123",
+                "sk-sglang-abcdefghijklmnop",
+                "secret-api-key-123456",
+            ):
                 assert secret not in r.stdout, (name, fmt)
 
 

@@ -61,8 +61,15 @@ def test_junk_is_not_prometheus_text():
 
 
 def test_diagnose_with_metrics_files(cli):
-    r = cli("diagnose", "--metrics", str(LOGS / "vllm-metrics-1.prom"), "--metrics", str(LOGS / "vllm-metrics-2.prom"),
-            "--format", "json")
+    r = cli(
+        "diagnose",
+        "--metrics",
+        str(LOGS / "vllm-metrics-1.prom"),
+        "--metrics",
+        str(LOGS / "vllm-metrics-2.prom"),
+        "--format",
+        "json",
+    )
     rep = json.loads(r.stdout)
     assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(1 + 2 * 2121 / 3000, abs=1e-4)
     assert any(e["kind"] == "metrics" for e in rep["evidence"])

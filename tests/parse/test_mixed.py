@@ -6,14 +6,20 @@ import json
 
 import pytest
 
-V1 = ("(APIServer pid=7) INFO 05-14 09:13:{s} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: {mean}, "
-      "Accepted throughput: {athr} tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: {acc} tokens, "
-      "Drafted: 4000 tokens, Per-position acceptance rate: {pp}, Avg Draft acceptance rate: {rate}%")
-V0 = ("INFO 07-24 04:00:{s} metrics.py:316] Speculative metrics: Draft acceptance rate: {rate}, System efficiency: "
-      "{eff}, Number of speculative tokens: 3, Number of accepted tokens: {acc}, Number of draft tokens: {dft}, "
-      "Number of emitted tokens: {emt}.")
-SGL = ("[2025-10-22 10:27:{s} TP0] Decode batch, #running-req: {run}, #token: 4000, token usage: 0.02, "
-       "accept len: {ln}, accept rate: {rate}, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0")
+V1 = (
+    "(APIServer pid=7) INFO 05-14 09:13:{s} [metrics.py:101] SpecDecoding metrics: Mean acceptance length: {mean}, "
+    "Accepted throughput: {athr} tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: {acc} tokens, "
+    "Drafted: 4000 tokens, Per-position acceptance rate: {pp}, Avg Draft acceptance rate: {rate}%"
+)
+V0 = (
+    "INFO 07-24 04:00:{s} metrics.py:316] Speculative metrics: Draft acceptance rate: {rate}, System efficiency: "
+    "{eff}, Number of speculative tokens: 3, Number of accepted tokens: {acc}, Number of draft tokens: {dft}, "
+    "Number of emitted tokens: {emt}."
+)
+SGL = (
+    "[2025-10-22 10:27:{s} TP0] Decode batch, #running-req: {run}, #token: 4000, token usage: 0.02, "
+    "accept len: {ln}, accept rate: {rate}, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0"
+)
 BENCH = """---------------Speculative Decoding---------------
 Acceptance rate (%):                     50.00
 Acceptance length:                       2.50

@@ -11,7 +11,7 @@ from dflash_doctor.parse.packed import PackedRates, PackedRuns, PackedText
 def _runs_col(items, chunk=3):
     col = PackedRuns()
     for i in range(0, len(items), chunk):
-        col.extend(items[i:i + chunk])
+        col.extend(items[i : i + chunk])
         col.flush()
     return col
 

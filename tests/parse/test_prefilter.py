@@ -42,8 +42,17 @@ def _same(a, b, startup: bool = True):
     if aa is None or ab is None:
         assert aa is ab
         return
-    for f in ("mean_acceptance_length", "drafts", "drafted", "accepted", "k", "intervals", "draft_acceptance_rate",
-              "tau_first_third", "tau_last_third"):
+    for f in (
+        "mean_acceptance_length",
+        "drafts",
+        "drafted",
+        "accepted",
+        "k",
+        "intervals",
+        "draft_acceptance_rate",
+        "tau_first_third",
+        "tau_last_third",
+    ):
         x, y = getattr(aa, f), getattr(ab, f)
         if isinstance(x, float) and math.isnan(x):
             assert isinstance(y, float) and math.isnan(y), f
@@ -68,8 +77,11 @@ def test_a_mixed_log_split_across_workers_reads_the_same(tmp_path, monkeypatch):
     depend on which of their startup lines a scan reads first — there is no right answer to compare."""
     # Not the 0.8.3 log either: its lines print no drafts, which come from the k in the startup lines, and
     # with a dozen deployments' startup lines in one file, whose k applies is as ambiguous (tested alone).
-    servers = [p for p in LOGS if "offline" not in p.name
-               and p.name not in ("sglang-0.5.2.log", "sglang-0.5.23.log", "vllm-0.8.3.log")]
+    servers = [
+        p
+        for p in LOGS
+        if "offline" not in p.name and p.name not in ("sglang-0.5.2.log", "sglang-0.5.23.log", "vllm-0.8.3.log")
+    ]
     text = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in servers)
     mixed = tmp_path / "mixed.log"
     mixed.write_bytes(text * 7)
@@ -99,10 +111,12 @@ def test_grep_failure_falls_back_to_python(tmp_path, monkeypatch):
 
 
 def test_absurd_and_damaged_lines_are_reported_the_same(tmp_path, monkeypatch):
-    good = ("(APIServer pid=9) INFO 05-14 09:11:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
-            "length: 1.50, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
-            "{a} tokens, Drafted: 300 tokens, Per-position acceptance rate: 0.500, 0.000, 0.000, Avg Draft "
-            "acceptance rate: 33.3%\n")
+    good = (
+        "(APIServer pid=9) INFO 05-14 09:11:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+        "length: 1.50, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
+        "{a} tokens, Drafted: 300 tokens, Per-position acceptance rate: 0.500, 0.000, 0.000, Avg Draft "
+        "acceptance rate: 33.3%\n"
+    )
     lines = [good.format(s=i, a=50) for i in range(40)]
     lines[7] = good.format(s=7, a=500)  # accepted > drafted
     lines[9] = lines[9][:120] + "\n"  # cut mid-line
@@ -119,11 +133,21 @@ def test_absurd_and_damaged_lines_are_reported_the_same(tmp_path, monkeypatch):
 def test_unusual_rate_lists_read_the_same(tmp_path, monkeypatch):
     """The grep route reads the rates loosely and checks them a buffer at a time: every list that is not
     exactly vLLM's layout must still come out as the streamed scanner reads it."""
-    line = ("(APIServer pid=9) INFO 05-14 09:12:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
-            "length: 1.60, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
-            "60 tokens, Drafted: 300 tokens, Per-position acceptance rate: {pp}, Avg Draft acceptance rate: 20.0%\n")
-    odd = ["0.400,0.200,0.000", "0.400, 0.200, 1.000", "1.001, 0.200, 0.000", "2.000, 0.1, 0.0", "00.40, 0.200, 0.000",
-           "0.4a0, 0.200, 0.000", "0.400, 0.200", "0.400, 0.200, 0.000, 0.000, 0.000"]
+    line = (
+        "(APIServer pid=9) INFO 05-14 09:12:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+        "length: 1.60, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
+        "60 tokens, Drafted: 300 tokens, Per-position acceptance rate: {pp}, Avg Draft acceptance rate: 20.0%\n"
+    )
+    odd = [
+        "0.400,0.200,0.000",
+        "0.400, 0.200, 1.000",
+        "1.001, 0.200, 0.000",
+        "2.000, 0.1, 0.0",
+        "00.40, 0.200, 0.000",
+        "0.4a0, 0.200, 0.000",
+        "0.400, 0.200",
+        "0.400, 0.200, 0.000, 0.000, 0.000",
+    ]
     lines = [line.format(s=i, pp="0.400, 0.200, 0.000") for i in range(30)]
     for i, pp in enumerate(odd):
         lines.insert(3 + 3 * i, line.format(s=40 + i, pp=pp))
@@ -135,12 +159,14 @@ def test_unusual_rate_lists_read_the_same(tmp_path, monkeypatch):
 def test_counts_beyond_the_cap_are_rejected_the_same_way_on_every_route(tmp_path, monkeypatch):
     """A 32-digit count is beyond the 10^15 cap (SECURITY.md): rejected as forged or damaged (it used to be
     summed as data), on the streamed route, the grep route and in workers alike; nothing crashes or wraps."""
-    line = ("(APIServer pid=9) INFO 05-14 09:12:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
-            "length: 1.60, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
-            "{a} tokens, Drafted: {d} tokens, Per-position acceptance rate: 0.400, 0.200, 0.000, Avg Draft "
-            "acceptance rate: 20.0%\n")
+    line = (
+        "(APIServer pid=9) INFO 05-14 09:12:{s:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+        "length: 1.60, Accepted throughput: 10.00 tokens/s, Drafted throughput: 30.00 tokens/s, Accepted: "
+        "{a} tokens, Drafted: {d} tokens, Per-position acceptance rate: 0.400, 0.200, 0.000, Avg Draft "
+        "acceptance rate: 20.0%\n"
+    )
     lines = [line.format(s=i % 60, a=60, d=300) for i in range(40)]
-    lines[30] = line.format(s=30, a=6 * 10 ** 30, d=3 * 10 ** 31)
+    lines[30] = line.format(s=30, a=6 * 10**30, d=3 * 10**31)
     p = tmp_path / "huge.log"
     p.write_text("".join(lines))
     python = _scan(p, monkeypatch, False)
@@ -154,8 +180,10 @@ def test_a_log_full_of_bench_words_reads_the_same(tmp_path, monkeypatch):
     """Lines with `Draft tokens:` / `Speculative Decoding` make the grep route read the lines around them;
     a server that logs such words on every line must still read the same (and once, not once a line)."""
     bench = (FIX / "vllm-bench-serve.txt").read_text()
-    noise = "".join(f"INFO 05-14 09:00:{i % 60:02d} request {i}: Draft tokens: {i % 7}, Speculative Decoding on\n"
-                    for i in range(3000))
+    noise = "".join(
+        f"INFO 05-14 09:00:{i % 60:02d} request {i}: Draft tokens: {i % 7}, Speculative Decoding on\n"
+        for i in range(3000)
+    )
     p = tmp_path / "wordy.log"
     p.write_text(noise + bench + noise)
     grep = _scan(p, monkeypatch, True)
@@ -164,10 +192,12 @@ def test_a_log_full_of_bench_words_reads_the_same(tmp_path, monkeypatch):
 
 
 # server-log lines (a bench block is found through its header in the grep route: tested above)
-_POOL = [ln for p in LOGS if "offline" not in p.name and "bench" not in p.name
-         and p.name not in ("sglang-0.5.2.log", "sglang-0.5.23.log") for ln in p.read_text("utf-8", "replace").splitlines()]
-
-
+_POOL = [
+    ln
+    for p in LOGS
+    if "offline" not in p.name and "bench" not in p.name and p.name not in ("sglang-0.5.2.log", "sglang-0.5.23.log")
+    for ln in p.read_text("utf-8", "replace").splitlines()
+]
 
 
 def _fixture_line(name: str, holding: str) -> str:
@@ -182,8 +212,10 @@ _GENERIC = _fixture_line("generic-eval-summary.txt", "avg acceptance length")
 _V1_092 = _fixture_line("vllm-0.9.2.log", "SpecDecoding metrics")
 
 
-@given(lines=st.lists(st.one_of(st.sampled_from(_POOL), st.text(max_size=80)), min_size=1, max_size=120),
-       cut=st.integers(0, 200))
+@given(
+    lines=st.lists(st.one_of(st.sampled_from(_POOL), st.text(max_size=80)), min_size=1, max_size=120),
+    cut=st.integers(0, 200),
+)
 # the request line's marker ('spec_verify_ct') cut off: its pass was not run (a pass's literals now select it)
 @example(lines=[_DECODE, _FINISH_0], cut=29)
 # a llama.cpp line holding the offline example's block literal was read by the reader of last resort in the
@@ -197,7 +229,7 @@ def test_random_mixtures_read_the_same(tmp_path_factory, lines, cut):
     range: split across workers, a range that starts after the startup lines parses old formats without
     their k until the merge — the mixed-log test above compares what splitting keeps.)"""
     text = "\n".join(lines)
-    text = text[:max(1, len(text) - cut)]
+    text = text[: max(1, len(text) - cut)]
     p = tmp_path_factory.mktemp("mix") / "mix.log"
     p.write_bytes(text.encode("utf-8", "replace"))
     with pytest.MonkeyPatch.context() as mp:
@@ -213,10 +245,12 @@ def test_a_pass_is_selected_by_lines_that_start_after_the_file_s_head(tmp_path, 
     head = (FIX / "sglang-0.5.23-requests.log").read_text().splitlines()[0] + "\n"
     decode = [ln for ln in (FIX / "sglang-0.5.23-requests.log").read_text().splitlines() if "Decode batch" in ln]
     text = head + "\n".join(decode[i % len(decode)] for i in range(1800)) + "\n"
-    text += "\n".join(f"{decode[i % len(decode)]}\n{_FINISH_0.replace('req-0', f'req-{i}')}" for i in range(1000)) + "\n"
+    text += (
+        "\n".join(f"{decode[i % len(decode)]}\n{_FINISH_0.replace('req-0', f'req-{i}')}" for i in range(1000)) + "\n"
+    )
     p = tmp_path / "late-requests.log"
     p.write_text(text)
-    assert b"Finish: obj" not in p.read_bytes()[:300 << 10]
+    assert b"Finish: obj" not in p.read_bytes()[: 300 << 10]
     grep = _scan(p, monkeypatch, True)
     assert grep[0].formats.get("sglang-request") == 1000
     _same(grep, _scan(p, monkeypatch, False))
@@ -227,23 +261,29 @@ def test_lines_without_a_fast_literal_are_found_by_the_grep_route_too(tmp_path, 
     alone, without the `| ` of its lead; SGLang's JSON request log (`--log-requests-format json`,
     utils/log_utils.py log_json) has no `Finish: obj`. The streamed route reads both; the grep route once
     missed them (its literals were `| draft acceptance` and `Finish: obj`)."""
-    llama = ("0.08.434.829 I slot print_timing: id  0 | task {t} | \n"
-             "prompt eval time =      35.12 ms /    12 tokens (    2.93 ms per token,   341.68 tokens per second)\n"
-             "       eval time =    1203.55 ms /   128 tokens (    9.40 ms per token,   106.35 tokens per second)\n"
-             "      total time =    1238.67 ms /   140 tokens\n"
-             "0.08.434.829 I slot print_timing: id  0 | task {t} | \n"
-             "draft acceptance rate = 0.57576 (   57 accepted /    99 generated)\n")
+    llama = (
+        "0.08.434.829 I slot print_timing: id  0 | task {t} | \n"
+        "prompt eval time =      35.12 ms /    12 tokens (    2.93 ms per token,   341.68 tokens per second)\n"
+        "       eval time =    1203.55 ms /   128 tokens (    9.40 ms per token,   106.35 tokens per second)\n"
+        "      total time =    1238.67 ms /   140 tokens\n"
+        "0.08.434.829 I slot print_timing: id  0 | task {t} | \n"
+        "draft acceptance rate = 0.57576 (   57 accepted /    99 generated)\n"
+    )
     p = tmp_path / "llama.log"
     p.write_text("0.00.010.410 I llama_model_loader: loaded meta data\n" + "".join(llama.format(t=t) for t in range(5)))
     grep = _scan(p, monkeypatch, True)
     assert grep[0].formats == {"llamacpp-print-timing": 5}
     _same(grep, _scan(p, monkeypatch, False))
-    rec = ('[2026-03-02 08:01:0{i}] {{"timestamp": "2026-03-02T08:01:0{i}.5", "event": "request.finished", "rid": "r{i}", '
-           '"obj": {{"rid": "r{i}", "stream": false}}, "out": {{"meta_info": {{"id": "r{i}", "completion_tokens": 30{i}, '
-           '"spec_accept_length": 2.5, "spec_verify_ct": 11{i}}}}}}}\n')
+    rec = (
+        '[2026-03-02 08:01:0{i}] {{"timestamp": "2026-03-02T08:01:0{i}.5", "event": "request.finished", "rid": "r{i}", '
+        '"obj": {{"rid": "r{i}", "stream": false}}, "out": {{"meta_info": {{"id": "r{i}", "completion_tokens": 30{i}, '
+        '"spec_accept_length": 2.5, "spec_verify_ct": 11{i}}}}}}}\n'
+    )
     p = tmp_path / "sglang-json.log"
-    p.write_text("[2026-03-02 08:00:00] server_args=ServerArgs(speculative_algorithm='EAGLE3', log_requests=True)\n"
-                 + "".join(rec.format(i=i) for i in range(5)))
+    p.write_text(
+        "[2026-03-02 08:00:00] server_args=ServerArgs(speculative_algorithm='EAGLE3', log_requests=True)\n"
+        + "".join(rec.format(i=i) for i in range(5))
+    )
     grep = _scan(p, monkeypatch, True)
     assert grep[0].formats == {"sglang-request": 5}
     _same(grep, _scan(p, monkeypatch, False))
@@ -263,10 +303,12 @@ def test_grep_ending_on_its_own_is_not_a_failure(tmp_path):
 def _v1_line(prefix: str, i: int) -> str:
     acc, drafts = 40 + i % 17, 100 + i % 7
     rates = ", ".join(f"{r:.3f}" for r in (acc / drafts / 2, acc / drafts / 2, 0.0))
-    return (f"{prefix}SpecDecoding metrics: Mean acceptance length: {1 + acc / drafts:.2f}, Accepted throughput: "
-            f"{acc / 10:.2f} tokens/s, Drafted throughput: {drafts * 3 / 10:.2f} tokens/s, Accepted: {acc} tokens, "
-            f"Drafted: {drafts * 3} tokens, Per-position acceptance rate: {rates}, "
-            f"Avg Draft acceptance rate: {acc / drafts / 3 * 100:.1f}%")
+    return (
+        f"{prefix}SpecDecoding metrics: Mean acceptance length: {1 + acc / drafts:.2f}, Accepted throughput: "
+        f"{acc / 10:.2f} tokens/s, Drafted throughput: {drafts * 3 / 10:.2f} tokens/s, Accepted: {acc} tokens, "
+        f"Drafted: {drafts * 3} tokens, Per-position acceptance rate: {rates}, "
+        f"Avg Draft acceptance rate: {acc / drafts / 3 * 100:.1f}%"
+    )
 
 
 def test_shaped_fast_reading_gives_the_rows_the_general_one_gives(tmp_path, monkeypatch):

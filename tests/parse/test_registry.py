@@ -17,27 +17,39 @@ PARSE = Path(__file__).resolve().parents[2] / "dflash_doctor" / "parse"
 
 
 def _fmt(**kw) -> Format:
-    base = dict(id="new-engine", engine="x", label="x", meaning="x", literals=("XYZ metrics: Xccept",),
-                parse=lambda line: None, grep=("XYZ metrics",))
+    base = dict(
+        id="new-engine",
+        engine="x",
+        label="x",
+        meaning="x",
+        literals=("XYZ metrics: Xccept",),
+        parse=lambda line: None,
+        grep=("XYZ metrics",),
+    )
     base.update(kw)
     return Format(**base)
 
 
-@pytest.mark.parametrize("kw,why", [
-    (dict(grep=("mean acceptance length",)), "starts with 'm', a byte common in log text"),
-    (dict(grep=("9 drafts",)), "starts with '9'"),
-    (dict(grep=(" Accepted",)), "starts with ' '"),
-    (dict(grep=(), grep_edges=False), "no grep literal and not grep_edges"),
-    (dict(literals=("Drafted tokens",)), "would never see its lines"),
-    (dict(grep_pass="mine"), "needs grep_markers"),
-    # the streamed route reads lines by `Xccept: `; the grep route would find only those holding `XYZ metrics`
-    (dict(literals=("Xccept: ",), grep=("XYZ metrics",)), "holds none of its grep literals"),
-    (dict(literals=("Xccept: ", "XYZ metrics: Xccept"), grep=("XYZ metrics",)), "holds none of its grep literals"),
-    # a common first byte is refused in the main pass even with a reason, and in a pass of its own without one
-    (dict(literals=("draft Xccept",), grep=("draft Xccept",), grep_slow="no other way"), "starts with 'd'"),
-    (dict(literals=("draft Xccept",), grep=("draft Xccept",), grep_pass="mine", grep_markers=("mine",)),
-     "starts with 'd'"),
-])
+@pytest.mark.parametrize(
+    "kw,why",
+    [
+        (dict(grep=("mean acceptance length",)), "starts with 'm', a byte common in log text"),
+        (dict(grep=("9 drafts",)), "starts with '9'"),
+        (dict(grep=(" Accepted",)), "starts with ' '"),
+        (dict(grep=(), grep_edges=False), "no grep literal and not grep_edges"),
+        (dict(literals=("Drafted tokens",)), "would never see its lines"),
+        (dict(grep_pass="mine"), "needs grep_markers"),
+        # the streamed route reads lines by `Xccept: `; the grep route would find only those holding `XYZ metrics`
+        (dict(literals=("Xccept: ",), grep=("XYZ metrics",)), "holds none of its grep literals"),
+        (dict(literals=("Xccept: ", "XYZ metrics: Xccept"), grep=("XYZ metrics",)), "holds none of its grep literals"),
+        # a common first byte is refused in the main pass even with a reason, and in a pass of its own without one
+        (dict(literals=("draft Xccept",), grep=("draft Xccept",), grep_slow="no other way"), "starts with 'd'"),
+        (
+            dict(literals=("draft Xccept",), grep=("draft Xccept",), grep_pass="mine", grep_markers=("mine",)),
+            "starts with 'd'",
+        ),
+    ],
+)
 def test_the_registry_refuses_what_a_scanner_could_not_find(kw, why):
     with pytest.raises(FormatRegistryError, match=why.split(",")[0].replace("(", r"\(").replace(")", r"\)")):
         validate(list(F.FORMATS) + [_fmt(**kw)])
@@ -48,7 +60,9 @@ def test_a_third_first_byte_in_a_grep_pass_is_refused():
     with a third, even a rare one); the main pass uses S and D."""
     with pytest.raises(FormatRegistryError, match="3 distinct bytes"):
         validate(list(F.FORMATS) + [_fmt(literals=("Xyzzy metrics: Xccept",), grep=("Xyzzy metrics",))])
-    validate(list(F.FORMATS) + [_fmt(literals=("Draft stats: Xccept",), grep=("Draft stats",))])  # one of the pass's bytes
+    validate(
+        list(F.FORMATS) + [_fmt(literals=("Draft stats: Xccept",), grep=("Draft stats",))]
+    )  # one of the pass's bytes
 
 
 def test_every_grep_pass_and_the_host_filter_follow_the_rule():
@@ -62,8 +76,18 @@ def test_every_grep_pass_and_the_host_filter_follow_the_rule():
 
 
 def test_a_pass_of_its_own_may_use_a_slow_literal_when_it_says_why():
-    validate(list(F.FORMATS) + [_fmt(literals=("draft Xccept",), grep=("draft Xccept",), grep_pass="mine",
-                                     grep_markers=("mine",), grep_slow="no fast part in every line")])
+    validate(
+        list(F.FORMATS)
+        + [
+            _fmt(
+                literals=("draft Xccept",),
+                grep=("draft Xccept",),
+                grep_pass="mine",
+                grep_markers=("mine",),
+                grep_slow="no fast part in every line",
+            )
+        ]
+    )
 
 
 def test_a_pass_s_own_literals_select_it():
@@ -76,8 +100,8 @@ def test_every_searcher_takes_its_literals_from_the_registry():
     from dflash_doctor.parse import logscan, prefilter, stream
 
     assert logscan.SPEC_LINE_LITERALS == F.SERVER_LITERALS
-    assert stream._EXTRA == tuple(x.encode() for x in F.SCAN_EXTRA)
-    assert stream._CAND == F.CANDIDATE.encode()
+    assert tuple(x.encode() for x in F.SCAN_EXTRA) == stream._EXTRA
+    assert F.CANDIDATE.encode() == stream._CAND
     src = (PARSE / "prefilter.py").read_text()
     assert "F.GREP_PASSES" in src and "LITERALS = (" not in src  # no literal list of its own
     assert prefilter._HINTS  # block formats' grep literals (their windows)
@@ -95,8 +119,18 @@ def test_every_format_module_documents_what_its_numbers_mean():
         assert f.meaning and f.label, f.id
         assert "bonus" in doc, f"{f.id}: say whether the bonus token is included"
         assert any(w in doc for w in ("drafts-weighted", "per-request", "per request")), f"{f.id}: weighting"
-        assert any(w in doc for w in ("cumulative", "per interval", "per iteration", "whole run", "one request",
-                                      "one finished request", "unrecognised")), f"{f.id}: time span"
+        assert any(
+            w in doc
+            for w in (
+                "cumulative",
+                "per interval",
+                "per iteration",
+                "whole run",
+                "one request",
+                "one finished request",
+                "unrecognised",
+            )
+        ), f"{f.id}: time span"
 
 
 def test_a_new_format_is_one_module():
@@ -127,7 +161,7 @@ def test_no_import_cycle_between_the_scanning_modules():
 
     def visit(node):
         if node in stack:
-            raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(node):] + [node]))
+            raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(node) :] + [node]))
         if node in seen:
             return
         stack.append(node)
@@ -140,15 +174,21 @@ def test_no_import_cycle_between_the_scanning_modules():
         visit(mod)
     # prefilter uses no private name of another parse module
     tree = ast.parse((PARSE / "prefilter.py").read_text())
-    private = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.startswith("_")
-               and isinstance(n.value, ast.Name) and n.value.id in ("S", "logscan", "stream", "result", "workers")]
+    private = [
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and n.attr.startswith("_")
+        and isinstance(n.value, ast.Name)
+        and n.value.id in ("S", "logscan", "stream", "result", "workers")
+    ]
     assert not private, private
 
 
 def test_rows_are_named_tuples_with_fields_defined_once():
     from dflash_doctor.parse import frame, records
 
-    assert records.FIELDS == records.Row._fields
+    assert records.Row._fields == records.FIELDS
     assert frame.FIELDS is records.FIELDS
     for p in PARSE.rglob("*.py"):
         text = p.read_text()
@@ -160,4 +200,3 @@ def test_format_descriptions_are_frozen():
     f = F.FORMATS[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
         f.priority = 0
-

@@ -14,8 +14,9 @@ def no_torch(tmp_path):
     return {"PYTHONPATH": str(tmp_path)}
 
 
-@pytest.mark.parametrize("args", [("probe", "--target", "t", "--drafter", "d"),
-                                  ("layer-offset", "--target", "t", "--dump", "x.safetensors")])
+@pytest.mark.parametrize(
+    "args", [("probe", "--target", "t", "--drafter", "d"), ("layer-offset", "--target", "t", "--dump", "x.safetensors")]
+)
 def test_missing_torch_names_the_probe_extra(cli, no_torch, args):
     import os
 

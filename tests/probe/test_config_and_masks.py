@@ -7,8 +7,14 @@ import pytest
 from dflash_doctor.errors import UsageError
 from dflash_doctor.probe.config import default_target_layer_ids, parse_drafter_config
 
-BASE = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
-        "intermediate_size": 128, "dflash_config": {"mask_token_id": 7, "target_layer_ids": [1, 2]}}
+BASE = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "vocab_size": 100,
+    "intermediate_size": 128,
+    "dflash_config": {"mask_token_id": 7, "target_layer_ids": [1, 2]},
+}
 
 
 def cfg(**kw):
@@ -30,8 +36,12 @@ def test_rope_theta_read_from_rope_parameters():
 
 
 def test_layer_types_win_over_max_window_layers():
-    c = cfg(layer_types=["sliding_attention", "full_attention"], sliding_window=16, use_sliding_window=True,
-            max_window_layers=0)
+    c = cfg(
+        layer_types=["sliding_attention", "full_attention"],
+        sliding_window=16,
+        use_sliding_window=True,
+        max_window_layers=0,
+    )
     assert c.layer_types == ("sliding_attention", "full_attention")
     assert any("layer_types" in n for n in c.notes)
 
@@ -44,8 +54,12 @@ def test_use_sliding_window_derivation_and_its_off_switch():
 
 
 def test_mimo_style_use_swa():
-    c = parse_drafter_config({**BASE, "dflash_config": {"mask_token_id": 7, "target_layer_ids": [1],
-                                                         "use_swa": True, "swa_window_size": 128}})
+    c = parse_drafter_config(
+        {
+            **BASE,
+            "dflash_config": {"mask_token_id": 7, "target_layer_ids": [1], "use_swa": True, "swa_window_size": 128},
+        }
+    )
     assert c.layer_types == ("sliding_attention",) * 2 and c.sliding_window == 128
 
 

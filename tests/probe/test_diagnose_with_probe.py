@@ -9,19 +9,26 @@ from tests.probe.test_probe_checks import curve
 
 
 def probe_doc(tau: float, swa_ignored: float) -> dict:
-    return {"schema": "dflash-doctor/probe@1", "block_size": 16, "temperature": 0.0, "lossless": True,
-            "mismatches": [],
-            "acceptance": {"mean_acceptance_length": tau, "per_position": curve(tau, 15), "steps": 500},
-            "ablations": [{"name": "swa-honoured", "mean_acceptance_length": tau, "per_position": curve(tau, 15)},
-                          {"name": "swa-ignored", "mean_acceptance_length": swa_ignored,
-                           "per_position": curve(swa_ignored, 15)}]}
+    return {
+        "schema": "dflash-doctor/probe@1",
+        "block_size": 16,
+        "temperature": 0.0,
+        "lossless": True,
+        "mismatches": [],
+        "acceptance": {"mean_acceptance_length": tau, "per_position": curve(tau, 15), "steps": 500},
+        "ablations": [
+            {"name": "swa-honoured", "mean_acceptance_length": tau, "per_position": curve(tau, 15)},
+            {"name": "swa-ignored", "mean_acceptance_length": swa_ignored, "per_position": curve(swa_ignored, 15)},
+        ],
+    }
 
 
 def run(cli, tmp_path, doc):
     f = tmp_path / "probe.json"
     f.write_text(json.dumps(doc))
-    res = cli("diagnose", "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "--probe-result", str(f),
-              "--format", "json")
+    res = cli(
+        "diagnose", "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "--probe-result", str(f), "--format", "json"
+    )
     assert res.returncode in (0, 1), res.stderr
     return json.loads(res.stdout)
 

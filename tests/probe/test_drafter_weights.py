@@ -15,16 +15,33 @@ from dflash_doctor.probe.config import parse_drafter_config  # noqa: E402
 from dflash_doctor.probe.drafter import ContextCache, DFlashDrafter, load_drafter  # noqa: E402
 
 pytestmark = pytest.mark.torch
-CFG = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
-       "vocab_size": 50, "intermediate_size": 48, "dflash_config": {"mask_token_id": 3, "target_layer_ids": [0, 1, 2]}}
+CFG = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 8,
+    "vocab_size": 50,
+    "intermediate_size": 48,
+    "dflash_config": {"mask_token_id": 3, "target_layer_ids": [0, 1, 2]},
+}
 
 
 def test_parameter_names_match_published_checkpoints():
     names = set(DFlashDrafter(parse_drafter_config(CFG)).state_dict())
-    per_layer = ["input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.weight",
-                 "self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.o_proj.weight",
-                 "self_attn.q_norm.weight", "self_attn.k_norm.weight", "mlp.gate_proj.weight",
-                 "mlp.up_proj.weight", "mlp.down_proj.weight"]
+    per_layer = [
+        "input_layernorm.weight",
+        "post_attention_layernorm.weight",
+        "self_attn.q_proj.weight",
+        "self_attn.k_proj.weight",
+        "self_attn.v_proj.weight",
+        "self_attn.o_proj.weight",
+        "self_attn.q_norm.weight",
+        "self_attn.k_norm.weight",
+        "mlp.gate_proj.weight",
+        "mlp.up_proj.weight",
+        "mlp.down_proj.weight",
+    ]
     want = {"fc.weight", "hidden_norm.weight", "norm.weight"} | {f"layers.{i}.{n}" for i in range(2) for n in per_layer}
     assert names == want
 

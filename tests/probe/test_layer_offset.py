@@ -73,16 +73,20 @@ def test_vllm_extract_hidden_states_file_is_read(tmp_path, target, prompt):
 def test_taps_that_disagree_give_no_offset(tmp_path, target, prompt):
     ids = torch.tensor(prompt)
     _, hs = target.forward(ids[None], None)
-    save_file({"input_ids": ids, "hidden_states.0": hs[2][0].contiguous(), "hidden_states.1": hs[4][0].contiguous()},
-              str(tmp_path / "d.safetensors"))
+    save_file(
+        {"input_ids": ids, "hidden_states.0": hs[2][0].contiguous(), "hidden_states.1": hs[4][0].contiguous()},
+        str(tmp_path / "d.safetensors"),
+    )
     r = match_dump(target, *read_dump(tmp_path / "d.safetensors"), IDS)
     assert r["offset"] is None and "disagree" in r["offset_note"]
 
 
 def test_noise_matches_nothing(tmp_path, target, prompt):
     g = torch.Generator().manual_seed(0)
-    save_file({"input_ids": torch.tensor(prompt), "hidden_states.0": torch.randn(len(prompt), 64, generator=g)},
-              str(tmp_path / "d.safetensors"))
+    save_file(
+        {"input_ids": torch.tensor(prompt), "hidden_states.0": torch.randn(len(prompt), 64, generator=g)},
+        str(tmp_path / "d.safetensors"),
+    )
     r = match_dump(target, *read_dump(tmp_path / "d.safetensors"), [1])
     assert not r["taps"][0]["matched"] and r["offset"] is None
 
@@ -103,8 +107,20 @@ def test_dump_with_mismatched_lengths_is_a_usage_error(tmp_path):
 
 def test_cli_layer_offset_json(cli, tmp_path, target, prompt):
     dump = make_dump(tmp_path / "d.safetensors", target, prompt, -1, torch.bfloat16)
-    res = cli("layer-offset", "--target", str(TINY / "target"), "--dump", str(dump), "--drafter", str(TINY / "drafter"),
-              "--device", "cpu", "--format", "json", timeout=300)
+    res = cli(
+        "layer-offset",
+        "--target",
+        str(TINY / "target"),
+        "--dump",
+        str(dump),
+        "--drafter",
+        str(TINY / "drafter"),
+        "--device",
+        "cpu",
+        "--format",
+        "json",
+        timeout=300,
+    )
     assert res.returncode == 1, res.stderr  # an offset was found: a problem
     r = json.loads(res.stdout)
     assert r["offset"] == -1
@@ -114,8 +130,18 @@ def test_cli_layer_offset_json(cli, tmp_path, target, prompt):
 
 def test_cli_layer_offset_text_names_the_layers(cli, tmp_path, target, prompt):
     dump = make_dump(tmp_path / "d.safetensors", target, prompt, +1)
-    res = cli("layer-offset", "--target", str(TINY / "target"), "--dump", str(dump), "--drafter", str(TINY / "drafter"),
-              "--device", "cpu", timeout=300)
+    res = cli(
+        "layer-offset",
+        "--target",
+        str(TINY / "target"),
+        "--dump",
+        str(dump),
+        "--drafter",
+        str(TINY / "drafter"),
+        "--device",
+        "cpu",
+        timeout=300,
+    )
     assert res.returncode == 1, res.stderr
     assert "offset: 1" in res.stdout
     assert "final-normed output" in res.stdout  # index 4 of a 4-layer target is after the model norm

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dflash_doctor.check import run_checks
 from dflash_doctor.checks.probe_lossless import ProbeLossless
 from dflash_doctor.checks.probe_vs_served import ProbeVsServed, tau_at
+
+from dflash_doctor.check import run_checks
 from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
 from dflash_doctor.parse.records import AcceptanceSummary
 from dflash_doctor.payloads import ProbeResult
@@ -24,14 +25,27 @@ def probe(tau: float, ablations: dict[str, float] | None = None, sliding: bool =
     for name, t in (ablations or {}).items():
         note = None if sliding or not name.startswith("swa") else "the drafter has no sliding layers"
         abl.append({"name": name, "mean_acceptance_length": t, "per_position": curve(t), "note": note})
-    return {"acceptance": {"mean_acceptance_length": tau, "per_position": curve(tau)}, "ablations": abl,
-            "temperature": 0.0, "lossless": True, "mismatches": []}
+    return {
+        "acceptance": {"mean_acceptance_length": tau, "per_position": curve(tau)},
+        "ablations": abl,
+        "temperature": 0.0,
+        "lossless": True,
+        "mismatches": [],
+    }
 
 
 def served(tau: float, k: int | None = 7) -> AcceptanceSummary:
-    return AcceptanceSummary(mean_acceptance_length=tau, per_position=tuple(curve(tau)), drafts=5000, drafted=35000,
-                             accepted=int((tau - 1) * 5000), k=k, draft_acceptance_rate=None, intervals=10,
-                             formats=("vllm",))
+    return AcceptanceSummary(
+        mean_acceptance_length=tau,
+        per_position=tuple(curve(tau)),
+        drafts=5000,
+        drafted=35000,
+        accepted=int((tau - 1) * 5000),
+        k=k,
+        draft_acceptance_rate=None,
+        intervals=10,
+        formats=("vllm",),
+    )
 
 
 def observations(p: dict, s: AcceptanceSummary) -> tuple[set[str], list]:
@@ -54,14 +68,16 @@ def test_probe_as_low_as_served_points_at_the_drafter():
 
 
 def test_swa_ignored_ablation_that_matches_names_the_window_bug():
-    names, _ = observations(probe(6.5, {"swa-honoured": 6.5, "swa-ignored": 1.35, "offset-1": 5.9, "offset+1": 5.0}),
-                            served(1.3))
+    names, _ = observations(
+        probe(6.5, {"swa-honoured": 6.5, "swa-ignored": 1.35, "offset-1": 5.9, "offset+1": 5.0}), served(1.3)
+    )
     assert names == {"probe:exceeds-served", "probe:ablation-swa-matches"}
 
 
 def test_offset_ablation_that_matches_names_the_layer_map_bug():
-    names, _ = observations(probe(6.5, {"swa-honoured": 6.5, "swa-ignored": 2.9, "offset-1": 5.0, "offset+1": 6.0}),
-                            served(5.1))
+    names, _ = observations(
+        probe(6.5, {"swa-honoured": 6.5, "swa-ignored": 2.9, "offset-1": 5.0, "offset+1": 6.0}), served(5.1)
+    )
     assert names == {"probe:exceeds-served", "probe:ablation-offset-matches"}
 
 
@@ -92,7 +108,11 @@ def test_without_served_acceptance_the_check_cannot_run():
 
 def test_lossless_check():
     ev = EvidenceSet()
-    ev.add(Kind.PROBE, "probe", Source("command", "probe"),
-           ProbeResult({**probe(6.0), "lossless": False, "mismatches": [{"prompt": "p1", "first_difference_at": 5}]}))
+    ev.add(
+        Kind.PROBE,
+        "probe",
+        Source("command", "probe"),
+        ProbeResult({**probe(6.0), "lossless": False, "mismatches": [{"prompt": "p1", "first_difference_at": 5}]}),
+    )
     [f] = run_checks([ProbeLossless()], ev)
     assert f.status == Status.WARN and "p1" in f.details[0]

@@ -42,12 +42,14 @@ def results(pair):
     out = {}
     for name, (runner, cfg) in runners.items():
         ids = cfg.target_layer_ids
-        settings = {"correct": (hf_taps(ids, 0, target.num_layers), True),
-                    "offset-1": (hf_taps(ids, -1, target.num_layers), True),
-                    "offset+1": (hf_taps(ids, +1, target.num_layers), True),
-                    "offset-2": (hf_taps(ids, -2, target.num_layers), True),
-                    "embeddings-only": ((0,) * len(ids), True),
-                    "swa-ignored": (hf_taps(ids, 0, target.num_layers), False)}
+        settings = {
+            "correct": (hf_taps(ids, 0, target.num_layers), True),
+            "offset-1": (hf_taps(ids, -1, target.num_layers), True),
+            "offset+1": (hf_taps(ids, +1, target.num_layers), True),
+            "offset-2": (hf_taps(ids, -2, target.num_layers), True),
+            "embeddings-only": ((0,) * len(ids), True),
+            "swa-ignored": (hf_taps(ids, 0, target.num_layers), False),
+        }
         if name == "drafter":
             settings.pop("swa-ignored")
         else:
@@ -101,8 +103,9 @@ def test_the_mask_token_is_read_from_the_config(pair):
     assert cfg.mask_token_id != target.vocab_size - 1
     import dataclasses
 
-    wrong = PairRunner(target, runner.drafter, dataclasses.replace(cfg, mask_token_id=target.vocab_size - 1),
-                       block=8, max_new=MAX_NEW)
+    wrong = PairRunner(
+        target, runner.drafter, dataclasses.replace(cfg, mask_token_id=target.vocab_size - 1), block=8, max_new=MAX_NEW
+    )
     right = runner.run(prompts[:3], taps)["mean_acceptance_length"]
     bad = wrong.run(prompts[:3], taps)
     assert bad["lossless"] is True
@@ -120,10 +123,29 @@ def test_budget_end_rule_never_counts_more_steps(pair):
 
 
 def test_cli_probe_json(cli):
-    res = cli("probe", "--target", str(TINY / "target"), "--drafter", str(TINY / "drafter-swa"),
-              "--prompts", str(TINY / "prompts.jsonl"), "--limit", "2", "--max-new-tokens", "24",
-              "--device", "cpu", "--ablate", "offset,swa,context", "--format", "json",
-              "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "--force-probe-pair", timeout=300)
+    res = cli(
+        "probe",
+        "--target",
+        str(TINY / "target"),
+        "--drafter",
+        str(TINY / "drafter-swa"),
+        "--prompts",
+        str(TINY / "prompts.jsonl"),
+        "--limit",
+        "2",
+        "--max-new-tokens",
+        "24",
+        "--device",
+        "cpu",
+        "--ablate",
+        "offset,swa,context",
+        "--format",
+        "json",
+        "--log",
+        str(FIXTURES / "seed" / "vllm-0.20.1.log"),
+        "--force-probe-pair",
+        timeout=300,
+    )
     # the served seed τ (1.18) fails against the probe: a failed check is exit 1 (issue 17 item 9)
     assert res.returncode == 1, res.stderr
     r = json.loads(res.stdout)
@@ -144,8 +166,18 @@ def test_cli_probe_json(cli):
 
 
 def test_cli_probe_text_prompts_without_tokenizer_is_one_line_error(cli):
-    res = cli("probe", "--target", str(TINY / "target"), "--drafter", str(TINY / "drafter"), "--device", "cpu",
-              "--limit", "1", timeout=300)
+    res = cli(
+        "probe",
+        "--target",
+        str(TINY / "target"),
+        "--drafter",
+        str(TINY / "drafter"),
+        "--device",
+        "cpu",
+        "--limit",
+        "1",
+        timeout=300,
+    )
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and "tokenizer" in res.stderr
 
@@ -177,6 +209,7 @@ def test_a_decode_step_reads_the_host_once(pair, monkeypatch):
         def wrapper(*args, **kwargs):
             calls[kind] += 1
             return real(*args, **kwargs)
+
         return wrapper
 
     for name in ("item", "tolist", "__int__", "__bool__", "__index__", "__float__"):
@@ -189,14 +222,17 @@ def test_a_decode_step_reads_the_host_once(pair, monkeypatch):
         return run(max_new), dict(calls)
 
     def spec(max_new):
-        return speculative_generate(target, runner.drafter, ids, max_new=max_new, block=8, taps=taps,
-                                    mask_token_id=cfg.mask_token_id)
+        return speculative_generate(
+            target, runner.drafter, ids, max_new=max_new, block=8, taps=taps, mask_token_id=cfg.mask_token_id
+        )
 
     (short, short_calls), (long, long_calls) = counted(spec, 8), counted(spec, MAX_NEW)
     assert len(long.step_lengths) > len(short.step_lengths) > 0
     assert long_calls["read"] == 1 + len(long.step_lengths)  # the first token, then one read per step
     assert long_calls["build"] == short_calls["build"]  # the prompt, the mask id (and the cache's set-up): not per step
-    (short, short_calls), (long, long_calls) = (counted(lambda n: greedy_generate(target, ids, n), n) for n in (8, MAX_NEW))
+    (short, short_calls), (long, long_calls) = (
+        counted(lambda n: greedy_generate(target, ids, n), n) for n in (8, MAX_NEW)
+    )
     assert long_calls["read"] == len(long.tokens) == MAX_NEW
     assert long_calls["build"] == short_calls["build"]
 
@@ -216,8 +252,15 @@ def test_attention_runs_without_cudnn_graphs(pair, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", sdpa)
-    speculative_generate(target, runner.drafter, list(prompts[0].ids), max_new=16, block=8,
-                         taps=hf_taps(cfg.target_layer_ids, 0, target.num_layers), mask_token_id=cfg.mask_token_id)
+    speculative_generate(
+        target,
+        runner.drafter,
+        list(prompts[0].ids),
+        max_new=16,
+        block=8,
+        taps=hf_taps(cfg.target_layer_ids, 0, target.num_layers),
+        mask_token_id=cfg.mask_token_id,
+    )
     layers = target.num_layers + len(runner.drafter.layers)
     assert len(seen) >= 2 * layers and not any(seen)
     assert torch.backends.cuda.cudnn_sdp_enabled()  # restored outside the forwards

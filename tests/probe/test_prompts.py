@@ -53,8 +53,10 @@ def test_text_prompts_without_tokenizer_are_refused(tmp_path):
         load_prompts(str(f))
 
 
-@pytest.mark.parametrize("line", ["{not json", "[1, 2]", '{"text": "x"}', '{"input_ids": []}', '{"input_ids": [1, -2]}',
-                                  '{"input_ids": ["a"]}'])
+@pytest.mark.parametrize(
+    "line",
+    ["{not json", "[1, 2]", '{"text": "x"}', '{"input_ids": []}', '{"input_ids": [1, -2]}', '{"input_ids": ["a"]}'],
+)
 def test_bad_jsonl_lines_are_usage_errors(tmp_path, line):
     f = tmp_path / "p.jsonl"
     f.write_text(line + "\n")

@@ -14,33 +14,78 @@ from tests.conftest import FIXTURES  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.ssh]
 TINY = FIXTURES / "tiny"
-ARGS = ("--target", str(TINY / "target"), "--drafter", str(TINY / "drafter"), "--prompts", str(TINY / "prompts.jsonl"),
-        "--limit", "2", "--max-new-tokens", "24", "--device", "cpu", "--ablate", "offset", "--format", "json")
+ARGS = (
+    "--target",
+    str(TINY / "target"),
+    "--drafter",
+    str(TINY / "drafter"),
+    "--prompts",
+    str(TINY / "prompts.jsonl"),
+    "--limit",
+    "2",
+    "--max-new-tokens",
+    "24",
+    "--device",
+    "cpu",
+    "--ablate",
+    "offset",
+    "--format",
+    "json",
+)
 SAME = ("acceptance", "lossless", "block_size", "end_rule", "decoding", "taps")
 
 
 def test_remote_probe_equals_local(cli, sshd):
     local = cli("probe", *ARGS, timeout=300)
     assert local.returncode == 0, local.stderr
-    remote = cli("probe", *ARGS, "--host", "testhost", "--ssh-config", str(sshd.ssh_config),
-                 "--remote-python", sys.executable, timeout=300)
+    remote = cli(
+        "probe",
+        *ARGS,
+        "--host",
+        "testhost",
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--remote-python",
+        sys.executable,
+        timeout=300,
+    )
     assert remote.returncode == 0, remote.stderr
     a, b = json.loads(local.stdout), json.loads(remote.stdout)
     assert "host" in b and "host" not in a  # the remote result says where it ran
     for key in SAME:
         assert a[key] == b[key], key
-    assert [x["mean_acceptance_length"] for x in a["ablations"]] == [x["mean_acceptance_length"] for x in b["ablations"]]
+    assert [x["mean_acceptance_length"] for x in a["ablations"]] == [
+        x["mean_acceptance_length"] for x in b["ablations"]
+    ]
 
 
 def test_remote_without_torch_is_one_line(cli, sshd, tmp_path):
-    res = cli("probe", *ARGS, "--host", "testhost", "--ssh-config", str(sshd.ssh_config),
-              "--remote-python", "/usr/bin/python3", timeout=120)
+    res = cli(
+        "probe",
+        *ARGS,
+        "--host",
+        "testhost",
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--remote-python",
+        "/usr/bin/python3",
+        timeout=120,
+    )
     assert res.returncode == 3
     assert "Traceback" not in res.stderr and "returned no result" in res.stderr
 
 
 def test_remote_progress_is_streamed_to_stderr(cli, sshd):
-    remote = cli("probe", *ARGS, "--host", "testhost", "--ssh-config", str(sshd.ssh_config),
-                 "--remote-python", sys.executable, timeout=300)
+    remote = cli(
+        "probe",
+        *ARGS,
+        "--host",
+        "testhost",
+        "--ssh-config",
+        str(sshd.ssh_config),
+        "--remote-python",
+        sys.executable,
+        timeout=300,
+    )
     assert remote.returncode == 0, remote.stderr
     assert "probe: prompt 1/" in remote.stderr

@@ -51,10 +51,13 @@ def stack(tmp_path_factory):
         pytest.skip(f"needs a real Prometheus: {reason}")
     tmp = tmp_path_factory.mktemp("prom")
     t0 = time.time()
-    engines = [FakeEngine(VLLM, GOOD, drafts_per_s=50, t0=t0), FakeEngine(VLLM, GOOD, drafts_per_s=40, t0=t0),
-               FakeEngine(VLLM, CLIFF, drafts_per_s=50, t0=t0),
-               FakeEngine(VLLM, GOOD, drafts_per_s=50, restart_at=RESTART_AT, rates_after=WORSE, t0=t0),
-               FakeEngine(SGLANG, SGL, drafts_per_s=50, model="meta-llama/Llama-3.1-8B-Instruct", t0=t0)]
+    engines = [
+        FakeEngine(VLLM, GOOD, drafts_per_s=50, t0=t0),
+        FakeEngine(VLLM, GOOD, drafts_per_s=40, t0=t0),
+        FakeEngine(VLLM, CLIFF, drafts_per_s=50, t0=t0),
+        FakeEngine(VLLM, GOOD, drafts_per_s=50, restart_at=RESTART_AT, rates_after=WORSE, t0=t0),
+        FakeEngine(SGLANG, SGL, drafts_per_s=50, model="meta-llama/Llama-3.1-8B-Instruct", t0=t0),
+    ]
     prom = None
     try:
         for e in engines:

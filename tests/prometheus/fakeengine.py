@@ -70,40 +70,53 @@ class FakeEngine:
                 if engine.engine == VLLM:
                     labels = ["model_name", "engine"]
                     values = [engine.model, "0"]
-                    for name, doc, v in (("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", drafts),
-                                         ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", drafts * k),
-                                         ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", accepted),
-                                         ("vllm:generation_tokens", "Number of generation tokens processed.",
-                                          drafts + accepted)):
+                    for name, doc, v in (
+                        ("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", drafts),
+                        ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", drafts * k),
+                        ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", accepted),
+                        ("vllm:generation_tokens", "Number of generation tokens processed.", drafts + accepted),
+                    ):
                         c = CounterMetricFamily(name, doc, labels=labels)
                         c.add_metric(values, v)
                         yield c
-                    c = CounterMetricFamily("vllm:spec_decode_num_accepted_tokens_per_pos",
-                                            "Accepted tokens per draft position.", labels=labels + ["position"])
+                    c = CounterMetricFamily(
+                        "vllm:spec_decode_num_accepted_tokens_per_pos",
+                        "Accepted tokens per draft position.",
+                        labels=labels + ["position"],
+                    )
                     for i, v in enumerate(per_pos):
                         c.add_metric(values + [str(i)], v)
                     yield c
-                    g = GaugeMetricFamily("vllm:num_requests_running", "Number of requests in model execution batches.",
-                                          labels=labels)
+                    g = GaugeMetricFamily(
+                        "vllm:num_requests_running", "Number of requests in model execution batches.", labels=labels
+                    )
                     g.add_metric(values, 4)
                     yield g
                 else:
                     labels = ["model_name", "engine_type"]
                     values = [engine.model, "unified"]
                     # one verify call per draft; the first token of each request comes from prefill
-                    for name, doc, v in (("sglang:spec_verify_calls", "Number of speculative decoding verification calls.",
-                                          drafts),
-                                         ("sglang:generation_tokens", "Number of generation tokens processed.",
-                                          drafts + accepted + requests),
-                                         ("sglang:num_requests", "Number of requests processed.", requests)):
+                    for name, doc, v in (
+                        ("sglang:spec_verify_calls", "Number of speculative decoding verification calls.", drafts),
+                        (
+                            "sglang:generation_tokens",
+                            "Number of generation tokens processed.",
+                            drafts + accepted + requests,
+                        ),
+                        ("sglang:num_requests", "Number of requests processed.", requests),
+                    ):
                         c = CounterMetricFamily(name, doc, labels=labels)
                         c.add_metric(values, v)
                         yield c
-                    for name, doc, v in (("sglang:spec_accept_length", "Mean acceptance length of speculative decoding.",
-                                          1.0 + sum(rates)),
-                                         ("sglang:spec_num_draft_tokens", "Currently active speculative_num_draft_tokens.",
-                                          k + 1),
-                                         ("sglang:num_running_reqs", "The number of running requests.", 4)):
+                    for name, doc, v in (
+                        (
+                            "sglang:spec_accept_length",
+                            "Mean acceptance length of speculative decoding.",
+                            1.0 + sum(rates),
+                        ),
+                        ("sglang:spec_num_draft_tokens", "Currently active speculative_num_draft_tokens.", k + 1),
+                        ("sglang:num_running_reqs", "The number of running requests.", 4),
+                    ):
                         g = GaugeMetricFamily(name, doc, labels=labels)
                         g.add_metric(values, v)
                         yield g
@@ -112,7 +125,7 @@ class FakeEngine:
         reg.register(Collector())
         return generate_latest(reg)
 
-    def start(self) -> "FakeEngine":
+    def start(self) -> FakeEngine:
         engine = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -45,9 +45,16 @@ class PromServer:
             return json.loads(resp.read())
 
 
-def start_prometheus(tmp: Path, targets: list[str] = (), rule_files: list[str] = (), interval: str = "1s",
-                     storage: Path | None = None, web_config: Path | None = None, scheme: str = "http",
-                     extra_args: list[str] = ()) -> PromServer:
+def start_prometheus(
+    tmp: Path,
+    targets: list[str] = (),
+    rule_files: list[str] = (),
+    interval: str = "1s",
+    storage: Path | None = None,
+    web_config: Path | None = None,
+    scheme: str = "http",
+    extra_args: list[str] = (),
+) -> PromServer:
     """Start Prometheus scraping `targets` every `interval` (rules evaluated as often); returns once ready."""
     reason = prometheus_available()
     if reason:
@@ -55,16 +62,27 @@ def start_prometheus(tmp: Path, targets: list[str] = (), rule_files: list[str] =
     d = Path(tmp) / "prometheus"
     d.mkdir(parents=True, exist_ok=True)
     cfg = d / "prometheus.yml"
-    lines = [f"global:\n  scrape_interval: {interval}\n  evaluation_interval: {interval}\n  scrape_timeout: {interval}\n"]
+    lines = [
+        f"global:\n  scrape_interval: {interval}\n  evaluation_interval: {interval}\n  scrape_timeout: {interval}\n"
+    ]
     if rule_files:
         lines.append("rule_files:\n" + "".join(f"  - {p}\n" for p in rule_files))
     if targets:
-        lines.append("scrape_configs:\n  - job_name: engines\n    static_configs:\n      - targets: ["
-                     + ", ".join(f"'{t}'" for t in targets) + "]\n")
+        lines.append(
+            "scrape_configs:\n  - job_name: engines\n    static_configs:\n      - targets: ["
+            + ", ".join(f"'{t}'" for t in targets)
+            + "]\n"
+        )
     cfg.write_text("".join(lines))
     port = free_port()
-    args = [PROMETHEUS_BIN, f"--config.file={cfg}", f"--storage.tsdb.path={storage or d / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn", *extra_args]
+    args = [
+        PROMETHEUS_BIN,
+        f"--config.file={cfg}",
+        f"--storage.tsdb.path={storage or d / 'data'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
+        *extra_args,
+    ]
     if web_config is not None:
         args.append(f"--web.config.file={web_config}")
     log = open(d / "prometheus.log", "ab")

@@ -54,8 +54,11 @@ def test_fleet_flags_the_broken_engine_as_the_outlier_first(stack, fleet_json):
     assert first["verdict"] == "problem" and first["outlier"]["peer_tau"] > 4
     assert first["tau_interval"]["high"] < first["outlier"]["peer_interval"]["low"]
     assert first["signature"] == "cliff-after-first"
-    assert [e for e in fleet_json["engines"] if e["outlier"] and e["labels"]["instance"] in
-            {h.target for h in stack.healthy}] == []
+    assert [
+        e
+        for e in fleet_json["engines"]
+        if e["outlier"] and e["labels"]["instance"] in {h.target for h in stack.healthy}
+    ] == []
 
 
 def test_fleet_terminal_table_puts_the_outlier_on_top(stack):
@@ -86,8 +89,16 @@ def test_sglang_tau_from_its_counters(stack, fleet_json):
 
 
 def test_diagnose_prometheus_reports_the_drop_after_the_restart(stack):
-    proc = run_cli("diagnose", "--prometheus", stack.url, "--selector", f'{{instance="{stack.restarting.target}"}}',
-                   *WINDOW, "--format", "json")
+    proc = run_cli(
+        "diagnose",
+        "--prometheus",
+        stack.url,
+        "--selector",
+        f'{{instance="{stack.restarting.target}"}}',
+        *WINDOW,
+        "--format",
+        "json",
+    )
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     acc = doc["acceptance"]
@@ -100,8 +111,16 @@ def test_diagnose_prometheus_reports_the_drop_after_the_restart(stack):
 
 
 def test_diagnose_prometheus_on_the_broken_engine_ranks_the_cliff(stack):
-    proc = run_cli("diagnose", "--prometheus", stack.url, "--selector", f'{{instance="{stack.broken.target}"}}',
-                   *WINDOW, "--format", "json")
+    proc = run_cli(
+        "diagnose",
+        "--prometheus",
+        stack.url,
+        "--selector",
+        f'{{instance="{stack.broken.target}"}}',
+        *WINDOW,
+        "--format",
+        "json",
+    )
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     curve = next(f for f in doc["findings"] if f["check"] == "acceptance-curve")
@@ -123,7 +142,9 @@ def test_alert_goes_pending_for_the_broken_engine_only(stack):
             break
         time.sleep(0.5)
     assert {a["labels"]["instance"] for a in alerts} == {stack.broken.target}, alerts
-    assert {"SpecDecodeLowAcceptanceLength", "SpecDecodeFirstPositionCollapse"} <= {a["labels"]["alertname"] for a in alerts}
+    assert {"SpecDecodeLowAcceptanceLength", "SpecDecodeFirstPositionCollapse"} <= {
+        a["labels"]["alertname"] for a in alerts
+    }
 
 
 def test_fleet_exits_3_when_no_series_match(stack):

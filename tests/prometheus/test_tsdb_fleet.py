@@ -30,8 +30,9 @@ def test_fleet_over_promtool_blocks(tmp_path):
     create_blocks(PROMTOOL_BIN, tmp_path / "h.om", tmp_path / "data")
     prom = start_prometheus(tmp_path, storage=tmp_path / "data")
     try:
-        proc = run_cli("fleet", "--prometheus", prom.url, "--since", "2h", "--step", "5m", "--until", str(end),
-                       "--format", "json")
+        proc = run_cli(
+            "fleet", "--prometheus", prom.url, "--since", "2h", "--step", "5m", "--until", str(end), "--format", "json"
+        )
     finally:
         prom.stop()
     assert proc.returncode == 1, proc.stderr
@@ -49,5 +50,6 @@ def test_fleet_over_promtool_blocks(tmp_path):
     assert restarted == seen
     # a restart with the same acceptance after it is not a change point
     assert all(e["trend"]["change_point"] is None for e in doc["engines"] if e["labels"]["instance"] in restarted)
-    assert all(e["verdict"] == "healthy" for e in doc["engines"]
-               if e["labels"]["instance"] not in broken | {stalled.instance})
+    assert all(
+        e["verdict"] == "healthy" for e in doc["engines"] if e["labels"]["instance"] not in broken | {stalled.instance}
+    )

@@ -12,14 +12,20 @@ import pytest
 from dflash_doctor.errors import UsageError
 from dflash_doctor.prometheus.client import display_url, normalise_url
 from dflash_doctor.prometheus.metrics import FLEET_SERIES, TREND_SERIES
-from dflash_doctor.prometheus.queries import (combined, parse_duration, parse_labels, promql_duration,
-                                              selector_matchers)
+from dflash_doctor.prometheus.queries import combined, parse_duration, parse_labels, promql_duration, selector_matchers
 from tests.conftest import ROOT, run_cli
 
 
-@pytest.mark.parametrize("text,want", [('{job="vllm"}', 'job="vllm"'), ('job="vllm"', 'job="vllm"'), ("", ""),
-                                       (' { job="a", ns=~"p.*" } ', 'job="a", ns=~"p.*"'),
-                                       ('{name="x}{"}', 'name="x}{"')])
+@pytest.mark.parametrize(
+    "text,want",
+    [
+        ('{job="vllm"}', 'job="vllm"'),
+        ('job="vllm"', 'job="vllm"'),
+        ("", ""),
+        (' { job="a", ns=~"p.*" } ', 'job="a", ns=~"p.*"'),
+        ('{name="x}{"}', 'name="x}{"'),
+    ],
+)
 def test_selector_matchers(text, want):
     assert selector_matchers(text) == want
 
@@ -42,15 +48,21 @@ def test_durations():
 def test_one_expression_per_query_whatever_the_engines():
     expr = combined(FLEET_SERIES, 'job="vllm"', ("instance", "model_name"), 21600)
     assert expr.count("label_replace(") == len(FLEET_SERIES)
-    assert "increase(vllm:spec_decode_num_drafts_total{job=\"vllm\"}[6h])" in expr
+    assert 'increase(vllm:spec_decode_num_drafts_total{job="vllm"}[6h])' in expr
     assert "sum by (instance, model_name, position)" in expr
     step = combined(TREND_SERIES, "", ("instance",), 300)
     assert "resets(vllm:spec_decode_num_drafts_total[10m])" in step  # twice the step: see TREND_SERIES
 
 
-@pytest.mark.parametrize("url,want", [("prom:9090", "http://prom:9090"), ("http://p:9090/", "http://p:9090"),
-                                      ("https://p/prometheus/graph", "https://p/prometheus"),
-                                      ("http://p:9090/api/v1/query?x=1", "http://p:9090")])
+@pytest.mark.parametrize(
+    "url,want",
+    [
+        ("prom:9090", "http://prom:9090"),
+        ("http://p:9090/", "http://p:9090"),
+        ("https://p/prometheus/graph", "https://p/prometheus"),
+        ("http://p:9090/api/v1/query?x=1", "http://p:9090"),
+    ],
+)
 def test_url_normalised(url, want):
     assert normalise_url(url) == want
 
@@ -71,8 +83,15 @@ def test_unreachable_prometheus_is_one_line_exit_3():
 def test_diagnose_with_only_an_unreachable_prometheus_is_one_error_line(tmp_path):
     from tests.sshd import free_port
 
-    proc = run_cli("diagnose", "--prometheus", f"http://127.0.0.1:{free_port()}", "--selector", '{instance="x"}',
-                   "--format", "json")
+    proc = run_cli(
+        "diagnose",
+        "--prometheus",
+        f"http://127.0.0.1:{free_port()}",
+        "--selector",
+        '{instance="x"}',
+        "--format",
+        "json",
+    )
     assert proc.returncode == 3, proc.stderr
     # nothing else was given: nothing was read, so one error line (README: "one error: line and a hint, exit 3")
     assert proc.stdout == "" and "cannot reach Prometheus" in proc.stderr.splitlines()[0]
@@ -85,8 +104,12 @@ def test_rules_yaml_has_one_group_of_four_per_engine_alerts():
     assert proc.returncode == 0, proc.stderr
     doc = yaml.safe_load(proc.stdout)
     rules = doc["groups"][0]["rules"]
-    assert [r["alert"] for r in rules] == ["SpecDecodeLowAcceptanceLength", "SpecDecodeFirstPositionCollapse",
-                                           "SpecDecodeDraftsStopped", "SpecDecodeAcceptanceDrop"]
+    assert [r["alert"] for r in rules] == [
+        "SpecDecodeLowAcceptanceLength",
+        "SpecDecodeFirstPositionCollapse",
+        "SpecDecodeDraftsStopped",
+        "SpecDecodeAcceptanceDrop",
+    ]
     for r in rules:
         assert "sum by (pod, model_name)" in r["expr"] and 'job="vllm"' in r["expr"] and r["for"] == "5m"
     assert "offset 1d" in rules[3]["expr"]
@@ -113,13 +136,24 @@ def test_grafana_dashboard_draws_the_thresholds():
 def _summary(taus, drafts=500.0):
     from dflash_doctor.parse.records import AcceptanceSummary
 
-    series = tuple({"timestamp": f"2026-01-01T00:{i:02d}:00+00:00", "tau": t, "drafts": drafts, "intervals": 1}
-                   for i, t in enumerate(taus))
+    series = tuple(
+        {"timestamp": f"2026-01-01T00:{i:02d}:00+00:00", "tau": t, "drafts": drafts, "intervals": 1}
+        for i, t in enumerate(taus)
+    )
     total = drafts * len(taus)
     acc = sum((t - 1) * drafts for t in taus)
-    return AcceptanceSummary(mean_acceptance_length=1 + acc / total, per_position=(0.8, 0.6, 0.45, 0.3), drafts=total,
-                             drafted=0, accepted=int(acc), k=4, draft_acceptance_rate=None, intervals=len(taus),
-                             formats=("test",), series=series)
+    return AcceptanceSummary(
+        mean_acceptance_length=1 + acc / total,
+        per_position=(0.8, 0.6, 0.45, 0.3),
+        drafts=total,
+        drafted=0,
+        accepted=int(acc),
+        k=4,
+        draft_acceptance_rate=None,
+        intervals=len(taus),
+        formats=("test",),
+        series=series,
+    )
 
 
 def _change_finding(taus, restarts=()):
@@ -130,7 +164,9 @@ def _change_finding(taus, restarts=()):
     if restarts:
         from dflash_doctor.payloads import MetricsScrape
 
-        ev.add(Kind.METRICS, "m", Source("url", "x"), MetricsScrape(source="x", restarts=tuple(restarts), step_seconds=60))
+        ev.add(
+            Kind.METRICS, "m", Source("url", "x"), MetricsScrape(source="x", restarts=tuple(restarts), step_seconds=60)
+        )
     ev.add(Kind.ACCEPTANCE, "a", Source("file", "x"), _summary(taus))
     return AcceptanceChangePoint().run(ev)[0]
 
@@ -158,16 +194,23 @@ def test_change_point_needs_enough_drafts_on_each_side():
     assert cp is not None and cp.index == 3 and cp.drop > 0.5
 
 
-@pytest.mark.parametrize("args", [["--help"], ["fleet", "--help"], ["monitor", "rules", "--help"],
-                                  ["diagnose", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["fleet", "--help"], ["monitor", "rules", "--help"], ["diagnose", "--help"]]
+)
 def test_help_imports_neither_heavy_libraries_nor_the_http_client(args):
     # (the console entry ends the process without the interpreter's teardown, exit handlers run: the list is
     # written by one)
-    code = ("import atexit, json, runpy, sys\nsys.argv = ['dflash-doctor'] + %r\n"
-            "atexit.register(lambda: sys.stderr.write('\\nLOADED=' + json.dumps(sorted(m for m in "
-            "('torch', 'transformers', 'pandas', 'paramiko', 'numpy', 'httpx2', 'httpcore2', 'yaml') if m in sys.modules))))\n"
-            "try:\n    runpy.run_module('dflash_doctor', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            % (args,))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import atexit, json, runpy, sys\nsys.argv = ['dflash-doctor'] + %r\n"
+        "atexit.register(lambda: sys.stderr.write('\\nLOADED=' + json.dumps(sorted(m for m in "
+        "('torch', 'transformers', 'pandas', 'paramiko', 'numpy', 'httpx2', 'httpcore2', 'yaml') if m in sys.modules))))\n"
+        "try:\n    runpy.run_module('dflash_doctor', run_name='__main__')\nexcept SystemExit:\n    pass\n" % (args,)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert json.loads(proc.stderr.rsplit("LOADED=", 1)[1]) == []

@@ -40,8 +40,15 @@ def plan(n: int, broken_every: int = 50, restart_every: int = 40, seed: int = 7)
         model = MODELS[i % len(MODELS)]
         broken = i % broken_every == broken_every - 1
         rates = CLIFF if broken else tuple(max(0.0, r * rng.uniform(0.97, 1.03)) for r in GOOD)
-        out.append(GenEngine(f"10.0.{i // 250}.{i % 250 + 1}:8000", model, rates, rng.uniform(20, 60),
-                             restart=(i % restart_every == restart_every - 2)))
+        out.append(
+            GenEngine(
+                f"10.0.{i // 250}.{i % 250 + 1}:8000",
+                model,
+                rates,
+                rng.uniform(20, 60),
+                restart=(i % restart_every == restart_every - 2),
+            )
+        )
     return out
 
 
@@ -50,10 +57,12 @@ def write_openmetrics(path: Path, engines: list[GenEngine], start: int, end: int
     times = list(range(start, end + 1, interval))
     half = start + (end - start) // 2
     samples = 0
-    families = [("vllm:spec_decode_num_drafts", lambda d, acc, pp: d, None),
-                ("vllm:spec_decode_num_draft_tokens", lambda d, acc, pp: d * 7, None),
-                ("vllm:spec_decode_num_accepted_tokens", lambda d, acc, pp: acc, None),
-                ("vllm:generation_tokens", lambda d, acc, pp: d + acc, None)]
+    families = [
+        ("vllm:spec_decode_num_drafts", lambda d, acc, pp: d, None),
+        ("vllm:spec_decode_num_draft_tokens", lambda d, acc, pp: d * 7, None),
+        ("vllm:spec_decode_num_accepted_tokens", lambda d, acc, pp: acc, None),
+        ("vllm:generation_tokens", lambda d, acc, pp: d + acc, None),
+    ]
     with open(path, "w") as fh:
         for name, value, _ in families:
             fh.write(f"# TYPE {name} counter\n")
@@ -88,5 +97,9 @@ def write_openmetrics(path: Path, engines: list[GenEngine], start: int, end: int
 
 def create_blocks(promtool: str, openmetrics: Path, data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", str(openmetrics), str(data_dir)],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", str(openmetrics), str(data_dir)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )

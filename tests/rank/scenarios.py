@@ -3,9 +3,10 @@ exactly as `dflash-doctor diagnose` would with the same flags."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.collect.workload import gather_workload
@@ -55,11 +56,15 @@ def load(name: str) -> Scenario:
 
 def evidence_for(s: Scenario) -> EvidenceSet:
     a = s.args
-    ev = gather_files(FileInputs(
-        logs=[s.path(p) for p in a.get("log", [])],
-        drafter=s.path(a["drafter"]) if "drafter" in a else None,
-        target=s.path(a["target"]) if "target" in a else None,
-        engine=a.get("engine"), launch=a.get("launch")))
+    ev = gather_files(
+        FileInputs(
+            logs=[s.path(p) for p in a.get("log", [])],
+            drafter=s.path(a["drafter"]) if "drafter" in a else None,
+            target=s.path(a["target"]) if "target" in a else None,
+            engine=a.get("engine"),
+            launch=a.get("launch"),
+        )
+    )
     gather_workload(ev, temperature=a.get("temperature"), thinking=a.get("thinking"), dataset=a.get("dataset"))
     return ev
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-import tomllib
 from importlib import resources
 
 import pytest
+import tomllib
 
 from dflash_doctor.rank.baselines import default_baselines, geometric_ratio, parse_baselines
 from dflash_doctor.rank.knowledge import KnowledgeError, default_knowledge, parse_knowledge
@@ -40,12 +40,31 @@ def _packaged() -> dict:
 def test_packaged_knowledge_loads_every_documented_cause():
     k = default_knowledge()
     assert set(k.causes) == {
-        "undertrained-drafter", "layer-offset", "swa-ignored", "wrong-pairing", "method-mismatch", "draft-vocab-map",
-        "rope-mismatch", "workload-shift", "sampling-mismatch", "engine-bug", "rotated-quantization", "launch-config",
+        "undertrained-drafter",
+        "layer-offset",
+        "swa-ignored",
+        "wrong-pairing",
+        "method-mismatch",
+        "draft-vocab-map",
+        "rope-mismatch",
+        "workload-shift",
+        "sampling-mismatch",
+        "engine-bug",
+        "rotated-quantization",
+        "launch-config",
         # the usual suspects root-causes.md lists as "not causes, though often blamed"
-        "prefix-caching", "eager-mode", "tensor-parallel", "k-too-large"}
+        "prefix-caching",
+        "eager-mode",
+        "tensor-parallel",
+        "k-too-large",
+    }
     assert {c.id for c in k.causes.values() if c.suspect} == {
-        "undertrained-drafter", "prefix-caching", "eager-mode", "tensor-parallel", "k-too-large"}
+        "undertrained-drafter",
+        "prefix-caching",
+        "eager-mode",
+        "tensor-parallel",
+        "k-too-large",
+    }
     assert k.separator("swa-ignored", "undertrained-drafter").startswith("run `dflash-doctor probe --ablate swa`")
 
 
@@ -65,29 +84,35 @@ def test_extra_knowledge_reaches_the_cli_by_flag_and_by_environment(cli, tmp_pat
     extra.write_text(EXTRA_CAUSE)
     log = str(fixtures_dir / "seed" / "vllm-0.20.1.log")
     import json
+
     by_flag = json.loads(cli("diagnose", "--log", log, "--knowledge", str(extra), "-f", "json").stdout)
     by_env = json.loads(cli("diagnose", "--log", log, "-f", "json", env={"DFLASH_DOCTOR_KNOWLEDGE": str(extra)}).stdout)
     assert by_flag["causes"][0]["id"] == by_env["causes"][0]["id"] == "kv-cache-fp8-drafter"
     bad = tmp_path / "bad.toml"
-    bad.write_text("schema = 1\n[[rule]]\nobservation = 'signature:all-zero'\ncause = 'nope'\nweight = 1.0\ntext = 'x'\n")
+    bad.write_text(
+        "schema = 1\n[[rule]]\nobservation = 'signature:all-zero'\ncause = 'nope'\nweight = 1.0\ntext = 'x'\n"
+    )
     r = cli("diagnose", "--log", log, "--knowledge", str(bad))
     assert r.returncode == 2 and "unknown cause 'nope'" in r.stderr and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda d: d["cause"][0].update(prior="high"), "'prior' must be float"),
-    (lambda d: d["cause"][0].update(decided_by=["drafters"]), "unknown evidence kind"),
-    (lambda d: d["cause"][0].update(expected_tau="twice"), "expected_tau"),
-    (lambda d: d["cause"][0].update(colour="red"), "unknown key(s) colour"),
-    (lambda d: d["cause"].append(dict(d["cause"][0])), "duplicate cause id"),
-    (lambda d: d["rule"][0].update(weight=9.0), "within ±6"),
-    (lambda d: d["rule"][0].update(observation="cliff after first"), "family:value"),
-    (lambda d: d["rule"][0].update(cause="unheard-of"), "unknown cause 'unheard-of'"),
-    (lambda d: d["rule"].append(dict(d["rule"][0])), "already exists"),
-    (lambda d: d.update(rule=[r for r in d["rule"] if r["cause"] != "launch-config"]), "could never be ranked"),
-    (lambda d: d["separator"][0].update(causes=["swa-ignored"]), "two cause ids"),
-    (lambda d: d.update(schema=2), "unsupported causes schema"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d["cause"][0].update(prior="high"), "'prior' must be float"),
+        (lambda d: d["cause"][0].update(decided_by=["drafters"]), "unknown evidence kind"),
+        (lambda d: d["cause"][0].update(expected_tau="twice"), "expected_tau"),
+        (lambda d: d["cause"][0].update(colour="red"), "unknown key(s) colour"),
+        (lambda d: d["cause"].append(dict(d["cause"][0])), "duplicate cause id"),
+        (lambda d: d["rule"][0].update(weight=9.0), "within ±6"),
+        (lambda d: d["rule"][0].update(observation="cliff after first"), "family:value"),
+        (lambda d: d["rule"][0].update(cause="unheard-of"), "unknown cause 'unheard-of'"),
+        (lambda d: d["rule"].append(dict(d["rule"][0])), "already exists"),
+        (lambda d: d.update(rule=[r for r in d["rule"] if r["cause"] != "launch-config"]), "could never be ranked"),
+        (lambda d: d["separator"][0].update(causes=["swa-ignored"]), "two cause ids"),
+        (lambda d: d.update(schema=2), "unsupported causes schema"),
+    ],
+)
 def test_bad_knowledge_fails_loudly(mutate, message):
     data = copy.deepcopy(_packaged())
     mutate(data)
@@ -102,6 +127,7 @@ def test_every_rule_weight_is_documented_with_a_sentence():
 
 
 # --- baselines ---------------------------------------------------------------------------------
+
 
 def test_reference_curve_reproduces_the_published_tau():
     b = default_baselines().find("z-lab/Qwen3-8B-DFlash-b16")
@@ -124,14 +150,17 @@ def test_unknown_dataset_compares_with_the_lowest_published_tau():
     assert b.tau_for("MT-Bench")[:2] == ("mt-bench", 4.25)
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda d: d["drafter"][0].update(trust="rumour"), "trust"),
-    (lambda d: d["drafter"][0].update(k=0), "'k'"),
-    (lambda d: d["drafter"][0]["tau"].update(gsm8k=40.0), "gsm8k"),
-    (lambda d: d["drafter"][0].update(curve=[0.5, 0.7]), "non-increasing"),
-    (lambda d: d["cost_model"].update(verify_per_draft_position=-1), "verify_per_draft_position"),
-    (lambda d: d["drafter"].append(dict(d["drafter"][0])), "duplicate"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d["drafter"][0].update(trust="rumour"), "trust"),
+        (lambda d: d["drafter"][0].update(k=0), "'k'"),
+        (lambda d: d["drafter"][0]["tau"].update(gsm8k=40.0), "gsm8k"),
+        (lambda d: d["drafter"][0].update(curve=[0.5, 0.7]), "non-increasing"),
+        (lambda d: d["cost_model"].update(verify_per_draft_position=-1), "verify_per_draft_position"),
+        (lambda d: d["drafter"].append(dict(d["drafter"][0])), "duplicate"),
+    ],
+)
 def test_bad_baselines_fail_loudly(mutate, message):
     data = tomllib.loads(resources.files("dflash_doctor.rank").joinpath("baselines.toml").read_text("utf-8"))
     mutate(data)

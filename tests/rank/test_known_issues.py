@@ -5,26 +5,45 @@ from __future__ import annotations
 
 import copy
 import json
-import tomllib
 from importlib import resources
 
 import pytest
+import tomllib
 
 from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
 from dflash_doctor.rank.knowledge import KnowledgeError, default_knowledge
-from dflash_doctor.rank.known_issues import (Deployment, MatchQuality, RuledOut, default_known_issues, evaluate,
-                                             match_deployment, parse_known_issues)
+from dflash_doctor.rank.known_issues import (
+    Deployment,
+    MatchQuality,
+    RuledOut,
+    default_known_issues,
+    evaluate,
+    match_deployment,
+    parse_known_issues,
+)
 from dflash_doctor.rank.known_issues.versions import parse_range, parse_version
 from tests.conftest import run_cli
 
 GOOD = {
-    "schema": 1, "engine": "vllm", "runner_env": "VLLM_USE_V2_MODEL_RUNNER",
+    "schema": 1,
+    "engine": "vllm",
+    "runner_env": "VLLM_USE_V2_MODEL_RUNNER",
     "runner_default": [{"versions": "<0.22.0", "runner": "v1"}],
-    "issue": [{
-        "id": "x-1", "title": "t", "affected": ">=0.20.0,<0.22.0", "fixed_in": "0.22.0", "methods": ["dflash"],
-        "conditions": {"drafter_swa": "mixed"}, "symptoms": ["uniform-low"], "cause": "swa-ignored",
-        "links": ["https://github.com/vllm-project/vllm/pull/1"], "summary": "s", "verified": "v",
-    }],
+    "issue": [
+        {
+            "id": "x-1",
+            "title": "t",
+            "affected": ">=0.20.0,<0.22.0",
+            "fixed_in": "0.22.0",
+            "methods": ["dflash"],
+            "conditions": {"drafter_swa": "mixed"},
+            "symptoms": ["uniform-low"],
+            "cause": "swa-ignored",
+            "links": ["https://github.com/vllm-project/vllm/pull/1"],
+            "summary": "s",
+            "verified": "v",
+        }
+    ],
 }
 
 
@@ -39,6 +58,7 @@ def _broken(mutate):
 
 
 # --- the packaged data ---------------------------------------------------------------------------
+
 
 def test_packaged_database_has_30_sourced_entries_across_engines():
     db = default_known_issues()
@@ -55,33 +75,40 @@ def test_every_implied_cause_has_rules_for_each_match_quality():
             rules = [r for r in k.rules_for(f"{family}:{cause}") if r.cause == cause]
             assert rules and rules[0].weight > 0, f"{family}:{cause}"
     certain = k.rules_for("known-issue:engine-bug")[0].weight
-    assert certain > k.rules_for("known-issue-likely:engine-bug")[0].weight > k.rules_for(
-        "known-issue-possible:engine-bug")[0].weight
+    assert (
+        certain
+        > k.rules_for("known-issue-likely:engine-bug")[0].weight
+        > k.rules_for("known-issue-possible:engine-bug")[0].weight
+    )
 
 
 # --- the loader fails loudly -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(fixd_in="0.22.0"), "unknown key"),
-    (lambda d: d.update(fixed_in="0.21.0"), "inside its own affected range"),
-    (lambda d: d.update(fixed_in="0.21.5", affected=">=0.20.0,<0.22.0"), "inside its own affected range"),
-    (lambda d: d.update(affected=">=0.20.0"), "no upper bound"),
-    (lambda d: d.update(affected=">=0.23.0,<0.24.0"), "reaches past fixed_in"),
-    (lambda d: d.update(affected="0.20"), "not a clause"),
-    (lambda d: d.update(fixed_in="soon"), "not a release version"),
-    (lambda d: d.update(cause="gremlins"), "not a cause id"),
-    (lambda d: d.update(links=[]), "links"),
-    (lambda d: d.update(links=["http://example.com/fix"]), "links"),
-    (lambda d: d.update(methods=["dflsah"]), "unknown method"),
-    (lambda d: d.update(conditions={"drafter_sawa": "mixed"}), "unknown fact"),
-    (lambda d: d.update(conditions={"drafter_swa": "some"}), "takes none, uniform, mixed"),
-    (lambda d: d.update(conditions={"pd_disaggregation": "yes"}), "true or false"),
-    (lambda d: d.update(conditions_any={"pd_disaggregation": True}), "single fact"),
-    (lambda d: d.update(symptoms=["sad"]), "symptoms"),
-    (lambda d: d.update(runner="v3"), "runner"),
-    (lambda d: d.pop("verified"), "'verified'"),
-    (lambda d: d.update(id="Bad Id"), "lower-case"),
-])
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.update(fixd_in="0.22.0"), "unknown key"),
+        (lambda d: d.update(fixed_in="0.21.0"), "inside its own affected range"),
+        (lambda d: d.update(fixed_in="0.21.5", affected=">=0.20.0,<0.22.0"), "inside its own affected range"),
+        (lambda d: d.update(affected=">=0.20.0"), "no upper bound"),
+        (lambda d: d.update(affected=">=0.23.0,<0.24.0"), "reaches past fixed_in"),
+        (lambda d: d.update(affected="0.20"), "not a clause"),
+        (lambda d: d.update(fixed_in="soon"), "not a release version"),
+        (lambda d: d.update(cause="gremlins"), "not a cause id"),
+        (lambda d: d.update(links=[]), "links"),
+        (lambda d: d.update(links=["http://example.com/fix"]), "links"),
+        (lambda d: d.update(methods=["dflsah"]), "unknown method"),
+        (lambda d: d.update(conditions={"drafter_sawa": "mixed"}), "unknown fact"),
+        (lambda d: d.update(conditions={"drafter_swa": "some"}), "takes none, uniform, mixed"),
+        (lambda d: d.update(conditions={"pd_disaggregation": "yes"}), "true or false"),
+        (lambda d: d.update(conditions_any={"pd_disaggregation": True}), "single fact"),
+        (lambda d: d.update(symptoms=["sad"]), "symptoms"),
+        (lambda d: d.update(runner="v3"), "runner"),
+        (lambda d: d.pop("verified"), "'verified'"),
+        (lambda d: d.update(id="Bad Id"), "lower-case"),
+    ],
+)
 def test_a_broken_entry_fails_loudly_naming_file_and_entry(mutate, message):
     with pytest.raises(KnowledgeError) as exc:
         _db(_broken(mutate))
@@ -107,6 +134,7 @@ def test_every_packaged_file_is_valid_toml_with_schema_1():
 
 # --- versions ----------------------------------------------------------------------------------------
 
+
 def test_release_ordering_handles_pre_post_and_local_tags():
     order = ["0.11.0rc0", "0.11.0rc3", "0.11.0", "0.11.0.post1", "0.11.1", "v0.20.2rc1", "0.20.2+cu129", "1.0.0"]
     keys = [parse_version(v).key for v in order]
@@ -118,6 +146,7 @@ def test_release_ordering_handles_pre_post_and_local_tags():
 
 
 # --- the matcher grades ------------------------------------------------------------------------------
+
 
 def test_all_conditions_known_and_met_is_certain():
     issue = _db().issues[0]
@@ -134,9 +163,12 @@ def test_two_unknown_conditions_on_an_affected_release_are_only_possible():
     doc = _broken(lambda d: d.update(conditions={"drafter_swa": "mixed", "pd_disaggregation": True}))
     issue = _db(doc).issues[0]
     assert evaluate(issue, Deployment("vllm", "0.20.1", "dflash")).quality == MatchQuality.POSSIBLE
-    assert evaluate(issue, Deployment("vllm", "0.20.1", None, facts={"drafter_swa": "mixed",
-                                                                      "pd_disaggregation": True})).quality \
-        == MatchQuality.LIKELY  # only the method unknown
+    assert (
+        evaluate(
+            issue, Deployment("vllm", "0.20.1", None, facts={"drafter_swa": "mixed", "pd_disaggregation": True})
+        ).quality
+        == MatchQuality.LIKELY
+    )  # only the method unknown
 
 
 def test_an_unknown_release_is_only_possible():
@@ -144,13 +176,16 @@ def test_an_unknown_release_is_only_possible():
     assert m.quality == MatchQuality.POSSIBLE and "release" in m.unknown[0]
 
 
-@pytest.mark.parametrize("dep, reason", [
-    (Deployment("vllm", "0.22.0", "dflash", facts={"drafter_swa": "mixed"}), "has the fix"),
-    (Deployment("vllm", "0.19.1", "dflash"), "outside the affected range"),
-    (Deployment("vllm", "0.20.1", "eagle3"), "method eagle3"),
-    (Deployment("vllm", "0.20.1", "dflash", facts={"drafter_swa": "none"}), "not the drafter's sliding"),
-    (Deployment("sglang", "0.20.1", "dflash"), "engine is sglang"),
-])
+@pytest.mark.parametrize(
+    "dep, reason",
+    [
+        (Deployment("vllm", "0.22.0", "dflash", facts={"drafter_swa": "mixed"}), "has the fix"),
+        (Deployment("vllm", "0.19.1", "dflash"), "outside the affected range"),
+        (Deployment("vllm", "0.20.1", "eagle3"), "method eagle3"),
+        (Deployment("vllm", "0.20.1", "dflash", facts={"drafter_swa": "none"}), "not the drafter's sliding"),
+        (Deployment("sglang", "0.20.1", "dflash"), "engine is sglang"),
+    ],
+)
 def test_a_known_contradicting_fact_rules_the_entry_out(dep, reason):
     out = evaluate(_db().issues[0], dep)
     assert isinstance(out, RuledOut) and reason in out.reason
@@ -166,11 +201,17 @@ def test_runner_from_the_release_default_or_unknown_after_it():
 
 
 def test_conditions_any_needs_one_of_them():
-    doc = _broken(lambda d: d.update(conditions={}, conditions_any={"drafter_ships_lm_head": True,
-                                                                    "drafter_ships_embed_tokens": True}))
+    doc = _broken(
+        lambda d: d.update(
+            conditions={}, conditions_any={"drafter_ships_lm_head": True, "drafter_ships_embed_tokens": True}
+        )
+    )
     issue = _db(doc).issues[0]
     dep = lambda **f: Deployment("vllm", "0.20.1", "dflash", facts=f)  # noqa: E731
-    assert evaluate(issue, dep(drafter_ships_lm_head=False, drafter_ships_embed_tokens=True)).quality == MatchQuality.CERTAIN
+    assert (
+        evaluate(issue, dep(drafter_ships_lm_head=False, drafter_ships_embed_tokens=True)).quality
+        == MatchQuality.CERTAIN
+    )
     assert isinstance(evaluate(issue, dep(drafter_ships_lm_head=False, drafter_ships_embed_tokens=False)), RuledOut)
     assert evaluate(issue, dep(drafter_ships_lm_head=False)).quality == MatchQuality.LIKELY
 
@@ -184,6 +225,7 @@ def test_packaged_data_dflash_on_0_20_1_and_0_33_0():
 
 # --- the check and the ranking -----------------------------------------------------------------------
 
+
 def _typed(kind, spec):
     """Typed payloads from the few fields each test states (the rest from a real fixture config)."""
     import dataclasses
@@ -195,12 +237,20 @@ def _typed(kind, spec):
     from tests.conftest import FIXTURES
 
     if kind == Kind.LAUNCH:
-        return LaunchConfig(engine="vllm", model=None, method=spec.get("method"), env=spec.get("env", {}),
-                            args=spec.get("args", {}), speculative=spec.get("speculative"))
+        return LaunchConfig(
+            engine="vllm",
+            model=None,
+            method=spec.get("method"),
+            env=spec.get("env", {}),
+            args=spec.get("args", {}),
+            speculative=spec.get("speculative"),
+        )
     if kind == Kind.DRAFTER:
         base = drafter_facts(str(FIXTURES / "models" / "Qwen3-8B-DFlash-b16"), with_weights=False)
-        layers = tuple(LayerAttention(i, x["attention"], None, x["attention"] == "sliding")
-                       for i, x in enumerate(spec.get("layers", [])))
+        layers = tuple(
+            LayerAttention(i, x["attention"], None, x["attention"] == "sliding")
+            for i, x in enumerate(spec.get("layers", []))
+        )
         return dataclasses.replace(base, **{k: v for k, v in spec.items() if k != "layers"}, layers=layers)
     if kind == Kind.TARGET:
         base = target_facts(str(FIXTURES / "models" / "Qwen3-8B"))
@@ -226,8 +276,12 @@ def _evidence(engine="vllm", version="0.24.0", launch=None, drafter=None, target
     if workload is not None:
         ev.add(Kind.WORKLOAD, "workload", Source("flag", "--temperature"), _typed(Kind.WORKLOAD, workload))
     if support:
-        ev.add(Kind.ENGINE_SUPPORT, "row", Source("derived", "engine_support.toml"),
-               _typed(Kind.ENGINE_SUPPORT, {"engine": engine, "version": version}))
+        ev.add(
+            Kind.ENGINE_SUPPORT,
+            "row",
+            Source("derived", "engine_support.toml"),
+            _typed(Kind.ENGINE_SUPPORT, {"engine": engine, "version": version}),
+        )
     return ev
 
 
@@ -242,10 +296,12 @@ def _names(findings):
 
 
 def test_v2_runner_dflash_with_padded_vocab_is_a_certain_engine_bug():
-    ev = _evidence(version="0.24.0",
-                   launch={"method": "dflash", "env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}},
-                   drafter={"method": "dflash", "vocab_size": 152064, "layers": []},
-                   target={"architectures": ["Qwen2ForCausalLM"], "vocab_size": 152576, "quantization": None})
+    ev = _evidence(
+        version="0.24.0",
+        launch={"method": "dflash", "env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}},
+        drafter={"method": "dflash", "vocab_size": 152064, "layers": []},
+        target={"architectures": ["Qwen2ForCausalLM"], "vocab_size": 152576, "quantization": None},
+    )
     findings = _run(ev)
     assert "known-issue:engine-bug" in _names(findings)
     hit = next(f for f in findings if "46435" in f.message)
@@ -273,8 +329,11 @@ def test_a_p_eagle_drafter_read_from_its_config_is_matched_as_p_eagle():
 
 def test_covered_entries_are_cited_not_weighed_when_the_support_table_decides():
     launch = {"method": "dflash", "args": {}}
-    drafter = {"method": "dflash", "layers": [{"attention": "sliding"}, {"attention": "full"}],
-               "speculators_format": False}
+    drafter = {
+        "method": "dflash",
+        "layers": [{"attention": "sliding"}, {"attention": "full"}],
+        "speculators_format": False,
+    }
     alone = _names(_run(_evidence(version="0.20.1", launch=launch, drafter=drafter)))
     assert {"known-issue:swa-ignored", "known-issue:layer-offset"} <= alone
     with_table = _names(_run(_evidence(version="0.20.1", launch=launch, drafter=drafter, support=True)))
@@ -285,11 +344,23 @@ def test_covered_entries_are_cited_not_weighed_when_the_support_table_decides():
 def test_a_live_curve_downgrades_an_entry_whose_bug_leaves_nothing_accepted():
     from dflash_doctor.parse.records import AcceptanceSummary
 
-    acc = AcceptanceSummary(mean_acceptance_length=2.6, per_position=(0.8, 0.5, 0.3), drafts=5000, drafted=15000,
-                            accepted=8000, k=3, draft_acceptance_rate=0.53, intervals=10, formats=("test",))
-    ev = _evidence(version="0.24.0", launch={"method": "dflash", "env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}},
-                   drafter={"method": "dflash", "vocab_size": 152064, "layers": []},
-                   target={"architectures": ["X"], "vocab_size": 152576, "quantization": None})
+    acc = AcceptanceSummary(
+        mean_acceptance_length=2.6,
+        per_position=(0.8, 0.5, 0.3),
+        drafts=5000,
+        drafted=15000,
+        accepted=8000,
+        k=3,
+        draft_acceptance_rate=0.53,
+        intervals=10,
+        formats=("test",),
+    )
+    ev = _evidence(
+        version="0.24.0",
+        launch={"method": "dflash", "env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}},
+        drafter={"method": "dflash", "vocab_size": 152064, "layers": []},
+        target={"architectures": ["X"], "vocab_size": 152576, "quantization": None},
+    )
     ev.add(Kind.ACCEPTANCE, "acc", Source("file", "log"), acc)
     names = _names(_run(ev))
     assert "known-issue-likely:engine-bug" in names and "known-issue:engine-bug" not in names
@@ -305,16 +376,22 @@ def test_no_match_is_an_ok_finding_and_an_unknown_engine_could_not_check():
 def test_a_certain_match_moves_its_cause_in_the_ranking():
     from dflash_doctor.rank.scoring import rank
 
-    ev = _evidence(version="0.24.0", launch={"method": "dflash", "env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}},
-                   drafter={"method": "dflash", "vocab_size": 152064, "layers": []},
-                   target={"architectures": ["X"], "vocab_size": 152576, "quantization": None})
+    ev = _evidence(
+        version="0.24.0",
+        launch={"method": "dflash", "env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}},
+        drafter={"method": "dflash", "vocab_size": 152064, "layers": []},
+        target={"architectures": ["X"], "vocab_size": 152576, "quantization": None},
+    )
     ranking = rank(_run(ev), ev, default_knowledge())
     causes = {c.id: c for c in ranking.causes}
     assert "engine-bug" in causes
-    assert any(c.observation == "known-issue:engine-bug" and "46435" in c.text for c in causes["engine-bug"].evidence_for)
+    assert any(
+        c.observation == "known-issue:engine-bug" and "46435" in c.text for c in causes["engine-bug"].evidence_for
+    )
 
 
 # --- the command ---------------------------------------------------------------------------------------
+
 
 def test_cli_old_vllm_dflash_lists_the_layer_fix_and_swa_support_and_exits_1():
     r = run_cli("known-issues", "--engine", "vllm==0.20.1", "--method", "dflash")
@@ -338,8 +415,19 @@ def test_cli_lists_the_whole_database_with_links_and_fixed_in():
 
 
 def test_cli_json_for_a_deployment_names_quality_and_unknowns():
-    r = run_cli("known-issues", "--engine", "vllm==0.24.0", "--method", "dflash", "--runner", "v2",
-                "--fact", "vocab_padded=true", "--format", "json")
+    r = run_cli(
+        "known-issues",
+        "--engine",
+        "vllm==0.24.0",
+        "--method",
+        "dflash",
+        "--runner",
+        "v2",
+        "--fact",
+        "vocab_padded=true",
+        "--format",
+        "json",
+    )
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and doc["affected"] >= 1
     m = next(x for x in doc["matches"] if x["id"] == "vllm-46435-v2-dflash-lm-head-vocab-padding")
@@ -351,11 +439,18 @@ def test_cli_release_unknown_lists_possible_matches_but_exits_0():
     assert r.returncode == 0 and "| possible |" in r.stdout
 
 
-@pytest.mark.parametrize("args", [
-    ("--engine", "vllm==zero"), ("--engine", "nope==1.0"), ("--engine", "vllm==0.20.1", "--method", "magic"),
-    ("--engine", "vllm==0.20.1", "--fact", "pd_disaggregation"), ("--engine", "vllm==0.20.1", "--fact", "x=1"),
-    ("--engine", "vllm==0.20.1", "--runner", "v9"), ("--method", "dflash"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--engine", "vllm==zero"),
+        ("--engine", "nope==1.0"),
+        ("--engine", "vllm==0.20.1", "--method", "magic"),
+        ("--engine", "vllm==0.20.1", "--fact", "pd_disaggregation"),
+        ("--engine", "vllm==0.20.1", "--fact", "x=1"),
+        ("--engine", "vllm==0.20.1", "--runner", "v9"),
+        ("--method", "dflash"),
+    ],
+)
 def test_cli_usage_errors_exit_2_with_one_line(args):
     r = run_cli("known-issues", *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("error:")

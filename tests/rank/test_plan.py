@@ -10,30 +10,56 @@ from dflash_doctor.rank.plan import _combined_tau, fill
 
 
 def cause(cid: str, conf: float, tau: float | None, obs: str = "engine-swa:ignored") -> Cause:
-    return Cause(id=cid, title=cid, confidence=conf, evidence_for=(Contribution(obs, 1.0, "x"),), evidence_against=(),
-                 fix="f", next_step="n", expected_tau_if_fixed=tau, speedup_if_fixed=None)
+    return Cause(
+        id=cid,
+        title=cid,
+        confidence=conf,
+        evidence_for=(Contribution(obs, 1.0, "x"),),
+        evidence_against=(),
+        fix="f",
+        next_step="n",
+        expected_tau_if_fixed=tau,
+        speedup_if_fixed=None,
+    )
 
 
 def test_a_model_reference_names_its_repo_and_snapshot():
-    assert model_identity("/c/hub/models--z-lab--Qwen3.6-27B-DFlash/snapshots/34b294e1bb00/config.json") == \
-        ("z-lab/Qwen3.6-27B-DFlash", "34b294e1bb00")
+    assert model_identity("/c/hub/models--z-lab--Qwen3.6-27B-DFlash/snapshots/34b294e1bb00/config.json") == (
+        "z-lab/Qwen3.6-27B-DFlash",
+        "34b294e1bb00",
+    )
     assert model_identity("/models/drafter/config.json") == ("/models/drafter", None)
     assert model_identity("org/name") == ("org/name", None)
 
 
-@pytest.mark.parametrize("names,text,want", [
-    (Names(engine="vllm", engine_version="0.20.1"), "run `dflash-doctor inspect-model DRAFTER --engine NAME==VERSION`",
-     "run `dflash-doctor inspect-model DRAFTER --engine vllm==0.20.1`"),
-    (Names(engine="vllm", engine_version="0.20.1", engine_source_read=True, drafter="z/D"),
-     "run `dflash-doctor inspect-model DRAFTER --engine NAME==VERSION`", "run `dflash-doctor inspect-model z/D`"),
-    (Names(engine="vllm", engine_source_read=True), "Serve it with a release (`--engine NAME==VERSION` says whether).",
-     "Serve it with a release."),
-    (Names(engine="sglang"), "give `--engine NAME==VERSION`", "give `--engine sglang==VERSION`"),
-    (Names(), "give `--engine NAME==VERSION`", "give `--engine NAME==VERSION`"),  # nobody knows: a placeholder
-    (Names(drafter="z/D", target="q/T"), "`dflash-doctor probe --ablate swa`",
-     "`dflash-doctor probe --target q/T --drafter z/D --ablate swa`"),
-    (Names(drafter="z/D"), "saw `code`` fence", "saw `code`` fence"),  # text that is not ours is left alone
-])
+@pytest.mark.parametrize(
+    "names,text,want",
+    [
+        (
+            Names(engine="vllm", engine_version="0.20.1"),
+            "run `dflash-doctor inspect-model DRAFTER --engine NAME==VERSION`",
+            "run `dflash-doctor inspect-model DRAFTER --engine vllm==0.20.1`",
+        ),
+        (
+            Names(engine="vllm", engine_version="0.20.1", engine_source_read=True, drafter="z/D"),
+            "run `dflash-doctor inspect-model DRAFTER --engine NAME==VERSION`",
+            "run `dflash-doctor inspect-model z/D`",
+        ),
+        (
+            Names(engine="vllm", engine_source_read=True),
+            "Serve it with a release (`--engine NAME==VERSION` says whether).",
+            "Serve it with a release.",
+        ),
+        (Names(engine="sglang"), "give `--engine NAME==VERSION`", "give `--engine sglang==VERSION`"),
+        (Names(), "give `--engine NAME==VERSION`", "give `--engine NAME==VERSION`"),  # nobody knows: a placeholder
+        (
+            Names(drafter="z/D", target="q/T"),
+            "`dflash-doctor probe --ablate swa`",
+            "`dflash-doctor probe --target q/T --drafter z/D --ablate swa`",
+        ),
+        (Names(drafter="z/D"), "saw `code`` fence", "saw `code`` fence"),  # text that is not ours is left alone
+    ],
+)
 def test_fill_puts_the_evidence_names_into_commands_and_only_there(names, text, want):
     assert fill(text, names) == want
 

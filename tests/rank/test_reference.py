@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import copy
 import math
-import tomllib
 from importlib import resources
 
 import pytest
+import tomllib
 
 from dflash_doctor.rank.knowledge import KnowledgeError
 from dflash_doctor.rank.reference import band, default_reference, healthy_band, method_prior, parse_reference
@@ -84,17 +84,20 @@ def test_a_known_pair_overrides_the_method_band():
     assert healthy_band(None, 3) is None and band("nonsense", 3) is None
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d["figure"][0].update(sourc="x"), "unknown key"),
-    (lambda d: d["figure"][0].update(source="nowhere"), "source must name"),
-    (lambda d: d["figure"][0].update(k=0), "k must be"),
-    (lambda d: d["figure"][0].update(tau={"gsm8k": 40.0}), "must be a number"),
-    (lambda d: d["figure"][0].update(use=False), "needs a `why`"),
-    (lambda d: d["figure"][0].update(role="guess"), "role"),
-    (lambda d: d["method"][0].update(prior=0.9), "sum to"),
-    (lambda d: d["source"][0].update(url="http://x"), "https"),
-    (lambda d: d.update(schema=2), "schema"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["figure"][0].update(sourc="x"), "unknown key"),
+        (lambda d: d["figure"][0].update(source="nowhere"), "source must name"),
+        (lambda d: d["figure"][0].update(k=0), "k must be"),
+        (lambda d: d["figure"][0].update(tau={"gsm8k": 40.0}), "must be a number"),
+        (lambda d: d["figure"][0].update(use=False), "needs a `why`"),
+        (lambda d: d["figure"][0].update(role="guess"), "role"),
+        (lambda d: d["method"][0].update(prior=0.9), "sum to"),
+        (lambda d: d["source"][0].update(url="http://x"), "https"),
+        (lambda d: d.update(schema=2), "schema"),
+    ],
+)
 def test_bad_reference_data_fails_loudly(mutate, message):
     data = copy.deepcopy(_data())
     mutate(data)

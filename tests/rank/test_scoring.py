@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import tomllib
-
 import pytest
+import tomllib
 
 from dflash_doctor.evidence import EvidenceSet, Finding, Kind, Observation, Source, Status, Verdict
 from dflash_doctor.parse.records import AcceptanceSummary
@@ -55,9 +54,17 @@ step = "run `dflash-doctor probe --ablate alpha`"
 def acceptance(pp, drafts=5000.0, k=None):
     k = k or len(pp)
     tau = 1 + sum(pp)
-    return AcceptanceSummary(mean_acceptance_length=tau, per_position=tuple(pp), drafts=drafts,
-                             drafted=int(drafts * k), accepted=int(drafts * (tau - 1)), k=k,
-                             draft_acceptance_rate=(tau - 1) / k, intervals=10, formats=("test",))
+    return AcceptanceSummary(
+        mean_acceptance_length=tau,
+        per_position=tuple(pp),
+        drafts=drafts,
+        drafted=int(drafts * k),
+        accepted=int(drafts * (tau - 1)),
+        k=k,
+        draft_acceptance_rate=(tau - 1) / k,
+        intervals=10,
+        formats=("test",),
+    )
 
 
 def evidence(pp=(0.17, 0.017, 0.0, 0.0), drafts=5000.0, with_drafter=False, method=None) -> EvidenceSet:
@@ -86,7 +93,11 @@ KNOW = parse_knowledge(tomllib.loads(TWO_CAUSES))
 
 
 def test_contributions_are_shown_for_and_against_with_their_weights():
-    k = parse_knowledge(tomllib.loads(TWO_CAUSES.replace('weight = 1.0\ntext = "the model card', 'weight = -1.0\ntext = "the model card')))
+    k = parse_knowledge(
+        tomllib.loads(
+            TWO_CAUSES.replace('weight = 1.0\ntext = "the model card', 'weight = -1.0\ntext = "the model card')
+        )
+    )
     r = rank([finding("signature:cliff-after-first", "card:under-training")], evidence(), k)
     beta = next(c for c in r.causes if c.id == "beta")
     assert [c.weight for c in beta.evidence_for] == [1.5] and [c.weight for c in beta.evidence_against] == [-1.0]
@@ -113,8 +124,11 @@ def test_missing_deciding_evidence_discounts_only_curve_evidence():
 
 
 def test_verdicts():
-    healthy = rank([Finding("t", Status.OK, "ok", observations=(Observation("tau:at-baseline", "at"),))],
-                   evidence(pp=(0.85, 0.72, 0.6)), KNOW)
+    healthy = rank(
+        [Finding("t", Status.OK, "ok", observations=(Observation("tau:at-baseline", "at"),))],
+        evidence(pp=(0.85, 0.72, 0.6)),
+        KNOW,
+    )
     assert healthy.verdict == Verdict.HEALTHY and healthy.causes == ()
     # 50 drafts near the edge of every band: healthy and impaired alike
     few = rank([], evidence(pp=(0.6, 0.35, 0.15), drafts=50), KNOW)
@@ -130,13 +144,13 @@ def test_verdicts():
 
 # --- signatures against the reference -----------------------------------------------------------
 
-REF = [0.8 ** i for i in range(1, 16)]  # τ ≈ 4.86
+REF = [0.8**i for i in range(1, 16)]  # τ ≈ 4.86
 
 
 @pytest.mark.parametrize("scale,expected", [(0.985, "healthy"), (0.93, "small-uniform-drop"), (0.75, "uniform-low")])
 def test_level_against_reference(scale, expected):
     a = 0.8 * scale
-    pp = [a ** i for i in range(1, 16)]
+    pp = [a**i for i in range(1, 16)]
     assert against_reference(pp, 1 + sum(pp), REF).id == expected
 
 
@@ -147,6 +161,7 @@ def test_a_cliff_is_not_read_as_a_uniform_drop():
 
 # --- k advice ------------------------------------------------------------------------------------
 
+
 def test_k_advice_for_the_seed_curve_recommends_a_short_block():
     pp = [0.166, 0.017] + [0.0] * 13
     a = advise_k(evidence(pp=pp, method="dflash"))
@@ -154,7 +169,7 @@ def test_k_advice_for_the_seed_curve_recommends_a_short_block():
     assert a["advised"] and a["drafter_kind"] == "one-pass" and a["current_k"] == 15
     assert a["recommended_k"] in (1, 2)
     row = a["table"][a["recommended_k"]]
-    e = 1 + sum(pp[:a["recommended_k"]])
+    e = 1 + sum(pp[: a["recommended_k"]])
     assert row["throughput"] == pytest.approx(e / cost.step_cost(a["recommended_k"], True), abs=1e-3)
     now = (1 + sum(pp)) / cost.step_cost(15, True)
     assert a["expected_gain_pct"] == pytest.approx(100 * (row["throughput"] / now - 1), abs=0.2)
@@ -162,7 +177,7 @@ def test_k_advice_for_the_seed_curve_recommends_a_short_block():
 
 
 def test_one_pass_drafters_keep_long_blocks_that_chained_drafters_cannot_afford():
-    pp = [0.75 ** i for i in range(1, 16)]
+    pp = [0.75**i for i in range(1, 16)]
     one_pass = advise_k(evidence(pp=pp, method="dflash"))
     chained = advise_k(evidence(pp=pp, method="eagle3"))
     assert one_pass["recommended_k"] > chained["recommended_k"]
@@ -181,8 +196,14 @@ def test_unknown_method_is_stated_as_an_assumption():
 
 # --- the packaged knowledge on the seed's observations ------------------------------------------
 
-SEED_OBS = ("signature:cliff-after-first", "tau:far-below-baseline", "drafter-swa:present", "engine-swa:ignored",
-            "engine-layer-map:raw", "card:under-training")
+SEED_OBS = (
+    "signature:cliff-after-first",
+    "tau:far-below-baseline",
+    "drafter-swa:present",
+    "engine-swa:ignored",
+    "engine-layer-map:raw",
+    "card:under-training",
+)
 
 
 def _rank_seed(*extra: str):

@@ -24,18 +24,39 @@ TABLE = [
     ("logs", [UNJUDGED_LOG], 3, "insufficient-data"),
     ("check bundle", [str(FIXTURES / "hosts" / "seed")], 1, "problem"),
     ("check bundle", [str(FIXTURES / "hosts" / "healthy-qwen3-8b")], 0, "healthy"),
-    ("inspect-model", [str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"), "--target",
-                       str(FIXTURES / "models" / "Qwen3.6-27B"), "--engine", "vllm==0.20.1"], 1, None),
-    ("inspect-model", [str(FIXTURES / "models" / "Qwen3-8B-DFlash-b16"), "--target",
-                       str(FIXTURES / "models" / "Qwen3-8B"), "--engine", "vllm==0.26.0"], 0, None),
+    (
+        "inspect-model",
+        [
+            str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"),
+            "--target",
+            str(FIXTURES / "models" / "Qwen3.6-27B"),
+            "--engine",
+            "vllm==0.20.1",
+        ],
+        1,
+        None,
+    ),
+    (
+        "inspect-model",
+        [
+            str(FIXTURES / "models" / "Qwen3-8B-DFlash-b16"),
+            "--target",
+            str(FIXTURES / "models" / "Qwen3-8B"),
+            "--engine",
+            "vllm==0.26.0",
+        ],
+        0,
+        None,
+    ),
     ("gate", ["--log", SEED_LOG, "--min-acceptance-length", "3"], 1, "FAILED"),
     ("gate", ["--log", SEED_LOG, "--min-acceptance-length", "1.1"], 0, "passed"),
     ("gate", ["--log", "/nonexistent/server.log", "--min-acceptance-length", "2"], 3, "no data"),
 ]
 
 
-@pytest.mark.parametrize("cmd,args,code,words", TABLE,
-                         ids=[f"{c}-{code}-{i}" for i, (c, _, code, _) in enumerate(TABLE)])
+@pytest.mark.parametrize(
+    "cmd,args,code,words", TABLE, ids=[f"{c}-{code}-{i}" for i, (c, _, code, _) in enumerate(TABLE)]
+)
 def test_exit_code_follows_the_verdict(cmd, args, code, words):
     r = run_cli(*cmd.split(), *args)
     assert r.returncode == code, (r.stdout[-2000:], r.stderr)
@@ -47,8 +68,8 @@ def test_check_exits_by_the_verdict_and_a_fleet_by_its_worst_host():
     """`check host local` depends on what runs on this machine; the policy is tested on the service's results."""
     import dataclasses
 
-    from dflash_doctor.evidence import EvidenceSet, Verdict
     from dflash_doctor.doctor import build_report
+    from dflash_doctor.evidence import EvidenceSet, Verdict
     from dflash_doctor.hostcheck import HostFleet, HostResult
 
     base, _ = build_report(EvidenceSet("h"))
@@ -81,12 +102,15 @@ def test_a_probe_and_a_layer_offset_run_exit_by_their_checks():
     assert LayerOffsetRun({"offset": None}).exit_code == 0
 
 
-@pytest.mark.parametrize("args", [
-    ["diagnose", "--log", SEED_LOG, "--format", "html"],
-    ["probe", "--target", "T", "--drafter", "D", "--format", "markdown"],
-    ["logs", "--no-such-flag", SEED_LOG],
-    ["check", "host"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["diagnose", "--log", SEED_LOG, "--format", "html"],
+        ["probe", "--target", "T", "--drafter", "D", "--format", "markdown"],
+        ["logs", "--no-such-flag", SEED_LOG],
+        ["check", "host"],
+    ],
+)
 def test_usage_errors_exit_2(args):
     r = run_cli(*args)
     assert r.returncode == 2 and r.stdout == ""

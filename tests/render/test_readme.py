@@ -11,7 +11,9 @@ def test_the_readme_demo_excerpt_matches_a_real_run():
     m = re.search(r"```\n\$ dflash-doctor check bundle fixtures/hosts/seed +# at 100 columns\n(.*?)```", readme, re.S)
     assert m, "the demo excerpt is gone from the README"
     shown = [x for x in m.group(1).splitlines() if x.strip() != "…"]
-    real = run_cli("check", "bundle", str(ROOT / "fixtures" / "hosts" / "seed"), env={"COLUMNS": "100"}).stdout.splitlines()
+    real = run_cli(
+        "check", "bundle", str(ROOT / "fixtures" / "hosts" / "seed"), env={"COLUMNS": "100"}
+    ).stdout.splitlines()
     at = 0
     for line in shown:
         assert line in real[at:], f"README line not in a real run (after line {at}): {line!r}"

@@ -30,8 +30,14 @@ def run_tty(*args: str, env: dict | None = None, cols: int = 80, rows: int = 50)
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     e = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "TERM")}
     e.update({"PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}, **(env or {}))
-    proc = subprocess.Popen([sys.executable, "-m", "dflash_doctor", *args], stdout=slave, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, env=e, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dflash_doctor", *args],
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env=e,
+        close_fds=True,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -49,6 +55,7 @@ def run_tty(*args: str, env: dict | None = None, cols: int = 80, rows: int = 50)
 
 # --- 1. answer first ---------------------------------------------------------------------------------
 
+
 def test_the_seed_first_screen_names_the_top_two_causes_and_one_fix_plan():
     out = run_tty("check", "bundle", SEED, env={"NO_COLOR": "1"})
     screen = out.splitlines()[:50]
@@ -59,7 +66,7 @@ def test_the_seed_first_screen_names_the_top_two_causes_and_one_fix_plan():
     assert "next: dflash-doctor" in text
     # the summary is at most 15 lines, before the causes in full
     assert text.index("Causes, by what fixing them buys") < text.index("1. Drafter sliding-window")
-    assert len(text[:text.index("Causes, by what fixing them buys")].strip().splitlines()) <= 15
+    assert len(text[: text.index("Causes, by what fixing them buys")].strip().splitlines()) <= 15
 
 
 def test_causes_are_ordered_by_what_fixing_them_buys_and_one_upgrade_fixes_both():
@@ -88,6 +95,7 @@ def test_a_cause_a_deeper_one_explains_is_shown_under_it():
 
 # --- 2/3. facts already collected ---------------------------------------------------------------------
 
+
 def test_the_release_the_log_names_is_used_and_the_bundles_engine_source_drops_the_engine_hint():
     log_only = run_cli("diagnose", "--log", SEED_LOG).stdout
     assert "NAME==VERSION" not in log_only and "--engine vllm==0.20.1" in log_only
@@ -106,17 +114,31 @@ def test_logs_uses_the_release_its_startup_line_names():
 def test_an_uncached_drafter_still_matches_its_pair_baseline_and_its_download_hint_is_said_once(tmp_path):
     log = tmp_path / "metrics-only.log"
     log.write_text("".join(x for x in open(SEED_LOG, encoding="utf-8") if "SpecDecoding" in x))
-    r = run_cli("diagnose", "--log", str(log), "--drafter", "z-lab/Qwen3.6-27B-DFlash",
-                env={"HF_HUB_CACHE": str(tmp_path / "empty-cache")})
+    r = run_cli(
+        "diagnose",
+        "--log",
+        str(log),
+        "--drafter",
+        "z-lab/Qwen3.6-27B-DFlash",
+        env={"HF_HUB_CACHE": str(tmp_path / "empty-cache")},
+    )
     assert "not named in the evidence" not in r.stdout
     assert "expected ≈ 6.61 (z-lab/Qwen3.6-27B-DFlash" in r.stdout
     assert r.stdout.count("hf download") == 1
-    full = run_cli("diagnose", "--log", str(log), "--drafter", "z-lab/Qwen3.6-27B-DFlash", "-v",
-                   env={"HF_HUB_CACHE": str(tmp_path / "empty-cache")}).stdout
+    full = run_cli(
+        "diagnose",
+        "--log",
+        str(log),
+        "--drafter",
+        "z-lab/Qwen3.6-27B-DFlash",
+        "-v",
+        env={"HF_HUB_CACHE": str(tmp_path / "empty-cache")},
+    ).stdout
     assert full.count("hf download") == 1
 
 
 # --- 4. a saved probe matches the deployment ----------------------------------------------------------
+
 
 def _probe_doc(drafter: str, target: str) -> dict:
     from tests.probe.test_diagnose_with_probe import probe_doc
@@ -137,20 +159,27 @@ def test_a_probe_of_the_served_pair_is_used_and_another_pair_is_refused(tmp_path
         first = r.stderr.splitlines()[0]
         assert "z-lab/Qwen3-8B-DFlash-b16 on Qwen/Qwen3-8B" in first and "z-lab/Qwen3.6-27B-DFlash" in first
         forced = run_cli(*cmd, "--probe-result", str(other), "--force-probe-pair", "--format", "json")
-        assert forced.returncode in (0, 1) and any("--force-probe-pair" in n for n in json.loads(forced.stdout)["notes"])
+        assert forced.returncode in (0, 1) and any(
+            "--force-probe-pair" in n for n in json.loads(forced.stdout)["notes"]
+        )
 
 
 # --- 5. one error line for a mistake ------------------------------------------------------------------
 
-@pytest.mark.parametrize("args,code,words", [
-    (["diagnose", "--log", "nope.log"], 2, "--log nope.log: no such file"),
-    (["diagnose"], 2, "nothing to diagnose"),
-    (["check", "host", "fixtures/hosts/seed"], 2, "is a directory here, not a host"),
-    (["check", "bundle", "ssh://ops@gpu-7"], 2, "is a host, not a bundle"),
-    (["logs", "nope.log"], 2, "nope.log: no such file"),
-    (["diagnose", "--engine", "vllm==0.20.1"], 2, "an engine release alone is nothing to diagnose"),
-    (["diagnose", "--log", "-"], 3, "does not look like a vLLM or SGLang server log"),
-], ids=["missing-log", "nothing-given", "path-as-host", "host-as-bundle", "logs-missing", "engine-alone", "not-a-log"])
+
+@pytest.mark.parametrize(
+    "args,code,words",
+    [
+        (["diagnose", "--log", "nope.log"], 2, "--log nope.log: no such file"),
+        (["diagnose"], 2, "nothing to diagnose"),
+        (["check", "host", "fixtures/hosts/seed"], 2, "is a directory here, not a host"),
+        (["check", "bundle", "ssh://ops@gpu-7"], 2, "is a host, not a bundle"),
+        (["logs", "nope.log"], 2, "nope.log: no such file"),
+        (["diagnose", "--engine", "vllm==0.20.1"], 2, "an engine release alone is nothing to diagnose"),
+        (["diagnose", "--log", "-"], 3, "does not look like a vLLM or SGLang server log"),
+    ],
+    ids=["missing-log", "nothing-given", "path-as-host", "host-as-bundle", "logs-missing", "engine-alone", "not-a-log"],
+)
 def test_a_mistake_is_one_error_line_with_a_hint(args, code, words):
     r = run_cli(*args, input="Mean acceptance length: 1.18\n", env={"COLUMNS": "300"})
     assert r.returncode == code, r.stderr
@@ -168,8 +197,16 @@ def test_a_path_given_as_a_host_suggests_check_bundle():
 def test_a_line_that_is_not_a_metrics_line_is_not_read_as_one(tmp_path):
     """`echo "Mean acceptance length: 1.18" | diagnose --log -` answered "Speculative decoding misconfigured at
     launch". With another input beside it, the report still does not blame the launch on that line."""
-    r = run_cli("diagnose", "--log", "-", "--drafter", str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"),
-                "--format", "json", input="Mean acceptance length: 1.18\n")
+    r = run_cli(
+        "diagnose",
+        "--log",
+        "-",
+        "--drafter",
+        str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"),
+        "--format",
+        "json",
+        input="Mean acceptance length: 1.18\n",
+    )
     rep = json.loads(r.stdout)
     assert "launch-config" not in [c["id"] for c in rep["causes"]]
     active = next(f for f in rep["findings"] if f["check"] == "spec-decode-active")
@@ -177,6 +214,7 @@ def test_a_line_that_is_not_a_metrics_line_is_not_read_as_one(tmp_path):
 
 
 # --- 6. say it once -----------------------------------------------------------------------------------
+
 
 def test_each_missing_input_is_one_line_with_the_checks_that_wait_for_it():
     out = run_cli("diagnose", "--log", SEED_LOG).stdout
@@ -207,12 +245,14 @@ def test_several_bundles_make_a_fleet_table():
     assert lines[0].startswith("dflash-doctor fleet: 2 bundles")
     assert re.match(r"✗ .*seed +problem +τ 1\.18 +swa-ignored \(0\.91\) — fix: upgrade vLLM", lines[1])
     assert re.match(r"✓ .*healthy-qwen3-8b +healthy +τ 6\.95", lines[2])
-    doc = json.loads(run_cli("check", "bundle", SEED, str(FIXTURES / "hosts" / "healthy-qwen3-8b"),
-                             "--format", "json").stdout)
+    doc = json.loads(
+        run_cli("check", "bundle", SEED, str(FIXTURES / "hosts" / "healthy-qwen3-8b"), "--format", "json").stdout
+    )
     assert doc["schema"] == "dflash-doctor/fleet@1" and doc["kind"] == "bundle" and len(doc["hosts"]) == 2
 
 
 # --- 7. machine-friendly when piped -------------------------------------------------------------------
+
 
 def test_piped_output_is_one_record_per_line_without_trailing_spaces():
     out = run_cli("check", "bundle", SEED).stdout
@@ -238,6 +278,7 @@ def test_colour_on_a_terminal_and_none_with_no_color_or_a_dumb_terminal():
 
 # --- 8. statuses that mean what they show, stable refs ------------------------------------------------
 
+
 def test_no_tick_on_a_check_another_decides_and_no_python_repr():
     out = run_cli("check", "bundle", SEED, "-v").stdout
     assert not re.search(r"^✓ engine-(drafter-swa|layer-map):", out, re.M)
@@ -260,20 +301,37 @@ def test_evidence_refs_are_the_same_on_every_run_and_explained():
 
 # --- 9. exit codes follow the verdict -----------------------------------------------------------------
 
+
 def test_unsupported_format_values_are_usage_errors():
-    for args in (["probe", "--target", "T", "--drafter", "D", "-f", "markdown"],
-                 ["diagnose", "--log", SEED_LOG, "--format", "yaml"],
-                 ["layer-offset", "--target", "T", "--dump", "x", "-f", "markdown"]):
+    for args in (
+        ["probe", "--target", "T", "--drafter", "D", "-f", "markdown"],
+        ["diagnose", "--log", SEED_LOG, "--format", "yaml"],
+        ["layer-offset", "--target", "T", "--dump", "x", "-f", "markdown"],
+    ):
         r = run_cli(*args)
         assert r.returncode == 2 and r.stdout == "" and "Invalid value for '--format'" in r.stderr, args
 
 
 # --- 10. help like a kept CLI -------------------------------------------------------------------------
 
+
 def _commands() -> list[list[str]]:
-    return [["diagnose"], ["logs"], ["inspect-model"], ["collect"], ["probe"], ["layer-offset"], ["gate"], ["fleet"],
-            ["known-issues"], ["check", "host"], ["check", "bundle"], ["monitor", "rules"], ["monitor", "grafana"],
-            ["checks", "list"]]
+    return [
+        ["diagnose"],
+        ["logs"],
+        ["inspect-model"],
+        ["collect"],
+        ["probe"],
+        ["layer-offset"],
+        ["gate"],
+        ["fleet"],
+        ["known-issues"],
+        ["check", "host"],
+        ["check", "bundle"],
+        ["monitor", "rules"],
+        ["monitor", "grafana"],
+        ["checks", "list"],
+    ]
 
 
 @pytest.mark.parametrize("cmd", _commands(), ids=lambda c: " ".join(c))
@@ -300,6 +358,7 @@ def test_completion_is_on_and_the_metavars_say_what_goes_there():
 
 # --- lesser ---------------------------------------------------------------------------------------------
 
+
 def test_the_same_log_twice_counts_once(tmp_path):
     one = json.loads(run_cli("diagnose", "--log", SEED_LOG, "--format", "json").stdout)
     two = run_cli("diagnose", "--log", SEED_LOG, "--log", os.path.relpath(SEED_LOG), "--format", "json")
@@ -322,8 +381,9 @@ def test_markdown_keeps_commands_as_code_spans():
 
 def test_the_html_plot_tells_each_value_on_hover_and_the_gate_plot_draws_its_threshold(tmp_path):
     page = tmp_path / "p.html"
-    r = run_cli("gate", "--log", SEED_LOG, "--min-acceptance-length", "3", "--min-position-rate", "1:0.5",
-                "--plot", str(page))
+    r = run_cli(
+        "gate", "--log", SEED_LOG, "--min-acceptance-length", "3", "--min-position-rate", "1:0.5", "--plot", str(page)
+    )
     assert r.returncode == 1
     text = page.read_text()
     assert "<script" not in text and text.count("<title>position") >= 15 and "gate: τ ≥ 3" in text

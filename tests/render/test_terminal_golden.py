@@ -36,8 +36,12 @@ def test_terminal_report_matches_golden(case, width, monkeypatch):
     if got != want:
         import difflib
 
-        pytest.fail("terminal report differs from " + path.name + ":\n" + "".join(
-            difflib.unified_diff(want.splitlines(True), got.splitlines(True), "golden", "now")))
+        pytest.fail(
+            "terminal report differs from "
+            + path.name
+            + ":\n"
+            + "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "golden", "now"))
+        )
     lines = got.splitlines()
     assert not [x for x in lines if x != x.rstrip()], "a line ends in spaces"
     if WIDTHS[width]:

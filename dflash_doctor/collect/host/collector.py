@@ -7,24 +7,40 @@ import dataclasses
 import os
 import re
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ...evidence import EvidenceSet, Kind, Source
 from ...hosts.base import Host
 from ...parse.launch import parse_argv
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
-from ...payloads import (EngineId, Environment, Gpu, GpuInventory, HostSummary, Processes,
-                         ServingProcess)
+from ...payloads import EngineId, Environment, Gpu, GpuInventory, HostSummary, Processes, ServingProcess
 from ...redact import REDACTED, redact_text
 from ..builder import EvidenceBuilder
 from .files import BatchFiles, GuardedFiles
 from .protocol import Batch, parse_batch, parse_engine_locate
 from .sanitize import filter_environ
-from .scripts import (AUTOLOG, ENGINE_FILE_MAX, ENGINE_LOCATE, ENGINE_READ, EXISTING, FILTER_DOCKER,
-                      FILTER_JOURNAL, FILTER_LOG, LOG_HEAD_LINES, LOG_STARTUP_BYTES, LOG_TAIL_LINES, METRICS_KEEP,
-                      MODELS, READ_MANY, SOURCE_PREFIXES, SPEC_LITERALS, SURVEY)
+from .scripts import (
+    AUTOLOG,
+    ENGINE_FILE_MAX,
+    ENGINE_LOCATE,
+    ENGINE_READ,
+    EXISTING,
+    FILTER_DOCKER,
+    FILTER_JOURNAL,
+    FILTER_LOG,
+    LOG_HEAD_LINES,
+    LOG_STARTUP_BYTES,
+    LOG_TAIL_LINES,
+    METRICS_KEEP,
+    MODELS,
+    READ_MANY,
+    SOURCE_PREFIXES,
+    SPEC_LITERALS,
+    SURVEY,
+)
 
 
 @dataclass
@@ -39,9 +55,15 @@ class HostOptions:
 
 # --- collection --------------------------------------------------------------------------------
 
+
 class HostCollector:
-    def __init__(self, host: Host, options: HostOptions | None = None,
-                 progress: Callable[[str], None] | None = None, meanwhile: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        host: Host,
+        options: HostOptions | None = None,
+        progress: Callable[[str], None] | None = None,
+        meanwhile: Callable[[], None] | None = None,
+    ):
         self.host = host
         self.meanwhile = meanwhile
         self.opt = options or HostOptions()
@@ -56,14 +78,16 @@ class HostCollector:
     def src(self, kind: str, location: str) -> Source:
         return Source(kind, location, host=self.label)
 
-    def batch(self, files: list[str] = (), links: list[str] = (), dirs: list[str] = (),
-              max_bytes: int = 4 << 20) -> Batch:
+    def batch(
+        self, files: list[str] = (), links: list[str] = (), dirs: list[str] = (), max_bytes: int = 4 << 20
+    ) -> Batch:
         """Read many files / links / listings in ONE command (round trips dominate over SSH)."""
         req = [f"F:{p}" for p in files] + [f"L:{p}" for p in links] + [f"D:{p}" for p in dirs]
         if not req:
             return Batch()
-        res = self.host.run(["sh", "-c", READ_MANY, "sh", str(max_bytes), *req], timeout=self.opt.timeout,
-                            max_bytes=64 << 20)
+        res = self.host.run(
+            ["sh", "-c", READ_MANY, "sh", str(max_bytes), *req], timeout=self.opt.timeout, max_bytes=64 << 20
+        )
         b = parse_batch(res.stdout)
         if not res.ok:
             b.error = res.error or res.stderr.decode("utf-8", "replace").strip()[:200] or f"exit status {res.rc}"
@@ -81,20 +105,32 @@ class HostCollector:
             self._collect()
         except KeyboardInterrupt:  # Ctrl-C: report what was gathered; commands in flight end at their timeouts
             self.ev.interrupted = True
-            self.ev.could_not_collect("the rest of the collection", "interrupted (Ctrl-C); the report holds what "
-                                                                    "was gathered before")
+            self.ev.could_not_collect(
+                "the rest of the collection", "interrupted (Ctrl-C); the report holds what was gathered before"
+            )
         finally:
             self._pool.shutdown(wait=not self.ev.interrupted, cancel_futures=self.ev.interrupted)
         elapsed = time.monotonic() - t0
-        value = HostSummary(host=self.label, commands=len(getattr(self.host, "commands", []) or []),
-                            bytes_received=getattr(self.host, "bytes_received", 0),
-                            bytes_sent=getattr(self.host, "bytes_sent", 0), seconds=round(elapsed, 2),
-                            **{k: v for k, v in self.facts.items() if k in HostSummary.__dataclass_fields__})
-        self.ev.add(Kind.HOST, f"{self.label}: {value.commands} read-only commands, "
-                               f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
-                    + (f"; log {_size(value.log_bytes)} filtered on the host to "
-                       f"{_size(value.log_filtered_bytes)}" if value.log_bytes else ""),
-                    self.src("host", self.label), value)
+        value = HostSummary(
+            host=self.label,
+            commands=len(getattr(self.host, "commands", []) or []),
+            bytes_received=getattr(self.host, "bytes_received", 0),
+            bytes_sent=getattr(self.host, "bytes_sent", 0),
+            seconds=round(elapsed, 2),
+            **{k: v for k, v in self.facts.items() if k in HostSummary.__dataclass_fields__},
+        )
+        self.ev.add(
+            Kind.HOST,
+            f"{self.label}: {value.commands} read-only commands, "
+            f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
+            + (
+                f"; log {_size(value.log_bytes)} filtered on the host to {_size(value.log_filtered_bytes)}"
+                if value.log_bytes
+                else ""
+            ),
+            self.src("host", self.label),
+            value,
+        )
         return self.ev
 
     def _collect(self) -> None:
@@ -108,9 +144,13 @@ class HostCollector:
         if self.opt.log:
             log_f = self._pool.submit(self._run_log, *self._log_command(None))
         else:
-            log_f = self._pool.submit(self.host.run, ["sh", "-c", AUTOLOG, "sh", "", *self._log_args(),
-                                                      str(self.opt.pid or "")], self.opt.log_timeout, 64 << 20,
-                                      bulk=True)
+            log_f = self._pool.submit(
+                self.host.run,
+                ["sh", "-c", AUTOLOG, "sh", "", *self._log_args(), str(self.opt.pid or "")],
+                self.opt.log_timeout,
+                64 << 20,
+                bulk=True,
+            )
         procs = self._processes()
         main = procs[0] if procs else None
         # Both go to the host's shared shell in the order they arrive: the quick model read first, so that
@@ -122,8 +162,14 @@ class HostCollector:
         else:
             auto = log_f.result()
             picked = re.search(r"^pid (\d+) (.*)$", auto.stderr.decode("utf-8", "replace"), re.M)
-            if (main is not None and picked and int(picked.group(1)) == main.pid and picked.group(2) == main.stdout
-                    and main.stdout and main.stdout.startswith("/")):
+            if (
+                main is not None
+                and picked
+                and int(picked.group(1)) == main.pid
+                and picked.group(2) == main.stdout
+                and main.stdout
+                and main.stdout.startswith("/")
+            ):
                 self._ingest_log(f"{main.stdout} (stdout of pid {main.pid})", auto)
             else:
                 cmd = self._log_command(main)
@@ -136,8 +182,10 @@ class HostCollector:
         self.build.engine_from_startup("no serving engine was found on the host and the log names none")
         self.build.add_engine_support()
         if not ev.has(Kind.ENGINE_SUPPORT) and not ev.has(Kind.ENGINE):
-            ev.missing(Kind.ENGINE_SUPPORT, "the engine and its version are unknown: no serving process was found "
-                                            "and no log names one")
+            ev.missing(
+                Kind.ENGINE_SUPPORT,
+                "the engine and its version are unknown: no serving process was found and no log names one",
+            )
         ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
 
     # -- GPUs (queried by the survey) --
@@ -154,15 +202,26 @@ class HostCollector:
                 parts = [p.strip() for p in line.split(",")]
                 if len(parts) >= 4:
                     gpus.append(Gpu(index=parts[0], name=parts[1], memory=parts[2], driver=parts[3]))
-            self.ev.add(Kind.GPU, f"{len(gpus)} GPU(s): " + ", ".join(sorted({g.name for g in gpus})) if gpus
-                        else "nvidia-smi lists no GPU", src, GpuInventory(present=bool(gpus), gpus=tuple(gpus)))
+            self.ev.add(
+                Kind.GPU,
+                f"{len(gpus)} GPU(s): " + ", ".join(sorted({g.name for g in gpus}))
+                if gpus
+                else "nvidia-smi lists no GPU",
+                src,
+                GpuInventory(present=bool(gpus), gpus=tuple(gpus)),
+            )
         elif rc == 127 or "not found" in text:
-            self.ev.add(Kind.GPU, "no NVIDIA GPU visible: nvidia-smi is not installed", src,
-                        GpuInventory(present=False, reason="nvidia-smi not found"))
+            self.ev.add(
+                Kind.GPU,
+                "no NVIDIA GPU visible: nvidia-smi is not installed",
+                src,
+                GpuInventory(present=False, reason="nvidia-smi not found"),
+            )
         else:
             why = ("timed out after 20 s" if rc == 124 else text.strip() or f"exit status {rc}")[:200]
-            self.ev.add(Kind.GPU, f"no GPU visible: nvidia-smi failed ({why})", src,
-                        GpuInventory(present=False, reason=why))
+            self.ev.add(
+                Kind.GPU, f"no GPU visible: nvidia-smi failed ({why})", src, GpuInventory(present=False, reason=why)
+            )
 
     # -- processes --
     def _processes(self) -> list[ServingProcess]:
@@ -180,8 +239,12 @@ class HostCollector:
         surveyed = res.ok and isinstance(hn, bytes)
         if res.ok and not surveyed:
             why = (res.stderr.decode("utf-8", "replace").strip().splitlines() or ["no /proc/sys/kernel/hostname"])[0]
-            self.ev.could_not_collect("process list", f"{self.label} did not answer like a Linux host with GNU tools "
-                                      f"({why[:200]}); its processes could not be listed", Kind.PROCESS)
+            self.ev.could_not_collect(
+                "process list",
+                f"{self.label} did not answer like a Linux host with GNU tools "
+                f"({why[:200]}); its processes could not be listed",
+                Kind.PROCESS,
+            )
         pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
         if self.opt.pid is not None:
             pids = [p for p in pids if p == self.opt.pid]
@@ -198,10 +261,15 @@ class HostCollector:
             else:
                 self.ev.missing(Kind.LAUNCH, f"the processes on {self.label} could not be listed")
             return []
-        main = procs[0] = dataclasses.replace(procs[0], interpreter=self._python_hint(list(procs[0].raw_argv),
-                                                                                          dict(procs[0].env)))
-        self.ev.add(Kind.PROCESS, f"{len(procs)} serving process(es): "
-                    + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]), src, Processes(tuple(procs)))
+        main = procs[0] = dataclasses.replace(
+            procs[0], interpreter=self._python_hint(list(procs[0].raw_argv), dict(procs[0].env))
+        )
+        self.ev.add(
+            Kind.PROCESS,
+            f"{len(procs)} serving process(es): " + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]),
+            src,
+            Processes(tuple(procs)),
+        )
         l = main.launch
         if l.spec_error:
             summary = f"pid {main.pid}: invalid --speculative-config"
@@ -212,9 +280,12 @@ class HostCollector:
         self.ev.add(Kind.LAUNCH, summary, self.src("file", f"/proc/{main.pid}/cmdline"), l)
         # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
         env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
-        self.ev.add(Kind.ENVIRONMENT, ", ".join(f"{k}={v}" for k, v in main.env.items() if k.startswith("VLLM_"))
-                    or "no VLLM_* variables set", self.src("file", f"/proc/{main.pid}/environ"),
-                    Environment(env_view))
+        self.ev.add(
+            Kind.ENVIRONMENT,
+            ", ".join(f"{k}={v}" for k, v in main.env.items() if k.startswith("VLLM_")) or "no VLLM_* variables set",
+            self.src("file", f"/proc/{main.pid}/environ"),
+            Environment(env_view),
+        )
         return procs
 
     def _process(self, pid: int, b: Batch) -> ServingProcess | None:
@@ -238,9 +309,18 @@ class HostCollector:
         outs = [b.links.get(f"/proc/{pid}/fd/{fd}") for fd in (1, 2)]
         outs = [o if isinstance(o, str) else None for o in outs]
         cg = b.files.get(f"/proc/{pid}/cgroup")
-        return ServingProcess(pid=pid, argv=launch.argv, launch=launch, env=env, secret_env=secrets, stdout=outs[0],
-                              stderr=outs[1], cgroup=cg.decode("utf-8", "replace") if isinstance(cg, bytes) else None,
-                              notes=tuple(notes), raw_argv=tuple(argv))
+        return ServingProcess(
+            pid=pid,
+            argv=launch.argv,
+            launch=launch,
+            env=env,
+            secret_env=secrets,
+            stdout=outs[0],
+            stderr=outs[1],
+            cgroup=cg.decode("utf-8", "replace") if isinstance(cg, bytes) else None,
+            notes=tuple(notes),
+            raw_argv=tuple(argv),
+        )
 
     def _python_hint(self, argv: list[str], env: dict[str, str]) -> str | None:
         """Where the serving interpreter lives, as a PATH only: it tells where to look for the engine's
@@ -265,8 +345,9 @@ class HostCollector:
         if "/" in name:
             return None
         dirs = [d for d in env.get("PATH", "/usr/bin:/bin").split(":") if d.startswith("/")]
-        res = self.host.run(["sh", "-c", EXISTING, "sh", *[f"{d}/{name}" for d in dirs]],
-                            timeout=self.opt.timeout, max_bytes=1 << 16)
+        res = self.host.run(
+            ["sh", "-c", EXISTING, "sh", *[f"{d}/{name}" for d in dirs]], timeout=self.opt.timeout, max_bytes=1 << 16
+        )
         lines = res.text().splitlines()
         return lines[0] if lines else None
 
@@ -287,8 +368,14 @@ class HostCollector:
         if main is None:
             ev.missing(Kind.ACCEPTANCE, "no serving process and no --log PATH: no log to read")
             return None
-        target = next((t for t in (main.stdout, main.stderr) if t and t.startswith("/") and not t.startswith("/dev/")
-                       and not t.endswith(" (deleted)")), None)
+        target = next(
+            (
+                t
+                for t in (main.stdout, main.stderr)
+                if t and t.startswith("/") and not t.startswith("/dev/") and not t.endswith(" (deleted)")
+            ),
+            None,
+        )
         docker = _docker_id(main.cgroup)
         unit = _systemd_unit(main.cgroup)
         if target:
@@ -297,8 +384,11 @@ class HostCollector:
             return f"docker logs {docker[:12]}", ["sh", "-c", FILTER_DOCKER, "sh", docker, *args]
         if unit:
             return f"journal of {unit}", ["sh", "-c", FILTER_JOURNAL, "sh", unit, *args]
-        ev.missing(Kind.ACCEPTANCE, f"pid {main.pid} writes to {main.stdout or 'an unknown target'}, not a file, "
-                                    "and runs in no docker container or systemd unit: give --log PATH")
+        ev.missing(
+            Kind.ACCEPTANCE,
+            f"pid {main.pid} writes to {main.stdout or 'an unknown target'}, not a file, "
+            "and runs in no docker container or systemd unit: give --log PATH",
+        )
         return None
 
     def _run_log(self, where: str, argv: list[str]) -> None:
@@ -325,13 +415,20 @@ class HostCollector:
             self.facts["log_spec_lines"] = spec_lines
             self.facts["log_matching_lines"] = int(counts[-1].group(2))
             if spec_lines > LOG_TAIL_LINES:
-                ev.notes.append(f"the log holds {spec_lines} spec-decode lines; the last {LOG_TAIL_LINES} "
-                                "were transferred and scanned (the recent picture)")
+                ev.notes.append(
+                    f"the log holds {spec_lines} spec-decode lines; the last {LOG_TAIL_LINES} "
+                    "were transferred and scanned (the recent picture)"
+                )
         lines = res.stdout.decode("utf-8", "replace").splitlines()
         scan = scan_lines(iter(lines), f"{self.label}:{where}")
-        self.build.add_log_scan(scan, where, filtered_on_host=True,
-                                lines=self.facts.get("log_matching_lines") or scan.lines, lines_kept=len(lines),
-                                filtered_bytes=self.facts.get("log_filtered_bytes", 0))
+        self.build.add_log_scan(
+            scan,
+            where,
+            filtered_on_host=True,
+            lines=self.facts.get("log_matching_lines") or scan.lines,
+            lines_kept=len(lines),
+            filtered_bytes=self.facts.get("log_filtered_bytes", 0),
+        )
 
     # -- the installed engine and its source: located and read by fixed shell scripts, nothing executed --
     def _engine(self, main: ServingProcess | None, models_done=None) -> None:
@@ -353,18 +450,34 @@ class HostCollector:
         url = self._metrics_url(main) if self.opt.metrics else ""
         from ...engines import static_files
 
-        res = self.host.run(["sh", "-c", ENGINE_LOCATE, "sh", name, str(main.pid), "\n".join(SOURCE_PREFIXES),
-                             "\n".join(static_files(name)), url, "\n".join(METRICS_KEEP), *hints],
-                            timeout=self.opt.timeout, max_bytes=64 << 20)
+        res = self.host.run(
+            [
+                "sh",
+                "-c",
+                ENGINE_LOCATE,
+                "sh",
+                name,
+                str(main.pid),
+                "\n".join(SOURCE_PREFIXES),
+                "\n".join(static_files(name)),
+                url,
+                "\n".join(METRICS_KEEP),
+                *hints,
+            ],
+            timeout=self.opt.timeout,
+            max_bytes=64 << 20,
+        )
         found = parse_engine_locate(res.stdout, name)
         if url:
             self._scraped = (url, res)  # read once the log is in: a log with drafts has the better acceptance
         if found is None:
             why = res.error or res.stderr.decode("utf-8", "replace").strip()[:200] or f"exit status {res.rc}"
             where = ", ".join(h[2:] for h in hints)
-            ev.could_not_collect(f"{name} package of pid {main.pid}",
-                                 redact_text(f"{why} (looked in the process's mapped modules and under {where})"),
-                                 Kind.ENGINE_SOURCE)
+            ev.could_not_collect(
+                f"{name} package of pid {main.pid}",
+                redact_text(f"{why} (looked in the process's mapped modules and under {where})"),
+                Kind.ENGINE_SOURCE,
+            )
             return
         from ...engines import FetchedTree, analyse, follow_up, wanted_files
         from ...engines.version import read_version
@@ -372,11 +485,19 @@ class HostCollector:
         site, location = found["site"], found["location"]
         tree = FetchedTree(found["listing"], found["files"], name=f"{self.label}:{site}")
         version = read_version(name, tree)
-        self.build.add_engine(EngineId(name, version.value, location=location, version_from=version.source,
-                                       found_by=found["how"], version_readings=version.readings),
-                              f"{name} {version.value or '(version not found)'} at {location}"
-                              + (f" (from {version.source})" if version.source else ""),
-                              self.src("file", f"{site}/{version.source}" if version.source else location))
+        self.build.add_engine(
+            EngineId(
+                name,
+                version.value,
+                location=location,
+                version_from=version.source,
+                found_by=found["how"],
+                version_readings=version.readings,
+            ),
+            f"{name} {version.value or '(version not found)'} at {location}"
+            + (f" (from {version.source})" if version.source else ""),
+            self.src("file", f"{site}/{version.source}" if version.source else location),
+        )
         if models_done is not None:
             models_done.result()  # the target's architectures pick its model files
         target = ev.target()
@@ -385,22 +506,33 @@ class HostCollector:
         self._read_engine(tree, site, main.pid, follow_up(name, tree, archs))
         analysis = analyse(tree, name, archs)
         maps = ", ".join(f"{k} {v.value or 'undecided'}" for k, v in analysis.layer_map.items())
-        dfl = (", ".join(analysis.dflash.value) if analysis.dflash.value else
-               "no DFlash" if analysis.dflash.decided else "DFlash undecided")
-        ev.add(Kind.ENGINE_SOURCE, f"{name} {version.value or '(version not found)'} source: {dfl}; target_layer_ids "
-                                   f"{maps}" + (f"; {len(analysis.missing)} wanted files not read" if analysis.missing
-                                                else ""),
-               self.src("file", location), analysis)
+        dfl = (
+            ", ".join(analysis.dflash.value)
+            if analysis.dflash.value
+            else "no DFlash"
+            if analysis.dflash.decided
+            else "DFlash undecided"
+        )
+        ev.add(
+            Kind.ENGINE_SOURCE,
+            f"{name} {version.value or '(version not found)'} source: {dfl}; target_layer_ids "
+            f"{maps}" + (f"; {len(analysis.missing)} wanted files not read" if analysis.missing else ""),
+            self.src("file", location),
+            analysis,
+        )
 
     def _read_engine(self, tree, site: str, pid: int, rels: list[str]) -> None:
         """Fetch the engine files `rels` (relative to the site dir) through the guarded reader."""
         rels = [r for r in rels if tree.read(r) is None and "/../" not in f"/{r}/"]
         if not rels:
             return
-        res = self.host.run(["sh", "-c", ENGINE_READ, "sh", str(ENGINE_FILE_MAX), str(pid), site,
-                             *[f"F:{site}/{r}" for r in rels]], timeout=self.opt.timeout, max_bytes=64 << 20)
+        res = self.host.run(
+            ["sh", "-c", ENGINE_READ, "sh", str(ENGINE_FILE_MAX), str(pid), site, *[f"F:{site}/{r}" for r in rels]],
+            timeout=self.opt.timeout,
+            max_bytes=64 << 20,
+        )
         got = parse_batch(res.stdout).files
-        tree.add({p[len(site) + 1:]: v for p, v in got.items() if isinstance(v, bytes) and p.startswith(site + "/")})
+        tree.add({p[len(site) + 1 :]: v for p, v in got.items() if isinstance(v, bytes) and p.startswith(site + "/")})
 
     # -- models from the host's HF cache --
     def _models(self, main: ServingProcess | None) -> None:
@@ -427,20 +559,26 @@ class HostCollector:
             else:
                 dirs[ref] = f"{hub}/models--{ref.replace('/', '--')}"
                 items.append(f"R{w}:{dirs[ref]}")
-        res = self.host.run(["sh", "-c", MODELS, "sh", str(1 << 20), str(main.pid), *items], timeout=self.opt.timeout,
-                            max_bytes=64 << 20)
+        res = self.host.run(
+            ["sh", "-c", MODELS, "sh", str(1 << 20), str(main.pid), *items],
+            timeout=self.opt.timeout,
+            max_bytes=64 << 20,
+        )
         b = parse_batch(res.stdout)
         for kind, ref in wanted:
             d = dirs[ref]
-            snap = d if ref.startswith("/") else next(
-                (p for p in b.dirs if p.startswith(f"{d}/snapshots/") and "/" not in p[len(d) + 11:]), None)
+            snap = (
+                d
+                if ref.startswith("/")
+                else next((p for p in b.dirs if p.startswith(f"{d}/snapshots/") and "/" not in p[len(d) + 11 :]), None)
+            )
             if snap is None:
                 why = res.error or ("not in the host's HF cache" if not ref.startswith("/") else "not readable")
                 ev.missing(kind, f"{ref}: {why} ({hub})")
                 continue
             self._model(kind, ref, snap, b, GuardedFiles(self, d, main.pid))
 
-    def _model(self, kind: Kind, ref: str, snap: str, b: Batch, fallback: "GuardedFiles") -> None:
+    def _model(self, kind: Kind, ref: str, snap: str, b: Batch, fallback: GuardedFiles) -> None:
         """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more
         guarded call)."""
         from ...errors import DoctorError
@@ -456,8 +594,9 @@ class HostCollector:
             self.ev.could_not_collect(f"{kind.value} {ref} at {snap}", str(exc)[:200], kind)
             return
         arch = ", ".join(getattr(facts, "architectures", ()) or ()) or getattr(facts, "model_type", None) or "?"
-        self.ev.add(kind, f"{ref}: {arch} (from the host's HF cache, {snap})", self.src("file", f"{snap}/config.json"),
-                    facts)
+        self.ev.add(
+            kind, f"{ref}: {arch} (from the host's HF cache, {snap})", self.src("file", f"{snap}/config.json"), facts
+        )
 
     # -- /metrics, scraped on the host by its own curl/wget (the server may listen on loopback only) --
     @staticmethod
@@ -474,8 +613,9 @@ class HostCollector:
 
     def _metrics(self, url: str, res) -> None:
         got = [x[2:] for x in res.stdout.decode("utf-8", "replace").splitlines() if x.startswith("M ")]
-        err = [x[len("metrics-error "):] for x in got if x.startswith("metrics-error ")] + \
-              [x for x in got if x.startswith("curl: ")]
+        err = [x[len("metrics-error ") :] for x in got if x.startswith("metrics-error ")] + [
+            x for x in got if x.startswith("curl: ")
+        ]
         text = "".join(x + "\n" for x in got if not x.startswith(("metrics-error ", "curl: ")))
         if not res.ok or err or not text.strip():
             why = res.error or (err[0] if err else "no spec-decode samples in the answer")
@@ -516,8 +656,8 @@ def _size(n: int | None) -> str:
     return f"{n} B"
 
 
-
-def collect_host(host: Host, options: HostOptions | None = None, progress=None,
-                 meanwhile: Callable[[], None] | None = None) -> EvidenceSet:
+def collect_host(
+    host: Host, options: HostOptions | None = None, progress=None, meanwhile: Callable[[], None] | None = None
+) -> EvidenceSet:
     """Collect one host's evidence. `meanwhile` runs on the collector's pool while the host works."""
     return HostCollector(host, options, progress, meanwhile).collect()

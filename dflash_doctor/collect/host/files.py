@@ -73,7 +73,7 @@ class GuardedFiles:
     under the same guard (nothing outside the checkpoint directory, nothing the serving process's user
     could not share). Listings and sizes carry no content and go to the host directly."""
 
-    def __init__(self, collector: "HostCollector", root: str, pid: int):
+    def __init__(self, collector: HostCollector, root: str, pid: int):
         from ...models.files import HostFiles
 
         self.c, self.root, self.pid = collector, root, pid
@@ -81,8 +81,11 @@ class GuardedFiles:
         self.name = self.plain.name
 
     def read(self, path: str, max_bytes: int) -> bytes:
-        res = self.c.host.run(["sh", "-c", MODEL_READ, "sh", str(max_bytes), str(self.pid), self.root, f"F:{path}"],
-                              timeout=self.c.opt.timeout, max_bytes=max_bytes * 2 + (1 << 16))
+        res = self.c.host.run(
+            ["sh", "-c", MODEL_READ, "sh", str(max_bytes), str(self.pid), self.root, f"F:{path}"],
+            timeout=self.c.opt.timeout,
+            max_bytes=max_bytes * 2 + (1 << 16),
+        )
         v = parse_batch(res.stdout).files.get(path)
         if isinstance(v, bytes):
             return v[:max_bytes]
@@ -101,4 +104,3 @@ class GuardedFiles:
 
     def exists(self, path: str) -> bool:
         return self.plain.exists(path)
-

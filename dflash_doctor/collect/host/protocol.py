@@ -20,18 +20,23 @@ class Batch:
         return {"F": self.files, "L": self.links, "D": self.dirs, "S": self.sizes}[kind]
 
 
-_ERR = {"M": lambda p: FileNotFoundError(2, "No such file or directory", p),
-        "P": lambda p: PermissionError(13, "Permission denied", p),
-        "I": lambda p: IsADirectoryError(21, "Is a directory", p),
-        # refused by the checkpoint guard (_GUARD): never read, so never in a report or a bundle
-        "O": lambda p: RefusedRead("O", p), "U": lambda p: RefusedRead("U", p)}
+_ERR = {
+    "M": lambda p: FileNotFoundError(2, "No such file or directory", p),
+    "P": lambda p: PermissionError(13, "Permission denied", p),
+    "I": lambda p: IsADirectoryError(21, "Is a directory", p),
+    # refused by the checkpoint guard (_GUARD): never read, so never in a report or a bundle
+    "O": lambda p: RefusedRead("O", p),
+    "U": lambda p: RefusedRead("U", p),
+}
 
 
 class RefusedRead(PermissionError):
     """A checkpoint file the guard would not read (a link out of the checkpoint, another user's file)."""
 
-    WHY = {"O": "not read: its real location is outside the checkpoint directory",
-           "U": "not read: owned by another user than the serving process, and not world-readable"}
+    WHY = {
+        "O": "not read: its real location is outside the checkpoint directory",
+        "U": "not read: owned by another user than the serving process, and not world-readable",
+    }
 
     def __init__(self, code: str, path: str):
         super().__init__(13, self.WHY[code], path)
@@ -87,8 +92,15 @@ def encode_batch(b: Batch) -> bytes:
     for kind, table in (("F", b.files), ("L", b.links), ("D", b.dirs), ("S", b.sizes)):
         for path, v in table.items():
             if isinstance(v, OSError):
-                code = (v.code if isinstance(v, RefusedRead) else "P" if isinstance(v, PermissionError)
-                        else "I" if isinstance(v, IsADirectoryError) else "M")
+                code = (
+                    v.code
+                    if isinstance(v, RefusedRead)
+                    else "P"
+                    if isinstance(v, PermissionError)
+                    else "I"
+                    if isinstance(v, IsADirectoryError)
+                    else "M"
+                )
                 lines.append(f"E{kind} {e(path)} {code}")
             elif kind == "D":
                 lines.append(f"D {e(path)} {e(chr(0).join(v))}")
@@ -123,10 +135,14 @@ def parse_engine_locate(out: bytes, name: str) -> dict | None:
     files = {}
     for path, data in parse_batch("\n".join(rest).encode()).files.items():
         if isinstance(data, bytes) and path.startswith(site.rstrip("/") + "/"):
-            rel = path[len(site.rstrip("/")) + 1:]
+            rel = path[len(site.rstrip("/")) + 1 :]
             files[rel] = data
             if rel not in listing:
                 listing.append(rel)
-    return {"site": site.rstrip("/"), "location": f"{site.rstrip('/')}/{name}", "how": how, "listing": listing,
-            "files": files}
-
+    return {
+        "site": site.rstrip("/"),
+        "location": f"{site.rstrip('/')}/{name}",
+        "how": how,
+        "listing": listing,
+        "files": files,
+    }

@@ -12,9 +12,21 @@ from .protocol import encode_batch, parse_batch
 from .scripts import MODELS, READ_MANY, SURVEY
 
 # Environment variables that change spec-decode behaviour or say where models live.
-RELEVANT_ENV = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_LOG_STATS_INTERVAL", "VLLM_ATTENTION_BACKEND", "VLLM_USE_V1",
-                "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
-                "TRANSFORMERS_CACHE", "HF_HUB_OFFLINE", "CUDA_VISIBLE_DEVICES", "SGLANG_ENABLE_SPEC_V2")
+RELEVANT_ENV = (
+    "VLLM_USE_V2_MODEL_RUNNER",
+    "VLLM_LOG_STATS_INTERVAL",
+    "VLLM_ATTENTION_BACKEND",
+    "VLLM_USE_V1",
+    "VLLM_LOGGING_LEVEL",
+    "VLLM_CONFIGURE_LOGGING",
+    "HF_HOME",
+    "HF_HUB_CACHE",
+    "HUGGINGFACE_HUB_CACHE",
+    "TRANSFORMERS_CACHE",
+    "HF_HUB_OFFLINE",
+    "CUDA_VISIBLE_DEVICES",
+    "SGLANG_ENABLE_SPEC_V2",
+)
 
 _PROC_FILE = re.compile(r"^/proc/\d+/(cmdline|environ)$")
 
@@ -40,7 +52,7 @@ def safetensors_header_only(data: bytes) -> bytes:
     n = int.from_bytes(data[:8], "little")
     if n > 100_000_000:
         return b""
-    head = data[:8 + n]
+    head = data[: 8 + n]
     try:
         head[8:].decode("utf-8")
     except UnicodeDecodeError:
@@ -77,4 +89,3 @@ def sanitize(op: str, key: str, data: bytes) -> bytes:
             b.files = {p: (_sanitize_file(p, v) if isinstance(v, bytes) else v) for p, v in b.files.items()}
             return encode_batch(b)
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-

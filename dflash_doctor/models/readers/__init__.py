@@ -19,8 +19,9 @@ def read_drafter(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
         if family.matches(cfg, archs):
             return family.read(cfg, f, archs)
     r = Reading(family="unknown", method=_guess_method(archs), shape=cfg)
-    r.notes.append(f"no reader knows architectures {list(archs) or '(none)'}: shape fields read as a plain "
-                   "decoder config")
+    r.notes.append(
+        f"no reader knows architectures {list(archs) or '(none)'}: shape fields read as a plain decoder config"
+    )
     return r
 
 

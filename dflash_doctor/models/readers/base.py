@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Where aux ids written in the engines' capture-before convention come from (used as-is, never +1).
-AUX_SOURCES = frozenset({"eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids",
-                         "aux_hidden_state_layer_ids"})
+AUX_SOURCES = frozenset(
+    {"eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"}
+)
 
 
 @dataclass

@@ -7,8 +7,15 @@ from __future__ import annotations
 from .base import Reading
 from .fields import Fields
 
-ARCHS = {"EagleLlamaForCausalLM", "EagleLlama4ForCausalLM", "EagleMiniCPMForCausalLM", "EagleMistralForCausalLM",
-         "EagleCohereForCausalLM", "EagleMistralLarge3ForCausalLM", "EagleDeepSeekMTPModel"}
+ARCHS = {
+    "EagleLlamaForCausalLM",
+    "EagleLlama4ForCausalLM",
+    "EagleMiniCPMForCausalLM",
+    "EagleMistralForCausalLM",
+    "EagleCohereForCausalLM",
+    "EagleMistralLarge3ForCausalLM",
+    "EagleDeepSeekMTPModel",
+}
 
 
 def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
@@ -19,9 +26,12 @@ def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
 
 def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     yuhuili = archs == ("LlamaForCausalLM",)
-    r = Reading(family="yuhuili EAGLE-1 (one-layer LlamaForCausalLM)" if yuhuili else "EAGLE-1", method="eagle",
-                shape=cfg)
+    r = Reading(
+        family="yuhuili EAGLE-1 (one-layer LlamaForCausalLM)" if yuhuili else "EAGLE-1", method="eagle", shape=cfg
+    )
     if yuhuili:
-        r.notes.append("a one-layer LlamaForCausalLM config is EAGLE-1's layout; fc.weight [hidden, 2·hidden] in the "
-                       "weights confirms it")
+        r.notes.append(
+            "a one-layer LlamaForCausalLM config is EAGLE-1's layout; fc.weight [hidden, 2·hidden] in the "
+            "weights confirms it"
+        )
     return r

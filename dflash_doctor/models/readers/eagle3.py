@@ -14,9 +14,19 @@ from .base import Reading, sink_keys, unknown_keys
 from .fields import Fields
 
 PEAGLE_ARCHS = {"PEagleDraftModel", "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM"}
-EAGLE_CONFIG_KNOWN = {"eagle_aux_hidden_state_layer_ids", "use_aux_hidden_state", "use_input_layernorm_in_first_layer",
-                      "use_last_layernorm", "use_mtp_layernorm", "draft_vocab_size", "parallel_draft_step",
-                      "parallel_draft_heads_num_layers", "eagle_decoder_type", "has_lm_head", "next_layer_regular"}
+EAGLE_CONFIG_KNOWN = {
+    "eagle_aux_hidden_state_layer_ids",
+    "use_aux_hidden_state",
+    "use_input_layernorm_in_first_layer",
+    "use_last_layernorm",
+    "use_mtp_layernorm",
+    "draft_vocab_size",
+    "parallel_draft_step",
+    "parallel_draft_heads_num_layers",
+    "eagle_decoder_type",
+    "has_lm_head",
+    "next_layer_regular",
+}
 
 
 def is_eagle3_arch(a: str) -> bool:
@@ -58,27 +68,35 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     if mo:  # Model-Optimizer keeps the draft decoder's own config apart from the target's
         shape = {**cfg, **mo}
     r = Reading(family=family, method="peagle" if peagle else "eagle3", shape=shape)
-    for where, key, label in ((ec, "eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids"),
-                              (mo, "eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids"),
-                              (cfg, "eagle_aux_hidden_state_layer_ids", "eagle_aux_hidden_state_layer_ids")):
+    for where, key, label in (
+        (ec, "eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids"),
+        (mo, "eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids"),
+        (cfg, "eagle_aux_hidden_state_layer_ids", "eagle_aux_hidden_state_layer_ids"),
+    ):
         if where and key in where:
             r.ids = f.int_list(key, where, label)
             r.ids_source = label
             if r.ids is not None:
                 break
     if ec and ec.get("use_aux_hidden_state") is False:
-        r.notes.append("eagle_config.use_aux_hidden_state is false: the drafter reads only the last hidden state "
-                       "(EAGLE-1 style)")
+        r.notes.append(
+            "eagle_config.use_aux_hidden_state is false: the drafter reads only the last hidden state (EAGLE-1 style)"
+        )
     if ptd is not None:
-        r.notes.append(f"ptd_token_id = {ptd}: trained for parallel drafting; vLLM (0.19.0+) drafts the positions in "
-                       "one pass only when the speculative config sets \"parallel_drafting\": true, otherwise it runs "
-                       "the drafter autoregressively like a plain EAGLE-3 head")
+        r.notes.append(
+            f"ptd_token_id = {ptd}: trained for parallel drafting; vLLM (0.19.0+) drafts the positions in "
+            'one pass only when the speculative config sets "parallel_drafting": true, otherwise it runs '
+            "the drafter autoregressively like a plain EAGLE-3 head"
+        )
     step = ec.get("parallel_draft_step")
     if isinstance(step, int) and not isinstance(step, bool) and step > 1:
-        r.notes.append(f"eagle_config.parallel_draft_step = {step}: {step - 1} Model-Optimizer parallel-draft "
-                       "head(s) (Medusa-style) propose tokens after the EAGLE tokens")
-    r.draft_vocab_size = f.int("draft_vocab_size") or (f.int("draft_vocab_size", ec, "eagle_config.draft_vocab_size")
-                                                       if ec else None)
+        r.notes.append(
+            f"eagle_config.parallel_draft_step = {step}: {step - 1} Model-Optimizer parallel-draft "
+            "head(s) (Medusa-style) propose tokens after the EAGLE tokens"
+        )
+    r.draft_vocab_size = f.int("draft_vocab_size") or (
+        f.int("draft_vocab_size", ec, "eagle_config.draft_vocab_size") if ec else None
+    )
     r.target_hidden_size = f.int("target_hidden_size")
     r.target_model_type = f.str("target_model_type")
     r.attention_sinks = sink_keys(cfg, ec)

@@ -7,14 +7,33 @@ import json
 from typing import Any
 
 # Bounds beyond which a number is a corrupt config, not a model.
-LIMITS = {"hidden_size": 1 << 17, "num_hidden_layers": 4096, "num_target_layers": 4096, "vocab_size": 1 << 24,
-          "draft_vocab_size": 1 << 24, "intermediate_size": 1 << 20, "num_attention_heads": 4096,
-          "num_key_value_heads": 4096, "head_dim": 8192, "block_size": 4096, "sliding_window": 1 << 31,
-          "max_window_layers": 1 << 16, "mask_token_id": 1 << 24, "target_hidden_size": 1 << 17,
-          "swa_window_size": 1 << 31, "num_nextn_predict_layers": 4096, "mtp_num_hidden_layers": 4096,
-          "medusa_num_heads": 4096, "medusa_num_layers": 4096, "backbone_hidden_size": 1 << 17,
-          "full_attention_interval": 4096, "sliding_window_pattern": 4096, "bos_token_id": 1 << 24,
-          "eos_token_id": 1 << 24, "pad_token_id": 1 << 24}
+LIMITS = {
+    "hidden_size": 1 << 17,
+    "num_hidden_layers": 4096,
+    "num_target_layers": 4096,
+    "vocab_size": 1 << 24,
+    "draft_vocab_size": 1 << 24,
+    "intermediate_size": 1 << 20,
+    "num_attention_heads": 4096,
+    "num_key_value_heads": 4096,
+    "head_dim": 8192,
+    "block_size": 4096,
+    "sliding_window": 1 << 31,
+    "max_window_layers": 1 << 16,
+    "mask_token_id": 1 << 24,
+    "target_hidden_size": 1 << 17,
+    "swa_window_size": 1 << 31,
+    "num_nextn_predict_layers": 4096,
+    "mtp_num_hidden_layers": 4096,
+    "medusa_num_heads": 4096,
+    "medusa_num_layers": 4096,
+    "backbone_hidden_size": 1 << 17,
+    "full_attention_interval": 4096,
+    "sliding_window_pattern": 4096,
+    "bos_token_id": 1 << 24,
+    "eos_token_id": 1 << 24,
+    "pad_token_id": 1 << 24,
+}
 
 
 def show(v: Any) -> str:
@@ -104,8 +123,12 @@ class Fields:
             return None
         if isinstance(v, int) and not isinstance(v, bool):
             return (v,) if 0 <= v < 1 << 24 else None
-        if isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 1 << 24
-                                             for i in v) and len(v) <= 64:
+        if (
+            isinstance(v, list)
+            and v
+            and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 1 << 24 for i in v)
+            and len(v) <= 64
+        ):
             return tuple(v)
         self.w.append(f"{key} is {show(v)}, expected a token id or a list of them; ignored")
         return None

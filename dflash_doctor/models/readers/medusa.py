@@ -8,8 +8,11 @@ from .fields import Fields
 
 
 def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
-    return ("medusa_num_heads" in cfg or any("medusa" in a.lower() for a in archs)
-            or str(cfg.get("model_type", "")).lower() == "medusa")
+    return (
+        "medusa_num_heads" in cfg
+        or any("medusa" in a.lower() for a in archs)
+        or str(cfg.get("model_type", "")).lower() == "medusa"
+    )
 
 
 def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:

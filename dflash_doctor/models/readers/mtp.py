@@ -13,10 +13,29 @@ from .fields import Fields, text_config
 ASSISTANT_ARCHS = {"Gemma4AssistantForCausalLM", "Gemma4UnifiedAssistantForCausalLM"}
 # Top-level assistant keys read here or harmless to acceptance: the centroid head (num_centroids,
 # centroid_intermediate_top_k, use_ordered_embeddings) only makes each draft step cheaper.
-ASSISTANT_KNOWN = {"architectures", "model_type", "backbone_hidden_size", "text_config", "dtype", "torch_dtype",
-                   "transformers_version", "tie_word_embeddings", "num_centroids", "centroid_intermediate_top_k",
-                   "use_ordered_embeddings", "image_token_id", "audio_token_id", "video_token_id", "boi_token_id",
-                   "eoi_token_id", "boa_token_id", "eoa_token_id", "bos_token_id", "eos_token_id", "pad_token_id"}
+ASSISTANT_KNOWN = {
+    "architectures",
+    "model_type",
+    "backbone_hidden_size",
+    "text_config",
+    "dtype",
+    "torch_dtype",
+    "transformers_version",
+    "tie_word_embeddings",
+    "num_centroids",
+    "centroid_intermediate_top_k",
+    "use_ordered_embeddings",
+    "image_token_id",
+    "audio_token_id",
+    "video_token_id",
+    "boi_token_id",
+    "eoi_token_id",
+    "boa_token_id",
+    "eoa_token_id",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+}
 # MiMo-V2 configs state no MTP layer count; vLLM (config/speculative.py, _MIMO_V2_FLASH_NUM_MTP_LAYERS) and
 # SGLang (configs/model_config.py) both serve exactly one, built as a sliding-window layer with the SWA heads,
 # swa_rope_theta and the SWA attention sink (vLLM models/mimo_v2_mtp.py).
@@ -49,8 +68,10 @@ def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
     if any(_is_mtp_arch(a) for a in archs) or any(a in MIMO_V2_ARCHS or a in QWEN3_NEXT_ARCHS for a in archs):
         return True
     tc, _ = text_config(cfg)
-    return any(isinstance(tc.get(k), int) and not isinstance(tc.get(k), bool) and tc.get(k) > 0
-               for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers"))
+    return any(
+        isinstance(tc.get(k), int) and not isinstance(tc.get(k), bool) and tc.get(k) > 0
+        for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers")
+    )
 
 
 def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
@@ -63,9 +84,11 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
             r.notes.append("no backbone_hidden_size: transformers' default (1536) would apply")
         shared = f.int("num_kv_shared_layers", shape, "text_config.num_kv_shared_layers")
         if shared:
-            r.notes.append(f"{shared} of its {r.mtp_layers or '?'} layers read the target's KV cache "
-                           "(text_config.num_kv_shared_layers): it drafts only on the Gemma-4 target whose hidden "
-                           "size is its backbone_hidden_size and whose attention kinds and KV heads it shares")
+            r.notes.append(
+                f"{shared} of its {r.mtp_layers or '?'} layers read the target's KV cache "
+                "(text_config.num_kv_shared_layers): it drafts only on the Gemma-4 target whose hidden "
+                "size is its backbone_hidden_size and whose attention kinds and KV heads it shares"
+            )
         r.attention_sinks = sink_keys(shape)
         r.not_understood = unknown_keys(cfg, ASSISTANT_KNOWN)
         return r
@@ -83,14 +106,23 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
         return _mimo_v2(cfg, f, archs)
     if n is None and any(a in QWEN3_NEXT_ARCHS for a in archs):
         return _qwen3_next(cfg, archs)
-    style = ("Qwen3-Next/Qwen3.5 mtp_num_hidden_layers" if key == "mtp_num_hidden_layers"
-             else "DeepSeek/GLM/MiMo num_nextn_predict_layers")
-    r = Reading(family=f"MTP inside the target ({style})", method="mtp", shape=shape,
-                shape_label="text_config." if nested else "")
+    style = (
+        "Qwen3-Next/Qwen3.5 mtp_num_hidden_layers"
+        if key == "mtp_num_hidden_layers"
+        else "DeepSeek/GLM/MiMo num_nextn_predict_layers"
+    )
+    r = Reading(
+        family=f"MTP inside the target ({style})",
+        method="mtp",
+        shape=shape,
+        shape_label="text_config." if nested else "",
+    )
     r.mtp_layers, r.embedded_in_target = n, True
     r.attention_sinks = sink_keys(shape)
-    r.notes.append(f"the drafter is the target's own {n} MTP layer(s) ({key}); the target's "
-                   f"{shape.get('num_hidden_layers', '?')} decoder layers are the verifier, not the drafter")
+    r.notes.append(
+        f"the drafter is the target's own {n} MTP layer(s) ({key}); the target's "
+        f"{shape.get('num_hidden_layers', '?')} decoder layers are the verifier, not the drafter"
+    )
     return r
 
 
@@ -102,13 +134,16 @@ def _mimo_v2(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     window = f.int("sliding_window_size") if "sliding_window_size" in cfg else f.int("sliding_window")
     if window is not None:
         r.mtp_window = window
-        r.mtp_window_source = ("sliding_window_size" if "sliding_window_size" in cfg else "sliding_window") + \
-            " (the MTP layer is built as a sliding-window layer)"
+        r.mtp_window_source = (
+            "sliding_window_size" if "sliding_window_size" in cfg else "sliding_window"
+        ) + " (the MTP layer is built as a sliding-window layer)"
     sinks = cfg.get("add_swa_attention_sink_bias")
     r.attention_sinks = ("add_swa_attention_sink_bias",) if sinks not in (None, False, 0) else ()
-    r.notes.append(f"{archs[0]} states no MTP layer count: vLLM and SGLang serve one MTP layer "
-                   "(num_nextn_predict_layers = 1), a sliding-window layer with the SWA heads and swa_rope_theta; "
-                   f"the target's {cfg.get('num_hidden_layers', '?')} decoder layers are the verifier")
+    r.notes.append(
+        f"{archs[0]} states no MTP layer count: vLLM and SGLang serve one MTP layer "
+        "(num_nextn_predict_layers = 1), a sliding-window layer with the SWA heads and swa_rope_theta; "
+        f"the target's {cfg.get('num_hidden_layers', '?')} decoder layers are the verifier"
+    )
     return r
 
 
@@ -116,7 +151,9 @@ def _qwen3_next(cfg: dict, archs: tuple[str, ...]) -> Reading:
     r = Reading(family="MTP inside the target (Qwen3-Next: count not in the config)", method="mtp", shape=cfg)
     r.mtp_layers, r.embedded_in_target = 1, True
     r.attention_sinks = sink_keys(cfg)
-    r.notes.append(f"{archs[0]} states no MTP layer count: vLLM (num_nextn_predict_layers, default 1) and SGLang "
-                   "serve one MTP layer, a full-attention layer; the target's "
-                   f"{cfg.get('num_hidden_layers', '?')} decoder layers are the verifier")
+    r.notes.append(
+        f"{archs[0]} states no MTP layer count: vLLM (num_nextn_predict_layers, default 1) and SGLang "
+        "serve one MTP layer, a full-attention layer; the target's "
+        f"{cfg.get('num_hidden_layers', '?')} decoder layers are the verifier"
+    )
     return r

@@ -7,9 +7,18 @@ from __future__ import annotations
 from .fields import Fields
 
 # layer kinds: "full" | "sliding" | "linear" (GatedDeltaNet / lightning) | "mamba" | "conv" | "mlp" (no attention)
-_TYPE_NAMES = {"full_attention": "full", "sliding_attention": "sliding", "linear_attention": "linear",
-               "chunked_attention": "sliding", "mamba": "mamba", "conv": "conv", "attention": "full",
-               "hybrid": "full", "moe": "mlp", "mlp": "mlp"}
+_TYPE_NAMES = {
+    "full_attention": "full",
+    "sliding_attention": "sliding",
+    "linear_attention": "linear",
+    "chunked_attention": "sliding",
+    "mamba": "mamba",
+    "conv": "conv",
+    "attention": "full",
+    "hybrid": "full",
+    "moe": "mlp",
+    "mlp": "mlp",
+}
 INTERVAL_LINEAR = {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
 PATTERN_SLIDING = {"gemma3": 6, "gemma3_text": 6, "gemma4": 6, "gemma4_text": 6, "cohere2": 4}
 ALTERNATING_SLIDING = {"gemma2", "gpt_oss"}  # layer i slides when (i + 1) % 2
@@ -45,12 +54,19 @@ def derive(f: Fields, cfg: dict, n: int | None) -> tuple[tuple[str, ...] | None,
         k = f.int("full_attention_interval") or 4
         kinds = tuple("linear" if (i + 1) % k else "full" for i in range(n))
         given = "" if "full_attention_interval" in cfg else ", transformers' default"
-        return kinds, f"full_attention_interval = {k}{given} (layer i is full when (i + 1) % {k} == 0, else linear " \
-                      "attention — GatedDeltaNet)", None
+        return (
+            kinds,
+            f"full_attention_interval = {k}{given} (layer i is full when (i + 1) % {k} == 0, else linear "
+            "attention — GatedDeltaNet)",
+            None,
+        )
     if "attn_layer_period" in cfg or mt == "jamba":
         p, o = f.int("attn_layer_period") or 8, f.int("attn_layer_offset") or 4
-        return tuple("full" if i % p == o else "mamba" for i in range(n)), \
-            f"attn_layer_period {p} / attn_layer_offset {o} (jamba: the rest are Mamba)", None
+        return (
+            tuple("full" if i % p == o else "mamba" for i in range(n)),
+            f"attn_layer_period {p} / attn_layer_offset {o} (jamba: the rest are Mamba)",
+            None,
+        )
     if mt in PATTERN_SLIDING or "sliding_window_pattern" in cfg:
         p = f.int("sliding_window_pattern") or PATTERN_SLIDING.get(mt, 6)
         kinds = tuple("sliding" if (i + 1) % p else "full" for i in range(n))
@@ -59,11 +75,17 @@ def derive(f: Fields, cfg: dict, n: int | None) -> tuple[tuple[str, ...] | None,
         given = "" if "sliding_window_pattern" in cfg else ", transformers' default"
         return kinds, f"sliding_window_pattern = {p}{given} (layer i is full when (i + 1) % {p} == 0)", window
     if mt in ALTERNATING_SLIDING:
-        return tuple("sliding" if (i + 1) % 2 else "full" for i in range(n)), \
-            f"{mt}: alternating sliding/full (transformers' default layer_types)", window
+        return (
+            tuple("sliding" if (i + 1) % 2 else "full" for i in range(n)),
+            f"{mt}: alternating sliding/full (transformers' default layer_types)",
+            window,
+        )
     if mt == "minimax":
-        return tuple("full" if (i + 1) % 2 else "linear" for i in range(n)), \
-            "minimax: alternating full/linear (transformers' default layer_types)", None
+        return (
+            tuple("full" if (i + 1) % 2 else "linear" for i in range(n)),
+            "minimax: alternating full/linear (transformers' default layer_types)",
+            None,
+        )
     hlp = cfg.get("hybrid_layer_pattern")
     if isinstance(hlp, list) and len(hlp) == n and all(v in (0, 1) and not isinstance(v, bool) for v in hlp):
         # MiMo-V2: vLLM and SGLang build layer i as sliding-window attention when the entry is 1;
@@ -72,18 +94,29 @@ def derive(f: Fields, cfg: dict, n: int | None) -> tuple[tuple[str, ...] | None,
         rule = "hybrid_layer_pattern (1 = sliding window, 0 = full; what vLLM and SGLang read)"
         if mt == "mimo_v2_flash":
             agree = kinds == _mimo_v2_default(n)
-            rule += ("; transformers' default gives the same" if agree else
-                     "; transformers ignores it and derives full on layer 0 and every 6th: engines and "
-                     "transformers disagree")
+            rule += (
+                "; transformers' default gives the same"
+                if agree
+                else "; transformers ignores it and derives full on layer 0 and every 6th: engines and "
+                "transformers disagree"
+            )
         return kinds, rule, window
     if mt == "mimo_v2_flash":
-        return _mimo_v2_default(n), \
-            "mimo_v2_flash: full on layer 0 and every 6th, sliding otherwise (transformers' default)", window
+        return (
+            _mimo_v2_default(n),
+            "mimo_v2_flash: full on layer 0 and every 6th, sliding otherwise (transformers' default)",
+            window,
+        )
     if "use_sliding_window" in cfg or "max_window_layers" in cfg or mt in MAX_WINDOW:
         use = f.bool("use_sliding_window")
         if not use:
-            return tuple("full" for _ in range(n)), "use_sliding_window is " + (
-                "false" if use is False else "not set") + ": sliding_window ignored, all full attention", None
+            return (
+                tuple("full" for _ in range(n)),
+                "use_sliding_window is "
+                + ("false" if use is False else "not set")
+                + ": sliding_window ignored, all full attention",
+                None,
+            )
         if window is None:
             return tuple("full" for _ in range(n)), "use_sliding_window true but sliding_window null: all full", None
         mwl = f.int("max_window_layers")
@@ -91,8 +124,11 @@ def derive(f: Fields, cfg: dict, n: int | None) -> tuple[tuple[str, ...] | None,
         kinds = tuple("sliding" if i >= mwl else "full" for i in range(n))
         return kinds, f"use_sliding_window + max_window_layers = {mwl} (layer i slides when i >= {mwl})", window
     if window is not None and (mt in MODEL_WIDE or mt not in ("llama", "")):
-        return tuple("sliding" for _ in range(n)), f"model-wide sliding_window = {window} ({mt or 'model'}: every " \
-                                                   "layer slides)", window
+        return (
+            tuple("sliding" for _ in range(n)),
+            f"model-wide sliding_window = {window} ({mt or 'model'}: every layer slides)",
+            window,
+        )
     return tuple("full" for _ in range(n)), "no layer-type fields: every layer full attention", None
 
 

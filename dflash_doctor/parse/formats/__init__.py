@@ -55,10 +55,12 @@ def validate(formats: list[Format]) -> None:
                 raise FormatRegistryError(
                     f"format {f.id}: literal {lit!r} holds no {CANDIDATE!r}, so the streamed scanner would never see "
                     f"its lines; name a literal its lines always hold in scan_extra, or set candidate_in_line when "
-                    f"they always hold {CANDIDATE!r} elsewhere")
+                    f"they always hold {CANDIDATE!r} elsewhere"
+                )
         if not f.grep and not f.grep_edges:
-            raise FormatRegistryError(f"format {f.id}: no grep literal and not grep_edges: files of 64 MiB and more "
-                                      "would silently miss it")
+            raise FormatRegistryError(
+                f"format {f.id}: no grep literal and not grep_edges: files of 64 MiB and more would silently miss it"
+            )
         for lit in f.grep:
             if not lit:
                 raise FormatRegistryError(f"format {f.id}: an empty grep literal")
@@ -68,7 +70,8 @@ def validate(formats: list[Format]) -> None:
                     "letter, digit or whitespace): GNU grep's memchr2 skip would stop at nearly every byte (measured "
                     "0.86-1.40 s instead of 0.36 s on 1 GiB); choose a part of the line that starts with an uppercase "
                     "letter or punctuation, or use a pass of its own (with grep_slow saying why no such part exists), "
-                    "or grep_edges")
+                    "or grep_edges"
+                )
             passes.setdefault(f.grep_pass, []).append((lit, f.id))
         if f.grep and not f.block:
             for lit in f.literals:
@@ -76,7 +79,8 @@ def validate(formats: list[Format]) -> None:
                     raise FormatRegistryError(
                         f"format {f.id}: the streamed scanner reads its lines by {lit!r}, which holds none of its grep "
                         f"literals ({', '.join(map(repr, f.grep))}): files of 64 MiB and more (the grep route) would miss "
-                        "lines that smaller files count; add a grep literal that every such line holds")
+                        "lines that smaller files count; add a grep literal that every such line holds"
+                    )
     for name in passes:
         if name != MAIN_PASS and not any(f.grep_markers for f in formats if f.grep_pass == name):
             raise FormatRegistryError(f"grep pass {name!r} needs grep_markers (what in a file's head selects it)")
@@ -87,7 +91,8 @@ def validate(formats: list[Format]) -> None:
                 f"grep pass {name!r}: its literals start with {len(first)} distinct bytes ({' '.join(map(repr, first))}: "
                 + ", ".join(f"{lit!r} ({fid})" for lit, fid in lits)
                 + "); GNU grep skips ahead fast only with at most two (measured 0.59-0.70 s instead of 0.36 s with a "
-                "third): start the new literal with one of the others' first bytes, or give it a pass of its own")
+                "third): start the new literal with one of the others' first bytes, or give it a pass of its own"
+            )
 
 
 def _discover() -> tuple[Format, ...]:
@@ -112,23 +117,39 @@ BY_FMT = {v: f for f in FORMATS for v in f.fmt_ids}
 # The streamed scanner: one pass for CANDIDATE, and per chunk a count of each extra literal (lines
 # holding one but not CANDIDATE: cut lines, formats without the word).
 SCAN_EXTRA: tuple[str, ...] = tuple(dict.fromkeys(x for f in FORMATS for x in f.scan_extra))
-BLOCK_LITERALS: tuple[str, ...] = tuple(dict.fromkeys(lit for f in FORMATS if f.block for lit in f.literals
-                                                      if f.standing == "engine"))
+BLOCK_LITERALS: tuple[str, ...] = tuple(
+    dict.fromkeys(lit for f in FORMATS if f.block for lit in f.literals if f.standing == "engine")
+)
 # The grep pre-filter: literal sets, one grep pass each; a pass other than MAIN_PASS runs when its markers
 # are in the file's head (or when the main pass found nothing).
 GREP_PASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 for _f in FORMATS:
     lits, marks = GREP_PASSES.get(_f.grep_pass, ((), ()))
     # a pass's own literals always select it: a file holding one of its lines needs it, whatever else it lacks
-    GREP_PASSES[_f.grep_pass] = (tuple(dict.fromkeys(lits + _f.grep)),
-                                 tuple(dict.fromkeys(marks + _f.grep + _f.grep_markers)))
+    GREP_PASSES[_f.grep_pass] = (
+        tuple(dict.fromkeys(lits + _f.grep)),
+        tuple(dict.fromkeys(marks + _f.grep + _f.grep_markers)),
+    )
 EDGE_FORMATS = tuple(f for f in FORMATS if f.grep_edges)
 # The host's remote filter (one `grep -F` over the whole log on the host, collect/host/scripts.py) keeps the lines a
 # serving engine prints (client tools' summaries are not in a server's log). One grep, so the same first-byte
 # rule: the main pass's literals of the server formats. (llama.cpp's and SGLang's request-log lines, in
 # passes of their own, are not filtered on the host: read such logs with `logs`/`diagnose`.)
-SERVER_LITERALS: tuple[str, ...] = tuple(dict.fromkeys(x for f in FORMATS if f.server and f.grep_pass == MAIN_PASS
-                                                       for x in f.grep))
+SERVER_LITERALS: tuple[str, ...] = tuple(
+    dict.fromkeys(x for f in FORMATS if f.server and f.grep_pass == MAIN_PASS for x in f.grep)
+)
 
-__all__ = ["FORMATS", "BY_ID", "BY_FMT", "CANDIDATE", "SCAN_EXTRA", "BLOCK_LITERALS", "GREP_PASSES", "EDGE_FORMATS",
-           "SERVER_LITERALS", "Format", "FormatRegistryError", "validate"]
+__all__ = [
+    "FORMATS",
+    "BY_ID",
+    "BY_FMT",
+    "CANDIDATE",
+    "SCAN_EXTRA",
+    "BLOCK_LITERALS",
+    "GREP_PASSES",
+    "EDGE_FORMATS",
+    "SERVER_LITERALS",
+    "Format",
+    "FormatRegistryError",
+    "validate",
+]

@@ -8,8 +8,11 @@ from . import FORMATS
 def table() -> str:
     out = ["| id | engine | what | meaning | grep route |", "|---|---|---|---|---|"]
     for f in FORMATS:
-        grep = ("file ends only" if f.grep_edges and not f.grep else
-                f"pass `{f.grep_pass}`: " + ", ".join(f"`{g}`".replace("|", "\\|") for g in f.grep))
+        grep = (
+            "file ends only"
+            if f.grep_edges and not f.grep
+            else f"pass `{f.grep_pass}`: " + ", ".join(f"`{g}`".replace("|", "\\|") for g in f.grep)
+        )
         out.append(f"| `{f.id}` | {f.engine or '—'} | {f.label.replace('|', '/')} | {f.meaning} | {grep} |")
     return "\n".join(out)
 

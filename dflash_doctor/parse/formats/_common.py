@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..records import MAX_COUNT
 
@@ -72,29 +73,32 @@ def rates(items: list[str], what: str = "a per-position rate") -> tuple[float, .
 # ---- the wrapper grammar ----------------------------------------------------------------------
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-_TOKENS = [re.compile(p) for p in (
-    r"[ \t\r\f\v]+",
-    r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)?(?:Z|[+-]\d\d(?::?\d\d)?)?",  # ISO, with or without T/ms/zone
-    r"\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?",  # vLLM's MM-DD HH:MM:SS
-    r"\d\d:\d\d:\d\d(?:[.,]\d+)?Z?",
-    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?(?=\s)",
-    _MONTH + r"\s+\d{1,2}(?:,?\s+\d{4})?(?=\s)",  # syslog / journald date (its time is the next token)
-    r"\d+\.\d\d\.\d{3}\.\d{3}(?=\s)",  # llama.cpp's elapsed time 0.06.896.015
-    r"\d\d?/\d\d?/\d{2,4}(?:[-: ]\d\d:\d\d:\d\d)?",
-    r"\d{9,11}(?:\.\d+)?(?=\s)",  # epoch seconds
-    r"\[[^\[\]\n]{0,160}\]",  # [metrics.py:101] [2025-10-22 10:27:57 DP0 TP0] [pod/x/c] [TensorRT-LLM][INFO] [I]
-    r"\([\w.-]+ pid=\d+\)",  # vLLM process tag
-    r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE|FATAL)\b:?",
-    r"[IWEDTF](?=\s)",  # llama.cpp level letter
-    r"[\w.-]+\.py:\d+\]",  # vLLM <= 0.7.3: `metrics.py:316]`
-    r"[\w.@-]+\[\d+\]:",  # journald / syslog unit[pid]:
-    r"[\w.-]+(?=\s+[\w.@-]+\[\d+\]:)",  # the host before a journald unit
-    r"[\w.-]+(?=\s*\|)",  # docker-compose service name before its `|`
-    r"[\w.]+(?=\s+-\s)",  # python logging `name - LEVEL - `
-    r"(?:stdout|stderr)\s+[FP](?=\s)",  # containerd (CRI) log lines
-    r"\d{1,3}[.)](?!\d)",  # list markers glued or spaced: `2.(APIServer …`, `3) `
-    r"[-*•>#|:]+",  # bullets, quote marks, separators
-)]
+_TOKENS = [
+    re.compile(p)
+    for p in (
+        r"[ \t\r\f\v]+",
+        r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)?(?:Z|[+-]\d\d(?::?\d\d)?)?",  # ISO, with or without T/ms/zone
+        r"\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?",  # vLLM's MM-DD HH:MM:SS
+        r"\d\d:\d\d:\d\d(?:[.,]\d+)?Z?",
+        r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?(?=\s)",
+        _MONTH + r"\s+\d{1,2}(?:,?\s+\d{4})?(?=\s)",  # syslog / journald date (its time is the next token)
+        r"\d+\.\d\d\.\d{3}\.\d{3}(?=\s)",  # llama.cpp's elapsed time 0.06.896.015
+        r"\d\d?/\d\d?/\d{2,4}(?:[-: ]\d\d:\d\d:\d\d)?",
+        r"\d{9,11}(?:\.\d+)?(?=\s)",  # epoch seconds
+        r"\[[^\[\]\n]{0,160}\]",  # [metrics.py:101] [2025-10-22 10:27:57 DP0 TP0] [pod/x/c] [TensorRT-LLM][INFO] [I]
+        r"\([\w.-]+ pid=\d+\)",  # vLLM process tag
+        r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE|FATAL)\b:?",
+        r"[IWEDTF](?=\s)",  # llama.cpp level letter
+        r"[\w.-]+\.py:\d+\]",  # vLLM <= 0.7.3: `metrics.py:316]`
+        r"[\w.@-]+\[\d+\]:",  # journald / syslog unit[pid]:
+        r"[\w.-]+(?=\s+[\w.@-]+\[\d+\]:)",  # the host before a journald unit
+        r"[\w.-]+(?=\s*\|)",  # docker-compose service name before its `|`
+        r"[\w.]+(?=\s+-\s)",  # python logging `name - LEVEL - `
+        r"(?:stdout|stderr)\s+[FP](?=\s)",  # containerd (CRI) log lines
+        r"\d{1,3}[.)](?!\d)",  # list markers glued or spaced: `2.(APIServer …`, `3) `
+        r"[-*•>#|:]+",  # bullets, quote marks, separators
+    )
+]
 MAX_PREFIX = 2000
 
 
@@ -121,7 +125,9 @@ _TS = re.compile(
     r"|(?<![\d-])(?P<md>(?P<mo2>\d{2})-(?P<d2>\d{2}) (?P<t2>\d{2}:\d{2}:\d{2}))"
     r"|(?P<jd>(?P<mon>" + _MONTH + r") +(?P<d3>\d{1,2}) (?P<t3>\d{2}:\d{2}:\d{2}))"
 )
-_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_MONTHS = {
+    m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)
+}
 _PROC = re.compile(r"\((?P<name>[A-Za-z]\w*?) pid=(?P<pid>\d+)\)")
 _RANK = re.compile(r"\b(DP\d+)\b")
 _COMPOSE = re.compile(r"^\s*(?P<svc>[\w.-]+?)(?:-\d+)?\s+\|\s")
@@ -184,7 +190,7 @@ def unwrap_json(line: str) -> tuple[str, str | None, int | None]:
     record, timestamp text, where the message starts). Only the record's own message field counts: a
     metrics literal elsewhere in the record (a prompt, an argument) stays inside it."""
     start = line.find("{")
-    if start < 0 or '"' not in line[start:start + 3]:
+    if start < 0 or '"' not in line[start : start + 3]:
         return line, None, None
     try:
         rec = json.loads(line[start:])
@@ -203,13 +209,16 @@ def unwrap_json(line: str) -> tuple[str, str | None, int | None]:
 
 # The headers an engine's logger puts right before its message. A line holding one has its message
 # right after the first: a metrics literal later in the line is inside that message.
-VLLM_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?\s+"
-                         r"(?:\[[^\]\s]+:\d+\]|[\w./-]+\.py:\d+\])(?:\s*\([\w.-]+ pid=\d+\))?\s*")
+VLLM_HEADER = re.compile(
+    r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?\s+"
+    r"(?:\[[^\]\s]+:\d+\]|[\w./-]+\.py:\d+\])(?:\s*\([\w.-]+ pid=\d+\))?\s*"
+)
 SGLANG_HEADER = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z]{1,4}\d+)*\]\s*")
 
 
-def prefix_ok(prefix: str, header: re.Pattern | None = None, lead: re.Pattern | None = None,
-              msg_at: int | None = None) -> bool:
+def prefix_ok(
+    prefix: str, header: re.Pattern | None = None, lead: re.Pattern | None = None, msg_at: int | None = None
+) -> bool:
     """Whether the text before a format's literal makes the line the engine's own metrics line: the
     engine's text (`lead`) taken off its end, then either the line's first logger `header` ends right
     there (anything may come before the header: wrappers, a damaged start), or, with no header in the
@@ -218,7 +227,7 @@ def prefix_ok(prefix: str, header: re.Pattern | None = None, lead: re.Pattern | 
     if lead is not None:
         m = lead.search(prefix)
         if m is not None:
-            prefix = prefix[:m.start()]
+            prefix = prefix[: m.start()]
     if msg_at is not None:
         return not prefix[msg_at:].strip() or is_wrapper(prefix[msg_at:])
     if header is not None:
@@ -229,6 +238,7 @@ def prefix_ok(prefix: str, header: re.Pattern | None = None, lead: re.Pattern | 
 
 
 # ---- what a format module declares ------------------------------------------------------------
+
 
 @dataclass
 class Line:
@@ -241,7 +251,7 @@ class Line:
 
     @property
     def msg(self) -> str:
-        return self.text[self.pos:]
+        return self.text[self.pos :]
 
 
 @dataclass

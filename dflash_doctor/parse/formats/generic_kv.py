@@ -19,20 +19,36 @@ from __future__ import annotations
 
 import re
 
-from ._common import N, Format, Impossible, Line, Parsed, block_fields, count, num, row
+from ._common import Format, Impossible, Line, N, Parsed, block_fields, count, num, row
 
-_KV = re.compile(r"(?P<key>[A-Za-z][\w @#()/.%-]{0,58}?)\s*[:=]\s*(?P<v>" + N + r")\s*%?"
-                 r"(?:\s*\(\s*(?P<c>\d+)\s*\))?\s*$")
+_KV = re.compile(
+    r"(?P<key>[A-Za-z][\w @#()/.%-]{0,58}?)\s*[:=]\s*(?P<v>" + N + r")\s*%?"
+    r"(?:\s*\(\s*(?P<c>\d+)\s*\))?\s*$"
+)
 _WHAT = [
-    ("pos", re.compile(r"(?:accept(?:ance|ed)?(?:\s*rate)?\s*(?:@|at)\s*(?:pos(?:ition)?|token|step)\s*#?\s*(\d+)"
-                       r"|pos(?:ition)?\s*#?\s*(\d+)\s*(?:accept(?:ance|ed)?(?:\s*rate)?)?)$", re.I)),
+    (
+        "pos",
+        re.compile(
+            r"(?:accept(?:ance|ed)?(?:\s*rate)?\s*(?:@|at)\s*(?:pos(?:ition)?|token|step)\s*#?\s*(\d+)"
+            r"|pos(?:ition)?\s*#?\s*(\d+)\s*(?:accept(?:ance|ed)?(?:\s*rate)?)?)$",
+            re.I,
+        ),
+    ),
     ("mean", re.compile(r"(?:mean|avg|average)?[ _]*(?:accept(?:ance)?|acc)[ _]*len(?:gth)?|tau|τ|\bAL\b", re.I)),
-    ("drafts", re.compile(r"(?:num|number of|n|total)?[ _]*(?:drafts|draft[ _]steps|verify[ _]steps|spec[ _]steps)$",
-                          re.I)),
+    (
+        "drafts",
+        re.compile(r"(?:num|number of|n|total)?[ _]*(?:drafts|draft[ _]steps|verify[ _]steps|spec[ _]steps)$", re.I),
+    ),
     ("drafted", re.compile(r"(?:num|number of|n|total)?[ _]*(?:draft[ _]tokens|drafted(?:[ _]tokens)?)$", re.I)),
     ("accepted", re.compile(r"(?:num|number of|n|total)?[ _]*(?:accepted(?:[ _]tokens)?|acc[ _]tokens)$", re.I)),
-    ("k", re.compile(r"(?:num[ _]spec(?:ulative)?[ _]tokens|num[ _]speculative[ _]tokens|spec(?:ulative)?[ _]len(?:gth)?"
-                     r"|draft[ _]len(?:gth)?|\bk\b)$", re.I)),
+    (
+        "k",
+        re.compile(
+            r"(?:num[ _]spec(?:ulative)?[ _]tokens|num[ _]speculative[ _]tokens|spec(?:ulative)?[ _]len(?:gth)?"
+            r"|draft[ _]len(?:gth)?|\bk\b)$",
+            re.I,
+        ),
+    ),
 ]
 
 
@@ -72,8 +88,10 @@ def parse(line: Line) -> Parsed | None:
     drafted = count(f["drafted"], "draft tokens") if "drafted" in f else None
     accepted = count(f["accepted"], "accepted tokens") if "accepted" in f else None
     k = count(f["k"], "k") if "k" in f else None
-    notes = ["read from an unrecognised format (the generic key-value reader): the words were taken at their face "
-             "value; lower confidence"]
+    notes = [
+        "read from an unrecognised format (the generic key-value reader): the words were taken at their face "
+        "value; lower confidence"
+    ]
     pp = tuple(pos[i][0] for i in sorted(pos))
     counts = [pos[i][1] for i in sorted(pos)]
     if drafts and pp and all(c is not None for c in counts) and accepted is None:
@@ -96,10 +114,25 @@ def parse(line: Line) -> Parsed | None:
     if accepted is None:
         accepted = (mean - 1.0) * drafts
     tau = 1.0 + accepted / drafts if drafts else mean
-    return Parsed(rows=[row("generic-kv", drafts=float(drafts), drafted=drafted, accepted=accepted,
-                            k=k or (len(pp) or None), per_position=pp, printed_mean=tau, accepted_throughput=None,
-                            drafted_throughput=None, emitted=None, estimated=est)],
-                  consumed=consumed, notes=tuple(notes))
+    return Parsed(
+        rows=[
+            row(
+                "generic-kv",
+                drafts=float(drafts),
+                drafted=drafted,
+                accepted=accepted,
+                k=k or (len(pp) or None),
+                per_position=pp,
+                printed_mean=tau,
+                accepted_throughput=None,
+                drafted_throughput=None,
+                emitted=None,
+                estimated=est,
+            )
+        ],
+        consumed=consumed,
+        notes=tuple(notes),
+    )
 
 
 FORMAT = Format(
@@ -107,7 +140,7 @@ FORMAT = Format(
     engine=None,
     label="an unrecognised format (generic key-value reader)",
     meaning="guessed from the words: τ = 1 + accepted / drafts when both are printed, else the printed mean; lower "
-            "confidence, used only when no known format gave a figure",
+    "confidence, used only when no known format gave a figure",
     literals=("ccept",),
     parse=parse,
     priority=99,

@@ -24,20 +24,29 @@ from __future__ import annotations
 
 import re
 
-from ._common import N, BadLine, Format, Impossible, Line, Parsed, count, num, rate, row
+from ._common import BadLine, Format, Impossible, Line, N, Parsed, count, num, rate, row
 
 LITERAL = "#calls(b,g,a)"
 _LEAD = re.compile(r"(?:spec\s+\S{1,16}:\s+)?statistics\s+(?P<impl>[\w.-]+):\s*$")
 _LINE = re.compile(
     r"#calls\(b,g,a\) =\s*(?P<b>\d+)\s+(?P<g>\d+)\s+(?P<a>\d+), #gen drafts =\s*(?P<gd>\d+), #acc drafts =\s*(?P<ad>\d+), "
     r"#gen tokens =\s*(?P<gt>\d+), #acc tokens =\s*(?P<at>\d+)"
-    r"(?:, #mean acc len =\s*(?P<mean>" + N + r"), #acc rate/pos = \((?P<pp>[^)]*)\))?")
-METHOD = {"draft-eagle3": "eagle3", "eagle3": "eagle3", "draft-mtp": "mtp", "draft-mtp-adaptive": "mtp",
-          "draft-dflash": "dflash", "draft-dspark": "dflash", "draft-simple": "draft_model", "draft": "draft_model"}
+    r"(?:, #mean acc len =\s*(?P<mean>" + N + r"), #acc rate/pos = \((?P<pp>[^)]*)\))?"
+)
+METHOD = {
+    "draft-eagle3": "eagle3",
+    "eagle3": "eagle3",
+    "draft-mtp": "mtp",
+    "draft-mtp-adaptive": "mtp",
+    "draft-dflash": "dflash",
+    "draft-dspark": "dflash",
+    "draft-simple": "draft_model",
+    "draft": "draft_model",
+}
 
 
 def parse(line: Line) -> Parsed | None:
-    lead = _LEAD.search(line.text[:line.pos])
+    lead = _LEAD.search(line.text[: line.pos])
     impl = lead["impl"] if lead else "?"
     m = _LINE.match(line.msg)
     if not m:
@@ -69,8 +78,10 @@ def finish(items: list, ctx) -> None:
         if prev is not None and cur["a"] >= prev["a"] and cur["at"] >= prev["at"] and cur["gt"] >= prev["gt"]:
             a, at, gt = cur["a"] - prev["a"], cur["at"] - prev["at"], cur["gt"] - prev["gt"]
             width = max(len(cur["pp"]), len(prev["pp"]))
-            pc = [(cur["pp"][i] if i < len(cur["pp"]) else 0) - (prev["pp"][i] if i < len(prev["pp"]) else 0)
-                  for i in range(width)]
+            pc = [
+                (cur["pp"][i] if i < len(cur["pp"]) else 0) - (prev["pp"][i] if i < len(prev["pp"]) else 0)
+                for i in range(width)
+            ]
         else:
             if prev is not None:
                 ctx.note("llama.cpp statistics went down between two lines (a restart?): counting afresh from there")
@@ -78,9 +89,22 @@ def finish(items: list, ctx) -> None:
         if a == 0:
             continue
         pp = tuple(min(1.0, max(0.0, c / a)) for c in pc)
-        ctx.add_row(row("llamacpp-statistics", drafts=float(a), drafted=gt, accepted=at, k=len(pp) or None,
-                        per_position=pp, printed_mean=1.0 + at / a, accepted_throughput=None,
-                        drafted_throughput=None, emitted=None, estimated=False), meta)
+        ctx.add_row(
+            row(
+                "llamacpp-statistics",
+                drafts=float(a),
+                drafted=gt,
+                accepted=at,
+                k=len(pp) or None,
+                per_position=pp,
+                printed_mean=1.0 + at / a,
+                accepted_throughput=None,
+                drafted_throughput=None,
+                emitted=None,
+                estimated=False,
+            ),
+            meta,
+        )
     if impls:
         ctx.note("llama.cpp speculative implementation(s): " + ", ".join(sorted(impls)))
         methods = {METHOD.get(i) or ("ngram" if i.startswith("ngram") else None) for i in impls} - {None}
@@ -93,7 +117,7 @@ FORMAT = Format(
     engine="llama.cpp",
     label="llama.cpp `statistics draft-*` line",
     meaning="cumulative per implementation (differenced); drafts = accept calls; #acc tokens exclude the bonus, the "
-            "mean includes it; drafts-weighted, exact counts",
+    "mean includes it; drafts-weighted, exact counts",
     literals=(LITERAL,),
     parse=parse,
     priority=34,

@@ -22,14 +22,22 @@ from __future__ import annotations
 
 import re
 
-from ._common import N, BadLine, Format, Impossible, Line, Parsed, content_of, count, num, rate, row
+from ._common import BadLine, Format, Impossible, Line, N, Parsed, content_of, count, num, rate, row
 
 LITERAL = "draft acceptance"
 _LEAD = re.compile(r"slot\s+print_timing: id\s+-?\d+ \| task -?\d+ \| $")
 _LINE = re.compile(
-    r"draft acceptance(?: rate)? = (?P<rate>" + N + r") \(\s*(?P<acc>" + N + r") accepted /\s*(?P<gen>" + N +
-    r") generated\)(?:, mean (?:len|acceptance length) =\s*(?P<mean>" + N + r"))?"
-    r"(?:, acceptance rate per position = \((?P<pp>[^)]*)\))?")
+    r"draft acceptance(?: rate)? = (?P<rate>"
+    + N
+    + r") \(\s*(?P<acc>"
+    + N
+    + r") accepted /\s*(?P<gen>"
+    + N
+    + r") generated\)(?:, mean (?:len|acceptance length) =\s*(?P<mean>"
+    + N
+    + r"))?"
+    r"(?:, acceptance rate per position = \((?P<pp>[^)]*)\))?"
+)
 _TRACE_PP = re.compile(r"acc per pos = \((?P<pp>[^)]*)\)")
 
 
@@ -92,13 +100,30 @@ def finish(items: list, ctx) -> None:
         if steps is None and (ctx.k_hint or ctx.startup_k):
             kk = ctx.k_hint or ctx.startup_k
             steps, est = rec["drafted"] / kk, True
-            ctx.salvage(meta, "llamacpp-print-timing", "the mean acceptance length (not printed by this version)",
-                        f"verification steps = generated / k, k = {kk} (an estimate: drafts can be shorter than k)")
+            ctx.salvage(
+                meta,
+                "llamacpp-print-timing",
+                "the mean acceptance length (not printed by this version)",
+                f"verification steps = generated / k, k = {kk} (an estimate: drafts can be shorter than k)",
+            )
         mean = rec["mean"] if rec["mean"] is not None else (1.0 + rec["accepted"] / steps if steps else None)
-        ctx.add_row(row("llamacpp-print-timing", drafts=steps, drafted=rec["drafted"], accepted=rec["accepted"], k=k,
-                        per_position=rec["pp"], printed_mean=mean, accepted_throughput=None,
-                        drafted_throughput=None, emitted=None, estimated=est), meta,
-                    needs_k=rec["steps"] is None)
+        ctx.add_row(
+            row(
+                "llamacpp-print-timing",
+                drafts=steps,
+                drafted=rec["drafted"],
+                accepted=rec["accepted"],
+                k=k,
+                per_position=rec["pp"],
+                printed_mean=mean,
+                accepted_throughput=None,
+                drafted_throughput=None,
+                emitted=None,
+                estimated=est,
+            ),
+            meta,
+            needs_k=rec["steps"] is None,
+        )
 
 
 FORMAT = Format(
@@ -106,7 +131,7 @@ FORMAT = Format(
     engine="llama.cpp",
     label="llama.cpp server `print_timing` draft line",
     meaning="one request; accepted/generated exclude the bonus token, the mean includes it; verification steps "
-            "derived from the mean and the rates; drafts-weighted across requests",
+    "derived from the mean and the rates; drafts-weighted across requests",
     literals=(LITERAL,),
     parse=parse,
     priority=35,
@@ -116,7 +141,7 @@ FORMAT = Format(
     grep=("draft acceptance",),
     grep_pass="llama.cpp",
     grep_slow="the line can stand alone (`draft acceptance rate = …` after a newline or as a log continuation); "
-              "measured on 1 GiB: 0.45-0.50 CPU-s with `#calls(b,g,a)` beside it, instead of 0.09-0.13 s",
+    "measured on 1 GiB: 0.45-0.50 CPU-s with `#calls(b,g,a)` beside it, instead of 0.09-0.13 s",
     grep_markers=("llama_model_loader", "llama_context", "llama-server", "srv  ", "slot ", "common_init_from_params"),
     server=True,
     finish=finish,

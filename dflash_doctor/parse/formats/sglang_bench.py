@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import re
 
-from ._common import N, BadLine, Format, Line, Parsed, block_fields, num
+from ._common import BadLine, Format, Line, N, Parsed, block_fields, num
 from .vllm_bench import finish_summaries, to_row
 
-KEYS = re.compile(r"(?P<key>Acceptance rate \(%\)|Acceptance length \((?P<which>server|benchmark)\)|Acceptance length"
-                  r"|Accept length|Drafts|Draft tokens|Accepted tokens):\s*(?P<v>" + N + r")?\s*$")
+KEYS = re.compile(
+    r"(?P<key>Acceptance rate \(%\)|Acceptance length \((?P<which>server|benchmark)\)|Acceptance length"
+    r"|Accept length|Drafts|Draft tokens|Accepted tokens):\s*(?P<v>" + N + r")?\s*$"
+)
 _FIELD = {"Acceptance rate (%)": "rate", "Drafts": "drafts", "Draft tokens": "drafted", "Accepted tokens": "accepted"}
 
 
@@ -51,10 +53,16 @@ def parse(line: Line) -> Parsed | None:
             raise BadLine(f"SGLang bench line without a value: {m['key']}")
         if m["which"] == "server" or m["key"] == "Accept length":
             server = num(m["v"], "the server acceptance length")
-            alts.append({"figure": "acceptance length (server)", "value": server,
-                         "meaning": "the server's cumulative average since it started (bonus included); not this "
-                                    "run's: kept, not used" if not server_line else
-                                    "the server's cumulative average since it started (bonus included)"})
+            alts.append(
+                {
+                    "figure": "acceptance length (server)",
+                    "value": server,
+                    "meaning": "the server's cumulative average since it started (bonus included); not this "
+                    "run's: kept, not used"
+                    if not server_line
+                    else "the server's cumulative average since it started (bonus included)",
+                }
+            )
             if server_line:
                 f["mean"] = m["v"]
         elif m["which"] == "benchmark" or m["key"] == "Acceptance length":
@@ -66,8 +74,10 @@ def parse(line: Line) -> Parsed | None:
         p.missing = ""  # (this shape never printed counts: nothing is missing from it)
         for rec in p.defer:
             rec["missing"] = ""
-        p.notes = ("SGLang bench_serving's `Accept length` is the server's average since it started (earlier "
-                   "runs and warm-up included), not this run's; its weight is not printed",)
+        p.notes = (
+            "SGLang bench_serving's `Accept length` is the server's average since it started (earlier "
+            "runs and warm-up included), not this run's; its weight is not printed",
+        )
     else:
         p = to_row("sglang-bench-serving", f, "an SGLang bench_serving Speculative Decoding block")
     p.consumed = consumed
@@ -80,7 +90,7 @@ FORMAT = Format(
     engine="sglang",
     label="SGLang `bench_serving` acceptance (block of PR #16694, or the released `Accept length` line)",
     meaning="whole run; both lengths include the bonus token; the benchmark length (1 + Accepted tokens / Drafts) is "
-            "used, the server one (cumulative since start) kept",
+    "used, the server one (cumulative since start) kept",
     literals=("Acceptance rate (%)", "Acceptance length (", "Accept length:", "Accepted tokens:"),
     parse=parse,
     priority=55,

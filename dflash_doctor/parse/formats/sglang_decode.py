@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ._common import SGLANG_HEADER, N, BadLine, Format, Impossible, Line, Parsed, count, num, row
+from ._common import SGLANG_HEADER, BadLine, Format, Impossible, Line, N, Parsed, count, num, row
 
 LITERAL = "Decode batch"
 _SGL = re.compile(
@@ -66,11 +66,23 @@ def finish(items: list, ctx) -> None:
         drafts = float(run * interval)
         accepted = (rec["len"] - 1.0) * drafts
         drafted = int(round(drafts * k)) if k else None
-        ctx.add_row(row("sglang", drafts=drafts, drafted=drafted, accepted=accepted, k=k, per_position=(),
-                        printed_mean=rec["len"], accepted_throughput=None, drafted_throughput=None, emitted=None,
-                        estimated=True), meta)
-    ctx.note(f"SGLang lines carry no counts: each is weighted by #running-req × {interval} decode steps "
-             "(an estimate)")
+        ctx.add_row(
+            row(
+                "sglang",
+                drafts=drafts,
+                drafted=drafted,
+                accepted=accepted,
+                k=k,
+                per_position=(),
+                printed_mean=rec["len"],
+                accepted_throughput=None,
+                drafted_throughput=None,
+                emitted=None,
+                estimated=True,
+            ),
+            meta,
+        )
+    ctx.note(f"SGLang lines carry no counts: each is weighted by #running-req × {interval} decode steps (an estimate)")
     if meaning:
         ctx.note(f"SGLang `accept rate` read as {meaning}")
 
@@ -113,7 +125,7 @@ FORMAT = Format(
     engine="sglang",
     label="SGLang `Decode batch` line",
     meaning="per interval (decode_log_interval steps); accept len includes the bonus token; no counts: weighted by "
-            "#running-req × decode_log_interval (an estimate); DP ranks kept apart",
+    "#running-req × decode_log_interval (an estimate); DP ranks kept apart",
     literals=(LITERAL,),
     parse=parse,
     header=SGLANG_HEADER,

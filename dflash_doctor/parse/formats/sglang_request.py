@@ -22,10 +22,15 @@ import ast
 import json
 import re
 
-from ._common import N, Format, Impossible, Line, Parsed, count, is_wrapper, num, row
+from ._common import Format, Impossible, Line, N, Parsed, count, is_wrapper, num, row
 
-_KEYS = ("spec_verify_ct", "completion_tokens", "spec_accept_length", "spec_num_correct_drafts",
-         "spec_num_proposed_drafts")
+_KEYS = (
+    "spec_verify_ct",
+    "completion_tokens",
+    "spec_accept_length",
+    "spec_num_correct_drafts",
+    "spec_num_proposed_drafts",
+)
 _KV = re.compile(r"""['"](?P<k>""" + "|".join(_KEYS) + r""")['"]\s*:\s*(?P<v>""" + N + ")")
 
 
@@ -36,7 +41,7 @@ def _meta_from_text(msg: str) -> dict | None:
     at = msg.rfind("'meta_info': {", out)
     if at < 0:
         return None
-    body = msg[at + len("'meta_info': "):]
+    body = msg[at + len("'meta_info': ") :]
     try:
         meta = ast.literal_eval(_balanced(body))
         return meta if isinstance(meta, dict) else None
@@ -64,7 +69,7 @@ def _balanced(text: str) -> str:
         elif ch == "}":
             depth -= 1
             if depth == 0:
-                return text[:i + 1]
+                return text[: i + 1]
     return text
 
 
@@ -96,15 +101,44 @@ def parse(line: Line) -> Parsed | None:
         if tokens > steps * 64 or tokens < steps:
             raise Impossible(f"absurd numbers: {tokens} completion tokens over {steps} verify steps")
         tau = tokens / steps
-        return Parsed(rows=[row("sglang-request", drafts=float(steps), drafted=None, accepted=float(tokens - steps),
-                                k=None, per_position=(), printed_mean=tau, accepted_throughput=None,
-                                drafted_throughput=None, emitted=None, estimated=False)])
+        return Parsed(
+            rows=[
+                row(
+                    "sglang-request",
+                    drafts=float(steps),
+                    drafted=None,
+                    accepted=float(tokens - steps),
+                    k=None,
+                    per_position=(),
+                    printed_mean=tau,
+                    accepted_throughput=None,
+                    drafted_throughput=None,
+                    emitted=None,
+                    estimated=False,
+                )
+            ]
+        )
     if length is not None:
         if length < 1.0 - 1e-9:
             raise Impossible(f"absurd numbers: spec_accept_length {length} < 1")
-        return Parsed(rows=[row("sglang-request", drafts=1.0, drafted=None, accepted=length - 1.0, k=None,
-                                per_position=(), printed_mean=length, accepted_throughput=None,
-                                drafted_throughput=None, emitted=None, estimated=True, per_request=True)])
+        return Parsed(
+            rows=[
+                row(
+                    "sglang-request",
+                    drafts=1.0,
+                    drafted=None,
+                    accepted=length - 1.0,
+                    k=None,
+                    per_position=(),
+                    printed_mean=length,
+                    accepted_throughput=None,
+                    drafted_throughput=None,
+                    emitted=None,
+                    estimated=True,
+                    per_request=True,
+                )
+            ]
+        )
     return None
 
 
@@ -113,7 +147,7 @@ FORMAT = Format(
     engine="sglang",
     label="SGLang request log (`Finish:` meta_info spec_verify_ct / spec_accept_length)",
     meaning="one request; completion_tokens / spec_verify_ct includes the bonus token; drafts-weighted with the counts, "
-            "a per-request average with spec_accept_length alone",
+    "a per-request average with spec_accept_length alone",
     literals=("Finish: obj=", '"request.finished"'),
     parse=parse,
     priority=36,

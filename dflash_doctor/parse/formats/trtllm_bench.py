@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import re
 
-from ._common import N, BadLine, Format, Impossible, Line, Parsed, content_of, count, num, row
+from ._common import BadLine, Format, Impossible, Line, N, Parsed, content_of, count, num, row
 
-_STAT = re.compile(r"^\[(?P<key>DT|ADT|DAR|AL)\]\s+(?P<name>MINIMUM|MAXIMUM|AVERAGE|P50|P90|P95|P99)\s*:\s*"
-                   r"(?P<v>" + N + r")\s*$")
+_STAT = re.compile(
+    r"^\[(?P<key>DT|ADT|DAR|AL)\]\s+(?P<name>MINIMUM|MAXIMUM|AVERAGE|P50|P90|P95|P99)\s*:\s*"
+    r"(?P<v>" + N + r")\s*$"
+)
 _HEAD = re.compile(r"^(?:-- .*Details.*|=+|= DECODING STATISTICS.*|DECODING STATISTICS.*|\s*)$")
 _MODE = re.compile(r"DECODING STATISTICS \((?P<mode>[^)]*)\)")
 _NREQ = re.compile(r"Number of requests:\s*(?P<n>\d+)\s*$")
@@ -83,14 +85,27 @@ def parse(line: Line) -> Parsed | None:
         raise Impossible("absurd numbers: an acceptance length below 1")
     if not al.get("minimum", 1.0) - 0.01 <= al["average"] <= al.get("maximum", al["average"]) + 0.01:
         raise Impossible("absurd numbers: [AL] AVERAGE outside [MINIMUM, MAXIMUM]")
-    alts = [{"figure": f"[AL] {k.upper()}", "value": v, "meaning": "per-request acceptance length distribution"}
-            for k, v in al.items() if k != "average"]
-    rec = {"al": al["average"], "dt": _avg(stats, "DT"), "adt": _avg(stats, "ADT"), "dar": _avg(stats, "DAR"),
-           "dt_min": _v(stats, "DT", "minimum"), "dt_max": _v(stats, "DT", "maximum"), "n": n_req, "mode": mode}
+    alts = [
+        {"figure": f"[AL] {k.upper()}", "value": v, "meaning": "per-request acceptance length distribution"}
+        for k, v in al.items()
+        if k != "average"
+    ]
+    rec = {
+        "al": al["average"],
+        "dt": _avg(stats, "DT"),
+        "adt": _avg(stats, "ADT"),
+        "dar": _avg(stats, "DAR"),
+        "dt_min": _v(stats, "DT", "minimum"),
+        "dt_max": _v(stats, "DT", "maximum"),
+        "n": n_req,
+        "mode": mode,
+    }
     if rec["dar"] is not None and rec["dar"] > 1.0 + 1e-9:
         raise Impossible(f"absurd numbers: [DAR] AVERAGE {rec['dar']} > 1")
-    notes = (f"trtllm-bench [AL] AVERAGE {al['average']:.2f} is a per-request average (every request weighted "
-             "equally), not a drafts-weighted mean" + (f"; decoding mode {mode}" if mode else ""),)
+    notes = (
+        f"trtllm-bench [AL] AVERAGE {al['average']:.2f} is a per-request average (every request weighted "
+        "equally), not a drafts-weighted mean" + (f"; decoding mode {mode}" if mode else ""),
+    )
     return Parsed(defer=[rec], consumed=consumed, notes=notes, alternatives=tuple(alts))
 
 
@@ -119,19 +134,53 @@ def finish(items: list, ctx) -> None:
         if k:
             tau = 1.0 + k * rec["adt"] / rec["dt"]
             drafts, est = (rec["n"] * rec["dt"] / k, True) if rec["n"] else (1.0, True)
-            ctx.add_row(row("trtllm-bench", drafts=drafts, drafted=round(rec["n"] * rec["dt"]) if rec["n"] else None,
-                            accepted=(tau - 1.0) * drafts, k=k, per_position=(), printed_mean=tau,
-                            accepted_throughput=None, drafted_throughput=None, emitted=None, estimated=est), meta,
-                        needs_k=True)
-            ctx.note(f"trtllm-bench: drafts-weighted τ {tau:.3f} = 1 + k·[ADT]/[DT] averages ({how}); the per-request "
-                     f"average [AL] {rec['al']:.2f} is kept aside")
-            ctx.alternative({"figure": "[AL] AVERAGE (per request)", "value": rec["al"],
-                             "meaning": "average over requests, each weighted equally; not used"})
+            ctx.add_row(
+                row(
+                    "trtllm-bench",
+                    drafts=drafts,
+                    drafted=round(rec["n"] * rec["dt"]) if rec["n"] else None,
+                    accepted=(tau - 1.0) * drafts,
+                    k=k,
+                    per_position=(),
+                    printed_mean=tau,
+                    accepted_throughput=None,
+                    drafted_throughput=None,
+                    emitted=None,
+                    estimated=est,
+                ),
+                meta,
+                needs_k=True,
+            )
+            ctx.note(
+                f"trtllm-bench: drafts-weighted τ {tau:.3f} = 1 + k·[ADT]/[DT] averages ({how}); the per-request "
+                f"average [AL] {rec['al']:.2f} is kept aside"
+            )
+            ctx.alternative(
+                {
+                    "figure": "[AL] AVERAGE (per request)",
+                    "value": rec["al"],
+                    "meaning": "average over requests, each weighted equally; not used",
+                }
+            )
         else:
             drafts = float(rec["n"]) if rec["n"] else 1.0
-            ctx.add_row(row("trtllm-bench", drafts=drafts, drafted=None, accepted=(rec["al"] - 1.0) * drafts,
-                            k=None, per_position=(), printed_mean=rec["al"], accepted_throughput=None,
-                            drafted_throughput=None, emitted=None, estimated=True, per_request=True), meta)
+            ctx.add_row(
+                row(
+                    "trtllm-bench",
+                    drafts=drafts,
+                    drafted=None,
+                    accepted=(rec["al"] - 1.0) * drafts,
+                    k=None,
+                    per_position=(),
+                    printed_mean=rec["al"],
+                    accepted_throughput=None,
+                    drafted_throughput=None,
+                    emitted=None,
+                    estimated=True,
+                    per_request=True,
+                ),
+                meta,
+            )
 
 
 FORMAT = Format(
@@ -139,10 +188,14 @@ FORMAT = Format(
     engine="tensorrt-llm",
     label="TensorRT-LLM `trtllm-bench` decoding statistics ([AL]/[DT]/[ADT]/[DAR] per-request percentiles)",
     meaning="whole run, per-request distributions; [AL] includes the bonus token; [AL] AVERAGE is a per-request "
-            "average (not drafts-weighted), used only when [DT]/[ADT] and k cannot give the drafts-weighted τ",
+    "average (not drafts-weighted), used only when [DT]/[ADT] and k cannot give the drafts-weighted τ",
     # (the block's first line holding "ccept" anchors it; the header and the [DT] section are read back from it)
-    literals=("Accepted Draft Tokens Details", "Draft Acceptance Rate Details", "Acceptance Length Details",
-              "[AL] AVERAGE"),
+    literals=(
+        "Accepted Draft Tokens Details",
+        "Draft Acceptance Rate Details",
+        "Acceptance Length Details",
+        "[AL] AVERAGE",
+    ),
     parse=parse,
     priority=45,
     block=True,

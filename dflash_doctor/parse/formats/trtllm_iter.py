@@ -34,8 +34,10 @@ def _records(text: str):
     try:
         doc = json.loads(text[start:])
     except (ValueError, RecursionError):
-        raise BadLine("a TensorRT-LLM iteration-stats record that is not valid JSON (cut short, or pretty-printed "
-                      "over several lines)") from None
+        raise BadLine(
+            "a TensorRT-LLM iteration-stats record that is not valid JSON (cut short, or pretty-printed "
+            "over several lines)"
+        ) from None
     recs = doc if isinstance(doc, list) else [doc]
     return [r for r in recs if isinstance(r, dict)]
 
@@ -60,9 +62,21 @@ def parse(line: Line) -> Parsed | None:
         if acc > dft:
             raise Impossible(f"absurd numbers: numAcceptedTokens {acc} > numDraftTokens {dft}")
         k = dft // req if dft % req == 0 else None
-        rows.append(row("trtllm-iteration-stats", drafts=float(req), drafted=dft, accepted=acc, k=k, per_position=(),
-                        printed_mean=1.0 + acc / req, accepted_throughput=None, drafted_throughput=None, emitted=None,
-                        estimated=False))
+        rows.append(
+            row(
+                "trtllm-iteration-stats",
+                drafts=float(req),
+                drafted=dft,
+                accepted=acc,
+                k=k,
+                per_position=(),
+                printed_mean=1.0 + acc / req,
+                accepted_throughput=None,
+                drafted_throughput=None,
+                emitted=None,
+                estimated=False,
+            )
+        )
     if not rows and not any(isinstance(r.get("specDecodingStats"), dict) for r in recs):
         return None  # the word inside some other JSON (a prompt, an argument): not a stats record
     return Parsed(rows=rows)
@@ -73,7 +87,7 @@ FORMAT = Format(
     engine="tensorrt-llm",
     label="TensorRT-LLM iteration stats (`specDecodingStats` JSON records)",
     meaning="per iteration; numAcceptedTokens excludes the bonus token; drafts = numRequestsWithDraftTokens; "
-            "drafts-weighted",
+    "drafts-weighted",
     literals=(LITERAL,),
     parse=parse,
     priority=40,

@@ -24,12 +24,19 @@ from __future__ import annotations
 
 import re
 
-from ._common import N, BadLine, Format, Impossible, Line, Parsed, block_fields, count, num, rate, row
+from ._common import BadLine, Format, Impossible, Line, N, Parsed, block_fields, count, num, rate, row
 
-KEYS = re.compile(r"(?P<key>Acceptance rate \(%\)|Acceptance length|Drafts|Draft tokens|Accepted tokens"
-                  r"|Position (?P<pos>\d+)|Per-position acceptance \(%\)):\s*(?P<v>" + N + r")?\s*$")
-_FIELD = {"Acceptance rate (%)": "rate", "Acceptance length": "mean", "Drafts": "drafts",
-          "Draft tokens": "drafted", "Accepted tokens": "accepted"}
+KEYS = re.compile(
+    r"(?P<key>Acceptance rate \(%\)|Acceptance length|Drafts|Draft tokens|Accepted tokens"
+    r"|Position (?P<pos>\d+)|Per-position acceptance \(%\)):\s*(?P<v>" + N + r")?\s*$"
+)
+_FIELD = {
+    "Acceptance rate (%)": "rate",
+    "Acceptance length": "mean",
+    "Drafts": "drafts",
+    "Draft tokens": "drafted",
+    "Accepted tokens": "accepted",
+}
 
 
 def fields(matches) -> dict:
@@ -62,8 +69,16 @@ def to_row(fmt: str, f: dict, what: str) -> Parsed:
         raise Impossible(f"absurd numbers: acceptance length {mean} < 1")
     if mean is None and (accepted is None or not drafts):
         raise BadLine(f"{what} without its acceptance length or its counts")
-    missing = [name for key, name in (("mean", "the acceptance length"), ("drafts", "Drafts"),
-                                      ("drafted", "Draft tokens"), ("accepted", "Accepted tokens")) if key not in f]
+    missing = [
+        name
+        for key, name in (
+            ("mean", "the acceptance length"),
+            ("drafts", "Drafts"),
+            ("drafted", "Draft tokens"),
+            ("accepted", "Accepted tokens"),
+        )
+        if key not in f
+    ]
     k = None
     if drafts and drafted is not None:
         if drafted % drafts == 0:
@@ -77,8 +92,18 @@ def to_row(fmt: str, f: dict, what: str) -> Parsed:
     if drafts is None and accepted is not None and mean is not None and mean > 1.0:
         drafts, estimated = accepted / (mean - 1.0), True
         derived = "drafts = Accepted tokens / (length - 1) (an estimate from the rounded length)"
-    rec = {"fmt": fmt, "mean": mean, "drafts": drafts, "drafted": drafted, "accepted": accepted, "k": k, "pp": pp,
-           "estimated": estimated, "missing": ", ".join(missing), "derived": derived}
+    rec = {
+        "fmt": fmt,
+        "mean": mean,
+        "drafts": drafts,
+        "drafted": drafted,
+        "accepted": accepted,
+        "k": k,
+        "pp": pp,
+        "estimated": estimated,
+        "missing": ", ".join(missing),
+        "derived": derived,
+    }
     if drafts is None:
         return Parsed(defer=[rec], missing=rec["missing"])  # weight from k (the caller's hint) or unknown
     return Parsed(rows=[summary_row(rec, k)], missing=rec["missing"] if missing else "", derived=derived)
@@ -95,9 +120,19 @@ def summary_row(rec: dict, k: int | None) -> dict:
     if accepted is None and rec["mean"] is not None:
         accepted = (rec["mean"] - 1.0) * drafts
     mean = rec["mean"] if rec["mean"] is not None else 1.0 + accepted / drafts if drafts else None
-    return row(rec["fmt"], drafts=float(drafts), drafted=rec["drafted"], accepted=accepted, k=k or rec["k"],
-               per_position=rec["pp"], printed_mean=mean, accepted_throughput=None, drafted_throughput=None,
-               emitted=None, estimated=estimated)
+    return row(
+        rec["fmt"],
+        drafts=float(drafts),
+        drafted=rec["drafted"],
+        accepted=accepted,
+        k=k or rec["k"],
+        per_position=rec["pp"],
+        printed_mean=mean,
+        accepted_throughput=None,
+        drafted_throughput=None,
+        emitted=None,
+        estimated=estimated,
+    )
 
 
 def finish_summaries(items: list, ctx) -> None:
@@ -105,13 +140,20 @@ def finish_summaries(items: list, ctx) -> None:
         k = rec["k"] or ctx.startup_k or ctx.k_hint
         how = ""
         if rec["drafted"] is not None and k and not rec["k"]:
-            how = f"drafts = Draft tokens / k, k = {k} from " + ("the startup lines" if ctx.startup_k else
-                                                                 ctx.k_hint_source or "the caller")
+            how = f"drafts = Draft tokens / k, k = {k} from " + (
+                "the startup lines" if ctx.startup_k else ctx.k_hint_source or "the caller"
+            )
         r = summary_row(rec, k)
         ctx.add_row(r, meta, needs_k=not rec["k"])
         if rec["missing"]:
-            ctx.salvage(meta, rec["fmt"], rec["missing"], how or rec["derived"] or
-                        ("weight unknown: its τ is the printed length" if r["drafts"] == 1.0 and r["estimated"] else ""))
+            ctx.salvage(
+                meta,
+                rec["fmt"],
+                rec["missing"],
+                how
+                or rec["derived"]
+                or ("weight unknown: its τ is the printed length" if r["drafts"] == 1.0 and r["estimated"] else ""),
+            )
 
 
 def parse(line: Line) -> Parsed | None:
@@ -128,7 +170,7 @@ FORMAT = Format(
     engine="vllm",
     label="`vllm bench serve` Speculative Decoding block",
     meaning="whole run; Accepted tokens exclude the bonus token, the acceptance length includes it; drafts-weighted "
-            "(Drafts printed)",
+    "(Drafts printed)",
     literals=("Acceptance rate (%)", "Acceptance length:", "Accepted tokens:", "Per-position acceptance (%)"),
     parse=parse,
     priority=60,

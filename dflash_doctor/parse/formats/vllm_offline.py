@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 
-from ._common import N, BadLine, Format, Impossible, Line, Parsed, block_fields, count, num, rate
+from ._common import BadLine, Format, Impossible, Line, N, Parsed, block_fields, count, num, rate
 from .vllm_bench import finish_summaries, summary_row
 
 KEYS = re.compile(
@@ -39,12 +39,28 @@ KEYS = re.compile(
     r"|mean acceptance length|num_tokens_generated_without_sd|seq normalized acceptance length"
     r"|acceptance at token\s*(?P<pos>\d+)|Number of drafts|Draft tokens generated|Draft utilization rate"
     r"|Accepted tokens|Mean acceptance length|Total input tokens|Total output tokens"
-    r"|Input token throughput \(tok/s\)|Output token throughput \(tok/s\)|max_num_seqs)\s*:\s*(?P<v>" + N + r")?\s*$")
-_OWN = {"num_drafts", "num_draft_tokens", "num_accepted_tokens", "mean acceptance length", "Number of drafts",
-        "Draft tokens generated", "seq normalized acceptance length", "num_tokens_generated_without_sd"}
-_FIELD = {"num_drafts": "drafts", "Number of drafts": "drafts", "num_draft_tokens": "drafted",
-          "Draft tokens generated": "drafted", "num_accepted_tokens": "accepted", "Accepted tokens": "accepted",
-          "mean acceptance length": "mean", "Mean acceptance length": "mean"}
+    r"|Input token throughput \(tok/s\)|Output token throughput \(tok/s\)|max_num_seqs)\s*:\s*(?P<v>" + N + r")?\s*$"
+)
+_OWN = {
+    "num_drafts",
+    "num_draft_tokens",
+    "num_accepted_tokens",
+    "mean acceptance length",
+    "Number of drafts",
+    "Draft tokens generated",
+    "seq normalized acceptance length",
+    "num_tokens_generated_without_sd",
+}
+_FIELD = {
+    "num_drafts": "drafts",
+    "Number of drafts": "drafts",
+    "num_draft_tokens": "drafted",
+    "Draft tokens generated": "drafted",
+    "num_accepted_tokens": "accepted",
+    "Accepted tokens": "accepted",
+    "mean acceptance length": "mean",
+    "Mean acceptance length": "mean",
+}
 
 
 def parse(line: Line) -> Parsed | None:
@@ -63,9 +79,14 @@ def parse(line: Line) -> Parsed | None:
         elif m["key"] in _FIELD:
             f[_FIELD[m["key"]]] = m["v"]
         elif m["key"] == "seq normalized acceptance length":
-            alts.append({"figure": "seq normalized acceptance length", "value": num(m["v"]),
-                         "meaning": "output tokens / (drafts + tokens generated without a draft): per sequence step, "
-                                    "not vLLM's τ; kept, not used"})
+            alts.append(
+                {
+                    "figure": "seq normalized acceptance length",
+                    "value": num(m["v"]),
+                    "meaning": "output tokens / (drafts + tokens generated without a draft): per sequence step, "
+                    "not vLLM's τ; kept, not used",
+                }
+            )
     mean = num(f["mean"], "the mean acceptance length") if "mean" in f else None
     drafts = count(f["drafts"], "num_drafts") if "drafts" in f else None
     drafted = count(f["drafted"], "num_draft_tokens") if "drafted" in f else None
@@ -79,14 +100,20 @@ def parse(line: Line) -> Parsed | None:
     k = None
     if drafts and drafted is not None:
         k = drafted // drafts if drafted % drafts == 0 else math.ceil(drafted / drafts)
-    if len(pp) >= 2 and pp[0] >= 0.995 and mean is not None and \
-            abs(mean - (1 + sum(pp[1:]))) < abs(mean - (1 + sum(pp))):
+    if (
+        len(pp) >= 2
+        and pp[0] >= 0.995
+        and mean is not None
+        and abs(mean - (1 + sum(pp[1:]))) < abs(mean - (1 + sum(pp)))
+    ):
         pp = pp[1:]
         notes.append("older offline-example output: `acceptance at token 0` is the bonus slot and was dropped")
     if k and len(pp) > k:
         if all(r == 0.0 for r in pp[k:]):
-            notes.append(f"the offline example printed {len(pp)} positions but k = Draft tokens / Drafts = {k}: the "
-                         f"{len(pp) - k} after it are structural zeros and were dropped")
+            notes.append(
+                f"the offline example printed {len(pp)} positions but k = Draft tokens / Drafts = {k}: the "
+                f"{len(pp) - k} after it are structural zeros and were dropped"
+            )
             pp = pp[:k]
         else:
             raise Impossible(f"absurd numbers: {len(pp)} positions with non-zero rates past k = {k}")
@@ -101,8 +128,15 @@ def parse(line: Line) -> Parsed | None:
     old_form = any("bonus slot" in n for n in notes)
     missing = ""
     if counted and len(counted) < 3:
-        missing = ", ".join(name for key, name in (("drafts", "num_drafts"), ("drafted", "num_draft_tokens"),
-                                                   ("accepted", "num_accepted_tokens")) if key not in f)
+        missing = ", ".join(
+            name
+            for key, name in (
+                ("drafts", "num_drafts"),
+                ("drafted", "num_draft_tokens"),
+                ("accepted", "num_accepted_tokens"),
+            )
+            if key not in f
+        )
     elif not counted and not old_form:
         missing = "the counts (num_drafts, num_draft_tokens, num_accepted_tokens): the block's weight is unknown"
     if f.get("from_curve"):
@@ -110,9 +144,18 @@ def parse(line: Line) -> Parsed | None:
     estimated = False
     if drafts is None and accepted is not None and mean and mean > 1.0:
         drafts, estimated = accepted / (mean - 1.0), True
-    rec = {"fmt": "vllm-offline-example", "mean": mean, "drafts": drafts, "drafted": drafted, "accepted": accepted,
-           "k": k or (len(pp) or None), "pp": tuple(pp), "estimated": estimated, "missing": missing,
-           "derived": "drafts = accepted / (mean - 1) (an estimate from the rounded mean)" if estimated else ""}
+    rec = {
+        "fmt": "vllm-offline-example",
+        "mean": mean,
+        "drafts": drafts,
+        "drafted": drafted,
+        "accepted": accepted,
+        "k": k or (len(pp) or None),
+        "pp": tuple(pp),
+        "estimated": estimated,
+        "missing": missing,
+        "derived": "drafts = accepted / (mean - 1) (an estimate from the rounded mean)" if estimated else "",
+    }
     p = Parsed(notes=tuple(notes), consumed=consumed, alternatives=tuple(alts))
     if drafts is None:
         p.defer = [rec]
@@ -128,10 +171,16 @@ FORMAT = Format(
     engine="vllm",
     label="vLLM offline example (spec_decode.py) summary",
     meaning="whole run; num_accepted_tokens exclude the bonus, the mean includes it; drafts-weighted when the counts "
-            "are printed; `seq normalized` figures are per sequence step and kept aside",
+    "are printed; `seq normalized` figures are per sequence step and kept aside",
     # (every key holding "ccept": the block's first such line anchors it, whichever lines a paste kept)
-    literals=("num_accepted_tokens", "mean acceptance length", "seq normalized acceptance length",
-              "acceptance at token", "Mean acceptance length", "Accepted tokens:"),
+    literals=(
+        "num_accepted_tokens",
+        "mean acceptance length",
+        "seq normalized acceptance length",
+        "acceptance at token",
+        "Mean acceptance length",
+        "Accepted tokens:",
+    ),
     parse=parse,
     priority=50,
     block=True,

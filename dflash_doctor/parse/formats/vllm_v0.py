@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ._common import VLLM_HEADER, I, N, BadLine, Format, Impossible, Line, Parsed, count, rate, row
+from ._common import VLLM_HEADER, BadLine, Format, I, Impossible, Line, N, Parsed, count, rate, row
 
 LITERAL = "Speculative metrics"
 _V0 = re.compile(
@@ -46,7 +46,7 @@ def parse(line: Line) -> Parsed | None:
     if acc > dft:
         raise Impossible(f"absurd numbers: accepted {acc} > draft tokens {dft}")
     rec = {"k": k, "accepted": acc, "drafted": dft, "eff": eff, "emitted": None, "missing": ""}
-    if m["emt"] is not None and (m["end"] or msg[m.end():].strip() or not msg.rstrip().endswith(m["emt"])):
+    if m["emt"] is not None and (m["end"] or msg[m.end() :].strip() or not msg.rstrip().endswith(m["emt"])):
         rec["emitted"] = count(m["emt"], "the emitted tokens")
     else:
         # cut: the emitted tokens are missing or (no final '.') may be cut mid-number
@@ -81,9 +81,22 @@ def finish(items: list, ctx) -> None:
             ctx.bad(meta, f"absurd numbers: emitted {d_emt} outside [drafts, drafts·(k+1)]", rejected=True)
             continue
         d_emt = min(max(d_emt, drafts), drafts * (k + 1))
-        ctx.add_row(row("vllm-v0", drafts=drafts, drafted=d_dft, accepted=d_acc, k=k, per_position=(),
-                        printed_mean=d_emt / drafts, accepted_throughput=None, drafted_throughput=None,
-                        emitted=float(d_emt), estimated=estimated or d_dft % k != 0), meta)
+        ctx.add_row(
+            row(
+                "vllm-v0",
+                drafts=drafts,
+                drafted=d_dft,
+                accepted=d_acc,
+                k=k,
+                per_position=(),
+                printed_mean=d_emt / drafts,
+                accepted_throughput=None,
+                drafted_throughput=None,
+                emitted=float(d_emt),
+                estimated=estimated or d_dft % k != 0,
+            ),
+            meta,
+        )
         if rec["missing"]:
             ctx.salvage(meta, "vllm-v0", rec["missing"], "emitted = system efficiency × drafts × (k+1) (3 decimals)")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ._common import VLLM_HEADER, N, BadLine, Format, Impossible, Line, Parsed, count, num, rate, row
+from ._common import VLLM_HEADER, BadLine, Format, Impossible, Line, N, Parsed, count, num, rate, row
 
 LITERAL = "SpecDecoding metrics"
 K_MAX = 32  # the largest k the arithmetic considers (DFlash uses 15-16; nothing published drafts more than 32)
@@ -33,7 +33,8 @@ FAST_BODY = (
     rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d\d), Accepted throughput: (\d+\.\d\d) ?tokens/s, "
     rb"Drafted throughput: (\d+\.\d\d) ?tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
     rb"Per-position acceptance rate: ((?:0\.\d{3}|1\.000)(?:, ?(?:0\.\d{3}|1\.000))*), "
-    rb"Avg Draft acceptance rate: (\d+\.\d)%")
+    rb"Avg Draft acceptance rate: (\d+\.\d)%"
+)
 FAST_FMT = "vllm-v1-0.10.2"
 
 _V1 = re.compile(
@@ -64,7 +65,7 @@ def parse(line: Line) -> Parsed | None:
         raise BadLine("line cut before its counts (Accepted, Drafted): nothing to weigh it by")
     if m["dft"] is None:
         raise BadLine("line cut before Drafted: nothing to weigh it by")
-    tail = msg[m.end():].strip()
+    tail = msg[m.end() :].strip()
     acc = count(m["acc"], "Accepted")
     dft = count(m["dft"], "Drafted")
     mean = num(m["mean"], "the mean acceptance length") if m["mean"] is not None else None
@@ -97,14 +98,26 @@ def parse(line: Line) -> Parsed | None:
         elif m["rate"] is None:
             missing = "the average rate (line cut after the per-position list)"
     elif variant != "vllm-v1-0.8.3" and not complete:
-        missing = ("the per-position list (line cut after Drafted)" if m["pplead"] is None
-                   else "the end of the per-position list (line cut inside the list)")
+        missing = (
+            "the per-position list (line cut after Drafted)"
+            if m["pplead"] is None
+            else "the end of the per-position list (line cut inside the list)"
+        )
     k = len(pp) or None
     if mean is not None and k and mean > k + 1.0 + 0.01:
         raise Impossible(f"absurd numbers: mean length {mean} > k+1 = {k + 1}")
-    rec = {"variant": variant, "accepted": acc, "drafted": dft, "mean": mean, "pp": pp, "athr": athr,
-           "dthr": dthr, "rate": avg, "missing": missing,
-           "count_as": variant if variant != "vllm-v1-0.8.5/0.9" else "vllm-v1-0.9"}
+    rec = {
+        "variant": variant,
+        "accepted": acc,
+        "drafted": dft,
+        "mean": mean,
+        "pp": pp,
+        "athr": athr,
+        "dthr": dthr,
+        "rate": avg,
+        "missing": missing,
+        "count_as": variant if variant != "vllm-v1-0.8.5/0.9" else "vllm-v1-0.9",
+    }
     if k is None and dft > 0:
         return Parsed(defer=[rec])  # drafts needs k: settled once the source is read (`finish`)
     return Parsed(rows=[_row(rec, k)], missing=missing)
@@ -145,9 +158,20 @@ def _row(rec: dict, k: int | None, estimated: bool | None = None) -> dict:
     fmt = rec["variant"]
     if fmt == "vllm-v1-0.8.5/0.9":
         fmt = "vllm-v1-0.8.5" if normalised else "vllm-v1-0.9"
-    return row(fmt, drafts=drafts, drafted=rec["drafted"], accepted=rec["accepted"], k=k, per_position=rec["pp"],
-               printed_mean=mean, accepted_throughput=rec["athr"], drafted_throughput=rec["dthr"], emitted=None,
-               estimated=est if estimated is None else estimated, normalised=normalised)
+    return row(
+        fmt,
+        drafts=drafts,
+        drafted=rec["drafted"],
+        accepted=rec["accepted"],
+        k=k,
+        per_position=rec["pp"],
+        printed_mean=mean,
+        accepted_throughput=rec["athr"],
+        drafted_throughput=rec["dthr"],
+        emitted=None,
+        estimated=est if estimated is None else estimated,
+        normalised=normalised,
+    )
 
 
 def k_candidates(rec: dict, k_max: int = K_MAX) -> list[int]:
@@ -163,7 +187,9 @@ def k_candidates(rec: dict, k_max: int = K_MAX) -> list[int]:
         if acc > drafts * k:
             continue
         tau = 1.0 + acc / drafts
-        if abs(round(tau, 2) - mean) < 0.0051 or (rec["variant"] != FAST_FMT and abs(round(tau - 1, 2) - mean) < 0.0051):
+        if abs(round(tau, 2) - mean) < 0.0051 or (
+            rec["variant"] != FAST_FMT and abs(round(tau - 1, 2) - mean) < 0.0051
+        ):
             out.append(k)
     return out
 
@@ -182,29 +208,45 @@ def finish(items: list, ctx) -> None:
                 c = set(k_candidates(rec))
                 cands = c if cands is None else cands & c
         k, how = None, ""
-        for k_try, where in ((known, "complete lines of the same engine"), (ctx.startup_k, "the startup lines"),
-                             (ctx.k_hint, ctx.k_hint_source or "the caller")):
+        for k_try, where in (
+            (known, "complete lines of the same engine"),
+            (ctx.startup_k, "the startup lines"),
+            (ctx.k_hint, ctx.k_hint_source or "the caller"),
+        ):
             if not k_try:
                 continue
             if cands is not None and k_try not in cands:
-                ctx.note(f"k = {k_try} from {where} does not fit the printed means of {len(group)} line(s) without a "
-                         f"per-position list" + (f" (k that do: {', '.join(map(str, sorted(cands)))})" if cands else ""))
+                ctx.note(
+                    f"k = {k_try} from {where} does not fit the printed means of {len(group)} line(s) without a "
+                    f"per-position list" + (f" (k that do: {', '.join(map(str, sorted(cands)))})" if cands else "")
+                )
                 continue
             k, how = k_try, f"k = {k_try} from {where}"
             break
         if k is None and cands:
             ordered = sorted(cands)
             if len(ordered) == 1:
-                k, how = ordered[0], (f"k = {ordered[0]} derived: the only k <= {K_MAX} that divides Drafted and "
-                                      "reproduces the printed mean")
+                k, how = (
+                    ordered[0],
+                    (
+                        f"k = {ordered[0]} derived: the only k <= {K_MAX} that divides Drafted and "
+                        "reproduces the printed mean"
+                    ),
+                )
             else:
                 # several fit: the one whose τ is nearest the printed means, all of them reported
                 def miss(kk):
-                    return sum(abs(1.0 + r["accepted"] / (r["drafted"] / kk) - r["mean"]) for r, _ in group
-                               if r["mean"] is not None and r["drafted"])
+                    return sum(
+                        abs(1.0 + r["accepted"] / (r["drafted"] / kk) - r["mean"])
+                        for r, _ in group
+                        if r["mean"] is not None and r["drafted"]
+                    )
+
                 k = min(ordered, key=miss)
-                how = (f"k = {k} derived from the arithmetic, but {', '.join(map(str, ordered))} all divide Drafted and "
-                       "reproduce the printed mean (τ agrees to the printed decimals; the weight does not)")
+                how = (
+                    f"k = {k} derived from the arithmetic, but {', '.join(map(str, ordered))} all divide Drafted and "
+                    "reproduce the printed mean (τ agrees to the printed decimals; the weight does not)"
+                )
                 ctx.k_candidates(ordered)
         for rec, meta in group:
             r = _row(rec, k, estimated=True)
@@ -212,8 +254,12 @@ def finish(items: list, ctx) -> None:
                 r["drafts"], r["estimated"] = None, True
             ctx.add_row(r, meta, needs_k=True)
             if rec["missing"]:
-                ctx.salvage(meta, r["fmt"], rec["missing"],
-                            how if k else "k printed nowhere and not derivable: only the acceptance rate is used")
+                ctx.salvage(
+                    meta,
+                    r["fmt"],
+                    rec["missing"],
+                    how if k else "k printed nowhere and not derivable: only the acceptance rate is used",
+                )
 
 
 def known_k(rows_k: list) -> int | None:
@@ -226,7 +272,7 @@ FORMAT = Format(
     engine="vllm",
     label="vLLM V1 `SpecDecoding metrics` line",
     meaning="per interval; Accepted excludes the bonus token, the mean includes it (0.9+; 0.8.5 excluded it); "
-            "drafts-weighted (drafts = Drafted / k)",
+    "drafts-weighted (drafts = Drafted / k)",
     literals=(LITERAL,),
     parse=parse,
     header=VLLM_HEADER,

@@ -11,7 +11,21 @@ from .load import KnownIssue, KnownIssues, default_known_issues, parse_engine_fi
 from .match import Match, MatchQuality, RuledOut, evaluate, explain, match_deployment
 
 __all__ = [
-    "FACTS", "METHODS", "Deployment", "FactSpec", "KnownIssue", "KnownIssues", "Match", "MatchQuality", "RuledOut",
-    "default_known_issues", "evaluate", "explain", "match_deployment", "normalise_engine", "parse_engine_file",
-    "parse_fact_value", "parse_known_issues",
+    "FACTS",
+    "METHODS",
+    "Deployment",
+    "FactSpec",
+    "KnownIssue",
+    "KnownIssues",
+    "Match",
+    "MatchQuality",
+    "RuledOut",
+    "default_known_issues",
+    "evaluate",
+    "explain",
+    "match_deployment",
+    "normalise_engine",
+    "parse_engine_file",
+    "parse_fact_value",
+    "parse_known_issues",
 ]

@@ -45,11 +45,16 @@ class Audit:
         dep = self.deployment
         return {
             "schema": SCHEMA,
-            "deployment": None if dep is None else {
-                "engine": dep.engine, "version": dep.version, "method": dep.method, "runner": dep.runner,
-                "facts": dict(dep.facts)},
-            "database": {"entries": self.database_size, "engines": list(self.engines),
-                         "considered": len(self.issues)},
+            "deployment": None
+            if dep is None
+            else {
+                "engine": dep.engine,
+                "version": dep.version,
+                "method": dep.method,
+                "runner": dep.runner,
+                "facts": dict(dep.facts),
+            },
+            "database": {"entries": self.database_size, "engines": list(self.engines), "considered": len(self.issues)},
             "affected": len(self.affected),
             "matches": [m.to_dict() for m in self.matches],
             "issues": [i.to_dict() for i in self.issues] if dep is None else [],
@@ -59,25 +64,35 @@ class Audit:
 def parse_engine(spec: str) -> tuple[str, str | None]:
     m = _ENGINE.match(spec or "")
     if not m:
-        raise AuditUsageError(f"--engine {spec!r} is not NAME or NAME==VERSION", hint="for example --engine vllm==0.20.1")
+        raise AuditUsageError(
+            f"--engine {spec!r} is not NAME or NAME==VERSION", hint="for example --engine vllm==0.20.1"
+        )
     name = normalise_engine(m["name"])
     version = m["version"]
     if version is not None:
         try:
             parse_version(version)
         except VersionError:
-            raise AuditUsageError(f"--engine {spec!r}: {version!r} is not a release version",
-                                  hint="for example --engine vllm==0.20.1") from None
+            raise AuditUsageError(
+                f"--engine {spec!r}: {version!r} is not a release version", hint="for example --engine vllm==0.20.1"
+            ) from None
     return name, version
 
 
-def audit(engine: str | None = None, method: str | None = None, runner: str | None = None,
-          facts: list[str] | tuple[str, ...] = (), db: KnownIssues | None = None) -> Audit:
+def audit(
+    engine: str | None = None,
+    method: str | None = None,
+    runner: str | None = None,
+    facts: list[str] | tuple[str, ...] = (),
+    db: KnownIssues | None = None,
+) -> Audit:
     db = db or default_known_issues()
     engines = tuple(sorted(db.engines))
     if engine is None:
         if method or runner or facts:
-            raise AuditUsageError("--method, --runner and --fact describe a deployment: give --engine NAME[==VERSION] too")
+            raise AuditUsageError(
+                "--method, --runner and --fact describe a deployment: give --engine NAME[==VERSION] too"
+            )
         return Audit(deployment=None, matches=(), issues=db.issues, database_size=len(db), engines=engines)
     name, version = parse_engine(engine)
     if name not in db.engines:
@@ -86,7 +101,9 @@ def audit(engine: str | None = None, method: str | None = None, runner: str | No
     if method:
         m = normalise_method(method)
         if m not in METHODS:
-            raise AuditUsageError(f"--method {method!r} is not a speculative method", hint=f"one of {', '.join(METHODS)}")
+            raise AuditUsageError(
+                f"--method {method!r} is not a speculative method", hint=f"one of {', '.join(METHODS)}"
+            )
     if runner is not None and runner.lower() not in RUNNERS:
         raise AuditUsageError(f"--runner {runner!r} is not one of {', '.join(RUNNERS)}")
     stated: dict[str, Any] = {}
@@ -98,9 +115,21 @@ def audit(engine: str | None = None, method: str | None = None, runner: str | No
             stated[key.strip()] = parse_fact_value(key.strip(), value)
         except ValueError as exc:
             raise AuditUsageError(f"--fact {item!r}: {exc}") from None
-    dep = Deployment(engine=name, version=version, method=m, runner=runner.lower() if runner else None,
-                     runner_source="--runner" if runner else None, facts=stated,
-                     sources={k: "--fact" for k in stated})
+    dep = Deployment(
+        engine=name,
+        version=version,
+        method=m,
+        runner=runner.lower() if runner else None,
+        runner_source="--runner" if runner else None,
+        facts=stated,
+        sources={k: "--fact" for k in stated},
+    )
     matches = tuple(match_deployment(db, dep))
-    return Audit(deployment=dep, matches=matches, issues=db.for_engine(name), database_size=len(db),
-                 engines=engines, stated=stated)
+    return Audit(
+        deployment=dep,
+        matches=matches,
+        issues=db.for_engine(name),
+        database_size=len(db),
+        engines=engines,
+        stated=stated,
+    )

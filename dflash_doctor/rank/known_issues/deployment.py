@@ -71,8 +71,7 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
         method, mev = normalise_method(d.method), dev  # (the readers' `peagle` is the issues' `p-eagle`)
     if method == "eagle3" and launch_parallel_drafting(evidence):
         method = "p-eagle"  # vLLM runs P-EAGLE drafters as eagle3 with parallel drafting
-    if method in (None, "eagle3", "unknown") and d is not None and any(
-            "peagle" in a.lower() for a in d.architectures):
+    if method in (None, "eagle3", "unknown") and d is not None and any("peagle" in a.lower() for a in d.architectures):
         method, mev = "p-eagle", dev
     if mev is not None:
         sources["method"] = mev.ref
@@ -83,9 +82,10 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
     runner = runner_source = None
     if rules is not None and rules.runner_env:
         host_env = evidence.environment()
-        for where, vars_, ref in (("launch", env, lref),
-                                  ("host environment", dict(host_env.variables) if host_env else {},
-                                   evidence.ref(Kind.ENVIRONMENT))):
+        for where, vars_, ref in (
+            ("launch", env, lref),
+            ("host environment", dict(host_env.variables) if host_env else {}, evidence.ref(Kind.ENVIRONMENT)),
+        ):
             val = vars_.get(rules.runner_env)
             if val is not None and str(val).strip():
                 runner = "v2" if _truthy(val) and str(val).strip() != "" else "v1"
@@ -102,8 +102,11 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
         put("dp_attention", bool(args.get("enable_dp_attention")), lref)
         dp = _int_arg(args, "data_parallel_size", "dp_size", "dp")
         put("data_parallel", (dp or 1) > 1, lref)
-        cp = max(_int_arg(args, "prefill_context_parallel_size", "decode_context_parallel_size", "pcp_size",
-                          "dcp_size") or 1, 1)
+        cp = max(
+            _int_arg(args, "prefill_context_parallel_size", "decode_context_parallel_size", "pcp_size", "dcp_size")
+            or 1,
+            1,
+        )
         put("context_parallel", cp > 1, lref)
         put("cuda_graphs", not (args.get("enforce_eager") or args.get("disable_cuda_graph")), lref)
         launch = evidence.launch()
@@ -159,13 +162,24 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
             qtext = json.dumps(quant, default=str).lower()
             put("target_rotated_quant", any(wd in qtext for wd in _ROTATION_WORDS), tev.ref)
             if method == "mtp":
-                excluded = [x for key in ("ignore", "exclude_modules", "modules_to_not_convert", "ignored_layers")
-                            for x in (quant.get(key) or []) if isinstance(x, str)]
+                excluded = [
+                    x
+                    for key in ("ignore", "exclude_modules", "modules_to_not_convert", "ignored_layers")
+                    for x in (quant.get(key) or [])
+                    if isinstance(x, str)
+                ]
                 put("mtp_quantized", not any(wd in x.lower() for x in excluded for wd in _MTP_WORDS), tev.ref)
     if "target_family" not in facts:
         model = launch_field(evidence, "model")[0]
         if isinstance(model, str) and model:
             put("target_family", model.lower(), lref)
 
-    return Deployment(engine=normalise_engine(engine), version=version, method=method, runner=runner,
-                      runner_source=runner_source, facts=facts, sources=sources)
+    return Deployment(
+        engine=normalise_engine(engine),
+        version=version,
+        method=method,
+        runner=runner,
+        runner_source=runner_source,
+        facts=facts,
+        sources=sources,
+    )

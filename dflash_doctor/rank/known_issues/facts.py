@@ -8,8 +8,9 @@ no launch command says nothing).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,35 +33,123 @@ class FactSpec:
         return self.label or self.name.replace("_", " ")
 
 
-FACTS: dict[str, FactSpec] = {f.name: f for f in (
-    FactSpec("pd_disaggregation", "bool", "prefill/decode disaggregation: vLLM --kv-transfer-config with a KV connector, "
-                                          "SGLang --disaggregation-mode prefill|decode, TensorRT-LLM disaggregated serving", label="P/D disaggregation"),
-    FactSpec("dp_attention", "bool", "SGLang --enable-dp-attention (data-parallel attention)", label="DP attention"),
-    FactSpec("data_parallel", "bool", "data-parallel size > 1 (--data-parallel-size / --dp-size)", label="data parallel > 1"),
-    FactSpec("context_parallel", "bool", "prefill/decode context parallelism > 1 (--prefill-context-parallel-size, "
-                                         "--decode-context-parallel-size)", label="context parallel > 1"),
-    FactSpec("cuda_graphs", "bool", "graph capture on (CUDA/ACL graphs): false with --enforce-eager or --disable-cuda-graph", label="CUDA/ACL graphs on", label_false="eager mode (no CUDA/ACL graphs)"),
-    FactSpec("temperature_positive", "bool", "requests sample at temperature > 0", label="temperature > 0"),
-    FactSpec("drafter_ships_lm_head", "bool", "the drafter checkpoint has its own lm_head weight", label="the drafter ships its own lm_head"),
-    FactSpec("drafter_ships_embed_tokens", "bool", "the drafter checkpoint has its own embed_tokens weight", label="the drafter ships its own embed_tokens"),
-    FactSpec("vocab_padded", "bool", "drafter and target vocab sizes differ (e.g. 152064 vs 152576) while the drafter "
-                                     "has the full vocabulary (no reduced draft vocab)", label="drafter and target vocab sizes differ (padding)"),
-    FactSpec("draft_vocab_reduced", "bool", "the drafter drafts over a reduced vocabulary (draft_vocab_size < vocab_size, "
-                                            "mapped back with d2t)", label="the drafter has a reduced draft vocabulary"),
-    FactSpec("drafter_speculators_format", "bool", "the drafter config is in vLLM speculators format "
-                                                   "(eagle_aux_hidden_state_layer_ids, ids already shifted)", label="the drafter is in speculators format", label_false="the drafter is not in speculators format"),
-    FactSpec("drafter_swa", "str", "sliding-window layers in the drafter: none, uniform (every layer sliding) or mixed",
-             values=("none", "uniform", "mixed"), label="the drafter's sliding-window layers are"),
-    FactSpec("mtp_quantized", "bool", "the MTP head is stored quantized (the target's quantization config does not "
-                                      "exclude the MTP/NextN layers)", label="the MTP head is quantized"),
-    FactSpec("target_rotated_quant", "bool", "the target uses rotation-based quantization (QuaRot/SpinQuant/Hadamard)", label="the target uses rotation-based quantization"),
-    FactSpec("target_multimodal", "bool", "the target is a *ForConditionalGeneration wrapper around a language model", label="the target is a *ForConditionalGeneration model"),
-    FactSpec("target_family", "text", "target model type, architecture and name, lower-case (matched by substring)", label="the target is"),
-    FactSpec("k", "int", "draft tokens per step (num_speculative_tokens); a condition gives the smallest k affected", label="k"),
-    FactSpec("launch_text", "text", "the launch command and its speculative config (matched by substring)", label="the launch mentions"),
-    FactSpec("rejection_sample_method", "str", "vLLM speculative_config.rejection_sample_method",
-             values=("strict", "standard", "probabilistic", "synthetic"), label="rejection_sample_method is"),
-)}
+FACTS: dict[str, FactSpec] = {
+    f.name: f
+    for f in (
+        FactSpec(
+            "pd_disaggregation",
+            "bool",
+            "prefill/decode disaggregation: vLLM --kv-transfer-config with a KV connector, "
+            "SGLang --disaggregation-mode prefill|decode, TensorRT-LLM disaggregated serving",
+            label="P/D disaggregation",
+        ),
+        FactSpec(
+            "dp_attention", "bool", "SGLang --enable-dp-attention (data-parallel attention)", label="DP attention"
+        ),
+        FactSpec(
+            "data_parallel",
+            "bool",
+            "data-parallel size > 1 (--data-parallel-size / --dp-size)",
+            label="data parallel > 1",
+        ),
+        FactSpec(
+            "context_parallel",
+            "bool",
+            "prefill/decode context parallelism > 1 (--prefill-context-parallel-size, --decode-context-parallel-size)",
+            label="context parallel > 1",
+        ),
+        FactSpec(
+            "cuda_graphs",
+            "bool",
+            "graph capture on (CUDA/ACL graphs): false with --enforce-eager or --disable-cuda-graph",
+            label="CUDA/ACL graphs on",
+            label_false="eager mode (no CUDA/ACL graphs)",
+        ),
+        FactSpec("temperature_positive", "bool", "requests sample at temperature > 0", label="temperature > 0"),
+        FactSpec(
+            "drafter_ships_lm_head",
+            "bool",
+            "the drafter checkpoint has its own lm_head weight",
+            label="the drafter ships its own lm_head",
+        ),
+        FactSpec(
+            "drafter_ships_embed_tokens",
+            "bool",
+            "the drafter checkpoint has its own embed_tokens weight",
+            label="the drafter ships its own embed_tokens",
+        ),
+        FactSpec(
+            "vocab_padded",
+            "bool",
+            "drafter and target vocab sizes differ (e.g. 152064 vs 152576) while the drafter "
+            "has the full vocabulary (no reduced draft vocab)",
+            label="drafter and target vocab sizes differ (padding)",
+        ),
+        FactSpec(
+            "draft_vocab_reduced",
+            "bool",
+            "the drafter drafts over a reduced vocabulary (draft_vocab_size < vocab_size, mapped back with d2t)",
+            label="the drafter has a reduced draft vocabulary",
+        ),
+        FactSpec(
+            "drafter_speculators_format",
+            "bool",
+            "the drafter config is in vLLM speculators format (eagle_aux_hidden_state_layer_ids, ids already shifted)",
+            label="the drafter is in speculators format",
+            label_false="the drafter is not in speculators format",
+        ),
+        FactSpec(
+            "drafter_swa",
+            "str",
+            "sliding-window layers in the drafter: none, uniform (every layer sliding) or mixed",
+            values=("none", "uniform", "mixed"),
+            label="the drafter's sliding-window layers are",
+        ),
+        FactSpec(
+            "mtp_quantized",
+            "bool",
+            "the MTP head is stored quantized (the target's quantization config does not exclude the MTP/NextN layers)",
+            label="the MTP head is quantized",
+        ),
+        FactSpec(
+            "target_rotated_quant",
+            "bool",
+            "the target uses rotation-based quantization (QuaRot/SpinQuant/Hadamard)",
+            label="the target uses rotation-based quantization",
+        ),
+        FactSpec(
+            "target_multimodal",
+            "bool",
+            "the target is a *ForConditionalGeneration wrapper around a language model",
+            label="the target is a *ForConditionalGeneration model",
+        ),
+        FactSpec(
+            "target_family",
+            "text",
+            "target model type, architecture and name, lower-case (matched by substring)",
+            label="the target is",
+        ),
+        FactSpec(
+            "k",
+            "int",
+            "draft tokens per step (num_speculative_tokens); a condition gives the smallest k affected",
+            label="k",
+        ),
+        FactSpec(
+            "launch_text",
+            "text",
+            "the launch command and its speculative config (matched by substring)",
+            label="the launch mentions",
+        ),
+        FactSpec(
+            "rejection_sample_method",
+            "str",
+            "vLLM speculative_config.rejection_sample_method",
+            values=("strict", "standard", "probabilistic", "synthetic"),
+            label="rejection_sample_method is",
+        ),
+    )
+}
 
 # Launch method spellings are normalised by models.launch_view.METHOD_ALIASES; these are the method
 # names entries may use ("draft" is a separate draft model, "p-eagle" parallel-drafting EAGLE).
@@ -68,8 +157,14 @@ METHODS = ("dflash", "dflash2", "eagle", "eagle3", "mtp", "medusa", "draft", "ng
 
 ENGINES = ("vllm", "sglang", "vllm-ascend", "tensorrt-llm")
 ENGINE_ALIASES = {
-    "vllm": "vllm", "sglang": "sglang", "vllm-ascend": "vllm-ascend", "vllm_ascend": "vllm-ascend",
-    "tensorrt-llm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trtllm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
+    "vllm": "vllm",
+    "sglang": "sglang",
+    "vllm-ascend": "vllm-ascend",
+    "vllm_ascend": "vllm-ascend",
+    "tensorrt-llm": "tensorrt-llm",
+    "tensorrt_llm": "tensorrt-llm",
+    "trtllm": "tensorrt-llm",
+    "trt-llm": "tensorrt-llm",
 }
 RUNNERS = ("v1", "v2")
 

@@ -7,11 +7,13 @@ range or a missing source fails loudly with the file and entry named, like cause
 from __future__ import annotations
 
 import re
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
+
+import tomllib
 
 from ..knowledge import CAUSE_IDS, KnowledgeError
 from .facts import ENGINES, FACTS, METHODS, RUNNERS
@@ -19,8 +21,18 @@ from .versions import Range, Version, VersionError, parse_range, parse_version
 
 # Symptoms an entry may list, in the vocabulary of rank/signature.py (curve shapes) and of the
 # trend/workload readings: what the fix's own description says the bug looks like.
-SYMPTOMS = ("all-zero", "cliff-after-first", "steep", "uniform-low", "small-uniform-drop", "geometric",
-            "worse-with-context", "worse-over-time", "temperature-collapse", "varies-by-request")
+SYMPTOMS = (
+    "all-zero",
+    "cliff-after-first",
+    "steep",
+    "uniform-low",
+    "small-uniform-drop",
+    "geometric",
+    "worse-with-context",
+    "worse-over-time",
+    "temperature-collapse",
+    "varies-by-request",
+)
 
 # covered_by: an evidence kind whose dedicated check already weighs this issue from the same facts
 # (e.g. the engine-support table decides the DFlash +1 and drafter-SWA rows): the known-issues check
@@ -29,8 +41,25 @@ COVERED_BY = ("engine-support",)
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _URL = re.compile(r"^https://[^\s]+$")
-_ISSUE_KEYS = {"id", "title", "engine", "affected", "fixed_in", "runner", "methods", "conditions", "conditions_any",
-               "symptoms", "cause", "links", "summary", "verified", "covered_by", "fix", "notes"}
+_ISSUE_KEYS = {
+    "id",
+    "title",
+    "engine",
+    "affected",
+    "fixed_in",
+    "runner",
+    "methods",
+    "conditions",
+    "conditions_any",
+    "symptoms",
+    "cause",
+    "links",
+    "summary",
+    "verified",
+    "covered_by",
+    "fix",
+    "notes",
+}
 _FILE_KEYS = {"schema", "engine", "runner_env", "runner_default", "issue", "source_note"}
 
 
@@ -84,8 +113,12 @@ class KnownIssue:
         m = re.match(r"https://github\.com/([^/]+)/([^/]+)/(pull|issues|commit)/([0-9a-f]+)", self.link)
         if not m:
             return self.link
-        repo = {"vllm-project/vllm": "vLLM", "sgl-project/sglang": "SGLang", "vllm-project/vllm-ascend": "vllm-ascend",
-                "NVIDIA/TensorRT-LLM": "TensorRT-LLM"}.get(f"{m[1]}/{m[2]}", f"{m[1]}/{m[2]}")
+        repo = {
+            "vllm-project/vllm": "vLLM",
+            "sgl-project/sglang": "SGLang",
+            "vllm-project/vllm-ascend": "vllm-ascend",
+            "NVIDIA/TensorRT-LLM": "TensorRT-LLM",
+        }.get(f"{m[1]}/{m[2]}", f"{m[1]}/{m[2]}")
         kind = {"pull": "PR #", "issues": "issue #", "commit": "commit "}[m[3]]
         return f"{repo} {kind}{m[4]}"
 
@@ -94,12 +127,23 @@ class KnownIssue:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "title": self.title, "engine": self.engine, "affected": str(self.affected),
-            "fixed_in": str(self.fixed_in), "runner": self.runner, "methods": list(self.methods),
-            "conditions": dict(self.conditions), "conditions_any": dict(self.conditions_any),
-            "symptoms": list(self.symptoms), "cause": self.cause, "links": list(self.links),
-            "summary": self.summary, "verified": self.verified, "covered_by": self.covered_by,
-            "fix": self.remedy(), "notes": self.notes,
+            "id": self.id,
+            "title": self.title,
+            "engine": self.engine,
+            "affected": str(self.affected),
+            "fixed_in": str(self.fixed_in),
+            "runner": self.runner,
+            "methods": list(self.methods),
+            "conditions": dict(self.conditions),
+            "conditions_any": dict(self.conditions_any),
+            "symptoms": list(self.symptoms),
+            "cause": self.cause,
+            "links": list(self.links),
+            "summary": self.summary,
+            "verified": self.verified,
+            "covered_by": self.covered_by,
+            "fix": self.remedy(),
+            "notes": self.notes,
         }
 
 
@@ -137,7 +181,9 @@ def _condition_value(name: str, value: Any, where: str) -> Any:
         return value
     if spec.type == "int":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise KnowledgeError(f"{where}: condition '{name}' must be a non-negative integer (the smallest value affected)")
+            raise KnowledgeError(
+                f"{where}: condition '{name}' must be a non-negative integer (the smallest value affected)"
+            )
         return value
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not values or not all(isinstance(x, str) and x for x in values):
@@ -207,10 +253,24 @@ def parse_issue(d: Mapping, engine: str, where: str) -> KnownIssue:
     if len(conditions_any) == 1:
         raise KnowledgeError(f"{where}: conditions_any with a single fact is a plain condition: move it to conditions")
     return KnownIssue(
-        id=iid, title=_str(d, "title", where), engine=engine, affected=affected, fixed_in=fixed_in, runner=runner,
-        methods=tuple(methods), conditions=conditions, conditions_any=conditions_any, symptoms=tuple(symptoms),
-        cause=cause, links=tuple(links), summary=_str(d, "summary", where), verified=_str(d, "verified", where),
-        covered_by=covered, fix=_str(d, "fix", where, required=False), notes=_str(d, "notes", where, required=False))
+        id=iid,
+        title=_str(d, "title", where),
+        engine=engine,
+        affected=affected,
+        fixed_in=fixed_in,
+        runner=runner,
+        methods=tuple(methods),
+        conditions=conditions,
+        conditions_any=conditions_any,
+        symptoms=tuple(symptoms),
+        cause=cause,
+        links=tuple(links),
+        summary=_str(d, "summary", where),
+        verified=_str(d, "verified", where),
+        covered_by=covered,
+        fix=_str(d, "fix", where, required=False),
+        notes=_str(d, "notes", where, required=False),
+    )
 
 
 def parse_engine_file(data: Mapping, name: str) -> tuple[EngineRules, list[KnownIssue]]:
@@ -227,7 +287,7 @@ def parse_engine_file(data: Mapping, name: str) -> tuple[EngineRules, list[Known
     for i, rd in enumerate(data.get("runner_default", [])):
         w = f"{where} runner_default #{i + 1}"
         if not isinstance(rd, dict) or set(rd) != {"versions", "runner"} or rd["runner"] not in RUNNERS:
-            raise KnowledgeError(f"{w}: needs versions = \"RANGE\" and runner = \"v1\"|\"v2\"")
+            raise KnowledgeError(f'{w}: needs versions = "RANGE" and runner = "v1"|"v2"')
         try:
             defaults.append(RunnerDefault(parse_range(rd["versions"]), rd["runner"]))
         except VersionError as exc:

@@ -21,7 +21,6 @@ from .facts import FACTS, Deployment, normalise_engine
 from .load import KnownIssue, KnownIssues
 from .versions import VersionError, parse_version
 
-
 # A match on a known release with more unknown conditions than this counts only as possible.
 MAX_UNKNOWN_FOR_LIKELY = 1
 
@@ -36,8 +35,11 @@ class MatchQuality(str, enum.Enum):
         return {"certain": 0, "likely": 1, "possible": 2}[self.value]
 
     def phrase(self) -> str:
-        return {"certain": "affected", "likely": "affected if the unknown condition holds",
-                "possible": "possibly affected (release or several conditions unknown)"}[self.value]
+        return {
+            "certain": "affected",
+            "likely": "affected if the unknown condition holds",
+            "possible": "possibly affected (release or several conditions unknown)",
+        }[self.value]
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,14 @@ class Match:
     refs: tuple[str, ...] = ()  # evidence refs of the facts that were used
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.issue.id, "quality": self.quality.value, "met": list(self.met),
-                "unknown": list(self.unknown), "refs": list(self.refs), "issue": self.issue.to_dict()}
+        return {
+            "id": self.issue.id,
+            "quality": self.quality.value,
+            "met": list(self.met),
+            "unknown": list(self.unknown),
+            "refs": list(self.refs),
+            "issue": self.issue.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -148,8 +156,9 @@ def evaluate(issue: KnownIssue, dep: Deployment, runner_default: str | None = No
         quality = MatchQuality.LIKELY
     else:
         quality = MatchQuality.CERTAIN
-    return Match(issue=issue, quality=quality, met=tuple(met), unknown=tuple(unknown),
-                 refs=tuple(sorted(r for r in refs if r)))
+    return Match(
+        issue=issue, quality=quality, met=tuple(met), unknown=tuple(unknown), refs=tuple(sorted(r for r in refs if r))
+    )
 
 
 def _default_runner(db: KnownIssues, engine: str | None, dep: Deployment):
