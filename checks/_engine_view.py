@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dflash_doctor.engines.analysis import EngineAnalysis
 from dflash_doctor.engines.answers import CERTAIN
 from dflash_doctor.engines.outcome import (
     ABSENT,
@@ -23,6 +22,7 @@ from dflash_doctor.engines.outcome import (
     decide,
 )
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence.engine_facts import EngineAnalysis
 
 LAUNCH_OBSERVATIONS = ("engine-launch:refused", "engine-launch:absent")
 SWA_OBSERVATIONS = ("engine-swa:ignored", "engine-swa:honoured")

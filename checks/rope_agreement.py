@@ -22,7 +22,8 @@ import json
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.models.facts import Fields, RopeFacts, read_rope
+from dflash_doctor.evidence.model_facts import RopeFacts
+from dflash_doctor.models.facts import Fields, read_rope
 
 ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor")
 # How far a theta that differs from the target's implicates the pair: the drafter still runs as trained, so

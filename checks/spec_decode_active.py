@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.payloads import MIN_SERVER_LOG_LINES
+from dflash_doctor.evidence.payloads import MIN_SERVER_LOG_LINES
 
 
 class SpecDecodeActive(Check):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence.payloads import TRUE_WORDS
 from dflash_doctor.models.launch_view import launch_k
-from dflash_doctor.payloads import TRUE_WORDS
 
 # k beyond which users start to suspect "too many speculative tokens" for a chained drafter (DFlash blocks
 # are drafted in one pass and served at block_size − 1, typically 15).

@@ -94,7 +94,7 @@ def require_something_read(evidence: EvidenceSet) -> None:
 
     if any(e.kind not in _STATED for e in evidence):
         return
-    from .payloads import MIN_SERVER_LOG_LINES
+    from .evidence.payloads import MIN_SERVER_LOG_LINES
 
     if any(
         s.intervals or s.malformed or (s.lines or 0) >= MIN_SERVER_LOG_LINES

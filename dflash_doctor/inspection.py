@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .evidence import EvidenceSet, Kind, Report, Source, Status
-from .models.engine_support import EngineSupport
-from .models.facts import DrafterFacts, TargetFacts
+from .evidence.engine_facts import EngineSupport
+from .evidence.model_facts import DrafterFacts, TargetFacts
 
 AREAS = ("drafter", "pairing", "engine")
 SCHEMA = "dflash-doctor/inspect-model@1"
@@ -134,8 +134,8 @@ def inspect(
     from .collect.builder import EvidenceBuilder
     from .collect.files import add_drafter, add_target, gather_engine
     from .doctor import build_report
+    from .evidence.payloads import LaunchConfig
     from .models.facts import drafter_facts, target_facts
-    from .parse.launch import LaunchConfig
 
     ev = EvidenceSet(label=f"inspect-model {drafter}")
     dfacts = drafter_facts(drafter, files)

@@ -206,8 +206,8 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
 def _acceptance_from_saved(path: str):
     """An AcceptanceSummary from a saved report's acceptance block (e.g. `probe --format json`)."""
     from ..errors import UsageError
+    from ..evidence.acceptance import MIN_DRAFTS, AcceptanceSummary
     from ..gate import read_json_flag
-    from ..parse.records import MIN_DRAFTS, AcceptanceSummary
 
     data = read_json_flag(path, "--probe")
     acc = data.get("acceptance") if isinstance(data, dict) else None

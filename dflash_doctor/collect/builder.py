@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..evidence import EvidenceSet, Kind, Source
-from ..payloads import EngineId, MalformedLine, MetricsScrape, ScanStats
+from ..evidence.payloads import EngineId, MalformedLine, MetricsScrape, ScanStats
 
 if TYPE_CHECKING:
     from ..parse.logscan import LogScan

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from ..errors import DoctorError, UsageError
 from ..evidence import EvidenceSet, Kind, Source
+from ..evidence.payloads import EngineId
 from ..models.files import LocalFiles
 from ..parse.logscan import LogScan, scan_file
-from ..payloads import EngineId
 from ..settings import DEFAULT, Settings
 from .builder import EvidenceBuilder
 

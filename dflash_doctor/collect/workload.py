@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..evidence import EvidenceSet, Kind, Source
-from ..payloads import Workload
+from ..evidence.payloads import Workload
 
 
 def gather_workload(

@@ -5,7 +5,7 @@ imported or run, on the host or here. See tree.py for how a collector feeds it, 
 the answers, outcome.py for the verdict on one deployment.
 """
 
-from .analysis import EngineAnalysis, analyse, detect_engine, first_files, follow_up, static_files, wanted_files
+from .analysis import analyse, detect_engine, first_files, follow_up, static_files, wanted_files
 from .answers import CERTAIN, LIKELY, UNDECIDED, Answer, Cite, VersionReading
 from .tree import DirectoryTree, FetchedTree, SourceTree
 
@@ -16,7 +16,6 @@ __all__ = [
     "Answer",
     "Cite",
     "DirectoryTree",
-    "EngineAnalysis",
     "FetchedTree",
     "SourceTree",
     "VersionReading",

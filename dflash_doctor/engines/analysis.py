@@ -9,9 +9,7 @@ Nothing from the engine is imported or executed: its files are parsed with `ast`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from ..evidence.engine_facts import EngineAnalysis
 from . import sglang as sg
 from . import vllm as vl
 from .answers import CERTAIN, LIKELY, Answer, VersionReading, undecided
@@ -92,51 +90,6 @@ def follow_up(engine: str, tree: SourceTree, target_architectures: tuple[str, ..
             if q and q.startswith(models) and tree.read(q) is None:
                 want.append(q)
     return list(dict.fromkeys(want))
-
-
-@dataclass(frozen=True)
-class EngineAnalysis:
-    engine: str
-    version: VersionReading
-    dflash: Answer  # value: drafter architectures the release loads for DFlash; () = no DFlash at all
-    layer_map: dict[str, Answer]  # runner ("V1", "V2"; SGLang: "worker") -> "plus-one" | "raw" | "offset +N"
-    runner_shift: dict[str, Answer]  # what each runner does to target_layer_ids (int, or "not-read")
-    target_shift: Answer  # what the target's own setter adds (int)
-    capture: Answer  # d: capture index k reads the output of layer k + d
-    swa: dict[str, vl.SwaRules]  # drafter architecture -> its sliding-window handling
-    runner: vl.RunnerRules | None  # vLLM only
-    target_architectures: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()  # files the analysis wanted and did not have
-    source: str = ""  # where the files came from
-    notes: tuple[str, ...] = field(default=())
-
-    def swa_for(self, arch: str | None) -> vl.SwaRules | None:
-        if arch and arch in self.swa:
-            return self.swa[arch]
-        return self.swa.get("DFlashDraftModel") or next(iter(self.swa.values()), None)
-
-    @property
-    def has_dflash(self) -> bool | None:
-        if not self.dflash.decided:
-            return None
-        return bool(self.dflash.value)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "version": self.version.to_dict(),
-            "dflash": self.dflash.to_dict(),
-            "layer_map": {k: v.to_dict() for k, v in self.layer_map.items()},
-            "runner_shift": {k: v.to_dict() for k, v in self.runner_shift.items()},
-            "target_shift": self.target_shift.to_dict(),
-            "capture": self.capture.to_dict(),
-            "swa": {k: v.to_dict() for k, v in self.swa.items()},
-            "runner": self.runner.to_dict() if self.runner else None,
-            "target_architectures": list(self.target_architectures),
-            "missing": list(self.missing),
-            "source": self.source,
-            "notes": list(self.notes),
-        }
 
 
 def analyse(

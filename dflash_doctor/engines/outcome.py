@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .analysis import EngineAnalysis
+from ..evidence.engine_facts import EngineAnalysis
 from .answers import CERTAIN, LIKELY, UNDECIDED, Answer, Cite
 
 HONOURED, IGNORED, REFUSED, ABSENT, NOT_APPLICABLE = "honoured", "ignored", "refused", "absent", "not-applicable"

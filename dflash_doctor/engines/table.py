@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import EngineAnalysis
+from ..evidence.engine_facts import EngineAnalysis
 from .answers import CERTAIN, LIKELY, Answer, Cite, VersionReading, undecided
 from .vllm import RunnerRules, SwaRules
 

@@ -1,6 +1,9 @@
-"""Drafter and target checkpoints read without loading weights, and the engine-support table."""
+"""Drafter and target checkpoints read without loading weights, and the engine-support table.
 
-from .engine_support import EngineSupport, lookup
-from .facts import DrafterFacts, LayerAttention, TargetFacts, drafter_facts, target_facts
+What they produce (DrafterFacts, TargetFacts, EngineSupport) is evidence: evidence/model_facts.py and
+evidence/engine_facts.py."""
 
-__all__ = ["DrafterFacts", "EngineSupport", "LayerAttention", "TargetFacts", "drafter_facts", "lookup", "target_facts"]
+from .engine_support import lookup
+from .facts import drafter_facts, target_facts
+
+__all__ = ["drafter_facts", "lookup", "target_facts"]

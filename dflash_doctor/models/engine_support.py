@@ -3,51 +3,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 import tomllib
 
+from ..evidence.engine_facts import EngineSupport
+
 LAYER_MAPS = {"", "raw", "plus-one"}
 SWA_MODES = {"", "ignored", "uniform-only", "v2-runner", "honoured", "unknown"}
 CAUSAL_MODES = {"", "config", "per-layer"}
 RUNNER_UNSET = {"", "v1", "engine"}
 RUNNER_DEFAULTS = {"", "v1-unless-default-model", "v2"}
-
-
-@dataclass(frozen=True)
-class EngineSupport:
-    engine: str
-    version: str
-    range: str  # the matched row's version range, e.g. "0.20.0–0.21.99"
-    dflash: bool
-    layer_map: str | None
-    drafter_swa: str | None
-    eagle3_aux: str
-    verified: str | None
-    source: str
-    notes: str
-    dflash2: bool = False
-    causal: str | None = None
-    v2_dflash: bool | None = None  # vLLM: the V2 runner accepts method dflash
-    runner_unset: str | None = None  # vLLM: "v1" | "engine"
-    runner_default: str | None = None  # vLLM: "v1-unless-default-model" | "v2"
-    mixed_forces_v2: bool = False
-    dflash2_forces_v2: bool = False
-    v1_rejects_mixed: bool = False
-    mixed_error: str | None = None
-    v1_error: str | None = None
-    v2_error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    def source_about(self, *words: str) -> tuple[str, ...]:
-        """The parts of `source` that mention any of `words` (for citing the right line of the source)."""
-        parts = [p.strip() for p in self.source.split(";") if p.strip()]
-        return tuple(p for p in parts if any(w in p for w in words))
 
 
 def _vtuple(v: str) -> tuple[int, ...]:

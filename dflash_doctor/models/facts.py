@@ -12,189 +12,28 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
+from ..evidence.model_facts import (
+    AUX_SOURCES,
+    CardWarning,
+    DrafterFacts,
+    LayerAttention,
+    RopeFacts,
+    TargetFacts,
+    WeightFacts,
+)
 from ..probe.config import default_target_layer_ids  # torch-free; the probe's own rule
 from .files import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
-from .readers import AUX_SOURCES, read_drafter, target_layers
+from .readers import read_drafter, target_layers
 from .readers.fields import LIMITS, Fields, text_config  # noqa: F401 (LIMITS re-exported)
-from .safetensors_header import WeightFacts, read_weights
+from .safetensors_header import read_weights
 
 MAX_CONFIG_BYTES = 4 << 20
 MAX_CARD_BYTES = 1 << 20
 MAX_TOKENIZER_BYTES = 64 << 20
-
-
-@dataclass(frozen=True)
-class LayerAttention:
-    index: int
-    attention: str  # "full" | "sliding"
-    window: int | None
-    causal: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "attention": self.attention, "window": self.window, "causal": self.causal}
-
-
-@dataclass(frozen=True)
-class RopeFacts:
-    theta: float | None  # the full-attention layers' theta when it differs per layer kind
-    scaling: dict | None  # rope_scaling / non-default rope_parameters type
-    partial_rotary_factor: float | None
-    source: str  # which field the theta came from
-    per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-4, MiMo-V2 swa_rope_theta)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "theta": self.theta,
-            "scaling": self.scaling,
-            "partial_rotary_factor": self.partial_rotary_factor,
-            "source": self.source,
-            "per_layer_type": self.per_layer_type,
-        }
-
-
-@dataclass(frozen=True)
-class CardWarning:
-    kind: str  # "under-training" | "preview" | "non-thinking"
-    line: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "line": self.line}
-
-
-@dataclass(frozen=True)
-class DrafterFacts:
-    source: str
-    config_path: str
-    method: str  # dflash | dflash2 | eagle3 | eagle | mtp | medusa | unknown
-    architectures: tuple[str, ...]
-    model_type: str | None
-    speculators_format: bool
-    block_size: int | None
-    block_size_source: str | None
-    mask_token_id: int | None
-    target_layer_ids: tuple[int, ...] | None  # 0-based target layers whose OUTPUT the drafter was trained on
-    layer_ids_source: str | None  # which field; "default" when derived by the older reference's rule
-    hf_hidden_state_indices: tuple[int, ...] | None  # index into transformers' hidden_states (+1 convention)
-    raw_capture_indices: tuple[int, ...] | None  # what an engine passing ids raw reads (one layer early)
-    num_target_layers: int | None
-    num_hidden_layers: int | None
-    hidden_size: int | None
-    target_hidden_size: int | None
-    head_dim: int | None
-    num_attention_heads: int | None
-    num_key_value_heads: int | None
-    intermediate_size: int | None
-    vocab_size: int | None
-    draft_vocab_size: int | None
-    rope: RopeFacts
-    dtype: str | None
-    layers: tuple[LayerAttention, ...]
-    swa_config: str | None  # "layer_types" | "max_window_layers" | "use_swa" | None
-    sliding_window: int | None
-    card: tuple[CardWarning, ...]
-    card_file: str | None
-    weights: WeightFacts | None
-    warnings: tuple[str, ...] = ()
-    family: str = "unknown"  # the config format, in words ("z-lab DFlash", "speculators eagle3", …)
-    intended_target: str | None = None  # the target the drafter names (verifier, base model)
-    intended_target_source: str | None = None
-    not_understood: tuple[str, ...] = ()  # keys that may matter to acceptance and that no reader interprets
-    notes: tuple[str, ...] = ()  # what the reader inferred, and from what
-    mtp_layers: int | None = None
-    medusa_heads: int | None = None
-    medusa_layers: int | None = None
-    embedded_in_target: bool = False  # MTP layers inside the target checkpoint
-    attention_sinks: tuple[str, ...] = ()
-    backbone_rotary_base: float | None = None
-    target_model_type: str | None = None
-    speculative_tokens: int | None = None
-    special_tokens: dict[str, tuple[int, ...]] | None = None  # bos/eos/pad ids stated in the config
-
-    @property
-    def ids_capture_before(self) -> bool:
-        """True when the ids are in the engines' capture-before convention (used as-is, never +1)."""
-        return self.layer_ids_source in AUX_SOURCES or (
-            self.method in ("eagle3", "peagle") and self.target_layer_ids is not None
-        )
-
-    @property
-    def aux_ids_absent(self) -> bool:
-        """An EAGLE-3-style drafter that states no aux ids: engines tap their default layers."""
-        return self.method in ("eagle3", "peagle") and self.target_layer_ids is None
-
-    @property
-    def swa_layers(self) -> tuple[int, ...]:
-        return tuple(la.index for la in self.layers if la.attention == "sliding")
-
-    @property
-    def swa_mix(self) -> str:
-        """ "none" | "all" | "mixed" — what engines decide support on."""
-        n = len(self.swa_layers)
-        return "none" if n == 0 else ("all" if n == len(self.layers) else "mixed")
-
-    @property
-    def is_dflash(self) -> bool:
-        return self.method in ("dflash", "dflash2")
-
-    def to_dict(self) -> dict[str, Any]:
-        from ..evidence import to_jsonable
-
-        d = {f: to_jsonable(getattr(self, f)) for f in self.__dataclass_fields__}
-        d["swa_layers"] = list(self.swa_layers)
-        d["swa_mix"] = self.swa_mix
-        return d
-
-
-@dataclass(frozen=True)
-class TargetFacts:
-    source: str
-    config_path: str
-    architectures: tuple[str, ...]
-    model_type: str | None
-    text_config_nested: bool
-    num_hidden_layers: int | None
-    hidden_size: int | None
-    vocab_size: int | None
-    layer_types: tuple[str, ...] | None
-    layer_type_counts: dict[str, int]
-    sliding_window: int | None  # the target's own window (None for GatedDeltaNet hybrids)
-    rope: RopeFacts
-    quantization: dict | None
-    tokenizer_files: tuple[str, ...]
-    special_token_ids: tuple[int, ...] | None  # ids of added/special tokens in the tokenizer files
-    warnings: tuple[str, ...] = ()
-    layer_kinds: tuple[str, ...] | None = None  # full | sliding | linear | mamba | conv | mlp, per layer
-    layer_kinds_rule: str = ""  # how they were derived (the transformers rule, named)
-    mtp_layers: int | None = None  # MTP layers shipped in the target (num_nextn_predict_layers, …)
-    mtp_field: str | None = None
-    special_tokens: dict[str, tuple[int, ...]] | None = None  # bos/eos/pad ids stated in the config
-    name_or_path: str | None = None  # `_name_or_path` when the config states it
-    tokenizer_names: dict[int, str] | None = None  # id -> token text for added/special tokens
-
-    @property
-    def hybrid_linear(self) -> bool:
-        return bool(self.layer_kinds and any(k in ("linear", "mamba", "conv") for k in self.layer_kinds))
-
-    @property
-    def kind_counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for k in self.layer_kinds or ():
-            out[k] = out.get(k, 0) + 1
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        from ..evidence import to_jsonable
-
-        d = {f: to_jsonable(getattr(self, f)) for f in self.__dataclass_fields__}
-        d["hybrid_linear"] = self.hybrid_linear
-        if self.special_token_ids is not None and len(self.special_token_ids) > 64:
-            d["special_token_ids"] = f"{len(self.special_token_ids)} ids"
-        return d
 
 
 def layer_span(indices) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import posixpath
 import struct
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..evidence.model_facts import ShardFacts, TensorInfo, WeightFacts
 from .files import FileAccess, describe_os_error
 
 # Real drafter/target shard headers are tens to hundreds of KiB; 64 MiB is generous and bounded.
@@ -43,71 +43,6 @@ DTYPE_BYTES = {
 
 class HeaderError(Exception):
     """The file is not a usable safetensors file (one-line reason)."""
-
-
-@dataclass(frozen=True)
-class TensorInfo:
-    dtype: str
-    shape: tuple[int, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"dtype": self.dtype, "shape": list(self.shape)}
-
-
-@dataclass(frozen=True)
-class ShardFacts:
-    file: str
-    header_bytes: int | None = None
-    expected_bytes: int | None = None  # 8 + header + data section, as the header declares
-    actual_bytes: int | None = None
-    tensors: int = 0
-    truncated: bool = False
-    header_only: bool = False  # truncated to exactly the header: shapes readable, no tensor data at all
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            k: getattr(self, k)
-            for k in (
-                "file",
-                "header_bytes",
-                "expected_bytes",
-                "actual_bytes",
-                "tensors",
-                "truncated",
-                "header_only",
-                "error",
-            )
-        }
-
-
-@dataclass(frozen=True)
-class WeightFacts:
-    format: str  # "safetensors" | "pickle" | "none"
-    files: tuple[ShardFacts, ...] = ()
-    tensors: dict[str, TensorInfo] = field(default_factory=dict)
-    index_file: str | None = None
-    problems: tuple[str, ...] = ()  # unreadable/truncated/missing shards, in one line each
-    unread: tuple[str, ...] = ()  # files deliberately not opened (pickle)
-
-    @property
-    def truncated(self) -> tuple[str, ...]:
-        return tuple(f.file for f in self.files if f.truncated)
-
-    @property
-    def complete(self) -> bool:
-        return self.format == "safetensors" and not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "index_file": self.index_file,
-            "files": [f.to_dict() for f in self.files],
-            "tensors": {k: v.to_dict() for k, v in self.tensors.items()},
-            "problems": list(self.problems),
-            "unread": list(self.unread),
-            "truncated": list(self.truncated),
-        }
 
 
 def parse_header(blob: bytes) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .records import FIELDS, MIN_DRAFTS, AcceptanceSummary, Row, SpecInterval, pp_tuple
+from ..evidence.acceptance import MIN_DRAFTS, AcceptanceSummary
+from .records import FIELDS, Row, SpecInterval, pp_tuple
 
 _NUMERIC = (
     "drafts",

@@ -14,9 +14,9 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..evidence.payloads import LaunchConfig
 from ..redact import REDACTED, is_secret_key, redact_any, redact_text
 
 _VLLM_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
@@ -30,28 +30,6 @@ _SGLANG_SPEC = {
 }
 _LEGACY_VLLM = {"--speculative-model": "model", "--num-speculative-tokens": "num_speculative_tokens"}
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    engine: str | None  # "vllm" | "sglang" | None
-    model: str | None
-    host: str | None = None
-    port: int | None = None
-    speculative: dict[str, Any] | None = None  # as the engine would read it (redacted)
-    spec_text: str | None = None  # the raw --speculative-config value (redacted)
-    spec_error: str | None = None  # exact JSON parse error
-    spec_fix: str | None = None  # a corrected flag to paste
-    method: str | None = None
-    drafter: str | None = None
-    num_speculative_tokens: int | None = None
-    env: dict[str, str] = field(default_factory=dict)  # VAR=value prefixes (redacted)
-    args: dict[str, Any] = field(default_factory=dict)  # every --flag (redacted)
-    stray: tuple[str, ...] = ()  # positional words the engine would not expect (split JSON, …)
-    argv: tuple[str, ...] = ()  # redacted
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
 class LaunchParseError(ValueError):

@@ -16,9 +16,9 @@ import os
 import sys
 from collections.abc import Iterable
 
+from ..evidence.acceptance import MIN_DRAFTS, AcceptanceSummary, StartupFacts
 from . import formats as F
 from .linereader import CHUNK, STARTUP_LITERALS
-from .records import MIN_DRAFTS, AcceptanceSummary, StartupFacts
 from .result import LogScan, finish_source
 from .sources import LineReader, Range, open_source
 from .startup import StartupBuilder

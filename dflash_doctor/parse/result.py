@@ -14,11 +14,12 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..evidence.acceptance import StartupFacts
 from ..redact import redact_text
 from ..stats import median
 from . import formats as F
 from .packed import PackedRates, PackedRuns, PackedText
-from .records import Malformed, Row, Salvage, SpecInterval, StartupFacts
+from .records import Malformed, Row, Salvage, SpecInterval
 
 FAST_COLS = ("src", "no", "ts", "tag", "drafts", "dft", "acc", "k", "pp", "mean", "athr", "dthr", "off", "est")
 FAST_FMT = "vllm-v1-0.10.2"

@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any
 
+from ..evidence.acceptance import StartupFacts
 from ..redact import redact_any, redact_text
-from .records import StartupFacts
 
 _VERSION = re.compile(
     r"vLLM API server version\s+(?P<a>[\w.+-]+)"

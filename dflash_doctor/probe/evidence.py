@@ -28,7 +28,7 @@ def summary_line(result: dict) -> str:
 
 
 def add_probe_evidence(ev: EvidenceSet, result: dict, source: Source) -> Evidence:
-    from ..payloads import ProbeResult
+    from ..evidence.payloads import ProbeResult
 
     return ev.add(Kind.PROBE, summary_line(result), source, ProbeResult(result))
 

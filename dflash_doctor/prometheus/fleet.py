@@ -447,7 +447,7 @@ def diagnose_engines(fleet: Fleet) -> None:
 
 def acceptance_summary(e: EngineRow):
     """The engine's counts as the AcceptanceSummary a log gives (what the checks read)."""
-    from ..parse.records import AcceptanceSummary
+    from ..evidence.acceptance import AcceptanceSummary
 
     if e.tau is None or not e.drafts:
         return None

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ExitCode
 from ..evidence import EvidenceSet, Kind, Source
-from ..payloads import MetricsScrape
+from ..evidence.payloads import MetricsScrape
 from .client import PromAuth, PromClient, PrometheusError
 from .fleet import EngineRow, Fleet, FleetQuery, _iso, _key, _num, read_fleet, restart_times
 from .metrics import VLLM_DRAFT_TOKENS, VLLM_PER_POS, Series

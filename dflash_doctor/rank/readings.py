@@ -27,7 +27,7 @@ from .reference import Band, healthy_band
 
 if TYPE_CHECKING:
     from ..evidence import EvidenceSet
-    from ..parse.records import AcceptanceSummary
+    from ..evidence.acceptance import AcceptanceSummary
 
 # How sure a reading must be to decide the verdict (posterior probability).
 DECISIVE = 0.9

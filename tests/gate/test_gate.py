@@ -235,8 +235,8 @@ def test_unreachable_metrics_endpoint_is_no_data(cli):
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.gate import PositionRate, Thresholds, evaluate
-from dflash_doctor.parse.records import AcceptanceSummary
 
 
 @settings(max_examples=200, deadline=None)

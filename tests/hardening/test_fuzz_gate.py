@@ -104,7 +104,7 @@ def test_saved_reports_of_any_shape_gate_honestly_or_are_a_usage_error(data, min
 def test_a_hostile_source_name_cannot_inject_workflow_commands_or_break_junit(text):
     tally.example("gate:junit+annotations")
     tally.hostile_input("gate outputs (junit, annotations)")
-    from dflash_doctor.parse.records import AcceptanceSummary
+    from dflash_doctor.evidence.acceptance import AcceptanceSummary
 
     acc = AcceptanceSummary(1.5, (0.3,), 1000.0, 1000, 500, 1, 0.5, 5, ("x",), notes=(text,))
     result = evaluate(acc, Thresholds(min_acceptance_length=2.0), f"log {text}")

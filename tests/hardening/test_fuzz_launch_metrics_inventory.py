@@ -14,7 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dflash_doctor.errors import UsageError
-from dflash_doctor.evidence import to_jsonable
+from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.parse.launch import LaunchParseError, parse_launch_text
 from dflash_doctor.parse.prometheus import MetricsError, intervals_from_scrapes, parse_text, parse_window, read_source
 from tests.hardening import tally

@@ -10,7 +10,7 @@ import math
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dflash_doctor.evidence import to_jsonable
+from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.parse.logscan import aggregate, scan_lines
 from dflash_doctor.textsafe import strip_ansi
 from tests.hardening import tally

@@ -4,8 +4,8 @@ The tiers, bottom to top (the pipeline is evidence → checks → ranking → re
 diagnosis service sit above what they drive, the CLI above everything):
 
   0  errors, redact, stats, atomic            no dflash_doctor imports but each other's
-  1  textsafe, evidence                       the evidence model
-  2  payloads, check, names                   typed payloads; the Check interface; the deployment's names
+  1  textsafe, evidence                       the evidence model and every payload type
+  2  check, names                             the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
   4  probe                                    the GPU probe
   5  models                                   drafter/target readers
@@ -33,7 +33,7 @@ from tests.conftest import ROOT
 TIERS = [
     {"errors", "redact", "stats", "atomic"},
     {"textsafe", "evidence"},
-    {"payloads", "check", "names"},
+    {"check", "names"},
     {"parse", "hosts"},
     {"probe"},
     {"models"},

@@ -13,7 +13,7 @@ import pytest
 from dflash_doctor.check import Check, run_checks
 from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import EvidenceSet, Finding, Kind, Source, Status
-from dflash_doctor.payloads import HostSummary
+from dflash_doctor.evidence.payloads import HostSummary
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally

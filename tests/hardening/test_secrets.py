@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import EvidenceSet, Kind, Source
-from dflash_doctor.parse.launch import LaunchConfig
-from dflash_doctor.payloads import Environment
+from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 from dflash_doctor.redact import redact_any, redact_text
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli

@@ -12,7 +12,7 @@ from hypothesis import given
 from dflash_doctor.check import Check
 from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Source, Status
-from dflash_doctor.payloads import HostSummary
+from dflash_doctor.evidence.payloads import HostSummary
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally

@@ -7,8 +7,8 @@ from dflash_doctor.checks.probe_vs_served import ProbeVsServed, tau_at
 
 from dflash_doctor.check import run_checks
 from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
-from dflash_doctor.parse.records import AcceptanceSummary
-from dflash_doctor.payloads import ProbeResult
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.evidence.payloads import ProbeResult
 
 
 def curve(tau: float, k: int = 7) -> list[float]:

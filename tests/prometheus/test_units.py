@@ -134,7 +134,7 @@ def test_grafana_dashboard_draws_the_thresholds():
 
 
 def _summary(taus, drafts=500.0):
-    from dflash_doctor.parse.records import AcceptanceSummary
+    from dflash_doctor.evidence.acceptance import AcceptanceSummary
 
     series = tuple(
         {"timestamp": f"2026-01-01T00:{i:02d}:00+00:00", "tau": t, "drafts": drafts, "intervals": 1}
@@ -162,7 +162,7 @@ def _change_finding(taus, restarts=()):
 
     ev = EvidenceSet()
     if restarts:
-        from dflash_doctor.payloads import MetricsScrape
+        from dflash_doctor.evidence.payloads import MetricsScrape
 
         ev.add(
             Kind.METRICS, "m", Source("url", "x"), MetricsScrape(source="x", restarts=tuple(restarts), step_seconds=60)

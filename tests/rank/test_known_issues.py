@@ -230,10 +230,10 @@ def _typed(kind, spec):
     """Typed payloads from the few fields each test states (the rest from a real fixture config)."""
     import dataclasses
 
+    from dflash_doctor.evidence.model_facts import LayerAttention
+    from dflash_doctor.evidence.payloads import LaunchConfig, Workload
     from dflash_doctor.models.engine_support import lookup
-    from dflash_doctor.models.facts import LayerAttention, drafter_facts, target_facts
-    from dflash_doctor.parse.launch import LaunchConfig
-    from dflash_doctor.payloads import Workload
+    from dflash_doctor.models.facts import drafter_facts, target_facts
     from tests.conftest import FIXTURES
 
     if kind == Kind.LAUNCH:
@@ -263,7 +263,7 @@ def _typed(kind, spec):
 
 
 def _evidence(engine="vllm", version="0.24.0", launch=None, drafter=None, target=None, workload=None, support=False):
-    from dflash_doctor.payloads import EngineId
+    from dflash_doctor.evidence.payloads import EngineId
 
     ev = EvidenceSet()
     ev.add(Kind.ENGINE, f"{engine} {version}", Source("flag", "--engine"), EngineId(engine, version))
@@ -342,7 +342,7 @@ def test_covered_entries_are_cited_not_weighed_when_the_support_table_decides():
 
 
 def test_a_live_curve_downgrades_an_entry_whose_bug_leaves_nothing_accepted():
-    from dflash_doctor.parse.records import AcceptanceSummary
+    from dflash_doctor.evidence.acceptance import AcceptanceSummary
 
     acc = AcceptanceSummary(
         mean_acceptance_length=2.6,

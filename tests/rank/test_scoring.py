@@ -6,7 +6,7 @@ import pytest
 import tomllib
 
 from dflash_doctor.evidence import EvidenceSet, Finding, Kind, Observation, Source, Status, Verdict
-from dflash_doctor.parse.records import AcceptanceSummary
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.rank.advice import advise_k
 from dflash_doctor.rank.baselines import default_baselines
 from dflash_doctor.rank.knowledge import parse_knowledge
@@ -79,7 +79,7 @@ def evidence(pp=(0.17, 0.017, 0.0, 0.0), drafts=5000.0, with_drafter=False, meth
         facts = drafter_facts(str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"))
         ev.add(Kind.DRAFTER, "drafter", Source("file", "drafter"), dataclasses.replace(facts, source="acme/drafter"))
     if method:
-        from dflash_doctor.parse.launch import LaunchConfig
+        from dflash_doctor.evidence.payloads import LaunchConfig
 
         ev.add(Kind.LAUNCH, "launch", Source("flag", "--launch"), LaunchConfig(engine=None, model=None, method=method))
     return ev
@@ -210,8 +210,8 @@ def _rank_seed(*extra: str):
     from dflash_doctor.rank.knowledge import default_knowledge
 
     ev = evidence(pp=(0.166, 0.017) + (0.0,) * 13, with_drafter=True)
+    from dflash_doctor.evidence.payloads import ProbeResult
     from dflash_doctor.models.engine_support import lookup
-    from dflash_doctor.payloads import ProbeResult
 
     ev.add(Kind.ENGINE_SUPPORT, "vllm 0.20.1 row", Source("derived", "support table"), lookup("vllm", "0.20.1"))
     if extra:

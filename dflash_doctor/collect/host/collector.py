@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...evidence import EvidenceSet, Kind, Source
+from ...evidence.payloads import EngineId, Environment, Gpu, GpuInventory, HostSummary, Processes, ServingProcess
 from ...hosts.base import Host
 from ...parse.launch import parse_argv
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
-from ...payloads import EngineId, Environment, Gpu, GpuInventory, HostSummary, Processes, ServingProcess
 from ...redact import REDACTED, redact_text
 from ..builder import EvidenceBuilder
 from .files import BatchFiles, GuardedFiles

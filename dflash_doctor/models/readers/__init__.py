@@ -7,7 +7,7 @@ Every reader returns a `Reading`; `models.facts` turns it into the same typed `D
 from __future__ import annotations
 
 from . import dflash, eagle1, eagle3, medusa, mtp, speculators
-from .base import AUX_SOURCES, Reading
+from .base import Reading
 from .fields import Fields
 
 # Order matters: a speculators config can name DFlashDraftModel; an MTP target may carry eagle fields.
@@ -33,4 +33,4 @@ def _guess_method(archs: tuple[str, ...]) -> str:
     return "unknown"
 
 
-__all__ = ["AUX_SOURCES", "FAMILIES", "Fields", "Reading", "read_drafter"]
+__all__ = ["FAMILIES", "Fields", "Reading", "read_drafter"]

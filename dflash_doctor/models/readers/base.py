@@ -6,11 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Where aux ids written in the engines' capture-before convention come from (used as-is, never +1).
-AUX_SOURCES = frozenset(
-    {"eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"}
-)
-
 
 @dataclass
 class Reading:
@@ -23,7 +18,7 @@ class Reading:
     block_size_source: str | None = None
     mask_token_id: int | None = None
     ids: tuple[int, ...] | None = None  # as written in the config
-    ids_source: str | None = None  # the field they came from (AUX_SOURCES: capture-before convention)
+    ids_source: str | None = None  # the field they came from (AUX_SOURCES: the capture-before convention)
     num_target_layers: int | None = None
     draft_vocab_size: int | None = None
     target_hidden_size: int | None = None

@@ -7,29 +7,27 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import importlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .engines.analysis import EngineAnalysis
-    from .models.engine_support import EngineSupport
-    from .models.facts import DrafterFacts, TargetFacts
-    from .parse.launch import LaunchConfig
-    from .parse.records import AcceptanceSummary, StartupFacts
-    from .payloads import (
-        EngineId,
-        Environment,
-        GpuInventory,
-        HostSummary,
-        MetricsScrape,
-        ProbeResult,
-        Processes,
-        ScanStats,
-        Workload,
-    )
+from .acceptance import AcceptanceSummary, StartupFacts
+from .engine_facts import EngineAnalysis, EngineSupport
+from .model_facts import DrafterFacts, TargetFacts
+from .payloads import (
+    EngineId,
+    Environment,
+    GpuInventory,
+    HostSummary,
+    LaunchConfig,
+    MetricsScrape,
+    ProbeResult,
+    Processes,
+    ScanStats,
+    Workload,
+)
+from .serialise import to_jsonable
 
 REPORT_SCHEMA = "dflash-doctor/report@1"
 
@@ -59,35 +57,30 @@ class Kind(str, enum.Enum):
     WORKLOAD = "workload"  # what the requests looked like (temperature, thinking, language)
 
 
-# The one payload type of each kind ("module:Class", imported when first checked). `EvidenceSet.add`
-# refuses anything else, so every reader of a kind can rely on its type.
-PAYLOAD_TYPES: dict[Kind, str] = {
-    Kind.ACCEPTANCE: "dflash_doctor.parse.records:AcceptanceSummary",
-    Kind.LOG_SCAN: "dflash_doctor.payloads:ScanStats",
-    Kind.STARTUP: "dflash_doctor.parse.records:StartupFacts",
-    Kind.ENGINE: "dflash_doctor.payloads:EngineId",
-    Kind.ENGINE_SUPPORT: "dflash_doctor.models.engine_support:EngineSupport",
-    Kind.ENGINE_SOURCE: "dflash_doctor.engines.analysis:EngineAnalysis",
-    Kind.LAUNCH: "dflash_doctor.parse.launch:LaunchConfig",
-    Kind.DRAFTER: "dflash_doctor.models.facts:DrafterFacts",
-    Kind.TARGET: "dflash_doctor.models.facts:TargetFacts",
-    Kind.PROCESS: "dflash_doctor.payloads:Processes",
-    Kind.ENVIRONMENT: "dflash_doctor.payloads:Environment",
-    Kind.GPU: "dflash_doctor.payloads:GpuInventory",
-    Kind.METRICS: "dflash_doctor.payloads:MetricsScrape",
-    Kind.PROBE: "dflash_doctor.payloads:ProbeResult",
-    Kind.HOST: "dflash_doctor.payloads:HostSummary",
-    Kind.WORKLOAD: "dflash_doctor.payloads:Workload",
+# The one payload type of each kind. `EvidenceSet.add` refuses anything else, so every reader of a kind can
+# rely on its type.
+PAYLOAD_TYPES: dict[Kind, type] = {
+    Kind.ACCEPTANCE: AcceptanceSummary,
+    Kind.LOG_SCAN: ScanStats,
+    Kind.STARTUP: StartupFacts,
+    Kind.ENGINE: EngineId,
+    Kind.ENGINE_SUPPORT: EngineSupport,
+    Kind.ENGINE_SOURCE: EngineAnalysis,
+    Kind.LAUNCH: LaunchConfig,
+    Kind.DRAFTER: DrafterFacts,
+    Kind.TARGET: TargetFacts,
+    Kind.PROCESS: Processes,
+    Kind.ENVIRONMENT: Environment,
+    Kind.GPU: GpuInventory,
+    Kind.METRICS: MetricsScrape,
+    Kind.PROBE: ProbeResult,
+    Kind.HOST: HostSummary,
+    Kind.WORKLOAD: Workload,
 }
-_TYPES: dict[Kind, type] = {}
 
 
 def payload_type(kind: Kind) -> type:
-    t = _TYPES.get(kind)
-    if t is None:
-        module, _, name = PAYLOAD_TYPES[kind].partition(":")
-        t = _TYPES[kind] = getattr(importlib.import_module(module), name)
-    return t
+    return PAYLOAD_TYPES[kind]
 
 
 @dataclass(frozen=True)
@@ -426,31 +419,6 @@ class Report:
             "notes": list(self.notes),
             "plan": self.plan.to_dict() if self.plan is not None else None,
         }
-
-
-def to_jsonable(value: Any) -> Any:
-    """Turn payloads (dataclasses, enums, tuples, numpy scalars) into JSON-ready structures."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return None
-        return value
-    if isinstance(value, enum.Enum):
-        return value.value
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return to_jsonable(to_dict())  # again: a to_dict may hold inf/NaN or tuples (RopeFacts did)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in value]
-    item = getattr(value, "item", None)  # numpy scalar
-    if callable(item):
-        return to_jsonable(item())
-    return str(value)
 
 
 def refs_of(items: Iterable[Evidence | None]) -> tuple[str, ...]:

@@ -1,21 +1,18 @@
-"""Typed payloads of the evidence kinds that have no home in a reader package.
+"""Payloads of the host, launch, log-scan, metrics, probe and workload evidence kinds.
 
 Every `Evidence.value` is one frozen dataclass per `Kind` (the table is `evidence.PAYLOAD_TYPES`): a
 check reads `evidence.environment().v2_runner`, never a dict key that one collector happens to write.
-The payloads produced by readers live with them: AcceptanceSummary and StartupFacts (parse.records),
-LaunchConfig (parse.launch), DrafterFacts and TargetFacts (models.facts), EngineSupport
-(models.engine_support), EngineAnalysis (engines.analysis: the installed engine's source).
+The other payload modules of this package hold the acceptance picture (acceptance.py), the drafter and
+target facts (model_facts.py) and the engine facts (engine_facts.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from .parse.launch import LaunchConfig
-    from .parse.records import AcceptanceSummary
+from .acceptance import AcceptanceSummary
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 
@@ -64,6 +61,28 @@ class GpuInventory:
     present: bool
     gpus: tuple[Gpu, ...] = ()
     reason: str | None = None  # why none is visible
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    engine: str | None  # "vllm" | "sglang" | None
+    model: str | None
+    host: str | None = None
+    port: int | None = None
+    speculative: dict[str, Any] | None = None  # as the engine would read it (redacted)
+    spec_text: str | None = None  # the raw --speculative-config value (redacted)
+    spec_error: str | None = None  # exact JSON parse error
+    spec_fix: str | None = None  # a corrected flag to paste
+    method: str | None = None
+    drafter: str | None = None
+    num_speculative_tokens: int | None = None
+    env: dict[str, str] = field(default_factory=dict)  # VAR=value prefixes (redacted)
+    args: dict[str, Any] = field(default_factory=dict)  # every --flag (redacted)
+    stray: tuple[str, ...] = ()  # positional words the engine would not expect (split JSON, …)
+    argv: tuple[str, ...] = ()  # redacted
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
 @dataclass(frozen=True)
