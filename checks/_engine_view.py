@@ -21,8 +21,10 @@ from dflash_doctor.engines.outcome import (
     Outcome,
     decide,
 )
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.engine_facts import EngineAnalysis
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 
 LAUNCH_OBSERVATIONS = ("engine-launch:refused", "engine-launch:absent")
 SWA_OBSERVATIONS = ("engine-swa:ignored", "engine-swa:honoured")
@@ -30,19 +32,19 @@ MAP_OBSERVATIONS = ("engine-layer-map:raw", "engine-layer-map:plus-one")
 
 
 def source_analysis(evidence: EvidenceSet) -> tuple[EngineAnalysis | None, Any]:
-    return evidence.engine_source(), evidence.get(Kind.ENGINE_SOURCE)
+    return evidence.get(EngineAnalysis), evidence.item(EngineAnalysis)
 
 
 def deployment(evidence: EvidenceSet) -> Deployment:
-    d, t = evidence.drafter(), evidence.target()
+    d, t = evidence.get(DrafterFacts), evidence.get(TargetFacts)
     swa_mix = d.swa_mix if d is not None and d.layers else None
     env: dict[str, str] = {}
     env_known = False
-    e = evidence.environment()
+    e = evidence.get(Environment)
     if e is not None:
         env.update({k: str(v) for k, v in e.variables.items()})
-        env_known = evidence.get(Kind.ENVIRONMENT).source.location.startswith("/proc/")  # the process's own
-    launch = evidence.launch()
+        env_known = evidence.item(Environment).source.location.startswith("/proc/")  # the process's own
+    launch = evidence.get(LaunchConfig)
     if launch is not None and launch.env:
         env.update({k: str(v) for k, v in launch.env.items()})
     return Deployment(
@@ -59,7 +61,7 @@ def deployment(evidence: EvidenceSet) -> Deployment:
 def drafter_method(evidence: EvidenceSet) -> str | None:
     from dflash_doctor.models.launch_view import launch_method
 
-    d = evidence.drafter()
+    d = evidence.get(DrafterFacts)
     m = d.method if d is not None else None
     if isinstance(m, str) and m != "unknown":
         return m
@@ -109,7 +111,7 @@ def drafter_span(evidence: EvidenceSet) -> str | None:
     """'layers 0–3 are sliding (window 2048)' for a drafter with sliding layers, else None."""
     from dflash_doctor.models.facts import layer_span
 
-    d = evidence.drafter()
+    d = evidence.get(DrafterFacts)
     if d is None or not d.swa_layers:
         return None
     return f"layers {layer_span(d.swa_layers)} are sliding (window {d.sliding_window})"

@@ -10,7 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.evidence.payloads import MetricsScrape
 from dflash_doctor.stats import change_point
 
 
@@ -25,8 +27,8 @@ class AcceptanceChangePoint(Check):
     id = "acceptance-change-point"
     area = "acceptance"
     title = "A step change in τ over time"
-    needs = (Kind.ACCEPTANCE,)
-    wants = (Kind.METRICS,)
+    needs = (AcceptanceSummary,)
+    wants = (MetricsScrape,)
     observations = ("trend:drop-after-restart", "trend:step-drop")
 
     # A drop smaller than this share of the accepted tokens per draft is not worth a warning
@@ -36,8 +38,8 @@ class AcceptanceChangePoint(Check):
     NEAR = 900.0
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.ACCEPTANCE)
-        acc = evidence.acceptance()
+        ev = evidence.item(AcceptanceSummary)
+        acc = evidence.get(AcceptanceSummary)
         series = [s for s in acc.series if s.get("drafts") and s.get("tau") is not None]
         if len(series) < 4:
             return [
@@ -101,7 +103,7 @@ class AcceptanceChangePoint(Check):
         t = _when(at)
         if t is None:
             return None
-        for ev in evidence.all(Kind.METRICS):
+        for ev in evidence.all(MetricsScrape):
             step = ev.value.step_seconds or 0.0
             for r in ev.value.restarts:
                 rt = _when(r)

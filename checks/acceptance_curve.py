@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.rank.readings import design_effect
 from dflash_doctor.rank.signature import classify
 
@@ -17,12 +18,12 @@ class AcceptanceCurve(Check):
     id = "acceptance-curve"
     area = "acceptance"
     title = "Per-position acceptance curve shape"
-    needs = (Kind.ACCEPTANCE,)
+    needs = (AcceptanceSummary,)
     observations = ("signature:all-zero", "signature:cliff-after-first", "signature:steep", "signature:geometric")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.ACCEPTANCE)
-        acc = evidence.acceptance()
+        ev = evidence.item(AcceptanceSummary)
+        acc = evidence.get(AcceptanceSummary)
         sig = classify(acc, design_effect(acc, acc.k))
         detail = f"τ {acc.mean_acceptance_length:.2f}, per-position {_curve(acc.per_position)}"
         if sig.id in ("noise", "unknown"):

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 
 
 class AcceptanceTrend(Check):
     id = "acceptance-trend"
     area = "acceptance"
     title = "Acceptance over the run (first vs last third)"
-    needs = (Kind.ACCEPTANCE,)
+    needs = (AcceptanceSummary,)
     observations = ("trend:worse-with-context",)
 
     # τ falling by more than this fraction from the first to the last third is a real trend.
     DROP = 0.15
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.ACCEPTANCE)
-        acc = evidence.acceptance()
+        ev = evidence.item(AcceptanceSummary)
+        acc = evidence.get(AcceptanceSummary)
         if acc.tau_first_third is None or acc.tau_last_third is None:
             return [
                 self.finding(

@@ -5,7 +5,10 @@ served k (rank/reference.toml) — read from the counts (rank/readings.py), neve
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
+from dflash_doctor.evidence.model_facts import DrafterFacts
+from dflash_doctor.evidence.payloads import LaunchConfig, Workload
 from dflash_doctor.rank.baselines import geometric_ratio, in_force, pair_context
 from dflash_doctor.rank.readings import DECISIVE, level_reading
 from dflash_doctor.rank.signature import against_reference, excess_ratio
@@ -20,8 +23,8 @@ class TauVsBaseline(Check):
     id = "tau-vs-baseline"
     area = "acceptance"
     title = "τ against the pair's baseline or the method's band"
-    needs = (Kind.ACCEPTANCE,)
-    wants = (Kind.STARTUP, Kind.DRAFTER, Kind.LAUNCH, Kind.WORKLOAD)
+    needs = (AcceptanceSummary,)
+    wants = (StartupFacts, DrafterFacts, LaunchConfig, Workload)
     observations = (
         "tau:at-baseline",
         "tau:below-baseline",
@@ -33,8 +36,8 @@ class TauVsBaseline(Check):
     )
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.ACCEPTANCE)
-        acc = evidence.acceptance()
+        ev = evidence.item(AcceptanceSummary)
+        acc = evidence.get(AcceptanceSummary)
         reading = level_reading(evidence)
         ctx = pair_context(evidence, in_force(evidence))
         refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])

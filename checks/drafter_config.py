@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 
 
 class DrafterConfig(Check):
     id = "drafter-config"
     area = "drafter"
     title = "Drafter config is well-formed"
-    needs = (Kind.DRAFTER,)
-    wants = (Kind.TARGET,)
+    needs = (DrafterFacts,)
+    wants = (TargetFacts,)
 
     def run(self, evidence: EvidenceSet):
         out = []
-        for kind, role in ((Kind.DRAFTER, "drafter"), (Kind.TARGET, "target")):
-            ev = evidence.get(kind)
+        for kind, role in ((DrafterFacts, "drafter"), (TargetFacts, "target")):
+            ev = evidence.item(kind)
             if ev is None:
                 continue
             v = ev.value
             missing = []
-            if kind == Kind.DRAFTER:
+            if kind == DrafterFacts:
                 if v.method == "unknown":
                     missing.append(f"architectures {list(v.architectures)} name no known drafter method")
                 if v.is_dflash:

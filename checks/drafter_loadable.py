@@ -5,7 +5,9 @@ derived from the engines' model registries."""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import EngineId
 from dflash_doctor.models.architectures import support_from_evidence
 
 
@@ -13,12 +15,12 @@ class DrafterLoadable(Check):
     id = "engine-loads-drafter"
     area = "engine"
     title = "Engine release registers the drafter's architecture"
-    needs = (Kind.DRAFTER, Kind.ENGINE)
-    wants = (Kind.TARGET,)
+    needs = (DrafterFacts, EngineId)
+    wants = (TargetFacts,)
     observations = ("engine-arch:registered", "engine-arch:unregistered", "engine-layer-map:raw")
 
     def run(self, evidence: EvidenceSet):
-        dev, eng = evidence.get(Kind.DRAFTER), evidence.get(Kind.ENGINE)
+        dev, eng = evidence.item(DrafterFacts), evidence.item(EngineId)
         refs = (dev.ref, eng.ref)
         a = support_from_evidence(evidence)
         if a is None:
@@ -37,7 +39,7 @@ class DrafterLoadable(Check):
                     refs=refs,
                     observations=(Observation("engine-arch:registered", a.sentence, refs),),
                 ),
-                *self._aux_placement(evidence.drafter(), evidence.engine(), refs),
+                *self._aux_placement(evidence.get(DrafterFacts), evidence.get(EngineId), refs),
             ]
         if a.loadable is False:
             return [

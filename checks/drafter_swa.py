@@ -8,7 +8,8 @@ config and the engine-support table.
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts
 from dflash_doctor.models.facts import layer_span
 
 
@@ -16,12 +17,12 @@ class DrafterSwa(Check):
     id = "drafter-swa"
     area = "drafter"
     title = "Drafter sliding-window layers"
-    needs = (Kind.DRAFTER,)
+    needs = (DrafterFacts,)
     observations = ("drafter-swa:present", "drafter-swa:absent")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.DRAFTER)
-        d = evidence.drafter()
+        ev = evidence.item(DrafterFacts)
+        d = evidence.get(DrafterFacts)
         if not d.layers:
             return [
                 self.finding(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts
 
 _LAYER = re.compile(r"^(?:model\.)?(?:layers|midlayer)\.?(\d*)\.")
 
@@ -14,10 +15,10 @@ class DrafterWeights(Check):
     id = "drafter-weights"
     area = "drafter"
     title = "Drafter weight headers match its config"
-    needs = (Kind.DRAFTER,)
+    needs = (DrafterFacts,)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.DRAFTER)
+        ev = evidence.item(DrafterFacts)
         d, w = ev.value, ev.value.weights
         refs = (ev.ref,)
         if w is None:

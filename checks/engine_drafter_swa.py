@@ -5,7 +5,11 @@ source when a host was read, and outranks this)"""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.evidence.engine_facts import EngineAnalysis, EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 
 from ._engine_view import (
     LAUNCH_OBSERVATIONS,
@@ -21,13 +25,13 @@ class EngineDrafterSwa(Check):
     id = "engine-drafter-swa"
     area = "engine"
     title = "Engine can serve the drafter and honours its sliding windows"
-    needs = (Kind.DRAFTER, Kind.ENGINE_SUPPORT)
-    wants = (Kind.ENVIRONMENT, Kind.ACCEPTANCE, Kind.ENGINE_SOURCE, Kind.TARGET, Kind.LAUNCH)
+    needs = (DrafterFacts, EngineSupport)
+    wants = (Environment, AcceptanceSummary, EngineAnalysis, TargetFacts, LaunchConfig)
     observations = SWA_OBSERVATIONS + LAUNCH_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        dev, sev = evidence.get(Kind.DRAFTER), evidence.get(Kind.ENGINE_SUPPORT)
-        d, row = evidence.drafter(), evidence.engine_support()
+        dev, sev = evidence.item(DrafterFacts), evidence.item(EngineSupport)
+        d, row = evidence.get(DrafterFacts), evidence.get(EngineSupport)
         refs = (dev.ref, sev.ref)
         src_o, _ = source_outcome(evidence)
         if src_o is not None and src_o.decided:
@@ -39,7 +43,7 @@ class EngineDrafterSwa(Check):
                     Status.NOT_APPLICABLE,
                     f"the installed engine source was read ({src_o.value}); engine-source-swa "
                     f"decides, not the release table (which {agree})",
-                    refs=refs + (evidence.ref(Kind.ENGINE_SOURCE),),
+                    refs=refs + (evidence.ref(EngineAnalysis),),
                 )
             ]
         from dflash_doctor.models.architectures import support_from_evidence

@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import StartupFacts
+from dflash_doctor.evidence.engine_facts import EngineAnalysis, EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 from dflash_doctor.models.launch_view import launch_method
 
 from ._engine_view import MAP_OBSERVATIONS, map_finding, source_outcome, table_outcome
@@ -22,13 +26,13 @@ class EngineLayerMap(Check):
     id = "engine-layer-map"
     area = "engine"
     title = "Engine maps target_layer_ids with +1"
-    needs = (Kind.ENGINE_SUPPORT,)
-    wants = (Kind.DRAFTER, Kind.LAUNCH, Kind.STARTUP, Kind.ENGINE_SOURCE, Kind.TARGET, Kind.ENVIRONMENT)
+    needs = (EngineSupport,)
+    wants = (DrafterFacts, LaunchConfig, StartupFacts, EngineAnalysis, TargetFacts, Environment)
     observations = MAP_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        sev = evidence.get(Kind.ENGINE_SUPPORT)
-        row = evidence.engine_support()
+        sev = evidence.item(EngineSupport)
+        row = evidence.get(EngineSupport)
         src_o, _ = source_outcome(evidence)
         if src_o is not None and src_o.layer_map is not None and src_o.layer_map.decided:
             # The installed source on the host outranks the release table (patched or source installs differ).
@@ -43,11 +47,11 @@ class EngineLayerMap(Check):
                     Status.NOT_APPLICABLE,
                     f"the installed engine source was read ({lm} mapping); "
                     f"engine-source-layer-map decides, not the release table (which {agree})",
-                    refs=(sev.ref, evidence.ref(Kind.ENGINE_SOURCE)),
+                    refs=(sev.ref, evidence.ref(EngineAnalysis)),
                 )
             ]
-        dev = evidence.get(Kind.DRAFTER)
-        d = evidence.drafter()
+        dev = evidence.item(DrafterFacts)
+        d = evidence.get(DrafterFacts)
         method, _, mev = launch_method(evidence)
         refs = tuple(e.ref for e in (sev, dev, mev) if e is not None)
         who = f"{row.engine} {row.version}"

@@ -9,7 +9,10 @@ this outranks the release table's engine-layer-map when it decided; a disagreeme
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.engine_facts import EngineAnalysis, EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 
 from ._engine_view import MAP_OBSERVATIONS, map_finding, not_dflash, origin, source_analysis, source_outcome, table_note
 
@@ -18,13 +21,13 @@ class EngineLayerMap(Check):
     id = "engine-source-layer-map"
     area = "engine"
     title = "Installed engine source maps DFlash target_layer_ids with +1"
-    needs = (Kind.ENGINE_SOURCE,)
-    wants = (Kind.DRAFTER, Kind.TARGET, Kind.ENVIRONMENT, Kind.LAUNCH, Kind.ENGINE_SUPPORT)
+    needs = (EngineAnalysis,)
+    wants = (DrafterFacts, TargetFacts, Environment, LaunchConfig, EngineSupport)
     observations = MAP_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
         a, ev = source_analysis(evidence)
-        refs = (ev.ref,) + tuple(e.ref for e in (evidence.get(Kind.DRAFTER),) if e is not None)
+        refs = (ev.ref,) + tuple(e.ref for e in (evidence.item(DrafterFacts),) if e is not None)
         method = not_dflash(evidence)
         if method:
             return [
@@ -34,7 +37,7 @@ class EngineLayerMap(Check):
                     refs=refs,
                 )
             ]
-        d = evidence.drafter()
+        d = evidence.get(DrafterFacts)
         who = f"{a.engine} {a.version.value or '(version unknown)'}"
         if d is not None and d.ids_capture_before:
             msg = (
@@ -47,4 +50,4 @@ class EngineLayerMap(Check):
                 )
             ]
         o, _ = source_outcome(evidence)
-        return [map_finding(self, o, refs, origin(a), who, table_note(a, evidence.engine_support(), ("layer_map",)))]
+        return [map_finding(self, o, refs, origin(a), who, table_note(a, evidence.get(EngineSupport), ("layer_map",)))]

@@ -10,7 +10,11 @@ Outranks the release table's engine-drafter-swa when it decided.
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.evidence.engine_facts import EngineAnalysis, EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 
 from ._engine_view import (
     LAUNCH_OBSERVATIONS,
@@ -29,13 +33,13 @@ class EngineSlidingWindow(Check):
     id = "engine-source-swa"
     area = "engine"
     title = "Installed engine can serve this drafter and honours its sliding windows"
-    needs = (Kind.ENGINE_SOURCE,)
-    wants = (Kind.DRAFTER, Kind.TARGET, Kind.ENVIRONMENT, Kind.LAUNCH, Kind.ENGINE_SUPPORT, Kind.ACCEPTANCE)
+    needs = (EngineAnalysis,)
+    wants = (DrafterFacts, TargetFacts, Environment, LaunchConfig, EngineSupport, AcceptanceSummary)
     observations = SWA_OBSERVATIONS + LAUNCH_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
         a, ev = source_analysis(evidence)
-        dev = evidence.get(Kind.DRAFTER)
+        dev = evidence.item(DrafterFacts)
         refs = (ev.ref,) + ((dev.ref,) if dev else ())
         method = not_dflash(evidence)
         if method:
@@ -49,10 +53,10 @@ class EngineSlidingWindow(Check):
         o, _ = source_outcome(evidence)
         extra = table_note(
             a,
-            evidence.engine_support(),
+            evidence.get(EngineSupport),
             ("dflash", "drafter_swa", "v2_dflash", "runner_unset", "mixed_forces_v2", "v1_rejects_mixed"),
         )
-        if o.value in ("refused", "absent") and evidence.has(Kind.ACCEPTANCE):
+        if o.value in ("refused", "absent") and evidence.has(AcceptanceSummary):
             extra += (
                 "yet acceptance numbers were collected for this server: what runs is not what was read (another "
                 "drafter revision, environment or install) — re-check the process",

@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.payloads import GpuInventory, HostSummary, Processes
 
 
 class HostCollection(Check):
     id = "host-collection"
     area = "host"
     title = "Host facts collected (processes, GPUs, transfer)"
-    needs = (Kind.HOST,)
-    wants = (Kind.GPU, Kind.PROCESS)
+    needs = (HostSummary,)
+    wants = (GpuInventory, Processes)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.HOST)
-        h = evidence.host()
+        ev = evidence.item(HostSummary)
+        h = evidence.get(HostSummary)
         details = [f"{h.commands} read-only commands, {h.bytes_received} bytes received, {h.seconds} s"]
         if h.log_bytes:
             details.append(
                 f"log {h.log}: {h.log_bytes} bytes on the host, {h.log_filtered_bytes or 0} "
                 "bytes of spec-decode/startup lines transferred"
             )
-        gpu = evidence.get(Kind.GPU)
+        gpu = evidence.item(GpuInventory)
         if gpu is not None:
             details.append(f"GPU: {gpu.summary}")
         refs = (ev.ref,) + ((gpu.ref,) if gpu else ())
-        if not evidence.has(Kind.PROCESS):
+        if not evidence.has(Processes):
             return [
                 self.finding(
                     Status.WARN,
@@ -36,5 +37,5 @@ class HostCollection(Check):
                     remedy="run where the server runs (as its user or root), or point --log at its log",
                 )
             ]
-        proc = evidence.get(Kind.PROCESS)
+        proc = evidence.item(Processes)
         return [self.finding(Status.OK, proc.summary, refs=refs + (proc.ref,), details=tuple(details))]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.rank.advice import advise_k
 from dflash_doctor.rank.signature import classify
 
@@ -24,16 +25,16 @@ class KChoice(Check):
     id = "k-choice"
     area = "acceptance"
     title = "num_speculative_tokens against the measured curve"
-    needs = (Kind.ACCEPTANCE,)
+    needs = (AcceptanceSummary,)
 
     def run(self, evidence: EvidenceSet):
-        ref = evidence.get(Kind.ACCEPTANCE).ref
+        ref = evidence.item(AcceptanceSummary).ref
         a = advise_k(evidence)
         if a is None or not a.get("advised"):
             reason = a["reason"] if a else "no acceptance figures"
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
         details = tuple(a["notes"]) + (a["formula"], cost_words(a["cost_model"]))
-        acc = evidence.acceptance()
+        acc = evidence.get(AcceptanceSummary)
         sig = classify(acc).id
         if sig in BROKEN and a["recommended_k"] != a["current_k"]:
             return [

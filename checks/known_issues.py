@@ -13,7 +13,11 @@ level when the measured acceptance shows real acceptance: the symptom does not f
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
+from dflash_doctor.evidence.engine_facts import EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import EngineId, Environment, LaunchConfig, Workload
 from dflash_doctor.rank.knowledge import CAUSE_IDS
 from dflash_doctor.rank.known_issues import Match, MatchQuality, default_known_issues, match_deployment
 from dflash_doctor.rank.known_issues.deployment import deployment_from_evidence
@@ -35,7 +39,7 @@ _DOWN = {
 
 
 def _symptom_conflict(m: Match, evidence: EvidenceSet) -> str | None:
-    acc = evidence.acceptance()
+    acc = evidence.get(AcceptanceSummary)
     tau = acc.mean_acceptance_length if acc is not None else None
     if not m.issue.symptoms or not set(m.issue.symptoms) <= DEAD_SYMPTOMS or not isinstance(tau, (int, float)):
         return None
@@ -51,23 +55,23 @@ class KnownIssues(Check):
     id = "known-issues"
     area = "engine"
     title = "Known engine bugs for this release, runner, method and topology"
-    needs = (Kind.ENGINE,)
+    needs = (EngineId,)
     wants = (
-        Kind.LAUNCH,
-        Kind.STARTUP,
-        Kind.DRAFTER,
-        Kind.TARGET,
-        Kind.WORKLOAD,
-        Kind.ENVIRONMENT,
-        Kind.ACCEPTANCE,
-        Kind.ENGINE_SUPPORT,
+        LaunchConfig,
+        StartupFacts,
+        DrafterFacts,
+        TargetFacts,
+        Workload,
+        Environment,
+        AcceptanceSummary,
+        EngineSupport,
     )
     observations = tuple(f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED) for cause in CAUSE_IDS)
 
     def run(self, evidence: EvidenceSet):
         db = default_known_issues()
         dep = deployment_from_evidence(evidence)
-        eref = evidence.get(Kind.ENGINE).ref
+        eref = evidence.item(EngineId).ref
         if dep.engine not in db.engines:
             return [
                 self.finding(
@@ -88,7 +92,7 @@ class KnownIssues(Check):
                     refs=(eref,),
                 )
             ]
-        table = evidence.has(Kind.ENGINE_SUPPORT)
+        table = evidence.has(EngineSupport)
         findings = []
         best: dict[str, tuple[MatchQuality, list[str], set[str]]] = {}
         cited: dict[str, tuple[list[str], set[str]]] = {}

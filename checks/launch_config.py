@@ -4,19 +4,20 @@ launch-method's question.)"""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.payloads import LaunchConfig
 
 
-class LaunchConfig(Check):
+class SpeculativeConfigParses(Check):
     id = "launch-config"
     area = "launch"
     title = "Speculative config parses and names the drafter's method"
-    needs = (Kind.LAUNCH,)
+    needs = (LaunchConfig,)
     observations = ("launch:invalid-spec-config",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.LAUNCH)
-        launch = evidence.launch()
+        ev = evidence.item(LaunchConfig)
+        launch = evidence.get(LaunchConfig)
         error = launch.spec_error
         if error:
             fix = launch.spec_fix

@@ -4,7 +4,10 @@ never receives its three-layer features and drafts garbage, with no warning)."""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import StartupFacts
+from dflash_doctor.evidence.model_facts import DrafterFacts
+from dflash_doctor.evidence.payloads import LaunchConfig
 from dflash_doctor.models.launch_view import launch_method, launch_parallel_drafting
 
 
@@ -12,13 +15,13 @@ class LaunchMethod(Check):
     id = "launch-method"
     area = "launch"
     title = "Launch method matches the drafter"
-    needs = (Kind.DRAFTER,)
-    wants = (Kind.LAUNCH, Kind.STARTUP)
+    needs = (DrafterFacts,)
+    wants = (LaunchConfig, StartupFacts)
     observations = ("method:ok", "method:mismatch")
 
     def run(self, evidence: EvidenceSet):
-        dev = evidence.get(Kind.DRAFTER)
-        d = evidence.drafter()
+        dev = evidence.item(DrafterFacts)
+        d = evidence.get(DrafterFacts)
         method, written, mev = launch_method(evidence)
         refs = tuple(e.ref for e in (dev, mev) if e is not None)
         if method is None:

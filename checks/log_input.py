@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.payloads import ScanStats
 
 
 class LogInputNotes(Check):
     id = "log-input"
     area = "acceptance"
     title = "The log itself was readable"
-    needs = (Kind.LOG_SCAN,)
+    needs = (ScanStats,)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.LOG_SCAN)
-        notes = evidence.log_scan().notes
+        ev = evidence.item(ScanStats)
+        notes = evidence.get(ScanStats).notes
         if not notes:
             return [self.finding(Status.OK, "no damage, binary data or odd input found in the log", refs=(ev.ref,))]
         return [

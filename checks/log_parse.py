@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.payloads import ScanStats
 
 
 class LogReadable(Check):
     id = "log-parse"
     area = "acceptance"
     title = "Every metrics-like log line parsed"
-    needs = (Kind.LOG_SCAN,)
+    needs = (ScanStats,)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.LOG_SCAN)
-        stats = evidence.log_scan()
+        ev = evidence.item(ScanStats)
+        stats = evidence.get(ScanStats)
         bad = stats.malformed
         if not bad:
             return [

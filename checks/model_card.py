@@ -4,7 +4,8 @@ trained without thinking traces."""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts
 
 _SAYS = {
     "under-training": "the model card says the drafter is still under training",
@@ -22,12 +23,12 @@ class DrafterCard(Check):
     id = "drafter-card"
     area = "drafter"
     title = "Drafter model-card warnings"
-    needs = (Kind.DRAFTER,)
+    needs = (DrafterFacts,)
     observations = ("card:under-training", "card:preview", "card:non-thinking")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.DRAFTER)
-        d = evidence.drafter()
+        ev = evidence.item(DrafterFacts)
+        d = evidence.get(DrafterFacts)
         if d.card_file is None:
             return [
                 self.finding(

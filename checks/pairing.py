@@ -9,19 +9,20 @@ essentials (hidden size, vocabulary) were compared and agree.
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 
 
 class DrafterTargetPairing(Check):
     id = "drafter-target-pairing"
     area = "pairing"
     title = "Drafter fits the target"
-    needs = (Kind.DRAFTER, Kind.TARGET)
+    needs = (DrafterFacts, TargetFacts)
     observations = ("pairing:mismatch", "pairing:unloadable", "pairing:ok")
 
     def run(self, evidence: EvidenceSet):
-        dev, tev = evidence.get(Kind.DRAFTER), evidence.get(Kind.TARGET)
-        d, t = evidence.drafter(), evidence.target()
+        dev, tev = evidence.item(DrafterFacts), evidence.item(TargetFacts)
+        d, t = evidence.get(DrafterFacts), evidence.get(TargetFacts)
         refs = (dev.ref, tev.ref)
         p = _Pairing()
         if t.hybrid_linear:

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.payloads import ProbeResult
 
 
 class ProbeLossless(Check):
     id = "probe-lossless"
     area = "probe"
     title = "Probe output equals the target's own greedy decoding"
-    needs = (Kind.PROBE,)
+    needs = (ProbeResult,)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.PROBE)
-        probe = evidence.probe()
+        ev = evidence.item(ProbeResult)
+        probe = evidence.get(ProbeResult)
         lossless = probe.lossless
         if lossless is None:
             return [

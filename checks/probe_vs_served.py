@@ -1,7 +1,7 @@
 """Does the clean-room probe reproduce the served acceptance, beat it, or match it only under an ablation?
 
-The probe result (Kind.PROBE, schema dflash-doctor/probe@1) gives τ and the per-position curve with
-the drafter run as trained; the served acceptance (Kind.ACCEPTANCE) comes from logs or /metrics.
+The probe result (ProbeResult, schema dflash-doctor/probe@1) gives τ and the per-position curve with
+the drafter run as trained; the served acceptance (AcceptanceSummary) comes from logs or /metrics.
 Served k may be smaller than the probe's block − 1, so the probe's τ is re-read at the served k
 from its per-position curve (τ_k = 1 + Σ_{i<k} rate_i, exact under vLLM's definition).
 """
@@ -9,7 +9,9 @@ from its per-position curve (τ_k = 1 + Σ_{i<k} rate_i, exact under vLLM's defi
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.evidence.payloads import ProbeResult
 
 
 def tau_at(per_position, k: int | None) -> float | None:
@@ -28,7 +30,7 @@ class ProbeVsServed(Check):
     id = "probe-vs-served"
     area = "probe"
     title = "Clean-room probe τ against the served τ"
-    needs = (Kind.PROBE, Kind.ACCEPTANCE)
+    needs = (ProbeResult, AcceptanceSummary)
     observations = (
         "probe:exceeds-served",
         "probe:reproduces-served",
@@ -37,8 +39,8 @@ class ProbeVsServed(Check):
     )
 
     def run(self, evidence: EvidenceSet):
-        pev, aev = evidence.get(Kind.PROBE), evidence.get(Kind.ACCEPTANCE)
-        probe, served = evidence.probe(), evidence.acceptance()
+        pev, aev = evidence.item(ProbeResult), evidence.item(AcceptanceSummary)
+        probe, served = evidence.get(ProbeResult), evidence.get(AcceptanceSummary)
         refs = (pev.ref, aev.ref)
         s_tau = served.mean_acceptance_length
         k = served.k

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.evidence.model_facts import RopeFacts
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts, RopeFacts, TargetFacts
+from dflash_doctor.evidence.payloads import LaunchConfig
 from dflash_doctor.models.facts import Fields, read_rope
 
 ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor")
@@ -39,21 +40,21 @@ class RopeAgreement(Check):
     id = "rope-agreement"
     area = "pairing"
     title = "Drafter served with the RoPE it was trained with"
-    needs = (Kind.DRAFTER, Kind.TARGET)
-    wants = (Kind.LAUNCH,)
+    needs = (DrafterFacts, TargetFacts)
+    wants = (LaunchConfig,)
     observations = ("rope:mismatch", "rope:ok")
 
     def run(self, evidence: EvidenceSet):
-        dev, tev = evidence.get(Kind.DRAFTER), evidence.get(Kind.TARGET)
+        dev, tev = evidence.item(DrafterFacts), evidence.item(TargetFacts)
         dr, tr = dev.value.rope, tev.value.rope
         refs = (dev.ref, tev.ref)
-        launch = evidence.launch() if evidence.has(Kind.LAUNCH) else None
+        launch = evidence.get(LaunchConfig) if evidence.has(LaunchConfig) else None
         notes: list[str] = []
         bad: list[tuple[str, float]] = []
 
         flag, override = _rope_override(launch)
         if override:
-            lref = evidence.ref(Kind.LAUNCH)
+            lref = evidence.ref(LaunchConfig)
             refs = refs + ((lref,) if lref else ())
             if launch.engine == "sglang":
                 served = _apply(dr, override)

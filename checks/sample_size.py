@@ -5,7 +5,8 @@ finding says how many drafts at this τ would settle it."""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.rank.readings import level_reading
 
 
@@ -13,12 +14,12 @@ class SampleSize(Check):
     id = "sample-size"
     area = "acceptance"
     title = "The counts settle the acceptance level"
-    needs = (Kind.ACCEPTANCE,)
+    needs = (AcceptanceSummary,)
     observations = ("sample:insufficient",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.ACCEPTANCE)
-        acc = evidence.acceptance()
+        ev = evidence.item(AcceptanceSummary)
+        acc = evidence.get(AcceptanceSummary)
         r = level_reading(evidence)
         where = f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)"
         if r.basis == "per-request":

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.evidence.payloads import MIN_SERVER_LOG_LINES
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import StartupFacts
+from dflash_doctor.evidence.payloads import MIN_SERVER_LOG_LINES, ScanStats
 
 
 class SpecDecodeActive(Check):
     id = "spec-decode-active"
     area = "launch"
     title = "Spec-decode metrics present in the log"
-    needs = (Kind.LOG_SCAN,)
-    wants = (Kind.STARTUP,)
+    needs = (ScanStats,)
+    wants = (StartupFacts,)
     observations = ("launch:no-spec-lines",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.LOG_SCAN)
-        stats = evidence.log_scan()
+        ev = evidence.item(ScanStats)
+        stats = evidence.get(ScanStats)
         size = f"{stats.lines} lines" if stats.lines is not None else f"{stats.bytes} bytes"
         if stats.intervals > 0:
             return [
@@ -33,7 +34,7 @@ class SpecDecodeActive(Check):
                     refs=(ev.ref,),
                 )
             ]
-        if evidence.startup() is None and (stats.lines or 0) < MIN_SERVER_LOG_LINES:
+        if evidence.get(StartupFacts) is None and (stats.lines or 0) < MIN_SERVER_LOG_LINES:
             # Text with no line an engine writes (a pasted summary, another program's log) says nothing about
             # whether speculative decoding ran: its silence is not the server's.
             return [

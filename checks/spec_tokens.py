@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Status
+from dflash_doctor.evidence import EvidenceSet, Status
+from dflash_doctor.evidence.acceptance import StartupFacts
+from dflash_doctor.evidence.model_facts import DrafterFacts
+from dflash_doctor.evidence.payloads import LaunchConfig
 from dflash_doctor.models.launch_view import launch_k
 
 
@@ -11,12 +14,12 @@ class SpecTokensVsBlock(Check):
     id = "spec-tokens-vs-block"
     area = "drafter"
     title = "num_speculative_tokens fits the block size"
-    needs = (Kind.DRAFTER,)
-    wants = (Kind.LAUNCH, Kind.STARTUP)
+    needs = (DrafterFacts,)
+    wants = (LaunchConfig, StartupFacts)
 
     def run(self, evidence: EvidenceSet):
-        dev = evidence.get(Kind.DRAFTER)
-        d = evidence.drafter()
+        dev = evidence.item(DrafterFacts)
+        d = evidence.get(DrafterFacts)
         k, kev = launch_k(evidence)
         refs = tuple(e.ref for e in (dev, kev) if e is not None)
         if not d.is_dflash:

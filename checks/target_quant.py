@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.model_facts import TargetFacts
 
 _ROTATION_WORDS = ("rotation", "rotate", "hadamard", "quarot", "spinquant")
 
@@ -15,11 +16,11 @@ class TargetQuantRotation(Check):
     id = "target-quant-rotation"
     area = "pairing"
     title = "Target quantisation keeps hidden states unrotated"
-    needs = (Kind.TARGET,)
+    needs = (TargetFacts,)
     observations = ("quant:rotation",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.TARGET)
+        ev = evidence.item(TargetFacts)
         q = ev.value.quantization
         if not q:
             return [self.finding(Status.OK, "the target config has no quantization_config", refs=(ev.ref,))]

@@ -6,8 +6,10 @@ the model card and the probe."""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
-from dflash_doctor.evidence.payloads import TRUE_WORDS
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.evidence.model_facts import DrafterFacts
+from dflash_doctor.evidence.payloads import TRUE_WORDS, LaunchConfig
 from dflash_doctor.models.launch_view import launch_k
 
 # k beyond which users start to suspect "too many speculative tokens" for a chained drafter (DFlash blocks
@@ -24,13 +26,13 @@ class UsualSuspects(Check):
     id = "usual-suspects"
     area = "launch"
     title = "What users commonly blame, from the launch (prefix caching, eager mode, TP size, k)"
-    needs = (Kind.LAUNCH,)
-    wants = (Kind.DRAFTER, Kind.ACCEPTANCE)
+    needs = (LaunchConfig,)
+    wants = (DrafterFacts, AcceptanceSummary)
     observations = ("launch:prefix-caching", "launch:enforce-eager", "launch:tensor-parallel", "launch:k-large")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.LAUNCH)
-        launch = evidence.launch()
+        ev = evidence.item(LaunchConfig)
+        launch = evidence.get(LaunchConfig)
         args = launch.args or {}
         refs = (ev.ref,)
         said: list[tuple[str, str]] = []
@@ -46,7 +48,7 @@ class UsualSuspects(Check):
         if tp_n and tp_n > 1:
             said.append(("launch:tensor-parallel", f"the target is sharded over {tp_n} GPUs (tensor parallel)"))
         k, _ = launch_k(evidence)
-        d = evidence.drafter()
+        d = evidence.get(DrafterFacts)
         limit = LARGE_K.get(d.method if d else (launch.method or ""), LARGE_K_DEFAULT)
         if k is not None and k >= limit:
             said.append(("launch:k-large", f"k = {k} speculative tokens"))

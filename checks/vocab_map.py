@@ -5,20 +5,21 @@ target vocabulary it was trained against) must be the target's."""
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 
 
 class DraftVocabMap(Check):
     id = "draft-vocab-map"
     area = "drafter"
     title = "Draft vocabulary mapped to the target's"
-    needs = (Kind.DRAFTER,)
-    wants = (Kind.TARGET,)
+    needs = (DrafterFacts,)
+    wants = (TargetFacts,)
     observations = ("vocab-map:missing", "vocab-map:ok")
 
     def run(self, evidence: EvidenceSet):
-        dev, tev = evidence.get(Kind.DRAFTER), evidence.get(Kind.TARGET)
-        d = evidence.drafter()
+        dev, tev = evidence.item(DrafterFacts), evidence.item(TargetFacts)
+        d = evidence.get(DrafterFacts)
         refs = tuple(e.ref for e in (dev, tev) if e is not None)
         if d.draft_vocab_size is None:
             msg = (

@@ -4,22 +4,23 @@ it with --temperature / --thinking / --dataset. Unstated facts are not assumed."
 from __future__ import annotations
 
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Status
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.payloads import Workload
 from dflash_doctor.rank.baselines import normalise_dataset
 
 RANDOM_PROMPT_SETS = {"random", "randomtokens", "random-tokens", "sonnet-random"}
 
 
-class Workload(Check):
+class WorkloadStated(Check):
     id = "workload"
     area = "acceptance"
     title = "Request workload (temperature, thinking mode, prompts)"
-    needs = (Kind.WORKLOAD,)
+    needs = (Workload,)
     observations = ("temperature:positive", "temperature:zero", "thinking:on", "workload:random-prompts")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.get(Kind.WORKLOAD)
-        w = evidence.workload()
+        ev = evidence.item(Workload)
+        w = evidence.get(Workload)
         out = []
         temp = w.temperature
         if isinstance(temp, (int, float)):

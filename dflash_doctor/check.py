@@ -12,15 +12,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from .evidence import EvidenceSet, Finding, Kind, Status
+from .evidence import EvidenceSet, Finding, Status, kind_of
 
 
 class Check(ABC):
     id: ClassVar[str]
     area: ClassVar[str]  # "acceptance" | "drafter" | "pairing" | "engine" | "launch" | "host" | "probe"
     title: ClassVar[str]
-    needs: ClassVar[tuple[Kind, ...]] = ()  # all required; missing -> could-not-check
-    wants: ClassVar[tuple[Kind, ...]] = ()  # optional extras the check uses when present
+    needs: ClassVar[tuple[type, ...]] = ()  # payload types all required; missing -> could-not-check
+    wants: ClassVar[tuple[type, ...]] = ()  # payload types the check uses when present
     # Every observation name the check can emit ("family:value"), as pylint declares its messages: the
     # knowledge loader refuses a rule no check declares, and the runner refuses an undeclared emission.
     observations: ClassVar[tuple[str, ...]] = ()
@@ -38,13 +38,13 @@ def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
     for check in checks:
         absent = [k for k in check.needs if not evidence.has(k)]
         if absent:
-            reasons = "; ".join(f"{k.value}: {evidence.why_missing(k)}" for k in absent)
+            reasons = "; ".join(f"{kind_of(k).value}: {evidence.why_missing(k)}" for k in absent)
             findings.append(
                 Finding(
                     check.id,
                     Status.COULD_NOT_CHECK,
                     f"could not check: {reasons}",
-                    waiting_for=tuple(k.value for k in absent),
+                    waiting_for=tuple(kind_of(k).value for k in absent),
                 )
             )
             continue

@@ -9,6 +9,9 @@ from collections.abc import Sequence
 from . import __version__
 from .check import Check, declared_observations, run_checks
 from .evidence import Contribution, EvidenceSet, Finding, Kind, Report, Status
+from .evidence.acceptance import AcceptanceSummary
+from .evidence.engine_facts import EngineSupport
+from .evidence.payloads import EngineId, ScanStats, Workload
 from .rank.advice import advise_k
 from .rank.knowledge import Knowledge
 from .rank.plan import Names, build_plan, fill
@@ -70,7 +73,7 @@ def build_report(
     report = Report(
         target=evidence.label,
         verdict=ranking.verdict,
-        acceptance=evidence.acceptance(),
+        acceptance=evidence.get(AcceptanceSummary),
         findings=tuple(findings),
         causes=causes,
         evidence=tuple(evidence),
@@ -84,7 +87,7 @@ def build_report(
 
 
 # Evidence that only restates what the user typed: on its own, nothing was read.
-_STATED = (Kind.ENGINE, Kind.ENGINE_SUPPORT, Kind.WORKLOAD, Kind.LOG_SCAN)
+_STATED = (EngineId, EngineSupport, Workload, ScanStats)
 
 
 def require_something_read(evidence: EvidenceSet) -> None:
@@ -92,13 +95,13 @@ def require_something_read(evidence: EvidenceSet) -> None:
     uncached model alone is one line and an exit code, not a page of "could not check"."""
     from .errors import DoctorError, ExitCode, UsageError
 
-    if any(e.kind not in _STATED for e in evidence):
+    if any(not isinstance(e.value, _STATED) for e in evidence):
         return
     from .evidence.payloads import MIN_SERVER_LOG_LINES
 
     if any(
         s.intervals or s.malformed or (s.lines or 0) >= MIN_SERVER_LOG_LINES
-        for s in (e.value for e in evidence.all(Kind.LOG_SCAN))
+        for s in (e.value for e in evidence.all(ScanStats))
     ):
         return
     if evidence.collection_errors:
@@ -109,7 +112,7 @@ def require_something_read(evidence: EvidenceSet) -> None:
             hint="nothing else was given to diagnose",
             exit_code=ExitCode.NOT_CHECKED,
         )
-    scans = [e for e in evidence.all(Kind.LOG_SCAN)]
+    scans = [e for e in evidence.all(ScanStats)]
     if scans:
         where = ", ".join(dict.fromkeys(e.source.location for e in scans))
         lines = sum((e.value.lines or 0) for e in scans)
@@ -122,8 +125,8 @@ def require_something_read(evidence: EvidenceSet) -> None:
             hint="give the server's own log (the lines with 'SpecDecoding metrics' or 'accept len'), or --metrics URL",
             exit_code=ExitCode.NOT_CHECKED,
         )
-    if evidence.has(Kind.ENGINE):
-        eng = evidence.engine()
+    if evidence.has(EngineId):
+        eng = evidence.get(EngineId)
         raise UsageError(
             "an engine release alone is nothing to diagnose",
             hint=f"its known bugs: dflash-doctor known-issues --engine {eng.name}"

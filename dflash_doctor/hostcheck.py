@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import DoctorError, ExitCode, UsageError
-from .evidence import EvidenceSet, Kind, Report, Verdict
+from .evidence import EvidenceSet, Report, Verdict
+from .evidence.payloads import HostSummary
 
 # A host's state after the attempt; only "checked" carries a diagnosis worth reading.
 STATES = ("checked", "unreachable", "failed", "interrupted")
@@ -117,7 +118,7 @@ def refuse_paths_as_hosts(specs: Sequence[str]) -> None:
             )
 
 
-def _unreached(spec: str, why: str, kind: Kind = Kind.HOST, settings=None) -> Report:
+def _unreached(spec: str, why: str, kind: type = HostSummary, settings=None) -> Report:
     from .doctor import build_report
 
     ev = EvidenceSet(label=spec)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .evidence import EvidenceSet, Kind, Report, Source, Status
+from .evidence import EvidenceSet, Report, Source, Status
 from .evidence.engine_facts import EngineSupport
 from .evidence.model_facts import DrafterFacts, TargetFacts
 
@@ -148,7 +148,7 @@ def inspect(
     if tfacts is not None:
         add_target(ev, tfacts, target, files)
     else:
-        ev.missing(Kind.TARGET, "no target given (--target PATH)")
+        ev.missing(TargetFacts, "no target given (--target PATH)")
     row = arch = None
     if engine:
         from .collect.files import parse_engine_spec
@@ -156,15 +156,14 @@ def inspect(
 
         gather_engine(ev, engine)
         EvidenceBuilder(ev).add_engine_support()
-        row = ev.value(Kind.ENGINE_SUPPORT)
+        row = ev.get(EngineSupport)
         name, version = parse_engine_spec(engine)
         mt = tfacts.model_type if (dfacts.embedded_in_target and tfacts) else dfacts.model_type
         arch = support(name, version, dfacts.method, mt, dfacts.speculators_format)
     else:
-        ev.missing(Kind.ENGINE_SUPPORT, "no engine given (--engine NAME==VERSION)")
+        ev.missing(EngineSupport, "no engine given (--engine NAME==VERSION)")
     if k is not None:
         ev.add(
-            Kind.LAUNCH,
             f"num_speculative_tokens {k} (flag)",
             Source("flag", "--num-speculative-tokens"),
             LaunchConfig(engine=None, model=None, num_speculative_tokens=k),

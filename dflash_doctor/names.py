@@ -7,7 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .evidence import EvidenceSet, Kind
+from .evidence import EvidenceSet
+from .evidence.acceptance import StartupFacts
+from .evidence.engine_facts import EngineAnalysis
+from .evidence.model_facts import DrafterFacts, TargetFacts
+from .evidence.payloads import EngineId, HostSummary, LaunchConfig, ScanStats
 
 
 @dataclass(frozen=True)
@@ -70,18 +74,18 @@ def _identity(facts, said: tuple, field: str, named: str | None) -> tuple[str | 
 
 
 def names_of(evidence: EvidenceSet) -> Names:
-    launch, st = evidence.launch(), evidence.startup()
-    drafter, drev = _identity(evidence.drafter(), (launch, st), "drafter", evidence.named(Kind.DRAFTER))
-    target, trev = _identity(evidence.target(), (launch, st), "model", evidence.named(Kind.TARGET))
-    eng = evidence.engine()
+    launch, st = evidence.get(LaunchConfig), evidence.get(StartupFacts)
+    drafter, drev = _identity(evidence.get(DrafterFacts), (launch, st), "drafter", evidence.named(DrafterFacts))
+    target, trev = _identity(evidence.get(TargetFacts), (launch, st), "model", evidence.named(TargetFacts))
+    eng = evidence.get(EngineId)
     engine = eng.name if eng is not None else (st.engine if st is not None else None)
     version = eng.version if eng is not None else (st.version if st is not None else None)
-    h = evidence.get(Kind.HOST)
+    h = evidence.item(HostSummary)
     host = None
     if h is not None:
         host = h.source.location if not h.source.location.endswith("(bundle)") else None
     logs = tuple(
-        e.source.location for e in evidence.all(Kind.LOG_SCAN) if e.source.kind == "file" and e.source.host is None
+        e.source.location for e in evidence.all(ScanStats) if e.source.kind == "file" and e.source.host is None
     )
     return Names(
         drafter=drafter,
@@ -90,7 +94,7 @@ def names_of(evidence: EvidenceSet) -> Names:
         target_revision=trev,
         engine=engine,
         engine_version=version,
-        engine_source_read=evidence.has(Kind.ENGINE_SOURCE),
+        engine_source_read=evidence.has(EngineAnalysis),
         host=host,
         logs=tuple(x for part in logs for x in part.split(", ") if x and x != "-"),
     )

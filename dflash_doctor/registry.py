@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 
 from .check import Check
+from .evidence import PAYLOAD_TYPES
 
 ENTRY_POINT_GROUP = "dflash_doctor.checks"
 
@@ -27,6 +28,10 @@ class CheckRegistry:
             if not isinstance(getattr(check_cls, attr, None), str):
                 self.warnings.append(f"check {check_cls.__name__} from {origin} has no '{attr}'; skipped")
                 return
+        wanted = (*getattr(check_cls, "needs", ()), *getattr(check_cls, "wants", ()))
+        if not all(k in PAYLOAD_TYPES.values() for k in wanted):  # a Kind or a name: the runner could not look it up
+            self.warnings.append(f"check {cid} from {origin} needs something that is not a payload type; skipped")
+            return
         if cid in self.origins:
             self.warnings.append(f"check id '{cid}' from {origin} is already provided by {self.origins[cid]}; skipped")
             return

@@ -14,6 +14,8 @@ import sys
 
 import typer
 
+from ..evidence.acceptance import AcceptanceSummary
+from ..evidence.payloads import ScanStats
 from ..render import Format
 from .common import FormatOpt, OutputOpt, examples
 
@@ -124,7 +126,6 @@ def register(app: typer.Typer) -> None:
         else:
             from ..collect.files import FileInputs, gather_files, require_inputs
             from ..doctor import build_report
-            from ..evidence import Kind
             from .ranking_opts import resolve_settings
 
             settings = resolve_settings()
@@ -132,16 +133,16 @@ def register(app: typer.Typer) -> None:
             for w in require_inputs(inputs, missing_ok=True):  # a log CI did not produce is no data (exit 3)
                 out.warn(w)
             evidence = gather_files(inputs, settings)
-            acceptance = evidence.acceptance()
+            acceptance = evidence.get(AcceptanceSummary)
             source = ", ".join(log) if log else f"{metrics}" + (f" over {window}" if window else "")
             if acceptance is None:
                 errs = "; ".join(f"{w}: {r}" for w, r in evidence.collection_errors)
-                reason = errs or evidence.why_missing(Kind.ACCEPTANCE)
+                reason = errs or evidence.why_missing(AcceptanceSummary)
             else:
                 report, warnings = build_report(evidence, settings=settings)
                 for w in warnings:
                     out.warn(w)
-        scanned = evidence.log_scan() if evidence is not None else None  # forged or damaged lines fail it closed
+        scanned = evidence.get(ScanStats) if evidence is not None else None  # forged or damaged lines fail it closed
         result = evaluate(
             acceptance,
             th,

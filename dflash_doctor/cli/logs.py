@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+from ..evidence.engine_facts import EngineSupport
+from ..evidence.model_facts import DrafterFacts, TargetFacts
+from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
 from ..render import Format
 from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, invocation
 
@@ -51,7 +55,7 @@ def register(app: typer.Typer) -> None:
         from ..collect.files import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
         from ..doctor import require_something_read
         from ..errors import UsageError
-        from ..evidence import EvidenceSet, Kind
+        from ..evidence import EvidenceSet
         from .output import Output
 
         if csv and parquet:
@@ -94,10 +98,10 @@ def register(app: typer.Typer) -> None:
         builder = EvidenceBuilder(ev)
         builder.engine_from_startup("the log names no engine release (give --engine NAME==VERSION)")
         builder.add_engine_support()
-        for kind, what in ((Kind.DRAFTER, "--drafter"), (Kind.TARGET, "--target"), (Kind.LAUNCH, "--launch")):
+        for kind, what in ((DrafterFacts, "--drafter"), (TargetFacts, "--target"), (LaunchConfig, "--launch")):
             ev.missing(kind, f"a log does not carry it: `dflash-doctor diagnose {what} …` adds it")
         reg = loaded[0] if loaded else load_checks()
-        kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP, Kind.ENGINE, Kind.ENGINE_SUPPORT}
+        kinds = {AcceptanceSummary, ScanStats, StartupFacts, EngineId, EngineSupport}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
         report, warnings = build_report(ev, checks=checks, settings=settings, invocation=invocation())
         for w in warnings:

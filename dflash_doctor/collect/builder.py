@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..evidence import EvidenceSet, Kind, Source
-from ..evidence.payloads import EngineId, MalformedLine, MetricsScrape, ScanStats
+from ..evidence import EvidenceSet, Source
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+from ..evidence.engine_facts import EngineSupport
+from ..evidence.model_facts import DrafterFacts
+from ..evidence.payloads import EngineId, LaunchConfig, MalformedLine, MetricsScrape, ScanStats
 
 if TYPE_CHECKING:
     from ..parse.logscan import LogScan
@@ -70,10 +73,10 @@ class EvidenceBuilder:
     # -- logs -------------------------------------------------------------------------------------
     def k_hint(self) -> tuple[int | None, str | None]:
         """The k the launch command (or, for DFlash, the drafter's block) gives, for log lines that print none."""
-        launch = self.ev.launch()
+        launch = self.ev.get(LaunchConfig)
         if launch is not None and launch.num_speculative_tokens:
             return launch.num_speculative_tokens, "the launch command"
-        d = self.ev.drafter()
+        d = self.ev.get(DrafterFacts)
         if d is not None and d.is_dflash and d.block_size:
             return d.block_size - 1, "the drafter's block size − 1"
         return None, None
@@ -100,17 +103,16 @@ class EvidenceBuilder:
             )
         else:
             summary = f"scanned {_size(scan)}, {stats.intervals} spec-decode intervals, {stats.malformed} malformed"
-        ev.add(Kind.LOG_SCAN, summary, src, stats)
+        ev.add(summary, src, stats)
         k, k_from = self.k_hint()
         acc = aggregate(scan, k_hint=k, k_hint_source=k_from)
         if acc is None:
-            ev.missing(Kind.ACCEPTANCE, f"the log ({where}) holds no spec-decode metrics lines")
+            ev.missing(AcceptanceSummary, f"the log ({where}) holds no spec-decode metrics lines")
         elif acc.drafts > 0:
             read_from = "; ".join(
                 d["label"] for d in acc.format_details if d["used"]
             )  # the format each number came from
             ev.add(
-                Kind.ACCEPTANCE,
                 (
                     f"τ {acc.mean_acceptance_length:.2f}, a per-request average (not drafts-weighted)"
                     if acc.per_request
@@ -122,11 +124,10 @@ class EvidenceBuilder:
             )
             ev.notes.extend(acc.notes)
         else:
-            ev.missing(Kind.ACCEPTANCE, "; ".join(acc.notes) or "no drafts count in the log")
+            ev.missing(AcceptanceSummary, "; ".join(acc.notes) or "no drafts count in the log")
         st = scan.startup
         if st.engine or st.args or st.architecture:
             ev.add(
-                Kind.STARTUP,
                 f"{st.engine or 'engine'} {st.version or '(version not logged)'}"
                 + (f", method {st.method}" if st.method else "")
                 + (f", drafter {st.drafter}" if st.drafter else ""),
@@ -170,11 +171,11 @@ class EvidenceBuilder:
             ev.could_not_collect(
                 f"metrics {src.location}",
                 "no spec-decode series in the scrape (spec decoding off, or metrics disabled)",
-                Kind.METRICS,
+                MetricsScrape,
             )
             return
-        st = ev.startup()
-        launch = ev.launch()
+        st = ev.get(StartupFacts)
+        launch = ev.get(LaunchConfig)
         k_hint = (st.num_speculative_tokens if st is not None else None) or (
             launch.num_speculative_tokens if launch is not None else None
         )
@@ -183,7 +184,6 @@ class EvidenceBuilder:
         engines = tuple({"engine": name, **row} for name, row in table.items())
         what = f"{src.location} scraped on the host" if scraped_on_host else f"{len(with_series)} scrape(s)"
         ev.add(
-            Kind.METRICS,
             f"{what}: {len(engines)} engine series" + (f", τ {acc.mean_acceptance_length:.2f}" if acc else ""),
             src,
             MetricsScrape(
@@ -204,16 +204,15 @@ class EvidenceBuilder:
                 if len(with_series) > 1
                 else "no drafts since the server started: it has served no speculative request yet"
             )
-            ev.missing(Kind.ACCEPTANCE, idle)
+            ev.missing(AcceptanceSummary, idle)
         if acc is not None and acc.drafts > 0:
-            if ev.has(Kind.ACCEPTANCE):
+            if ev.has(AcceptanceSummary):
                 ev.notes.append(
                     f"metrics give τ {acc.mean_acceptance_length:.2f}; the log's acceptance is used "
                     "for the checks (it has per-interval detail)"
                 )
             else:
                 ev.add(
-                    Kind.ACCEPTANCE,
                     f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts (from /metrics)",
                     src,
                     acc,
@@ -225,50 +224,48 @@ class EvidenceBuilder:
         try:
             scrape = parse_text(text, src.location)
         except MetricsError as exc:
-            self.ev.could_not_collect(f"metrics {src.location}", str(exc), Kind.METRICS)
+            self.ev.could_not_collect(f"metrics {src.location}", str(exc), MetricsScrape)
             return
         self.add_metrics([scrape], src, scraped_on_host=scraped_on_host, text=text)
 
     # -- engine -------------------------------------------------------------------------------------
     def add_engine(self, engine: EngineId, summary: str, src: Source) -> None:
-        self.ev.add(Kind.ENGINE, summary, src, engine)
+        self.ev.add(summary, src, engine)
 
     def engine_from_startup(self, reason_unknown: str) -> None:
         """ENGINE from the log's startup lines when no better source named it."""
         ev = self.ev
-        if ev.has(Kind.ENGINE):
+        if ev.has(EngineId):
             return
-        st = ev.startup()
+        st = ev.get(StartupFacts)
         if st is not None and st.engine:
             ev.add(
-                Kind.ENGINE,
                 f"{st.engine} {st.version or '(version not logged)'}",
                 self.src("derived", "log startup lines"),
                 EngineId(st.engine, st.version, version_from="the log's startup lines" if st.version else None),
             )
         else:
-            ev.missing(Kind.ENGINE, reason_unknown)
+            ev.missing(EngineId, reason_unknown)
 
     def add_engine_support(self) -> None:
         """ENGINE_SUPPORT: the support-table row for the engine and version named by any source."""
         from ..models.engine_support import lookup
 
         ev = self.ev
-        eng = ev.get(Kind.ENGINE)
+        eng = ev.item(EngineId)
         if eng is None:
-            ev.missing(Kind.ENGINE_SUPPORT, "engine and release unknown (`--engine NAME==VERSION`)")
+            ev.missing(EngineSupport, "engine and release unknown (`--engine NAME==VERSION`)")
             return
         name, version = eng.value.name, eng.value.version
         if not version:
-            ev.missing(Kind.ENGINE_SUPPORT, f"{name} release unknown (`--engine {name}==VERSION`)")
+            ev.missing(EngineSupport, f"{name} release unknown (`--engine {name}==VERSION`)")
             return
         row = lookup(name, version)
         if row is None:
-            ev.missing(Kind.ENGINE_SUPPORT, f"{name} {version} is not in the engine-support table")
+            ev.missing(EngineSupport, f"{name} {version} is not in the engine-support table")
             return
         swa = row.drafter_swa or "n/a"
         ev.add(
-            Kind.ENGINE_SUPPORT,
             f"{name} {version}: DFlash {'yes' if row.dflash else 'no'}, target_layer_ids "
             f"{row.layer_map or 'n/a'}, drafter SWA {swa}"
             + (f" (verified in {row.verified} source)" if row.verified else " (from the reference)"),

@@ -11,8 +11,11 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import DoctorError, UsageError
-from ..evidence import EvidenceSet, Kind, Source
-from ..evidence.payloads import EngineId
+from ..evidence import EvidenceSet, Source, kind_of
+from ..evidence.acceptance import AcceptanceSummary
+from ..evidence.engine_facts import EngineAnalysis
+from ..evidence.model_facts import DrafterFacts, TargetFacts
+from ..evidence.payloads import EngineId, LaunchConfig, MetricsScrape, ProbeResult
 from ..models.files import LocalFiles
 from ..parse.logscan import LogScan, scan_file
 from ..settings import DEFAULT, Settings
@@ -116,7 +119,7 @@ def gather_logs(
             read_any = True
             break
     if not read_any:
-        ev.missing(Kind.ACCEPTANCE, "no log could be read")
+        ev.missing(AcceptanceSummary, "no log could be read")
         return None
     if since or until:
         before = scan.n_intervals
@@ -169,10 +172,10 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
         try:
             scrapes.append(parse_text(read_source(s), s))
         except MetricsError as exc:
-            ev.could_not_collect(f"metrics {s}", str(exc), Kind.METRICS)
+            ev.could_not_collect(f"metrics {s}", str(exc), MetricsScrape)
         except OSError as exc:
             ev.could_not_collect(
-                f"metrics {s}", f"could not read: {getattr(exc, 'reason', None) or exc.strerror or exc}", Kind.METRICS
+                f"metrics {s}", f"could not read: {getattr(exc, 'reason', None) or exc.strerror or exc}", MetricsScrape
             )
     if scrapes:
         src = Source("url" if sources[0].startswith("http") else "file", ", ".join(sources))
@@ -183,10 +186,10 @@ def gather_drafter(ev: EvidenceSet, path: str, files=None) -> None:
     """Drafter config, model card and weight headers (models.DrafterFacts), never the weights."""
     from ..models.facts import drafter_facts
 
-    _gather_model(ev, "drafter", Kind.DRAFTER, drafter_facts, add_drafter, path, files)
+    _gather_model(ev, "drafter", DrafterFacts, drafter_facts, add_drafter, path, files)
 
 
-def _gather_model(ev: EvidenceSet, what: str, kind: Kind, read, add, path: str, files) -> None:
+def _gather_model(ev: EvidenceSet, what: str, kind: type, read, add, path: str, files) -> None:
     """Read a model's facts and add them; one that cannot be read is a could-not-collect of its kind."""
     try:
         facts = read(path, files)
@@ -205,7 +208,6 @@ def add_drafter(ev: EvidenceSet, facts, path: str, files=None) -> None:
     )
     ids = list(facts.target_layer_ids) if facts.target_layer_ids else "?"
     ev.add(
-        Kind.DRAFTER,
         f"{facts.method} drafter, {len(facts.layers)} layers{swa}, ids {ids}, block {facts.block_size}",
         _model_source(path, files, facts.config_path),
         facts,
@@ -216,13 +218,12 @@ def gather_target(ev: EvidenceSet, path: str, files=None) -> None:
     """Target config facts (models.TargetFacts), including a nested text_config and tokenizer ids."""
     from ..models.facts import target_facts
 
-    _gather_model(ev, "target", Kind.TARGET, target_facts, add_target, path, files)
+    _gather_model(ev, "target", TargetFacts, target_facts, add_target, path, files)
 
 
 def add_target(ev: EvidenceSet, facts, path: str, files=None) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in facts.layer_type_counts.items()) or "layer types not stated"
     ev.add(
-        Kind.TARGET,
         f"{', '.join(facts.architectures) or 'target'}: {facts.num_hidden_layers} layers ({kinds}), "
         f"hidden {facts.hidden_size}, vocab {facts.vocab_size}",
         _model_source(path, files, facts.config_path),
@@ -241,7 +242,7 @@ def gather_launch(ev: EvidenceSet, text: str) -> None:
     try:
         launch = parse_launch_text(text)
     except LaunchParseError as exc:
-        ev.could_not_collect("launch command", str(exc), Kind.LAUNCH)
+        ev.could_not_collect("launch command", str(exc), LaunchConfig)
         return
     if launch.spec_error:
         summary = "invalid --speculative-config"
@@ -252,7 +253,7 @@ def gather_launch(ev: EvidenceSet, text: str) -> None:
         )
     else:
         summary = f"{launch.engine or 'engine?'} {launch.model} without a speculative config"
-    ev.add(Kind.LAUNCH, summary, Source("flag", "--launch"), launch)
+    ev.add(summary, Source("flag", "--launch"), launch)
 
 
 def read_at_file(value: str) -> str:
@@ -338,34 +339,32 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
     if inputs.launch:
         gather_launch(ev, read_at_file(inputs.launch))
     else:
-        ev.missing(Kind.LAUNCH, "no launch command given (`--launch @serve-command.txt`)")
+        ev.missing(LaunchConfig, "no launch command given (`--launch @serve-command.txt`)")
     files = LocalFiles(settings.hf_cache)
     if inputs.drafter:
         gather_drafter(ev, inputs.drafter, files)
     else:
-        ev.missing(Kind.DRAFTER, "no drafter given (`--drafter DRAFTER`)")
+        ev.missing(DrafterFacts, "no drafter given (`--drafter DRAFTER`)")
     if inputs.target:
         gather_target(ev, inputs.target, files)
     else:
-        ev.missing(Kind.TARGET, "no target given (`--target TARGET`)")
+        ev.missing(TargetFacts, "no target given (`--target TARGET`)")
     if inputs.logs:
         gather_logs(ev, inputs.logs, inputs.engine, settings=settings)
         if ev.interrupted:
             return
     elif not inputs.metrics:
-        ev.missing(Kind.ACCEPTANCE, "no log or metrics given (--log FILE, --metrics FILE|URL)")
+        ev.missing(AcceptanceSummary, "no log or metrics given (--log FILE, --metrics FILE|URL)")
     if inputs.metrics:
         gather_metrics(ev, inputs.metrics, inputs.window)
         if (
             not inputs.logs
-            and not ev.has(Kind.ACCEPTANCE)
-            and Kind.ACCEPTANCE not in {m.kind for m in ev.missing_items}
+            and not ev.has(AcceptanceSummary)
+            and kind_of(AcceptanceSummary) not in {m.kind for m in ev.missing_items}
         ):
-            ev.missing(Kind.ACCEPTANCE, "the metrics gave no acceptance numbers")
+            ev.missing(AcceptanceSummary, "the metrics gave no acceptance numbers")
     builder = EvidenceBuilder(ev)
     builder.engine_from_startup("engine and release unknown (`--engine NAME==VERSION`)")
     builder.add_engine_support()
-    ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
-    ev.missing(
-        Kind.ENGINE_SOURCE, "the engine's installed source was not read (`dflash-doctor check host HOST` reads it)"
-    )
+    ev.missing(ProbeResult, "no probe was run (`dflash-doctor probe`)")
+    ev.missing(EngineAnalysis, "the engine's installed source was not read (`dflash-doctor check host HOST` reads it)")

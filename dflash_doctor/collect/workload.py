@@ -6,7 +6,7 @@ Nothing is assumed: an unstated fact stays absent, and the report says it is mis
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..evidence import EvidenceSet, Kind, Source
+from ..evidence import EvidenceSet, Source
 from ..evidence.payloads import Workload
 
 
@@ -18,10 +18,10 @@ def gather_workload(
     facts = {"temperature": temperature, "thinking": thinking, "dataset": dataset.strip() if dataset else None}
     stated = {k: v for k, v in facts.items() if v is not None}
     if not stated:
-        ev.missing(Kind.WORKLOAD, "workload not stated (--temperature, --thinking/--no-thinking, --dataset)")
+        ev.missing(Workload, "workload not stated (--temperature, --thinking/--no-thinking, --dataset)")
         return
     flags = " ".join(
         f"--{k} {v}" if not isinstance(v, bool) else ("--thinking" if v else "--no-thinking") for k, v in stated.items()
     )
     summary = ", ".join(f"{k} {v}" for k, v in stated.items())
-    ev.add(Kind.WORKLOAD, f"workload: {summary}", Source("flag", flags), Workload(**facts))
+    ev.add(f"workload: {summary}", Source("flag", flags), Workload(**facts))

@@ -1,6 +1,10 @@
 """The types every stage speaks: Evidence in, Findings from checks, Causes from ranking, one Report out.
 
 Everything here is a frozen dataclass. Absence of evidence is a value (`Missing`), never a pass.
+Evidence is keyed by its payload type: a collector adds a `DrafterFacts`, a check asks
+`evidence.get(DrafterFacts)`. The payload types live in this package's other modules (payloads.py,
+acceptance.py, model_facts.py, engine_facts.py), below every producer and reader; a new kind of
+evidence is a dataclass there, a `Kind` member (its name in reports) and a row of PAYLOAD_TYPES.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from .acceptance import AcceptanceSummary, StartupFacts
 from .engine_facts import EngineAnalysis, EngineSupport
@@ -37,28 +41,27 @@ def now_iso() -> str:
 
 
 class Kind(str, enum.Enum):
-    """What a piece of evidence is about. Checks declare the kinds they need."""
+    """The name of a payload type, as reports, check listings and causes.toml spell it."""
 
-    ACCEPTANCE = "acceptance"  # aggregated spec-decode acceptance (parse.AcceptanceSummary)
-    LOG_SCAN = "log-scan"  # what a log scan saw: formats, line counts, malformed lines (parse.ScanStats)
-    STARTUP = "startup"  # engine startup facts from a log (parse.StartupFacts)
+    ACCEPTANCE = "acceptance"  # aggregated spec-decode acceptance (AcceptanceSummary)
+    LOG_SCAN = "log-scan"  # what a log scan saw: formats, line counts, malformed lines (ScanStats)
+    STARTUP = "startup"  # engine startup facts from a log (StartupFacts)
     ENGINE = "engine"  # engine name + version (EngineId)
-    ENGINE_SUPPORT = "engine-support"  # the support-table row for that engine version
-    ENGINE_SOURCE = "engine-source"  # probes of the installed engine's source code
-    LAUNCH = "launch"  # the serve command line / speculative config
-    DRAFTER = "drafter"  # drafter config + weight facts (models.DrafterFacts)
-    TARGET = "target"  # target config facts (models.TargetFacts)
-    PROCESS = "process"  # serving processes found on a host
-    ENVIRONMENT = "environment"  # relevant environment variables (redacted)
-    GPU = "gpu"
-    METRICS = "metrics"  # Prometheus scrape(s)
-    PROBE = "probe"  # live draft/verify probe result
-    HOST = "host"  # host identity (uname, hostname)
-    WORKLOAD = "workload"  # what the requests looked like (temperature, thinking, language)
+    ENGINE_SUPPORT = "engine-support"  # the support-table row for that engine version (EngineSupport)
+    ENGINE_SOURCE = "engine-source"  # what the installed engine's source does (EngineAnalysis)
+    LAUNCH = "launch"  # the serve command line / speculative config (LaunchConfig)
+    DRAFTER = "drafter"  # drafter config + weight facts (DrafterFacts)
+    TARGET = "target"  # target config facts (TargetFacts)
+    PROCESS = "process"  # serving processes found on a host (Processes)
+    ENVIRONMENT = "environment"  # relevant environment variables, redacted (Environment)
+    GPU = "gpu"  # (GpuInventory)
+    METRICS = "metrics"  # Prometheus scrape(s) (MetricsScrape)
+    PROBE = "probe"  # live draft/verify probe result (ProbeResult)
+    HOST = "host"  # host identity and what collecting cost (HostSummary)
+    WORKLOAD = "workload"  # what the requests looked like: temperature, thinking, dataset (Workload)
 
 
-# The one payload type of each kind. `EvidenceSet.add` refuses anything else, so every reader of a kind can
-# rely on its type.
+# Evidence is keyed by its payload type (`evidence.get(DrafterFacts)`); each type has one Kind, its name.
 PAYLOAD_TYPES: dict[Kind, type] = {
     Kind.ACCEPTANCE: AcceptanceSummary,
     Kind.LOG_SCAN: ScanStats,
@@ -77,10 +80,17 @@ PAYLOAD_TYPES: dict[Kind, type] = {
     Kind.HOST: HostSummary,
     Kind.WORKLOAD: Workload,
 }
+_KIND_OF: dict[type, Kind] = {t: k for k, t in PAYLOAD_TYPES.items()}
+
+P = TypeVar("P")
 
 
-def payload_type(kind: Kind) -> type:
-    return PAYLOAD_TYPES[kind]
+def kind_of(payload_type: type) -> Kind:
+    """The Kind (the name) of a payload type; a TypeError for a type that is not a payload."""
+    kind = _KIND_OF.get(payload_type)
+    if kind is None:
+        raise TypeError(f"{getattr(payload_type, '__name__', payload_type)!s} is not an evidence payload type")
+    return kind
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Evidence:
-    """One fact gathered about the deployment. `value` is a typed payload (a dataclass with to_dict())."""
+    """One fact gathered about the deployment. `value` is its payload, an instance of a PAYLOAD_TYPES class."""
 
     ref: str  # short id cited by findings and causes, e.g. "E1"
     kind: Kind
@@ -152,30 +162,30 @@ class EvidenceSet:
         # Set when the user pressed Ctrl-C during collection: the report holds what was gathered before.
         self.interrupted = False
 
-    def add(self, kind: Kind, summary: str, source: Source, value: Any) -> Evidence:
-        want = payload_type(kind)
-        if not isinstance(value, want):
-            raise TypeError(f"{kind.value} evidence must be a {want.__name__}, not {type(value).__name__}")
+    def add(self, summary: str, source: Source, value: Any) -> Evidence:
+        """Record `value`, a payload (one of PAYLOAD_TYPES); its type says what kind of evidence it is."""
+        kind = kind_of(type(value))
         ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)
         self._items.append(ev)
         self._missing.pop(kind, None)
         return ev
 
-    def missing(self, kind: Kind, reason: str, source: Source | None = None) -> None:
-        """Record that `kind` could not be gathered. Later evidence of the kind supersedes this."""
-        if not self.has(kind):
+    def missing(self, payload_type: type, reason: str, source: Source | None = None) -> None:
+        """Record that evidence of `payload_type` could not be gathered. Later evidence of it supersedes this."""
+        if not self.has(payload_type):
+            kind = kind_of(payload_type)
             self._missing[kind] = Missing(kind, reason, source)
 
-    def named(self, kind: Kind) -> str | None:
-        """What the user named for `kind` when it could not be read (an uncached `--drafter` repo id): a name
-        the ranking can still match a baseline with, and the plan can put into commands."""
-        m = self._missing.get(kind)
+    def named(self, payload_type: type) -> str | None:
+        """What the user named for `payload_type` when it could not be read (an uncached `--drafter` repo id): a
+        name the ranking can still match a baseline with, and the plan can put into commands."""
+        m = self._missing.get(kind_of(payload_type))
         return m.source.location if m is not None and m.source is not None and m.source.kind == "flag" else None
 
-    def could_not_collect(self, what: str, reason: str, kind: Kind | None = None) -> None:
+    def could_not_collect(self, what: str, reason: str, payload_type: type | None = None) -> None:
         self.collection_errors.append((what, reason))
-        if kind is not None:
-            self.missing(kind, reason)
+        if payload_type is not None:
+            self.missing(payload_type, reason)
 
     @property
     def baselines(self):
@@ -186,77 +196,33 @@ class EvidenceSet:
     def baselines(self, value) -> None:
         self._baselines = value
 
-    def has(self, kind: Kind) -> bool:
+    def has(self, payload_type: type) -> bool:
+        kind = kind_of(payload_type)
         return any(e.kind == kind for e in self._items)
 
-    def get(self, kind: Kind) -> Evidence | None:
-        """The most recently added evidence of a kind."""
+    def item(self, payload_type: type) -> Evidence | None:
+        """The most recently added evidence of a payload type (its ref, summary and source with the value)."""
+        kind = kind_of(payload_type)
         for ev in reversed(self._items):
             if ev.kind == kind:
                 return ev
         return None
 
-    def value(self, kind: Kind) -> Any:
-        ev = self.get(kind)
+    def get(self, payload_type: type[P]) -> P | None:
+        """The most recently added payload of a type, or None."""
+        ev = self.item(payload_type)
         return ev.value if ev else None
 
-    def ref(self, kind: Kind) -> str | None:
-        ev = self.get(kind)
+    def ref(self, payload_type: type) -> str | None:
+        ev = self.item(payload_type)
         return ev.ref if ev else None
 
-    # Typed reads, one per kind (the newest evidence of the kind, or None).
-    def acceptance(self) -> AcceptanceSummary | None:
-        return self.value(Kind.ACCEPTANCE)
-
-    def log_scan(self) -> ScanStats | None:
-        return self.value(Kind.LOG_SCAN)
-
-    def startup(self) -> StartupFacts | None:
-        return self.value(Kind.STARTUP)
-
-    def engine(self) -> EngineId | None:
-        return self.value(Kind.ENGINE)
-
-    def engine_support(self) -> EngineSupport | None:
-        return self.value(Kind.ENGINE_SUPPORT)
-
-    def engine_source(self) -> EngineAnalysis | None:
-        return self.value(Kind.ENGINE_SOURCE)
-
-    def launch(self) -> LaunchConfig | None:
-        return self.value(Kind.LAUNCH)
-
-    def drafter(self) -> DrafterFacts | None:
-        return self.value(Kind.DRAFTER)
-
-    def target(self) -> TargetFacts | None:
-        return self.value(Kind.TARGET)
-
-    def processes(self) -> Processes | None:
-        return self.value(Kind.PROCESS)
-
-    def environment(self) -> Environment | None:
-        return self.value(Kind.ENVIRONMENT)
-
-    def gpu(self) -> GpuInventory | None:
-        return self.value(Kind.GPU)
-
-    def metrics(self) -> MetricsScrape | None:
-        return self.value(Kind.METRICS)
-
-    def probe(self) -> ProbeResult | None:
-        return self.value(Kind.PROBE)
-
-    def host(self) -> HostSummary | None:
-        return self.value(Kind.HOST)
-
-    def workload(self) -> Workload | None:
-        return self.value(Kind.WORKLOAD)
-
-    def all(self, kind: Kind | None = None) -> list[Evidence]:
+    def all(self, payload_type: type | None = None) -> list[Evidence]:
+        kind = None if payload_type is None else kind_of(payload_type)
         return [e for e in self._items if kind is None or e.kind == kind]
 
-    def why_missing(self, kind: Kind) -> str:
+    def why_missing(self, payload_type: type) -> str:
+        kind = kind_of(payload_type)
         m = self._missing.get(kind)
         return m.reason if m else f"no {kind.value} evidence was supplied"
 

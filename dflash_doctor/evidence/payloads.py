@@ -1,7 +1,7 @@
 """Payloads of the host, launch, log-scan, metrics, probe and workload evidence kinds.
 
 Every `Evidence.value` is one frozen dataclass per `Kind` (the table is `evidence.PAYLOAD_TYPES`): a
-check reads `evidence.environment().v2_runner`, never a dict key that one collector happens to write.
+check reads `evidence.get(Environment).v2_runner`, never a dict key that one collector happens to write.
 The other payload modules of this package hold the acceptance picture (acceptance.py), the drafter and
 target facts (model_facts.py) and the engine facts (engine_facts.py).
 """

@@ -11,6 +11,9 @@ from typing import Any
 
 import tomllib
 
+from ..evidence.model_facts import DrafterFacts, TargetFacts
+from ..evidence.payloads import EngineId
+
 
 def vtuple(v: str) -> tuple[int, ...]:
     parts = [int(p) for p in re.findall(r"\d+", v or "")][:3]
@@ -118,10 +121,10 @@ def aux_placements(engine: str, version: str | None) -> tuple[str, ...] | None:
 
 
 def support_from_evidence(evidence) -> ArchSupport | None:
-    """The architecture row for the drafter and engine in `evidence` (Kind.DRAFTER + Kind.ENGINE)."""
-    d, eng = evidence.drafter(), evidence.engine()
+    """The architecture row for the drafter and engine in `evidence` (DrafterFacts + EngineId)."""
+    d, eng = evidence.get(DrafterFacts), evidence.get(EngineId)
     if d is None or eng is None:
         return None
-    tgt = evidence.target()
+    tgt = evidence.get(TargetFacts)
     mt = tgt.model_type if (d.embedded_in_target and tgt is not None) else d.model_type
     return support(eng.name, eng.version, d.method, mt, d.speculators_format)

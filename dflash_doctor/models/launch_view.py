@@ -1,6 +1,6 @@
 """What the launch evidence says about the drafter: method, drafter and k, from whichever collector filled it.
 
-The launch command (Kind.LAUNCH, a LaunchConfig) and the log's startup lines (Kind.STARTUP, a StartupFacts)
+The launch command (LaunchConfig, a LaunchConfig) and the log's startup lines (StartupFacts, a StartupFacts)
 both state `method`, `drafter` and `num_speculative_tokens` (SGLang's draft-token count already turned into
 k by their parsers); the launch command wins, the newest evidence first.
 """
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..evidence import Evidence, EvidenceSet, Kind
+from ..evidence import Evidence, EvidenceSet
+from ..evidence.acceptance import StartupFacts
+from ..evidence.payloads import LaunchConfig
 
 # Launch method spellings (vLLM --speculative-config method, SGLang --speculative-algorithm) -> drafter method
 METHOD_ALIASES = {
@@ -33,7 +35,7 @@ METHOD_ALIASES = {
 
 def launch_field(evidence: EvidenceSet, name: str) -> tuple[Any, Evidence | None]:
     """The first non-empty `name` (method | drafter | num_speculative_tokens) from LAUNCH, then STARTUP."""
-    for kind in (Kind.LAUNCH, Kind.STARTUP):
+    for kind in (LaunchConfig, StartupFacts):
         for ev in reversed(evidence.all(kind)):
             v = getattr(ev.value, name)
             if v not in (None, ""):
@@ -52,7 +54,7 @@ def launch_method(evidence: EvidenceSet) -> tuple[str | None, str | None, Eviden
 def launch_parallel_drafting(evidence: EvidenceSet) -> bool:
     """Whether the launch's speculative config sets `"parallel_drafting": true`: how vLLM serves a P-EAGLE
     drafter (method eagle3 with this flag; it has no method of its own, 0.19.0+)."""
-    launch = evidence.launch()
+    launch = evidence.get(LaunchConfig)
     spec = launch.speculative if launch is not None else None
     return isinstance(spec, dict) and spec.get("parallel_drafting") is True
 

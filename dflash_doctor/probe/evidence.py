@@ -1,4 +1,4 @@
-"""A probe result (schema dflash-doctor/probe@1) as Kind.PROBE evidence, from memory or a saved JSON file. No torch."""
+"""A probe result (schema dflash-doctor/probe@1) as ProbeResult evidence, from memory or a saved JSON file. No torch."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..evidence import Evidence, EvidenceSet, Kind, Source
+from ..evidence import Evidence, EvidenceSet, Source
 
 PROBE_SCHEMA = "dflash-doctor/probe@1"
 
@@ -30,7 +30,7 @@ def summary_line(result: dict) -> str:
 def add_probe_evidence(ev: EvidenceSet, result: dict, source: Source) -> Evidence:
     from ..evidence.payloads import ProbeResult
 
-    return ev.add(Kind.PROBE, summary_line(result), source, ProbeResult(result))
+    return ev.add(summary_line(result), source, ProbeResult(result))
 
 
 @dataclass(frozen=True)

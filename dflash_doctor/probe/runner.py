@@ -1,7 +1,7 @@
 """One probe run end to end: load the pair, draft-and-verify every prompt, run the ablations, summarise.
 
 The result is a plain dict (schema "dflash-doctor/probe@1") so it can travel as JSON from a remote
-host and become Kind.PROBE evidence unchanged.
+host and become ProbeResult evidence unchanged.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import ExitCode
-from ..evidence import EvidenceSet, Kind, Source
+from ..evidence import EvidenceSet, Source
+from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.payloads import MetricsScrape
 from .client import PromAuth, PromClient, PrometheusError
 from .fleet import EngineRow, Fleet, FleetQuery, _iso, _key, _num, read_fleet, restart_times
@@ -31,9 +32,8 @@ def engine_evidence(e: EngineRow, summary, fleet: Fleet) -> EvidenceSet:
     """One fleet engine as an EvidenceSet for the diagnosis."""
     ev = EvidenceSet(label=e.name)
     src = Source("url", f"{fleet.url} {fleet.query.selector or ''}".strip())
-    ev.add(Kind.METRICS, _metrics_summary([e], fleet), src, _metrics_value([e], fleet, rows=False))
+    ev.add(_metrics_summary([e], fleet), src, _metrics_value([e], fleet, rows=False))
     ev.add(
-        Kind.ACCEPTANCE,
         f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts (Prometheus, {len(e.steps)} steps)",
         src,
         summary,
@@ -89,7 +89,7 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
     except PrometheusError as exc:
         if exc.exit_code == ExitCode.USAGE:
             raise
-        ev.could_not_collect(where, exc.message + (f" ({exc.hint})" if exc.hint else ""), Kind.METRICS)
+        ev.could_not_collect(where, exc.message + (f" ({exc.hint})" if exc.hint else ""), MetricsScrape)
         return
     engines = [e for e in fleet.engines if e.kind != "unknown"]
     source = Source("url", f"{fleet.url} {src.selector or ''}".strip())
@@ -99,10 +99,10 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
             f"no spec-decode series match {src.selector or 'the (empty) selector'} over the "
             f"last {promql_duration(src.since)} (spec decoding off, metrics not scraped, or "
             "a selector that matches nothing)",
-            Kind.METRICS,
+            MetricsScrape,
         )
         return
-    ev.add(Kind.METRICS, _metrics_summary(engines, fleet), source, _metrics_value(engines, fleet))
+    ev.add(_metrics_summary(engines, fleet), source, _metrics_value(engines, fleet))
     if len(engines) > 1:
         ev.notes.append(
             f"the selector matches {len(engines)} engines ({'; '.join(e.name for e in engines)}): their "
@@ -118,21 +118,20 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
             )
     rows = _rows_per_step(engines, pos_steps, fleet)
     if not rows:
-        ev.missing(Kind.ACCEPTANCE, "Prometheus holds no draft counts for the selected engine(s) in the window")
+        ev.missing(AcceptanceSummary, "Prometheus holds no draft counts for the selected engine(s) in the window")
         return
     from ..parse.frame import summarize
 
     summary = summarize(rows)
     if summary is None or not summary.drafts > 0:
-        ev.missing(Kind.ACCEPTANCE, "Prometheus holds no draft counts for the selected engine(s) in the window")
+        ev.missing(AcceptanceSummary, "Prometheus holds no draft counts for the selected engine(s) in the window")
         return
-    if ev.has(Kind.ACCEPTANCE):
+    if ev.has(AcceptanceSummary):
         ev.notes.append(
             f"Prometheus gives τ {summary.mean_acceptance_length:.2f}; the log's acceptance is used for the checks"
         )
         return
     ev.add(
-        Kind.ACCEPTANCE,
         f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts "
         f"(Prometheus, {summary.intervals} steps of {promql_duration(fleet.query.step)})",
         source,

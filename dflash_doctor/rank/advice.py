@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..evidence import EvidenceSet
+from ..evidence.acceptance import AcceptanceSummary
 from .baselines import Baselines, in_force, pair_context
 
 FORMULA = (
@@ -28,7 +29,7 @@ MIN_GAIN = 0.02
 
 
 def advise_k(evidence: EvidenceSet, baselines: Baselines | None = None) -> dict[str, Any] | None:
-    acc = evidence.acceptance()
+    acc = evidence.get(AcceptanceSummary)
     if acc is None:
         return None
     if not acc.sufficient:

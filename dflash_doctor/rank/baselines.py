@@ -17,6 +17,9 @@ from typing import Any
 
 import tomllib
 
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+from ..evidence.model_facts import DrafterFacts
+from ..evidence.payloads import LaunchConfig, Workload
 from .knowledge import KnowledgeError
 
 TRUST = ("published", "community")
@@ -232,16 +235,15 @@ class PairContext:
 def drafter_names(evidence) -> list[tuple[str, str]]:
     """(name, evidence ref) candidates for the drafter, most specific first: the drafter config's source
     (a repo id or path), then the drafter the launch command or the log's startup lines name."""
-    from ..evidence import Kind
 
     out: list[tuple[str, str]] = []
-    for ev in reversed(evidence.all(Kind.DRAFTER)):
+    for ev in reversed(evidence.all(DrafterFacts)):
         out += [(ev.value.source, ev.ref), (ev.source.location, ev.ref)]
-    for kind in (Kind.LAUNCH, Kind.STARTUP):
+    for kind in (LaunchConfig, StartupFacts):
         for ev in reversed(evidence.all(kind)):
             if ev.value.drafter:
                 out.append((ev.value.drafter, ev.ref))
-    named = evidence.named(Kind.DRAFTER)  # `--drafter org/name` not in the cache still names the pair
+    named = evidence.named(DrafterFacts)  # `--drafter org/name` not in the cache still names the pair
     if named:
         out.append((named, None))
     return out
@@ -266,12 +268,11 @@ def pair_context(evidence, baselines: Baselines) -> PairContext:
             break
         if name is None:
             name, ref = cand, cref
-    from ..evidence import Kind
 
-    w = evidence.workload()
-    acc = evidence.acceptance()
+    w = evidence.get(Workload)
+    acc = evidence.get(AcceptanceSummary)
     method, _, _ = launch_method(evidence)
-    refs = tuple(r for r in (ref, evidence.ref(Kind.WORKLOAD)) if r)
+    refs = tuple(r for r in (ref, evidence.ref(Workload)) if r)
     return PairContext(
         baseline=found,
         drafter_name=name,

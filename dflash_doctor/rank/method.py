@@ -17,6 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+from ..evidence.model_facts import DrafterFacts
+from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
 from .knowledge import METHODS
 from .reference import method_prior, normalise_method
 
@@ -123,10 +126,10 @@ def _release_bounds(evidence: EvidenceSet) -> list[tuple[str, str]]:
     """(engine, version) pairs the evidence pins: the engine and version named (flag, startup line, installed
     package), or the newest release a log line's shape allows (ScanStats.release_bounds, "<=X")."""
     out: list[tuple[str, str]] = []
-    eng = evidence.engine()
+    eng = evidence.get(EngineId)
     if eng is not None and eng.version:
         out.append((eng.name, eng.version))
-    scan = evidence.log_scan()
+    scan = evidence.get(ScanStats)
     for engine, rel in scan.release_bounds.items() if scan is not None else ():
         for part in rel.split(","):
             part = part.strip()
@@ -149,7 +152,6 @@ def unavailable(evidence: EvidenceSet) -> dict[str, str]:
 
 
 def infer_method(evidence: EvidenceSet) -> MethodBelief:
-    from ..evidence import Kind
 
     prior = {m: p for m, p in method_prior().items() if m in METHODS}
     total = sum(prior.values()) or 1.0
@@ -164,16 +166,16 @@ def infer_method(evidence: EvidenceSet) -> MethodBelief:
         w = math.log(STRENGTH[source])
         logp[fam] += w
 
-    d = evidence.drafter()
+    d = evidence.get(DrafterFacts)
     if d is not None and d.method not in (None, "unknown"):
-        hear(d.method, "drafter", evidence.ref(Kind.DRAFTER))
-    launch = evidence.launch()
+        hear(d.method, "drafter", evidence.ref(DrafterFacts))
+    launch = evidence.get(LaunchConfig)
     if launch is not None and launch.method:
-        hear(launch.method, "launch", evidence.ref(Kind.LAUNCH))
-    st = evidence.startup()
+        hear(launch.method, "launch", evidence.ref(LaunchConfig))
+    st = evidence.get(StartupFacts)
     if st is not None and st.method:
-        hear(st.method, "startup", evidence.ref(Kind.STARTUP))
-    acc = evidence.acceptance()
+        hear(st.method, "startup", evidence.ref(StartupFacts))
+    acc = evidence.get(AcceptanceSummary)
     if acc is not None:
         for fmt in acc.formats:
             f = fmt.lower()
@@ -186,7 +188,7 @@ def infer_method(evidence: EvidenceSet) -> MethodBelief:
                 ("draft_model", "draft"),
             ):
                 if word in f:
-                    hear(m, "format", evidence.ref(Kind.ACCEPTANCE))
+                    hear(m, "format", evidence.ref(AcceptanceSummary))
                     break
         if acc.k:
             for m in METHODS:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..evidence import Cause, EvidenceSet
+from ..evidence.acceptance import AcceptanceSummary
+from ..evidence.model_facts import DrafterFacts
 from ..names import Names, names_of
 
 # Causes below this confidence are listed, not planned for (unless nothing reaches it: then the top one).
@@ -289,7 +291,7 @@ def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[st
     if current is not None:
         from ..models.engine_support import load_table
 
-        d = evidence.drafter()
+        d = evidence.get(DrafterFacts)
         swa = None
         if d is not None and d.layers:
             sliding = sum(1 for x in d.layers if x.attention == "sliding")
@@ -369,7 +371,7 @@ def _has_fact(c: Cause, knowledge) -> bool:
 def build_plan(
     causes: Sequence[Cause], evidence: EvidenceSet, knowledge, invocation: Sequence[str] | None = None
 ) -> FixPlan:
-    acc = evidence.acceptance()
+    acc = evidence.get(AcceptanceSummary)
     tau_now = acc.mean_acceptance_length if acc is not None else None
     ref_tau, ref_what = _reference(evidence)
     names = names_of(evidence)

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import stats
+from ..evidence.acceptance import AcceptanceSummary
 from .method import MethodBelief, infer_method
 from .reference import Band, healthy_band
 
 if TYPE_CHECKING:
     from ..evidence import EvidenceSet
-    from ..evidence.acceptance import AcceptanceSummary
 
 # How sure a reading must be to decide the verdict (posterior probability).
 DECISIVE = 0.9
@@ -158,7 +158,7 @@ def p_above(tau: float, se: float, edge: float) -> float:
 
 def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     """The level reading of the evidence's acceptance (None without acceptance numbers)."""
-    acc = evidence.acceptance()
+    acc = evidence.get(AcceptanceSummary)
     if acc is None:
         return None
     from .baselines import in_force, pair_context

@@ -23,7 +23,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..evidence import Cause, Contribution, EvidenceSet, Finding, Kind, Observation, Status, Verdict
+from ..evidence import (
+    PAYLOAD_TYPES,
+    Cause,
+    Contribution,
+    EvidenceSet,
+    Finding,
+    Kind,
+    Observation,
+    Status,
+    Verdict,
+    kind_of,
+)
+from ..evidence.acceptance import AcceptanceSummary
+from ..evidence.model_facts import DrafterFacts, TargetFacts
+from ..evidence.payloads import EngineId, LaunchConfig, ProbeResult
 from .baselines import Baselines, PairContext, in_force, pair_context
 from .knowledge import Knowledge
 
@@ -32,7 +46,7 @@ CLOSE = 0.12
 # Evidence weight kept when none of a cause's deciding evidence was collected (see module doc).
 MIN_COVERAGE = 0.6
 # Evidence kinds whose absence the report names when a diagnosis rests on a log alone.
-CORROBORATING = (Kind.DRAFTER, Kind.TARGET, Kind.ENGINE, Kind.LAUNCH, Kind.PROBE)
+CORROBORATING = (DrafterFacts, TargetFacts, EngineId, LaunchConfig, ProbeResult)
 
 SPEEDUP_FORMULA = (
     "speed-up if fixed = τ_fixed / τ_now at the same k: the draft+verify step costs the same "
@@ -59,11 +73,12 @@ def observations_of(findings: list[Finding]) -> list[Observation]:
     return list(seen.values())
 
 
-def coverage_of(decided_by: tuple[str, ...], evidence: EvidenceSet) -> tuple[float, list[Kind]]:
+def coverage_of(decided_by: tuple[str, ...], evidence: EvidenceSet) -> tuple[float, list[type]]:
+    """How much of the evidence that decides a cause is there, and the payload types that are missing."""
     kinds = []
     for name in decided_by:
         try:
-            kinds.append(Kind(name))
+            kinds.append(PAYLOAD_TYPES[Kind(name)])
         except ValueError:
             continue
     if not kinds:
@@ -128,7 +143,7 @@ def rank(
     baselines = baselines or in_force(evidence)
     observations = observations_of(findings)
     names = {o.name for o in observations}
-    acceptance = evidence.acceptance()
+    acceptance = evidence.get(AcceptanceSummary)
     tau_now = acceptance.mean_acceptance_length if acceptance is not None else None
     ctx = pair_context(evidence, baselines)
     belief = infer_method(evidence)
@@ -159,7 +174,7 @@ def rank(
         curve = sum(c.weight for c in both if knowledge.is_circumstantial(c.observation))
         facts = sum(c.weight for c in both if not knowledge.is_circumstantial(c.observation))
         logit = spec.prior + math.log(applies) + facts + coverage * curve
-        missing = [f"{k.value}: {evidence.why_missing(k)}" for k in missing_kinds]
+        missing = [f"{kind_of(k).value}: {evidence.why_missing(k)}" for k in missing_kinds]
         notes = []
         if coverage < 1.0:
             notes.append(
@@ -171,7 +186,7 @@ def rank(
                 f"applies to {', '.join(spec.methods)} only: {applies:.0%} likely for this deployment's "
                 f"method ({belief.describe()})"
             )
-        if spec.silence_note and not evidence.has(Kind.DRAFTER):
+        if spec.silence_note and not evidence.has(DrafterFacts):
             notes.append(spec.silence_note)
         fixed = expected_tau(spec.expected_tau, tau_now, ctx, baselines)
         speedup = fixed / tau_now if fixed is not None and tau_now else None
@@ -216,10 +231,10 @@ def rank(
     if acceptance is not None and len(absent) >= 3:
         notes.append(
             "Ranked mostly from the acceptance figures, with lower confidence: missing "
-            + "; ".join(f"{k.value} ({evidence.why_missing(k)})" for k in absent)
+            + "; ".join(f"{kind_of(k).value} ({evidence.why_missing(k)})" for k in absent)
             + "."
         )
-    if acceptance is not None and not evidence.has(Kind.DRAFTER) and "signature:cliff-after-first" in names:
+    if acceptance is not None and not evidence.has(DrafterFacts) and "signature:cliff-after-first" in names:
         notes.append(
             "Silence is not evidence: the log says nothing about sliding windows, layer taps or RoPE "
             "because engines do not log them. Give --drafter and --engine to decide those causes."

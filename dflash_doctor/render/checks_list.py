@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..evidence import kind_of
 from . import Format
 from .layout import Page, Style
 
@@ -11,7 +12,13 @@ FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 def rows(reg) -> list[dict]:
     return [
-        {"id": c.id, "area": c.area, "title": c.title, "needs": [k.value for k in c.needs], "origin": reg.origins[c.id]}
+        {
+            "id": c.id,
+            "area": c.area,
+            "title": c.title,
+            "needs": [kind_of(k).value for k in c.needs],
+            "origin": reg.origins[c.id],
+        }
         for c in sorted(reg.checks, key=lambda c: (c.area, c.id))
     ]
 

@@ -18,6 +18,7 @@ import tomllib
 from dflash_doctor.engines import CERTAIN, DirectoryTree, SourceTree, analyse
 from dflash_doctor.engines.outcome import Deployment, decide
 from dflash_doctor.engines.table import compare, modes
+from dflash_doctor.evidence.engine_facts import EngineAnalysis
 from dflash_doctor.models.engine_support import lookup
 from tests.conformance.conftest import download_allowed
 from tests.conformance.wheels import WheelUnavailable, tree_for
@@ -191,7 +192,6 @@ def test_check_host_reads_a_real_install(tmp_path, engine, version, outcome):
     import shutil
 
     from dflash_doctor.collect.host import HostOptions, collect_host
-    from dflash_doctor.evidence import Kind
     from dflash_doctor.hosts.local import LocalHost
     from tests.hosts.fakedeploy import build, scenarios, start_server, stop_server
 
@@ -210,8 +210,8 @@ def test_check_host_reads_a_real_install(tmp_path, engine, version, outcome):
         ev = collect_host(LocalHost(), HostOptions(pid=dep.proc.pid, metrics=False))
     finally:
         stop_server(dep)
-    a = ev.value(Kind.ENGINE_SOURCE)
-    assert a is not None, ev.why_missing(Kind.ENGINE_SOURCE)
+    a = ev.get(EngineAnalysis)
+    assert a is not None, ev.why_missing(EngineAnalysis)
     full = analyse(DirectoryTree(root), engine, QWEN36)
     assert modes(a) == modes(full) and a.version.value == version
     assert all(v.certain for v in a.layer_map.values()), {k: v.why for k, v in a.layer_map.items()}

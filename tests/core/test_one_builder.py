@@ -16,7 +16,8 @@ import pytest
 
 from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.collect.host import HostCollector, HostOptions, collect_host
-from dflash_doctor.evidence import Kind
+from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
+from dflash_doctor.evidence.payloads import EngineId, MetricsScrape, ScanStats
 from dflash_doctor.hosts.bundle import BundleHost, _dec
 from dflash_doctor.hosts.local import LocalHost
 from dflash_doctor.parse import formats as F
@@ -40,20 +41,20 @@ BUNDLES = sorted(p for p in (FIXTURES / "hosts").iterdir() if (p / "manifest.jso
 
 def _picture(ev) -> dict:
     """What both paths must agree on, without where it came from."""
-    acc = ev.acceptance()
-    st = ev.startup()
-    eng = ev.engine()
+    acc = ev.get(AcceptanceSummary)
+    st = ev.get(StartupFacts)
+    eng = ev.get(EngineId)
     d = acc.to_dict() if acc is not None else None
     if d is not None:
         d["series"] = [{k: v for k, v in s.items() if k != "source"} for s in d["series"]]
         d["per_engine"] = [{k: v for k, v in e.items() if k != "source"} for e in d["per_engine"]]
     return {
         "acceptance": d,
-        "acceptance_missing": None if acc is not None else ev.why_missing(Kind.ACCEPTANCE),
+        "acceptance_missing": None if acc is not None else ev.why_missing(AcceptanceSummary),
         "startup": None if st is None else {k: v for k, v in st.to_dict().items() if k != "lines"},
         "engine": None if eng is None else (eng.name, eng.version),
-        "intervals": ev.log_scan().intervals if ev.log_scan() else None,
-        "formats": dict(ev.log_scan().formats) if ev.log_scan() else None,
+        "intervals": ev.get(ScanStats).intervals if ev.get(ScanStats) else None,
+        "formats": dict(ev.get(ScanStats).formats) if ev.get(ScanStats) else None,
     }
 
 
@@ -97,10 +98,10 @@ def test_a_log_without_k_is_missing_acceptance_on_every_path_never_nan(tmp_path)
     log = tmp_path / "no-k.log"
     log.write_text("\n".join(lines) + "\n")
     for ev in (gather_files(FileInputs(logs=[str(log)])), _host_path(log)):
-        acc = ev.acceptance()
+        acc = ev.get(AcceptanceSummary)
         assert acc is None or (acc.drafts > 0 and not math.isnan(acc.mean_acceptance_length))
         if acc is None:
-            assert "drafts" in ev.why_missing(Kind.ACCEPTANCE)
+            assert "drafts" in ev.why_missing(AcceptanceSummary)
 
 
 @pytest.mark.ssh
@@ -115,11 +116,11 @@ def test_check_host_uses_the_metrics_it_scraped_when_the_log_has_no_numbers(tmp_
         ev = collect_host(LocalHost(), HostOptions(pid=dep.proc.pid))
     finally:
         stop_server(dep)
-    acc = ev.acceptance()
-    assert ev.metrics() is not None and ev.metrics().scraped_on_host
+    acc = ev.get(AcceptanceSummary)
+    assert ev.get(MetricsScrape) is not None and ev.get(MetricsScrape).scraped_on_host
     assert acc is not None and acc.formats == ("vllm-metrics",)
     assert acc.mean_acceptance_length == pytest.approx(1.18, abs=0.01)
-    assert ev.get(Kind.ACCEPTANCE).source.kind == "url"
+    assert ev.item(AcceptanceSummary).source.kind == "url"
 
 
 def test_the_launch_commands_k_settles_a_log_that_prints_none(tmp_path):
@@ -127,12 +128,12 @@ def test_the_launch_commands_k_settles_a_log_that_prints_none(tmp_path):
     src = (FIXTURES / "logs" / "vllm-0.8.3.log").read_text().splitlines()
     log = tmp_path / "no-k.log"
     log.write_text("\n".join(x for x in src if "SpecDecoding metrics" in x) + "\n")
-    startup_k = gather_files(FileInputs(logs=[str(FIXTURES / "logs" / "vllm-0.8.3.log")])).acceptance()
+    startup_k = gather_files(FileInputs(logs=[str(FIXTURES / "logs" / "vllm-0.8.3.log")])).get(AcceptanceSummary)
     k = startup_k.k
     launch = (
         f'vllm serve Q --speculative-config \'{{"method": "eagle3", "model": "D", "num_speculative_tokens": {k}}}\''
     )
     ev = gather_files(FileInputs(logs=[str(log)], launch=launch))
-    acc = ev.acceptance()
+    acc = ev.get(AcceptanceSummary)
     assert acc is not None and acc.k == k
     assert acc.mean_acceptance_length == pytest.approx(startup_k.mean_acceptance_length, abs=1e-9)

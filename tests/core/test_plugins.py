@@ -12,17 +12,18 @@ from tests.conftest import FIXTURES
 
 GOOD = """
 from dflash_doctor.check import Check
-from dflash_doctor.evidence import Kind, Status
+from dflash_doctor.evidence import Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 
 
 class TauFloor(Check):
     id = "acme-tau-floor"
     area = "acceptance"
     title = "ACME: τ above the team floor of 2.0"
-    needs = (Kind.ACCEPTANCE,)
+    needs = (AcceptanceSummary,)
 
     def run(self, evidence):
-        acc = evidence.value(Kind.ACCEPTANCE)
+        acc = evidence.get(AcceptanceSummary)
         ok = acc.mean_acceptance_length >= 2.0
         return [self.finding(Status.OK if ok else Status.FAIL, f"acme floor: τ {acc.mean_acceptance_length:.2f}")]
 """

@@ -5,7 +5,7 @@ observation from the table left in the ranking, and the disagreement is shown wi
 from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.doctor import build_report
 from dflash_doctor.engines import DirectoryTree, analyse
-from dflash_doctor.evidence import Kind, Source
+from dflash_doctor.evidence import Source
 from dflash_doctor.rank.scoring import observations_of
 from tests.conftest import FIXTURES
 from tests.engines.synth import build_vllm
@@ -20,7 +20,7 @@ def _report(analysis):
         )
     )
     if analysis is not None:
-        ev.add(Kind.ENGINE_SOURCE, "patched vllm source", Source("host", "/opt/vllm"), analysis)
+        ev.add("patched vllm source", Source("host", "/opt/vllm"), analysis)
     report, _ = build_report(ev)
     return report, {o.name for o in observations_of(list(report.findings))}
 

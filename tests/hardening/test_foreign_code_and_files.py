@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from dflash_doctor.collect.host import HostOptions, collect_host, sanitize
-from dflash_doctor.evidence import Kind
+from dflash_doctor.evidence.model_facts import DrafterFacts
+from dflash_doctor.evidence.payloads import EngineId
 from dflash_doctor.hosts.bundle import RecordingHost
 from dflash_doctor.hosts.local import LocalHost
 
@@ -117,7 +118,7 @@ def test_a_script_named_by_another_users_process_is_never_run(shared_dir):
         _stop(proc)
     assert not list(shared_dir.glob("PWNED-*")), "the collector executed a script another user wrote"
     # the engine is still looked for, by reading files only: the fake package on PYTHONPATH is found
-    eng = ev.get(Kind.ENGINE)
+    eng = ev.item(EngineId)
     assert eng is not None and eng.value.location == f"{shared_dir}/pkgs/vllm"
 
 
@@ -174,7 +175,7 @@ def test_links_to_root_only_files_stay_out_of_reports_and_bundles(shared_dir):
     for secret in ("Zm9vYmFy", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "PRIVATE KEY"):
         assert secret not in report, secret
     # the config inside the checkpoint (nobody's own file) is still read
-    assert ev.has(Kind.DRAFTER) or any("drafter" in what for what, _ in ev.collection_errors)
+    assert ev.has(DrafterFacts) or any("drafter" in what for what, _ in ev.collection_errors)
 
 
 def test_a_bundle_keeps_only_a_weights_files_header():

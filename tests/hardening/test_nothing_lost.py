@@ -12,8 +12,8 @@ import pytest
 
 from dflash_doctor.check import Check, run_checks
 from dflash_doctor.doctor import build_report
-from dflash_doctor.evidence import EvidenceSet, Finding, Kind, Source, Status
-from dflash_doctor.evidence.payloads import HostSummary
+from dflash_doctor.evidence import EvidenceSet, Finding, Source, Status
+from dflash_doctor.evidence.payloads import HostSummary, ProbeResult
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
@@ -69,7 +69,7 @@ def _misbehaving():
 
     class NeedsProbe(Check):
         id, area, title = "needs-probe", "probe", "needs a probe"
-        needs = (Kind.PROBE,)
+        needs = (ProbeResult,)
 
         def run(self, evidence):
             raise AssertionError("never called without its evidence")
@@ -79,7 +79,7 @@ def _misbehaving():
 
 def test_every_misbehaving_check_becomes_could_not_check_with_its_reason():
     ev = EvidenceSet("local")
-    ev.missing(Kind.PROBE, "no probe was run")
+    ev.missing(ProbeResult, "no probe was run")
     bad = _misbehaving()
     findings = run_checks([Good(), *bad], ev)
     tally.fault("checks: misbehaving checks", len(bad))
@@ -97,7 +97,7 @@ def test_every_misbehaving_check_becomes_could_not_check_with_its_reason():
 
 def test_a_crashing_check_leaves_a_complete_report_in_every_format():
     ev = EvidenceSet("local")
-    ev.add(Kind.HOST, "linux", Source("command", "uname"), HostSummary(host="linux"))
+    ev.add("linux", Source("command", "uname"), HostSummary(host="linux"))
     report, _ = build_report(ev, checks=[Good(), *_misbehaving()])
     for fmt in Format:
         out = render(report, fmt)

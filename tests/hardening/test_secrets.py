@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash_doctor.doctor import build_report
-from dflash_doctor.evidence import EvidenceSet, Kind, Source
+from dflash_doctor.evidence import EvidenceSet, Source
 from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 from dflash_doctor.redact import redact_any, redact_text
 from dflash_doctor.render import Format, render
@@ -254,9 +254,8 @@ def test_no_secret_survives_in_evidence_built_by_any_collector():
     # Evidence values hold whatever a collector stored; the renderers must still catch what it missed.
     ev = EvidenceSet("local")
     for ctx, _ in CORPUS:
-        ev.add(Kind.ENVIRONMENT, ctx, Source("command", ctx), Environment({"line": ctx, "HF_TOKEN": ctx}))
+        ev.add(ctx, Source("command", ctx), Environment({"line": ctx, "HF_TOKEN": ctx}))
     ev.add(
-        Kind.LAUNCH,
         "args",
         Source("flag", "--launch"),
         LaunchConfig(engine="vllm", model=None, args=ARGS, speculative=ARGS["speculative_config"]),

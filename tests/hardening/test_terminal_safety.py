@@ -11,8 +11,9 @@ from hypothesis import given
 
 from dflash_doctor.check import Check
 from dflash_doctor.doctor import build_report
-from dflash_doctor.evidence import EvidenceSet, Kind, Observation, Source, Status
-from dflash_doctor.evidence.payloads import HostSummary
+from dflash_doctor.evidence import EvidenceSet, Observation, Source, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.evidence.payloads import GpuInventory, HostSummary
 from dflash_doctor.render import Format, render
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
@@ -59,13 +60,12 @@ class Crasher(Check):
 def hostile_report(text: str):
     ev = EvidenceSet(label=f"host {text}")
     ev.add(
-        Kind.HOST,
         f"uname {text}",
         Source("command", f"uname -a {text}", host=text),
         HostSummary(host=text, hostname=text, log=text, metrics=text),
     )
-    ev.could_not_collect(f"log {text}", f"permission denied: {text}", Kind.ACCEPTANCE)
-    ev.missing(Kind.GPU, f"nvidia-smi said {text}")
+    ev.could_not_collect(f"log {text}", f"permission denied: {text}", AcceptanceSummary)
+    ev.missing(GpuInventory, f"nvidia-smi said {text}")
     ev.notes.append(f"note {text}")
     report, _ = build_report(ev, checks=[EchoCheck(text), Crasher(text)])
     return report

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dflash_doctor.collect.host import READONLY_SCRIPTS, HostOptions, collect_host
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.hosts.ssh import SSHHost
 from tests.conftest import run_cli
 from tests.hosts.fakedeploy import SECRET_API_KEY, SECRET_HF_TOKEN, scenarios, write_big_log
@@ -252,11 +253,10 @@ def test_the_log_found_through_proc_costs_no_extra_round_trip(sshd, seed_deploym
         runs = [c for c in host.commands]
         shells = host.shells_started
     from dflash_doctor.collect.host import AUTOLOG, FILTER_LOG
-    from dflash_doctor.evidence import Kind
 
     assert any(c[2] == AUTOLOG for c in runs if c[0] == "sh")
     assert not any(c[2] == FILTER_LOG for c in runs if c[0] == "sh")  # AUTOLOG's guess was confirmed
-    assert ev.value(Kind.ACCEPTANCE).mean_acceptance_length == pytest.approx(1.18, abs=0.01)
+    assert ev.get(AcceptanceSummary).mean_acceptance_length == pytest.approx(1.18, abs=0.01)
     from dflash_doctor.collect.host import ENGINE_READ
 
     # the survey, AUTOLOG, the models and the engine (its listing and the files every analysis reads), plus at

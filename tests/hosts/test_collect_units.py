@@ -8,7 +8,7 @@ import os
 import pytest
 
 from dflash_doctor.collect.host import READ_MANY, Batch, encode_batch, parse_batch, parse_engine_locate, sanitize
-from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
+from dflash_doctor.evidence import EvidenceSet, Source, Status
 from dflash_doctor.hosts.inventory import read_hosts_file
 from dflash_doctor.parse.launch import LaunchParseError, parse_argv, parse_launch_text
 from tests.conftest import run_cli
@@ -182,10 +182,10 @@ def test_checks_on_hand_made_evidence(tmp_path):
     from tests.engines.synth import build_vllm
 
     ev = EvidenceSet()
-    ev.add(Kind.ENGINE_SOURCE, "src", Source("file", "x"), analyse(DirectoryTree(build_vllm(tmp_path, "0.20.1"))))
+    ev.add("src", Source("file", "x"), analyse(DirectoryTree(build_vllm(tmp_path, "0.20.1"))))
     [f] = EngineSlidingWindow().run(ev)
     assert f.status == Status.COULD_NOT_CHECK and not f.observations  # drafter unknown: no evidence either way
-    ev.add(Kind.DRAFTER, "d", Source("file", "y"), drafter_facts(str(FIXTURES / "models" / "Qwen3.6-27B-DFlash")))
+    ev.add("d", Source("file", "y"), drafter_facts(str(FIXTURES / "models" / "Qwen3.6-27B-DFlash")))
     [f] = EngineSlidingWindow().run(ev)
     assert f.status == Status.FAIL and f.observations[0].name == "engine-swa:ignored"
 

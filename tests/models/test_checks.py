@@ -6,7 +6,9 @@ import json
 
 from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.doctor import build_report
-from dflash_doctor.evidence import Kind, Status
+from dflash_doctor.evidence import Status
+from dflash_doctor.evidence.engine_facts import EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 
 
 def run(fixtures_dir, drafter=None, target=None, engine=None, log=None, launch=None):
@@ -31,7 +33,7 @@ def test_seed_scenario_yields_swa_ignored_raw_map_and_undertrained_card(fixtures
     ev, report, obs, checks = run(
         fixtures_dir, "Qwen3.6-27B-DFlash", "Qwen3.6-27B", "vllm==0.20.1", log="seed/vllm-0.20.1.log"
     )
-    assert ev.has(Kind.DRAFTER) and ev.has(Kind.TARGET) and ev.has(Kind.ENGINE_SUPPORT)
+    assert ev.has(DrafterFacts) and ev.has(TargetFacts) and ev.has(EngineSupport)
     assert {
         "drafter-swa:present",
         "engine-swa:ignored",
@@ -118,7 +120,7 @@ def test_unreadable_drafter_is_a_could_not_check_finding_in_diagnose(fixtures_di
 def test_engine_outside_the_table_leaves_engine_checks_could_not_check(fixtures_dir):
     ev, _, _, checks = run(fixtures_dir, "Qwen3.6-27B-DFlash", engine="vllm==0.9.0rc1")
     ev2, _, _, checks2 = run(fixtures_dir, "Qwen3.6-27B-DFlash", engine="tgi==3.0.0")
-    assert not ev2.has(Kind.ENGINE_SUPPORT)
+    assert not ev2.has(EngineSupport)
     assert checks2["engine-layer-map"][0].status == Status.COULD_NOT_CHECK
     assert "not in the engine-support table" in checks2["engine-layer-map"][0].message
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.parse.prometheus import MetricsError, intervals_from_scrapes, parse_text
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
@@ -89,7 +90,7 @@ def test_window_scrapes_a_url_twice(tmp_path):
     import threading
 
     from dflash_doctor.collect.files import gather_metrics
-    from dflash_doctor.evidence import EvidenceSet, Kind
+    from dflash_doctor.evidence import EvidenceSet
 
     pages = [(LOGS / "vllm-metrics-1.prom").read_bytes(), (LOGS / "vllm-metrics-2.prom").read_bytes()]
 
@@ -111,4 +112,4 @@ def test_window_scrapes_a_url_twice(tmp_path):
     finally:
         srv.shutdown()
     assert not pages
-    assert ev.value(Kind.ACCEPTANCE).drafts == 3000
+    assert ev.get(AcceptanceSummary).drafts == 3000

@@ -1,4 +1,4 @@
-"""`diagnose --probe-result`: a saved probe result becomes Kind.PROBE evidence and moves the ranking."""
+"""`diagnose --probe-result`: a saved probe result becomes ProbeResult evidence and moves the ranking."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from dflash_doctor.checks.probe_lossless import ProbeLossless
 from dflash_doctor.checks.probe_vs_served import ProbeVsServed, tau_at
 
 from dflash_doctor.check import run_checks
-from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
+from dflash_doctor.evidence import EvidenceSet, Source, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.evidence.payloads import ProbeResult
 
@@ -50,8 +50,8 @@ def served(tau: float, k: int | None = 7) -> AcceptanceSummary:
 
 def observations(p: dict, s: AcceptanceSummary) -> tuple[set[str], list]:
     ev = EvidenceSet()
-    ev.add(Kind.PROBE, "probe", Source("command", "probe"), ProbeResult(p))
-    ev.add(Kind.ACCEPTANCE, "served", Source("file", "log"), s)
+    ev.add("probe", Source("command", "probe"), ProbeResult(p))
+    ev.add("served", Source("file", "log"), s)
     findings = run_checks([ProbeVsServed()], ev)
     return {o.name for f in findings for o in f.observations}, findings
 
@@ -101,7 +101,7 @@ def test_served_k_shorter_than_the_probe_block_compares_at_that_k():
 
 def test_without_served_acceptance_the_check_cannot_run():
     ev = EvidenceSet()
-    ev.add(Kind.PROBE, "probe", Source("command", "probe"), ProbeResult(probe(6.0)))
+    ev.add("probe", Source("command", "probe"), ProbeResult(probe(6.0)))
     [f] = run_checks([ProbeVsServed()], ev)
     assert f.status == Status.COULD_NOT_CHECK
 
@@ -109,7 +109,6 @@ def test_without_served_acceptance_the_check_cannot_run():
 def test_lossless_check():
     ev = EvidenceSet()
     ev.add(
-        Kind.PROBE,
         "probe",
         Source("command", "probe"),
         ProbeResult({**probe(6.0), "lossless": False, "mismatches": [{"prompt": "p1", "first_difference_at": 5}]}),

@@ -158,16 +158,14 @@ def _summary(taus, drafts=500.0):
 
 def _change_finding(taus, restarts=()):
     from checks.acceptance_change import AcceptanceChangePoint
-    from dflash_doctor.evidence import EvidenceSet, Kind, Source
+    from dflash_doctor.evidence import EvidenceSet, Source
 
     ev = EvidenceSet()
     if restarts:
         from dflash_doctor.evidence.payloads import MetricsScrape
 
-        ev.add(
-            Kind.METRICS, "m", Source("url", "x"), MetricsScrape(source="x", restarts=tuple(restarts), step_seconds=60)
-        )
-    ev.add(Kind.ACCEPTANCE, "a", Source("file", "x"), _summary(taus))
+        ev.add("m", Source("url", "x"), MetricsScrape(source="x", restarts=tuple(restarts), step_seconds=60))
+    ev.add("a", Source("file", "x"), _summary(taus))
     return AcceptanceChangePoint().run(ev)[0]
 
 

@@ -11,7 +11,7 @@ import tomllib
 from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.collect.workload import gather_workload
 from dflash_doctor.doctor import build_report
-from dflash_doctor.evidence import EvidenceSet, Kind, Report
+from dflash_doctor.evidence import PAYLOAD_TYPES, EvidenceSet, Kind, Report
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 
@@ -77,4 +77,4 @@ def diagnose(s: Scenario, knowledge=None) -> tuple[Report, EvidenceSet]:
 
 def uncollected(s: Scenario, ev: EvidenceSet) -> list[str]:
     """Evidence kinds the scenario's expectation rests on that this build could not collect."""
-    return [k for k in s.expect.get("needs", []) if not ev.has(Kind(k))]
+    return [k for k in s.expect.get("needs", []) if not ev.has(PAYLOAD_TYPES[Kind(k)])]

@@ -10,7 +10,10 @@ from importlib import resources
 import pytest
 import tomllib
 
-from dflash_doctor.evidence import EvidenceSet, Kind, Source, Status
+from dflash_doctor.evidence import EvidenceSet, Source, Status
+from dflash_doctor.evidence.engine_facts import EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import LaunchConfig, Workload
 from dflash_doctor.rank.knowledge import KnowledgeError, default_knowledge
 from dflash_doctor.rank.known_issues import (
     Deployment,
@@ -236,7 +239,7 @@ def _typed(kind, spec):
     from dflash_doctor.models.facts import drafter_facts, target_facts
     from tests.conftest import FIXTURES
 
-    if kind == Kind.LAUNCH:
+    if kind == LaunchConfig:
         return LaunchConfig(
             engine="vllm",
             model=None,
@@ -245,19 +248,19 @@ def _typed(kind, spec):
             args=spec.get("args", {}),
             speculative=spec.get("speculative"),
         )
-    if kind == Kind.DRAFTER:
+    if kind == DrafterFacts:
         base = drafter_facts(str(FIXTURES / "models" / "Qwen3-8B-DFlash-b16"), with_weights=False)
         layers = tuple(
             LayerAttention(i, x["attention"], None, x["attention"] == "sliding")
             for i, x in enumerate(spec.get("layers", []))
         )
         return dataclasses.replace(base, **{k: v for k, v in spec.items() if k != "layers"}, layers=layers)
-    if kind == Kind.TARGET:
+    if kind == TargetFacts:
         base = target_facts(str(FIXTURES / "models" / "Qwen3-8B"))
         return dataclasses.replace(base, **{k: (tuple(v) if k == "architectures" else v) for k, v in spec.items()})
-    if kind == Kind.WORKLOAD:
+    if kind == Workload:
         return Workload(**spec)
-    if kind == Kind.ENGINE_SUPPORT:
+    if kind == EngineSupport:
         return lookup(spec["engine"], spec["version"])
     raise AssertionError(kind)
 
@@ -266,21 +269,20 @@ def _evidence(engine="vllm", version="0.24.0", launch=None, drafter=None, target
     from dflash_doctor.evidence.payloads import EngineId
 
     ev = EvidenceSet()
-    ev.add(Kind.ENGINE, f"{engine} {version}", Source("flag", "--engine"), EngineId(engine, version))
+    ev.add(f"{engine} {version}", Source("flag", "--engine"), EngineId(engine, version))
     if launch is not None:
-        ev.add(Kind.LAUNCH, "launch", Source("flag", "--launch"), _typed(Kind.LAUNCH, launch))
+        ev.add("launch", Source("flag", "--launch"), _typed(LaunchConfig, launch))
     if drafter is not None:
-        ev.add(Kind.DRAFTER, "drafter", Source("file", "drafter/config.json"), _typed(Kind.DRAFTER, drafter))
+        ev.add("drafter", Source("file", "drafter/config.json"), _typed(DrafterFacts, drafter))
     if target is not None:
-        ev.add(Kind.TARGET, "target", Source("file", "target/config.json"), _typed(Kind.TARGET, target))
+        ev.add("target", Source("file", "target/config.json"), _typed(TargetFacts, target))
     if workload is not None:
-        ev.add(Kind.WORKLOAD, "workload", Source("flag", "--temperature"), _typed(Kind.WORKLOAD, workload))
+        ev.add("workload", Source("flag", "--temperature"), _typed(Workload, workload))
     if support:
         ev.add(
-            Kind.ENGINE_SUPPORT,
             "row",
             Source("derived", "engine_support.toml"),
-            _typed(Kind.ENGINE_SUPPORT, {"engine": engine, "version": version}),
+            _typed(EngineSupport, {"engine": engine, "version": version}),
         )
     return ev
 
@@ -306,7 +308,7 @@ def test_v2_runner_dflash_with_padded_vocab_is_a_certain_engine_bug():
     assert "known-issue:engine-bug" in _names(findings)
     hit = next(f for f in findings if "46435" in f.message)
     assert hit.status == Status.FAIL and "fixed in 0.25.0" in hit.message and "vLLM PR #46435" in hit.message
-    assert ev.get(Kind.LAUNCH).ref in hit.refs
+    assert ev.item(LaunchConfig).ref in hit.refs
 
 
 def test_a_p_eagle_drafter_read_from_its_config_is_matched_as_p_eagle():
@@ -320,7 +322,7 @@ def test_a_p_eagle_drafter_read_from_its_config_is_matched_as_p_eagle():
     assert deployment_from_evidence(ev).method == "p-eagle"
     hit = next(f for f in _run(ev) if "43010" in f.message)
     assert hit.status == Status.FAIL and "known-issue:engine-bug" in {o.name for o in hit.observations}
-    assert ev.get(Kind.DRAFTER).ref in hit.refs
+    assert ev.item(DrafterFacts).ref in hit.refs
     # the launch's own word still comes first: served as eagle3 without parallel drafting, it is not P-EAGLE there
     plain = _evidence(version="0.21.0", launch={"method": "eagle3", **v2}, drafter=peagle)
     assert deployment_from_evidence(plain).method == "eagle3"
@@ -361,7 +363,7 @@ def test_a_live_curve_downgrades_an_entry_whose_bug_leaves_nothing_accepted():
         drafter={"method": "dflash", "vocab_size": 152064, "layers": []},
         target={"architectures": ["X"], "vocab_size": 152576, "quantization": None},
     )
-    ev.add(Kind.ACCEPTANCE, "acc", Source("file", "log"), acc)
+    ev.add("acc", Source("file", "log"), acc)
     names = _names(_run(ev))
     assert "known-issue-likely:engine-bug" in names and "known-issue:engine-bug" not in names
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import tomllib
 
-from dflash_doctor.evidence import EvidenceSet, Finding, Kind, Observation, Source, Status, Verdict
+from dflash_doctor.evidence import EvidenceSet, Finding, Observation, Source, Status, Verdict
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.rank.advice import advise_k
 from dflash_doctor.rank.baselines import default_baselines
@@ -69,7 +69,7 @@ def acceptance(pp, drafts=5000.0, k=None):
 
 def evidence(pp=(0.17, 0.017, 0.0, 0.0), drafts=5000.0, with_drafter=False, method=None) -> EvidenceSet:
     ev = EvidenceSet("test")
-    ev.add(Kind.ACCEPTANCE, "acc", Source("file", "x.log"), acceptance(list(pp), drafts))
+    ev.add("acc", Source("file", "x.log"), acceptance(list(pp), drafts))
     if with_drafter:
         import dataclasses
 
@@ -77,11 +77,11 @@ def evidence(pp=(0.17, 0.017, 0.0, 0.0), drafts=5000.0, with_drafter=False, meth
         from tests.conftest import FIXTURES
 
         facts = drafter_facts(str(FIXTURES / "models" / "Qwen3.6-27B-DFlash"))
-        ev.add(Kind.DRAFTER, "drafter", Source("file", "drafter"), dataclasses.replace(facts, source="acme/drafter"))
+        ev.add("drafter", Source("file", "drafter"), dataclasses.replace(facts, source="acme/drafter"))
     if method:
         from dflash_doctor.evidence.payloads import LaunchConfig
 
-        ev.add(Kind.LAUNCH, "launch", Source("flag", "--launch"), LaunchConfig(engine=None, model=None, method=method))
+        ev.add("launch", Source("flag", "--launch"), LaunchConfig(engine=None, model=None, method=method))
     return ev
 
 
@@ -213,9 +213,9 @@ def _rank_seed(*extra: str):
     from dflash_doctor.evidence.payloads import ProbeResult
     from dflash_doctor.models.engine_support import lookup
 
-    ev.add(Kind.ENGINE_SUPPORT, "vllm 0.20.1 row", Source("derived", "support table"), lookup("vllm", "0.20.1"))
+    ev.add("vllm 0.20.1 row", Source("derived", "support table"), lookup("vllm", "0.20.1"))
     if extra:
-        ev.add(Kind.PROBE, "probe", Source("command", "dflash-doctor probe"), ProbeResult({}))
+        ev.add("probe", Source("command", "dflash-doctor probe"), ProbeResult({}))
     r = rank([finding(*SEED_OBS, *extra)], ev, default_knowledge())
     return [c.id for c in r.causes], {c.id: c for c in r.causes}
 

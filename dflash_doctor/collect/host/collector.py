@@ -12,8 +12,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ...evidence import EvidenceSet, Kind, Source
-from ...evidence.payloads import EngineId, Environment, Gpu, GpuInventory, HostSummary, Processes, ServingProcess
+from ...evidence import EvidenceSet, Source, kind_of
+from ...evidence.acceptance import AcceptanceSummary
+from ...evidence.engine_facts import EngineAnalysis, EngineSupport
+from ...evidence.model_facts import DrafterFacts, TargetFacts
+from ...evidence.payloads import (
+    EngineId,
+    Environment,
+    Gpu,
+    GpuInventory,
+    HostSummary,
+    LaunchConfig,
+    ProbeResult,
+    Processes,
+    ServingProcess,
+)
 from ...hosts.base import Host
 from ...parse.launch import parse_argv
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
@@ -120,7 +133,6 @@ class HostCollector:
             **{k: v for k, v in self.facts.items() if k in HostSummary.__dataclass_fields__},
         )
         self.ev.add(
-            Kind.HOST,
             f"{self.label}: {value.commands} read-only commands, "
             f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
             + (
@@ -181,18 +193,18 @@ class HostCollector:
             self._metrics(*self._scraped)
         self.build.engine_from_startup("no serving engine was found on the host and the log names none")
         self.build.add_engine_support()
-        if not ev.has(Kind.ENGINE_SUPPORT) and not ev.has(Kind.ENGINE):
+        if not ev.has(EngineSupport) and not ev.has(EngineId):
             ev.missing(
-                Kind.ENGINE_SUPPORT,
+                EngineSupport,
                 "the engine and its version are unknown: no serving process was found and no log names one",
             )
-        ev.missing(Kind.PROBE, "no probe was run (`dflash-doctor probe`)")
+        ev.missing(ProbeResult, "no probe was run (`dflash-doctor probe`)")
 
     # -- GPUs (queried by the survey) --
     def _gpus(self, gpu: tuple[int, bytes] | None) -> None:
         src = self.src("command", "nvidia-smi --query-gpu")
         if gpu is None:
-            self.ev.could_not_collect("GPU query", "the host survey did not run", Kind.GPU)
+            self.ev.could_not_collect("GPU query", "the host survey did not run", GpuInventory)
             return
         rc, out = gpu
         text = out.decode("utf-8", "replace")
@@ -203,7 +215,6 @@ class HostCollector:
                 if len(parts) >= 4:
                     gpus.append(Gpu(index=parts[0], name=parts[1], memory=parts[2], driver=parts[3]))
             self.ev.add(
-                Kind.GPU,
                 f"{len(gpus)} GPU(s): " + ", ".join(sorted({g.name for g in gpus}))
                 if gpus
                 else "nvidia-smi lists no GPU",
@@ -212,16 +223,13 @@ class HostCollector:
             )
         elif rc == 127 or "not found" in text:
             self.ev.add(
-                Kind.GPU,
                 "no NVIDIA GPU visible: nvidia-smi is not installed",
                 src,
                 GpuInventory(present=False, reason="nvidia-smi not found"),
             )
         else:
             why = ("timed out after 20 s" if rc == 124 else text.strip() or f"exit status {rc}")[:200]
-            self.ev.add(
-                Kind.GPU, f"no GPU visible: nvidia-smi failed ({why})", src, GpuInventory(present=False, reason=why)
-            )
+            self.ev.add(f"no GPU visible: nvidia-smi failed ({why})", src, GpuInventory(present=False, reason=why))
 
     # -- processes --
     def _processes(self) -> list[ServingProcess]:
@@ -233,7 +241,7 @@ class HostCollector:
         if isinstance(hn, bytes):
             self.facts["hostname"] = hn.decode("utf-8", "replace").strip()[:200]
         if not res.ok:
-            self.ev.could_not_collect("process list", res.error or f"exit status {res.rc}", Kind.PROCESS)
+            self.ev.could_not_collect("process list", res.error or f"exit status {res.rc}", Processes)
         # The survey always reads /proc/sys/kernel/hostname: without it we did not look (no /proc, or
         # non-GNU tools such as BSD base64/stat on macOS), so "no serving process" would be a guess.
         surveyed = res.ok and isinstance(hn, bytes)
@@ -243,29 +251,28 @@ class HostCollector:
                 "process list",
                 f"{self.label} did not answer like a Linux host with GNU tools "
                 f"({why[:200]}); its processes could not be listed",
-                Kind.PROCESS,
+                Processes,
             )
         pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
         if self.opt.pid is not None:
             pids = [p for p in pids if p == self.opt.pid]
             if not pids:
-                self.ev.could_not_collect(f"pid {self.opt.pid}", "no vLLM/SGLang process with that pid", Kind.PROCESS)
+                self.ev.could_not_collect(f"pid {self.opt.pid}", "no vLLM/SGLang process with that pid", Processes)
         procs = [p for p in (self._process(pid, b) for pid in pids) if p is not None]
         # The API server first (it owns the log and the port), engine-core children after it.
         procs.sort(key=lambda p: (p.launch.speculative is None and p.launch.spec_error is None, p.pid))
         src = self.src("file", "/proc/*/cmdline")
         if not procs:
             if surveyed:
-                self.ev.missing(Kind.PROCESS, f"no vLLM or SGLang serving process is running on {self.label}")
-                self.ev.missing(Kind.LAUNCH, f"no serving process on {self.label} to read the launch command from")
+                self.ev.missing(Processes, f"no vLLM or SGLang serving process is running on {self.label}")
+                self.ev.missing(LaunchConfig, f"no serving process on {self.label} to read the launch command from")
             else:
-                self.ev.missing(Kind.LAUNCH, f"the processes on {self.label} could not be listed")
+                self.ev.missing(LaunchConfig, f"the processes on {self.label} could not be listed")
             return []
         main = procs[0] = dataclasses.replace(
             procs[0], interpreter=self._python_hint(list(procs[0].raw_argv), dict(procs[0].env))
         )
         self.ev.add(
-            Kind.PROCESS,
             f"{len(procs)} serving process(es): " + ", ".join(f"{p.launch.engine} pid {p.pid}" for p in procs[:4]),
             src,
             Processes(tuple(procs)),
@@ -277,11 +284,10 @@ class HostCollector:
             summary = f"pid {main.pid}: {l.engine} {l.model}, method {l.method}, drafter {l.drafter}, k {l.num_speculative_tokens}"
         else:
             summary = f"pid {main.pid}: {l.engine} {l.model} without a speculative config"
-        self.ev.add(Kind.LAUNCH, summary, self.src("file", f"/proc/{main.pid}/cmdline"), l)
+        self.ev.add(summary, self.src("file", f"/proc/{main.pid}/cmdline"), l)
         # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
         env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
         self.ev.add(
-            Kind.ENVIRONMENT,
             ", ".join(f"{k}={v}" for k, v in main.env.items() if k.startswith("VLLM_")) or "no VLLM_* variables set",
             self.src("file", f"/proc/{main.pid}/environ"),
             Environment(env_view),
@@ -366,7 +372,7 @@ class HostCollector:
         if self.opt.log:
             return f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
         if main is None:
-            ev.missing(Kind.ACCEPTANCE, "no serving process and no --log PATH: no log to read")
+            ev.missing(AcceptanceSummary, "no serving process and no --log PATH: no log to read")
             return None
         target = next(
             (
@@ -385,7 +391,7 @@ class HostCollector:
         if unit:
             return f"journal of {unit}", ["sh", "-c", FILTER_JOURNAL, "sh", unit, *args]
         ev.missing(
-            Kind.ACCEPTANCE,
+            AcceptanceSummary,
             f"pid {main.pid} writes to {main.stdout or 'an unknown target'}, not a file, "
             "and runs in no docker container or systemd unit: give --log PATH",
         )
@@ -404,7 +410,7 @@ class HostCollector:
         complaints = [x for x in err_lines if x.strip() and not re.fullmatch(r"\s*(\d* \d+|size \d+|pid \d+ .*)", x)]
         if not res.ok or (complaints and not res.stdout):
             why = res.error or (complaints[0] if complaints else f"exit status {res.rc}")
-            ev.could_not_collect(f"log {where}", redact_text(why[:300]), Kind.ACCEPTANCE)
+            ev.could_not_collect(f"log {where}", redact_text(why[:300]), AcceptanceSummary)
             return
         self.facts["log"] = where
         self.facts["log_filtered_bytes"] = len(res.stdout)
@@ -437,7 +443,7 @@ class HostCollector:
         target's classes import (engines.follow_up). The analysis runs here, on the text (ast)."""
         ev = self.ev
         if main is None:
-            ev.missing(Kind.ENGINE_SOURCE, "the engine's installed source was not read: no serving process")
+            ev.missing(EngineAnalysis, "the engine's installed source was not read: no serving process")
             return
         name = main.launch.engine
         hints = []
@@ -476,7 +482,7 @@ class HostCollector:
             ev.could_not_collect(
                 f"{name} package of pid {main.pid}",
                 redact_text(f"{why} (looked in the process's mapped modules and under {where})"),
-                Kind.ENGINE_SOURCE,
+                EngineAnalysis,
             )
             return
         from ...engines import FetchedTree, analyse, follow_up, wanted_files
@@ -500,7 +506,7 @@ class HostCollector:
         )
         if models_done is not None:
             models_done.result()  # the target's architectures pick its model files
-        target = ev.target()
+        target = ev.get(TargetFacts)
         archs = tuple(getattr(target, "architectures", ()) or ())
         self._read_engine(tree, site, main.pid, wanted_files(name, tree.listing(), archs))
         self._read_engine(tree, site, main.pid, follow_up(name, tree, archs))
@@ -514,7 +520,6 @@ class HostCollector:
             else "DFlash undecided"
         )
         ev.add(
-            Kind.ENGINE_SOURCE,
             f"{name} {version.value or '(version not found)'} source: {dfl}; target_layer_ids "
             f"{maps}" + (f"; {len(analysis.missing)} wanted files not read" if analysis.missing else ""),
             self.src("file", location),
@@ -538,21 +543,21 @@ class HostCollector:
     def _models(self, main: ServingProcess | None) -> None:
         ev = self.ev
         if main is None:
-            ev.missing(Kind.DRAFTER, "no serving process: the drafter is unknown")
-            ev.missing(Kind.TARGET, "no serving process: the target is unknown")
+            ev.missing(DrafterFacts, "no serving process: the drafter is unknown")
+            ev.missing(TargetFacts, "no serving process: the target is unknown")
             return
         l = main.launch
         hub = _hub_dir(main.env)
         wanted = []
-        for kind, ref in ((Kind.DRAFTER, l.drafter), (Kind.TARGET, l.model)):
+        for kind, ref in ((DrafterFacts, l.drafter), (TargetFacts, l.model)):
             if not ref:
-                ev.missing(kind, f"the launch command of pid {main.pid} names no {kind.value}")
+                ev.missing(kind, f"the launch command of pid {main.pid} names no {kind_of(kind).value}")
             else:
                 wanted.append((kind, ref))
         # One round trip: each snapshot (refs/main, else the last one), its listing, config, card, weights header.
         items, dirs = [], {}
         for kind, ref in wanted:
-            w = "W" if kind == Kind.DRAFTER else ""
+            w = "W" if kind == DrafterFacts else ""
             if ref.startswith("/"):
                 dirs[ref] = ref.rstrip("/")
                 items.append(f"P{w}:{dirs[ref]}")
@@ -578,7 +583,7 @@ class HostCollector:
                 continue
             self._model(kind, ref, snap, b, GuardedFiles(self, d, main.pid))
 
-    def _model(self, kind: Kind, ref: str, snap: str, b: Batch, fallback: GuardedFiles) -> None:
+    def _model(self, kind: type, ref: str, snap: str, b: Batch, fallback: GuardedFiles) -> None:
         """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more
         guarded call)."""
         from ...errors import DoctorError
@@ -586,17 +591,15 @@ class HostCollector:
 
         files = BatchFiles(b, fallback, name=self.label)
         try:
-            facts = drafter_facts(snap, files) if kind == Kind.DRAFTER else target_facts(snap, files)
+            facts = drafter_facts(snap, files) if kind == DrafterFacts else target_facts(snap, files)
         except DoctorError as exc:
-            self.ev.could_not_collect(f"{kind.value} {ref} at {snap}", exc.message, kind)
+            self.ev.could_not_collect(f"{kind_of(kind).value} {ref} at {snap}", exc.message, kind)
             return
         except (OSError, ValueError) as exc:
-            self.ev.could_not_collect(f"{kind.value} {ref} at {snap}", str(exc)[:200], kind)
+            self.ev.could_not_collect(f"{kind_of(kind).value} {ref} at {snap}", str(exc)[:200], kind)
             return
         arch = ", ".join(getattr(facts, "architectures", ()) or ()) or getattr(facts, "model_type", None) or "?"
-        self.ev.add(
-            kind, f"{ref}: {arch} (from the host's HF cache, {snap})", self.src("file", f"{snap}/config.json"), facts
-        )
+        self.ev.add(f"{ref}: {arch} (from the host's HF cache, {snap})", self.src("file", f"{snap}/config.json"), facts)
 
     # -- /metrics, scraped on the host by its own curl/wget (the server may listen on loopback only) --
     @staticmethod

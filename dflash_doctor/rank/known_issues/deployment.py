@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...evidence import EvidenceSet, Kind
+from ...evidence import EvidenceSet
+from ...evidence.acceptance import AcceptanceSummary, StartupFacts
+from ...evidence.model_facts import DrafterFacts, TargetFacts
+from ...evidence.payloads import EngineId, Environment, LaunchConfig, Workload
 from ...models.launch_view import launch_field, launch_k, launch_method, launch_parallel_drafting
 from .facts import Deployment, normalise_engine, normalise_method
 from .load import default_known_issues
@@ -17,10 +20,10 @@ _MTP_WORDS = ("mtp", "nextn", "draft")
 
 def _launch_values(evidence: EvidenceSet) -> tuple[dict[str, Any], dict[str, str], str, str | None]:
     """(args, env, text, ref) of the most recent launch evidence; empty when none."""
-    ev = evidence.get(Kind.LAUNCH)
+    ev = evidence.item(LaunchConfig)
     if ev is None:
         return {}, {}, "", None
-    v = evidence.launch()
+    v = evidence.get(LaunchConfig)
     args, env, words, spec = v.args or {}, v.env or {}, v.argv, v.speculative or {}
     text = " ".join(str(w) for w in words) + " " + (v.spec_text or "") + " " + json.dumps(spec, default=str)
     if not words and args:
@@ -56,8 +59,8 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
         if ref:
             sources[name] = ref
 
-    eng_ev, eng = evidence.get(Kind.ENGINE), evidence.engine()
-    st = evidence.startup()
+    eng_ev, eng = evidence.item(EngineId), evidence.get(EngineId)
+    st = evidence.get(StartupFacts)
     engine = eng.name if eng else None
     version = eng.version if eng else None
     if engine is None and st is not None:
@@ -65,7 +68,7 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
     if eng_ev is not None:
         sources["engine"] = sources["version"] = eng_ev.ref
 
-    dev, d = evidence.get(Kind.DRAFTER), evidence.drafter()
+    dev, d = evidence.item(DrafterFacts), evidence.get(DrafterFacts)
     method, _, mev = launch_method(evidence)
     if method is None and d is not None and d.method not in (None, "unknown"):
         method, mev = normalise_method(d.method), dev  # (the readers' `peagle` is the issues' `p-eagle`)
@@ -81,10 +84,10 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
     rules = default_known_issues().engines.get(normalise_engine(engine) or "")
     runner = runner_source = None
     if rules is not None and rules.runner_env:
-        host_env = evidence.environment()
+        host_env = evidence.get(Environment)
         for where, vars_, ref in (
             ("launch", env, lref),
-            ("host environment", dict(host_env.variables) if host_env else {}, evidence.ref(Kind.ENVIRONMENT)),
+            ("host environment", dict(host_env.variables) if host_env else {}, evidence.ref(Environment)),
         ):
             val = vars_.get(rules.runner_env)
             if val is not None and str(val).strip():
@@ -109,22 +112,22 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
         )
         put("context_parallel", cp > 1, lref)
         put("cuda_graphs", not (args.get("enforce_eager") or args.get("disable_cuda_graph")), lref)
-        launch = evidence.launch()
+        launch = evidence.get(LaunchConfig)
         rsm = ((launch.speculative if launch is not None else None) or {}).get("rejection_sample_method")
         if isinstance(rsm, str):
             put("rejection_sample_method", rsm.lower(), lref)
 
-    w = evidence.workload()
+    w = evidence.get(Workload)
     if w is not None and w.temperature is not None:
-        put("temperature_positive", w.temperature > 0, evidence.ref(Kind.WORKLOAD))
+        put("temperature_positive", w.temperature > 0, evidence.ref(Workload))
 
     k, kev = launch_k(evidence)
-    acc = evidence.get(Kind.ACCEPTANCE)
+    acc = evidence.item(AcceptanceSummary)
     if k is None and acc is not None and acc.value.k is not None:
         k, kev = acc.value.k, acc
     put("k", k, kev.ref if kev else None)
 
-    tev, t = evidence.get(Kind.TARGET), evidence.target()
+    tev, t = evidence.item(TargetFacts), evidence.get(TargetFacts)
     if d is not None:
         put("drafter_speculators_format", bool(d.speculators_format), dev.ref)
         kinds = [x.attention for x in d.layers]
