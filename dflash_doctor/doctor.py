@@ -12,6 +12,7 @@ from .evidence import Contribution, EvidenceSet, Finding, Kind, Report, Status
 from .evidence.acceptance import AcceptanceSummary
 from .evidence.engine_facts import EngineSupport
 from .evidence.payloads import EngineId, ScanStats, Workload
+from .evidence.serialise import to_jsonable
 from .rank.advice import advise_k
 from .rank.knowledge import Knowledge
 from .rank.plan import Names, build_plan, fill
@@ -201,7 +202,7 @@ def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
 
     add_probe_evidence(served, result, Source("command", "probe"))
     checks = [c for c in load_checks().checks if c.id == "probe-vs-served"]
-    return [f.to_dict() for f in run_checks(checks, served)]
+    return [to_jsonable(f) for f in run_checks(checks, served)]
 
 
 # Imported while a host works (the collectors' `meanwhile`): what the diagnosis needs once its answers arrive.

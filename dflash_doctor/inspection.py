@@ -13,6 +13,7 @@ from typing import Any
 from .evidence import EvidenceSet, Report, Source, Status
 from .evidence.engine_facts import EngineSupport
 from .evidence.model_facts import DrafterFacts, TargetFacts
+from .evidence.serialise import to_jsonable
 
 AREAS = ("drafter", "pairing", "engine")
 SCHEMA = "dflash-doctor/inspect-model@1"
@@ -102,18 +103,18 @@ class Inspection:
             "raw_capture_indices": list(d.raw_capture_indices) if d.raw_capture_indices is not None else None,
             "num_target_layers": d.num_target_layers,
             "eagle3_default_aux_ids": self.eagle3_default_aux_ids(),
-            "layers": [la.to_dict() for la in d.layers],
+            "layers": to_jsonable(d.layers),
             "swa_layers": list(d.swa_layers),
             "sliding_window": d.sliding_window,
-            "rope": d.rope.to_dict(),
+            "rope": to_jsonable(d.rope),
             "dtype": d.dtype,
-            "drafter": d.to_dict(),
-            "target": self.target.to_dict() if self.target else None,
+            "drafter": to_jsonable(d),
+            "target": to_jsonable(self.target),
             "engine": (
                 {
                     "spec": self.engine_spec,
-                    "support": self.engine.to_dict() if self.engine else None,
-                    "architecture": self.arch.to_dict() if self.arch else None,
+                    "support": to_jsonable(self.engine),
+                    "architecture": to_jsonable(self.arch),
                     "silently_ignored": self.silently_ignored(),
                 }
                 if self.engine_spec
@@ -121,8 +122,8 @@ class Inspection:
             ),
             "num_speculative_tokens": self.num_speculative_tokens,
             "warnings": self.warnings(),
-            "findings": [f.to_dict() for f in self.report.findings],
-            "causes": [c.to_dict() for c in self.report.causes if c.evidence_for],
+            "findings": to_jsonable(self.report.findings),
+            "causes": to_jsonable([c for c in self.report.causes if c.evidence_for]),
             "notes": [*self.notes, *self.report.notes],
         }
 

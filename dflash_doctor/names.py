@@ -4,14 +4,14 @@ logs): what the report's suggested commands are filled with, and what a saved pr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from .evidence import EvidenceSet
 from .evidence.acceptance import StartupFacts
 from .evidence.engine_facts import EngineAnalysis
 from .evidence.model_facts import DrafterFacts, TargetFacts
 from .evidence.payloads import EngineId, HostSummary, LaunchConfig, ScanStats
+from .evidence.serialise import serial
 
 
 @dataclass(frozen=True)
@@ -26,25 +26,14 @@ class Names:
     engine_version: str | None = None
     engine_source_read: bool = False
     host: str | None = None  # ssh://… or local, when the evidence came from a host
-    logs: tuple[str, ...] = ()  # local log files the evidence was read from
+    # local log files the evidence was read from (not in the report: paths on the user's machine)
+    logs: tuple[str, ...] = field(default=(), metadata=serial(omit=True))
 
     @property
     def engine_spec(self) -> str | None:
         if not self.engine:
             return None
         return f"{self.engine}=={self.engine_version}" if self.engine_version else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "drafter": self.drafter,
-            "drafter_revision": self.drafter_revision,
-            "target": self.target,
-            "target_revision": self.target_revision,
-            "engine": self.engine,
-            "engine_version": self.engine_version,
-            "engine_source_read": self.engine_source_read,
-            "host": self.host,
-        }
 
 
 _HF_CACHE_PATH = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\](?P<rev>[0-9a-f]{7,64})")

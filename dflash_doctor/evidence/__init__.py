@@ -9,7 +9,6 @@ evidence is a dataclass there, a `Kind` member (its name in reports) and a row o
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from .payloads import (
     ScanStats,
     Workload,
 )
-from .serialise import to_jsonable
+from .serialise import serial, to_jsonable
 
 REPORT_SCHEMA = "dflash-doctor/report@1"
 
@@ -114,18 +113,8 @@ class Evidence:
     kind: Kind
     summary: str
     source: Source
-    value: Any = None
     collected_at: str = field(default_factory=now_iso)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ref": self.ref,
-            "kind": self.kind.value,
-            "summary": self.summary,
-            "source": dataclasses.asdict(self.source),
-            "collected_at": self.collected_at,
-            "value": to_jsonable(self.value),
-        }
+    value: Any = None
 
 
 @dataclass(frozen=True)
@@ -135,13 +124,6 @@ class Missing:
     kind: Kind
     reason: str
     source: Source | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "reason": self.reason,
-            "source": dataclasses.asdict(self.source) if self.source else None,
-        }
 
 
 class EvidenceSet:
@@ -265,7 +247,7 @@ class Observation:
 
 @dataclass(frozen=True)
 class Finding:
-    check_id: str
+    check_id: str = field(metadata=serial(name="check"))
     status: Status
     message: str
     refs: tuple[str, ...] = ()
@@ -275,67 +257,30 @@ class Finding:
     # For a check that did not run: the evidence kinds it waits for (the report folds these per input).
     waiting_for: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "check": self.check_id,
-            "status": self.status.value,
-            "message": self.message,
-            "refs": list(self.refs),
-            "remedy": self.remedy,
-            "details": list(self.details),
-            "observations": [dataclasses.asdict(o) for o in self.observations],
-            "waiting_for": list(self.waiting_for),
-        }
-
 
 @dataclass(frozen=True)
 class Contribution:
     """One piece of evidence moving one cause: weight is a natural-log likelihood ratio."""
 
     observation: str
-    weight: float
+    weight: float = field(metadata=serial(digits=3))
     text: str
     refs: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "observation": self.observation,
-            "weight": round(self.weight, 3),
-            "text": self.text,
-            "refs": list(self.refs),
-        }
 
 
 @dataclass(frozen=True)
 class Cause:
     id: str
     title: str
-    confidence: float
+    confidence: float = field(metadata=serial(digits=3))
     evidence_for: tuple[Contribution, ...]
     evidence_against: tuple[Contribution, ...]
     fix: str
     next_step: str
     missing_evidence: tuple[str, ...] = ()
-    expected_tau_if_fixed: float | None = None
-    speedup_if_fixed: float | None = None
+    expected_tau_if_fixed: float | None = field(default=None, metadata=serial(digits=2))
+    speedup_if_fixed: float | None = field(default=None, metadata=serial(digits=2))
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "confidence": round(self.confidence, 3),
-            "evidence_for": [c.to_dict() for c in self.evidence_for],
-            "evidence_against": [c.to_dict() for c in self.evidence_against],
-            "fix": self.fix,
-            "next_step": self.next_step,
-            "missing_evidence": list(self.missing_evidence),
-            "expected_tau_if_fixed": None
-            if self.expected_tau_if_fixed is None
-            else round(self.expected_tau_if_fixed, 2),
-            "speedup_if_fixed": None if self.speedup_if_fixed is None else round(self.speedup_if_fixed, 2),
-            "notes": list(self.notes),
-        }
 
 
 class Verdict(str, enum.Enum):
@@ -369,6 +314,7 @@ class Report:
         return sum(1 for f in self.findings if f.status == Status.OK)
 
     def to_dict(self) -> dict[str, Any]:
+        """The report@1 document: its schema line first, the keys in the order readers know."""
         acc = to_jsonable(self.acceptance) if self.acceptance is not None else None
         return {
             "schema": REPORT_SCHEMA,
@@ -377,13 +323,13 @@ class Report:
             "target": self.target,
             "verdict": self.verdict.value,
             "acceptance": acc,
-            "causes": [c.to_dict() for c in self.causes],
-            "findings": [f.to_dict() for f in self.findings],
-            "evidence": [e.to_dict() for e in self.evidence],
-            "missing_evidence": [m.to_dict() for m in self.missing],
+            "causes": to_jsonable(self.causes),
+            "findings": to_jsonable(self.findings),
+            "evidence": to_jsonable(self.evidence),
+            "missing_evidence": to_jsonable(self.missing),
             "advice": to_jsonable(self.advice) if self.advice else None,
             "notes": list(self.notes),
-            "plan": self.plan.to_dict() if self.plan is not None else None,
+            "plan": to_jsonable(self.plan),
         }
 
 

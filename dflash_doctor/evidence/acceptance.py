@@ -5,9 +5,9 @@ produce them (parse.frame, parse.startup)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from .serialise import to_jsonable
+from .serialise import serial
 
 # Below this many drafts, per-position zeros are noise (reference: root-causes.md).
 MIN_DRAFTS = 200
@@ -26,26 +26,25 @@ class StartupFacts:
     args: dict[str, Any] = field(default_factory=dict)  # redacted
     lines: tuple[str, ...] = ()  # the (redacted) lines these facts came from
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
-
 
 @dataclass(frozen=True)
 class AcceptanceSummary:
     """The acceptance picture of a deployment, aggregated correctly (counts summed, drafts-weighted)."""
 
-    mean_acceptance_length: float
-    per_position: tuple[float, ...]
-    drafts: float
+    JSON_PROPERTIES: ClassVar = {"sufficient_sample": ("sufficient", "min_drafts")}
+
+    mean_acceptance_length: float = field(metadata=serial(digits=4))
+    per_position: tuple[float, ...] = field(metadata=serial(digits=4))
+    drafts: float = field(metadata=serial(digits=1))
     drafted: int
     accepted: int
     k: int | None
-    draft_acceptance_rate: float | None  # accepted / drafted
+    draft_acceptance_rate: float | None = field(metadata=serial(digits=4))  # accepted / drafted
     intervals: int
     formats: tuple[str, ...]
     engines: tuple[str, ...] = ()
-    tau_first_third: float | None = None
-    tau_last_third: float | None = None
+    tau_first_third: float | None = field(default=None, metadata=serial(digits=4))
+    tau_last_third: float | None = field(default=None, metadata=serial(digits=4))
     min_drafts: int = MIN_DRAFTS
     notes: tuple[str, ...] = ()
     per_engine: tuple[dict, ...] = ()  # one row per engine tag: engine, drafts, tau, intervals
@@ -64,33 +63,3 @@ class AcceptanceSummary:
     @property
     def sufficient(self) -> bool:
         return self.drafts >= self.min_drafts
-
-    def to_dict(self) -> dict[str, Any]:
-        def r(x, n=4):
-            return None if x is None or x != x else round(x, n)
-
-        return {
-            "mean_acceptance_length": r(self.mean_acceptance_length),
-            "per_position": [round(x, 4) for x in self.per_position],
-            "drafts": round(self.drafts, 1),
-            "drafted": self.drafted,
-            "accepted": self.accepted,
-            "k": self.k,
-            "draft_acceptance_rate": r(self.draft_acceptance_rate),
-            "intervals": self.intervals,
-            "formats": list(self.formats),
-            "engines": list(self.engines),
-            "tau_first_third": r(self.tau_first_third),
-            "tau_last_third": r(self.tau_last_third),
-            "sufficient_sample": self.sufficient,
-            "min_drafts": self.min_drafts,
-            "notes": list(self.notes),
-            "per_engine": [dict(e) for e in self.per_engine],
-            "series": [dict(s) for s in self.series],
-            "throughput": self.throughput,
-            "standing": self.standing,
-            "per_request": self.per_request,
-            "k_candidates": list(self.k_candidates),
-            "format_details": [dict(f) for f in self.format_details],
-            "alternatives": [dict(a) for a in self.alternatives],
-        }

@@ -5,7 +5,7 @@ engines.analysis)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..engines import vllm as vl
@@ -35,9 +35,6 @@ class EngineSupport:
     mixed_error: str | None = None
     v1_error: str | None = None
     v2_error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
     def source_about(self, *words: str) -> tuple[str, ...]:
         """The parts of `source` that mention any of `words` (for citing the right line of the source)."""
@@ -71,20 +68,3 @@ class EngineAnalysis:
         if not self.dflash.decided:
             return None
         return bool(self.dflash.value)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "version": self.version.to_dict(),
-            "dflash": self.dflash.to_dict(),
-            "layer_map": {k: v.to_dict() for k, v in self.layer_map.items()},
-            "runner_shift": {k: v.to_dict() for k, v in self.runner_shift.items()},
-            "target_shift": self.target_shift.to_dict(),
-            "capture": self.capture.to_dict(),
-            "swa": {k: v.to_dict() for k, v in self.swa.items()},
-            "runner": self.runner.to_dict() if self.runner else None,
-            "target_architectures": list(self.target_architectures),
-            "missing": list(self.missing),
-            "source": self.source,
-            "notes": list(self.notes),
-        }

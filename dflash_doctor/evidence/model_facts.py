@@ -5,9 +5,9 @@ them (models.facts)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from .serialise import to_jsonable
+from .serialise import fields_to_json
 
 # Where aux ids written in the engines' capture-before convention come from (used as-is, never +1).
 AUX_SOURCES = frozenset(
@@ -19,9 +19,6 @@ AUX_SOURCES = frozenset(
 class TensorInfo:
     dtype: str
     shape: tuple[int, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"dtype": self.dtype, "shape": list(self.shape)}
 
 
 @dataclass(frozen=True)
@@ -35,28 +32,15 @@ class ShardFacts:
     header_only: bool = False  # truncated to exactly the header: shapes readable, no tensor data at all
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            k: getattr(self, k)
-            for k in (
-                "file",
-                "header_bytes",
-                "expected_bytes",
-                "actual_bytes",
-                "tensors",
-                "truncated",
-                "header_only",
-                "error",
-            )
-        }
-
 
 @dataclass(frozen=True)
 class WeightFacts:
+    JSON_PROPERTIES: ClassVar = {"truncated": ("truncated", None)}
+
     format: str  # "safetensors" | "pickle" | "none"
+    index_file: str | None = None
     files: tuple[ShardFacts, ...] = ()
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
-    index_file: str | None = None
     problems: tuple[str, ...] = ()  # unreadable/truncated/missing shards, in one line each
     unread: tuple[str, ...] = ()  # files deliberately not opened (pickle)
 
@@ -68,17 +52,6 @@ class WeightFacts:
     def complete(self) -> bool:
         return self.format == "safetensors" and not self.problems
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "index_file": self.index_file,
-            "files": [f.to_dict() for f in self.files],
-            "tensors": {k: v.to_dict() for k, v in self.tensors.items()},
-            "problems": list(self.problems),
-            "unread": list(self.unread),
-            "truncated": list(self.truncated),
-        }
-
 
 @dataclass(frozen=True)
 class LayerAttention:
@@ -86,9 +59,6 @@ class LayerAttention:
     attention: str  # "full" | "sliding"
     window: int | None
     causal: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "attention": self.attention, "window": self.window, "causal": self.causal}
 
 
 @dataclass(frozen=True)
@@ -99,27 +69,17 @@ class RopeFacts:
     source: str  # which field the theta came from
     per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-4, MiMo-V2 swa_rope_theta)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "theta": self.theta,
-            "scaling": self.scaling,
-            "partial_rotary_factor": self.partial_rotary_factor,
-            "source": self.source,
-            "per_layer_type": self.per_layer_type,
-        }
-
 
 @dataclass(frozen=True)
 class CardWarning:
     kind: str  # "under-training" | "preview" | "non-thinking"
     line: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "line": self.line}
-
 
 @dataclass(frozen=True)
 class DrafterFacts:
+    JSON_PROPERTIES: ClassVar = {"swa_layers": ("swa_layers", None), "swa_mix": ("swa_mix", None)}
+
     source: str
     config_path: str
     method: str  # dflash | dflash2 | eagle3 | eagle | mtp | medusa | unknown
@@ -193,12 +153,6 @@ class DrafterFacts:
     def is_dflash(self) -> bool:
         return self.method in ("dflash", "dflash2")
 
-    def to_dict(self) -> dict[str, Any]:
-        d = {f: to_jsonable(getattr(self, f)) for f in self.__dataclass_fields__}
-        d["swa_layers"] = list(self.swa_layers)
-        d["swa_mix"] = self.swa_mix
-        return d
-
 
 @dataclass(frozen=True)
 class TargetFacts:
@@ -238,7 +192,7 @@ class TargetFacts:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f: to_jsonable(getattr(self, f)) for f in self.__dataclass_fields__}
+        d = fields_to_json(self)
         d["hybrid_linear"] = self.hybrid_linear
         if self.special_token_ids is not None and len(self.special_token_ids) > 64:
             d["special_token_ids"] = f"{len(self.special_token_ids)} ids"

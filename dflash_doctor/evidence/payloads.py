@@ -81,9 +81,6 @@ class LaunchConfig:
     stray: tuple[str, ...] = ()  # positional words the engine would not expect (split JSON, …)
     argv: tuple[str, ...] = ()  # redacted
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
-
 
 @dataclass(frozen=True)
 class ServingProcess:

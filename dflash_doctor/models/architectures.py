@@ -36,9 +36,6 @@ class ArchSupport:
     basis: str  # "read" (a release whose source was read), "interpolated", "extrapolated", "unknown"
     sentence: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 def _mtp_type(model_type: str | None) -> str:
     return (model_type or "").strip()

@@ -44,6 +44,7 @@ class DrafterConfig:
         return SLIDING in self.layer_types and self.sliding_window is not None
 
     def to_dict(self) -> dict[str, Any]:
+        # its own: the probe's modules travel to a GPU host alone (probe/remote.py), without evidence/
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..evidence import EvidenceSet
 from ..evidence.acceptance import AcceptanceSummary
+from ..evidence.serialise import to_jsonable
 from .baselines import Baselines, in_force, pair_context
 
 FORMULA = (
@@ -68,7 +69,7 @@ def advise_k(evidence: EvidenceSet, baselines: Baselines | None = None) -> dict[
         "throughput_vs_no_speculation": round(best["throughput"] if gain >= MIN_GAIN else now["throughput"], 3),
         "drafter_kind": "one-pass" if one_pass else "chained",
         "method": ctx.method,
-        "cost_model": cost.to_dict(),
+        "cost_model": to_jsonable(cost),
         "formula": FORMULA,
         "table": table,
         "notes": [],

@@ -10,16 +10,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
 
 import tomllib
 
 from ..evidence.acceptance import AcceptanceSummary, StartupFacts
 from ..evidence.model_facts import DrafterFacts
 from ..evidence.payloads import LaunchConfig, Workload
+from ..evidence.serialise import serial
 from .knowledge import KnowledgeError
 
 TRUST = ("published", "community")
@@ -31,8 +31,8 @@ class CostModel:
     verify_per_draft_position: float
     one_pass_draft: float
     chained_draft_per_position: float
-    one_pass_methods: tuple[str, ...]
-    chained_methods: tuple[str, ...]
+    one_pass_methods: tuple[str, ...] = field(metadata=serial(omit=True))
+    chained_methods: tuple[str, ...] = field(metadata=serial(omit=True))
 
     def is_one_pass(self, method: str | None) -> bool | None:
         if not method:
@@ -48,13 +48,6 @@ class CostModel:
         """Cost of one draft+verify step with k draft tokens, in plain target decode steps."""
         draft = self.one_pass_draft if one_pass else self.chained_draft_per_position * k
         return 1.0 + self.verify_per_draft_position * k + draft
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "verify_per_draft_position": self.verify_per_draft_position,
-            "one_pass_draft": self.one_pass_draft,
-            "chained_draft_per_position": self.chained_draft_per_position,
-        }
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import Any
 from ..evidence import Cause, EvidenceSet
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.model_facts import DrafterFacts
+from ..evidence.serialise import to_jsonable
 from ..names import Names, names_of
 
 # Causes below this confidence are listed, not planned for (unless nothing reaches it: then the top one).
@@ -181,7 +182,7 @@ class FixPlan:
             "steps": [s.to_dict() for s in self.steps],
             "next_command": self.next_command,
             "next_why": self.next_why,
-            "names": self.names.to_dict(),
+            "names": to_jsonable(self.names),
         }
 
 

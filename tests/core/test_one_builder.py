@@ -18,6 +18,7 @@ from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.collect.host import HostCollector, HostOptions, collect_host
 from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.payloads import EngineId, MetricsScrape, ScanStats
+from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.hosts.bundle import BundleHost, _dec
 from dflash_doctor.hosts.local import LocalHost
 from dflash_doctor.parse import formats as F
@@ -44,14 +45,14 @@ def _picture(ev) -> dict:
     acc = ev.get(AcceptanceSummary)
     st = ev.get(StartupFacts)
     eng = ev.get(EngineId)
-    d = acc.to_dict() if acc is not None else None
+    d = to_jsonable(acc)
     if d is not None:
         d["series"] = [{k: v for k, v in s.items() if k != "source"} for s in d["series"]]
         d["per_engine"] = [{k: v for k, v in e.items() if k != "source"} for e in d["per_engine"]]
     return {
         "acceptance": d,
         "acceptance_missing": None if acc is not None else ev.why_missing(AcceptanceSummary),
-        "startup": None if st is None else {k: v for k, v in st.to_dict().items() if k != "lines"},
+        "startup": None if st is None else {k: v for k, v in to_jsonable(st).items() if k != "lines"},
         "engine": None if eng is None else (eng.name, eng.version),
         "intervals": ev.get(ScanStats).intervals if ev.get(ScanStats) else None,
         "formats": dict(ev.get(ScanStats).formats) if ev.get(ScanStats) else None,

@@ -22,6 +22,7 @@ import pytest
 from dflash_doctor.collect.host import HostOptions, collect_host, sanitize
 from dflash_doctor.evidence.model_facts import DrafterFacts
 from dflash_doctor.evidence.payloads import EngineId
+from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.hosts.bundle import RecordingHost
 from dflash_doctor.hosts.local import LocalHost
 
@@ -171,7 +172,7 @@ def test_links_to_root_only_files_stay_out_of_reports_and_bundles(shared_dir):
             blob += raw + b"".join(v for v in parse_batch(raw).files.values() if isinstance(v, bytes))
     for secret in ("Zm9vYmFy", "VGhpc0lzQVNoYWRvd0hhc2g", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "PRIVATE KEY"):
         assert secret.encode() not in blob, secret
-    report = json.dumps([e.to_dict() for e in ev])
+    report = json.dumps([to_jsonable(e) for e in ev])
     for secret in ("Zm9vYmFy", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "PRIVATE KEY"):
         assert secret not in report, secret
     # the config inside the checkpoint (nobody's own file) is still read

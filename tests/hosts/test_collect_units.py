@@ -9,6 +9,7 @@ import pytest
 
 from dflash_doctor.collect.host import READ_MANY, Batch, encode_batch, parse_batch, parse_engine_locate, sanitize
 from dflash_doctor.evidence import EvidenceSet, Source, Status
+from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.hosts.inventory import read_hosts_file
 from dflash_doctor.parse.launch import LaunchParseError, parse_argv, parse_launch_text
 from tests.conftest import run_cli
@@ -80,7 +81,7 @@ def test_launch_secrets_are_redacted():
         "HF_TOKEN=hf_abcdefghijklmnopqrstuvwx vllm serve Q --api-key sk-aaaaaaaaaaaaaaaaaaaa "
         "--hf-token=hf_abcdefghijklmnopqrstuvwx"
     )
-    blob = json.dumps(l.to_dict())
+    blob = json.dumps(to_jsonable(l))
     assert "sk-aaaa" not in blob and "hf_abcdef" not in blob
 
 

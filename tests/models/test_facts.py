@@ -8,6 +8,7 @@ import json
 import pytest
 
 from dflash_doctor.errors import UsageError
+from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.models.facts import drafter_facts, target_facts
 
 from .helpers import write_config
@@ -213,7 +214,7 @@ def test_symlink_loop_config_is_reported_as_a_loop(tmp_path):
 
 def test_json_round_trip_of_facts(fixtures_dir):
     d = drafter_facts(str(fixtures_dir / "models" / "Qwen3.6-27B-DFlash"))
-    js = json.loads(json.dumps(d.to_dict()))
+    js = json.loads(json.dumps(to_jsonable(d)))
     assert js["swa_layers"] == [0, 1, 2, 3] and js["layers"][0] == {
         "index": 0,
         "attention": "sliding",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.parse import formats as F
 from dflash_doctor.parse.logscan import aggregate, scan_file
 
@@ -241,7 +242,7 @@ def test_a_per_request_average_is_kept_as_such_and_flagged():
     _, al_only = summary_of("trtllm-bench-al-only.log")
     assert al_only.per_request and al_only.standing == "per-request"
     assert any("per-request average" in n for n in al_only.notes)
-    assert al_only.to_dict()["mean_acceptance_length"] == pytest.approx(EXPECTED["trtllm-bench-al-only.log"]["tau"])
+    assert to_jsonable(al_only)["mean_acceptance_length"] == pytest.approx(EXPECTED["trtllm-bench-al-only.log"]["tau"])
     _, full = summary_of("trtllm-bench.log")
     assert not full.per_request
     assert any("[AL] AVERAGE" in a["figure"] for a in full.alternatives)
