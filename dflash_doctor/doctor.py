@@ -213,7 +213,6 @@ WARM_MODULES = (
     "dflash_doctor.parse.frame",
     "dflash_doctor.models.facts",
     "dflash_doctor.models.engine_support",
-    "dflash_doctor.render.json_report",
 )
 
 

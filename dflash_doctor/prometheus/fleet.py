@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from ..evidence import EvidenceSet, Source
+from ..evidence.payloads import MetricsScrape
 from ..stats import Interval, change_point, tau_interval
 from .client import PromClient
 from .metrics import FLEET_SERIES, TREND_SERIES
@@ -416,8 +418,6 @@ def diagnose_engines(fleet: Fleet) -> None:
         summary = acceptance_summary(e)
         if summary is None:
             continue
-        from .gather import engine_evidence
-
         ev = engine_evidence(e, summary, fleet)
         report, _ = build_report(ev, checks=checks, knowledge=knowledge)
         e.report = report
@@ -443,6 +443,47 @@ def diagnose_engines(fleet: Fleet) -> None:
     find_outliers(fleet.engines, fleet.query.peers)
     for e in fleet.engines:
         _verdict(e)
+
+
+def engine_evidence(e: EngineRow, summary, fleet: Fleet) -> EvidenceSet:
+    """One fleet engine as an EvidenceSet for the diagnosis."""
+    ev = EvidenceSet(label=e.name)
+    src = Source("url", f"{fleet.url} {fleet.query.selector or ''}".strip())
+    ev.add(_metrics_summary([e], fleet), src, _metrics_value([e], fleet, rows=False))
+    ev.add(
+        f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts (Prometheus, {len(e.steps)} steps)",
+        src,
+        summary,
+    )
+    return ev
+
+
+def _metrics_summary(engines: list[EngineRow], fleet: Fleet) -> str:
+    hours = (fleet.end - fleet.start) / 3600
+    restarts = sum(e.restarts for e in engines)
+    return (
+        f"Prometheus {fleet.prometheus_version or ''} history over {hours:g} h: {len(engines)} engine(s) "
+        f"({', '.join(sorted({e.kind for e in engines}))})" + (f", {restarts} counter reset(s)" if restarts else "")
+    )
+
+
+def _metrics_value(engines: list[EngineRow], fleet: Fleet, rows: bool = True) -> MetricsScrape:
+    """What Prometheus said, for the report; `rows` adds each engine's whole reading (diagnose)."""
+    restarts = tuple(sorted({_iso(t) for e in engines for t in restart_times(e.steps)}))
+    history = {
+        "prometheus": fleet.url,
+        "prometheus_version": fleet.prometheus_version,
+        "selector": fleet.query.selector or "",
+        "window": {"start": _iso(fleet.start), "end": _iso(fleet.end), "step_seconds": fleet.query.step},
+        "queries": fleet.queries,
+    }
+    return MetricsScrape(
+        source=fleet.url,
+        engines=tuple(e.to_dict() for e in engines) if rows else (),
+        restarts=restarts,
+        step_seconds=float(fleet.query.step),
+        history=history,
+    )
 
 
 def acceptance_summary(e: EngineRow):

@@ -12,7 +12,17 @@ from ..evidence import EvidenceSet, Source
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.payloads import MetricsScrape
 from .client import PromAuth, PromClient, PrometheusError
-from .fleet import EngineRow, Fleet, FleetQuery, _iso, _key, _num, read_fleet, restart_times
+from .fleet import (
+    EngineRow,
+    Fleet,
+    FleetQuery,
+    _iso,
+    _key,
+    _metrics_summary,
+    _metrics_value,
+    _num,
+    read_fleet,
+)
 from .metrics import VLLM_DRAFT_TOKENS, VLLM_PER_POS, Series
 from .queries import TAG, combined, promql_duration, selector_matchers
 
@@ -26,47 +36,6 @@ class PromSource:
     until: float | None = None
     auth: PromAuth = field(default_factory=PromAuth)
     timeout: float = 30.0
-
-
-def engine_evidence(e: EngineRow, summary, fleet: Fleet) -> EvidenceSet:
-    """One fleet engine as an EvidenceSet for the diagnosis."""
-    ev = EvidenceSet(label=e.name)
-    src = Source("url", f"{fleet.url} {fleet.query.selector or ''}".strip())
-    ev.add(_metrics_summary([e], fleet), src, _metrics_value([e], fleet, rows=False))
-    ev.add(
-        f"τ {summary.mean_acceptance_length:.2f} over {summary.drafts:.0f} drafts (Prometheus, {len(e.steps)} steps)",
-        src,
-        summary,
-    )
-    return ev
-
-
-def _metrics_summary(engines: list[EngineRow], fleet: Fleet) -> str:
-    hours = (fleet.end - fleet.start) / 3600
-    restarts = sum(e.restarts for e in engines)
-    return (
-        f"Prometheus {fleet.prometheus_version or ''} history over {hours:g} h: {len(engines)} engine(s) "
-        f"({', '.join(sorted({e.kind for e in engines}))})" + (f", {restarts} counter reset(s)" if restarts else "")
-    )
-
-
-def _metrics_value(engines: list[EngineRow], fleet: Fleet, rows: bool = True) -> MetricsScrape:
-    """What Prometheus said, for the report; `rows` adds each engine's whole reading (diagnose)."""
-    restarts = tuple(sorted({_iso(t) for e in engines for t in restart_times(e.steps)}))
-    history = {
-        "prometheus": fleet.url,
-        "prometheus_version": fleet.prometheus_version,
-        "selector": fleet.query.selector or "",
-        "window": {"start": _iso(fleet.start), "end": _iso(fleet.end), "step_seconds": fleet.query.step},
-        "queries": fleet.queries,
-    }
-    return MetricsScrape(
-        source=fleet.url,
-        engines=tuple(e.to_dict() for e in engines) if rows else (),
-        restarts=restarts,
-        step_seconds=float(fleet.query.step),
-        history=history,
-    )
 
 
 def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:

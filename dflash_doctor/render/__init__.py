@@ -21,17 +21,9 @@ more (defence in depth: collectors redact structured values, this catches secret
 
 from __future__ import annotations
 
-import enum
 import importlib
 
-from .style import Style
-
-
-class Format(str, enum.Enum):
-    TERMINAL = "terminal"
-    JSON = "json"
-    MARKDOWN = "markdown"
-
+from .style import Format, Style
 
 # result type name -> render module (imported when first used: `--help` imports none of them)
 RENDERERS = {

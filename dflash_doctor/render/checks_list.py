@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ..evidence import kind_of
-from . import Format
 from .layout import Page, Style
+from .style import Format
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 

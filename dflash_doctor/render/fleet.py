@@ -28,7 +28,7 @@ VERDICT_MARK = {
 
 
 def render_fleet(fleet, fmt, color: bool = False, width: int = 100) -> str:
-    from . import Format
+    from .style import Format
 
     if fmt == Format.JSON:
         from .json_report import dumps_safe

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from ..gate import GateResult, Outcome
 from ..textsafe import plain
-from . import Format
 from .markdown import md
-from .style import Style
+from .style import Format, Style
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 

@@ -3,8 +3,8 @@ one included —, then each checked host's answer (its summary; `-v`: its whole 
 
 from __future__ import annotations
 
-from . import Format
 from .layout import Page, Style
+from .style import Format
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 MARK = {

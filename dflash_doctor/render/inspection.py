@@ -13,8 +13,8 @@ from rich.text import Text
 
 from ..evidence import Status
 from ..textsafe import plain
-from . import Format
 from .layout import t
+from .style import Format
 from .terminal import MARK
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..textsafe import plain
-from . import Format
+from .style import Format
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from . import Format
 from .layout import Page, Style
+from .style import Format
 
 FORMATS = (Format.TERMINAL, Format.JSON)
 STATUS_WORDS = {"ok": "✓", "warn": "!", "fail": "✗", "could-not-check": "?", "not-applicable": "–"}

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from . import Format
-from .style import Style
+from .style import Format, Style
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 

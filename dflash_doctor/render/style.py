@@ -1,8 +1,16 @@
-"""How text is laid out (no rich import here: `--help` and `--version` stay fast)."""
+"""What text is made and how it is laid out: the output format, and the style (no rich import here:
+`--help` and `--version` stay fast)."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+
+
+class Format(str, enum.Enum):
+    TERMINAL = "terminal"
+    JSON = "json"
+    MARKDOWN = "markdown"
 
 
 @dataclass(frozen=True)

@@ -581,7 +581,7 @@ class HostCollector:
                 why = res.error or ("not in the host's HF cache" if not ref.startswith("/") else "not readable")
                 ev.missing(kind, f"{ref}: {why} ({hub})")
                 continue
-            self._model(kind, ref, snap, b, GuardedFiles(self, d, main.pid))
+            self._model(kind, ref, snap, b, GuardedFiles(self.host, self.opt.timeout, d, main.pid))
 
     def _model(self, kind: type, ref: str, snap: str, b: Batch, fallback: GuardedFiles) -> None:
         """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more

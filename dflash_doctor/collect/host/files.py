@@ -10,7 +10,7 @@ from .protocol import Batch, parse_batch
 from .scripts import MODEL_READ, SAFETENSORS_PREFIX
 
 if TYPE_CHECKING:
-    from .collector import HostCollector
+    from ...hosts.base import Host
 
 
 class BatchFiles:
@@ -73,17 +73,17 @@ class GuardedFiles:
     under the same guard (nothing outside the checkpoint directory, nothing the serving process's user
     could not share). Listings and sizes carry no content and go to the host directly."""
 
-    def __init__(self, collector: HostCollector, root: str, pid: int):
+    def __init__(self, host: Host, timeout: float, root: str, pid: int):
         from ...models.files import HostFiles
 
-        self.c, self.root, self.pid = collector, root, pid
-        self.plain = HostFiles(collector.host, timeout=collector.opt.timeout)
+        self.host, self.timeout, self.root, self.pid = host, timeout, root, pid
+        self.plain = HostFiles(host, timeout=timeout)
         self.name = self.plain.name
 
     def read(self, path: str, max_bytes: int) -> bytes:
-        res = self.c.host.run(
+        res = self.host.run(
             ["sh", "-c", MODEL_READ, "sh", str(max_bytes), str(self.pid), self.root, f"F:{path}"],
-            timeout=self.c.opt.timeout,
+            timeout=self.timeout,
             max_bytes=max_bytes * 2 + (1 << 16),
         )
         v = parse_batch(res.stdout).files.get(path)
