@@ -22,7 +22,7 @@ M = ROOT / "fixtures" / "models"
 def main(n: int = 7) -> None:
     ensure_compiled()  # time the package as an install runs it (benchmarks/_bytecode.py)
     sys.path.insert(0, str(ROOT))
-    from dflash_doctor.inspection import inspect
+    from dflash_doctor.services.inspection import inspect
 
     args = (str(M / "Qwen3.6-27B-DFlash"), str(M / "Qwen3.6-27B"), "vllm==0.20.1", 15)
     inspect(*args)  # warm imports

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.rank.readings import design_effect
-from dflash_doctor.rank.signature import classify
+from dflash_doctor.interpret.readings import design_effect
+from dflash_doctor.interpret.signature import classify
 
 
 def _curve(pp) -> str:

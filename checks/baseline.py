@@ -1,6 +1,6 @@
 """τ and the per-position curve against what the deployment should reach: the pair's published baseline
-when the drafter is known (rank/baselines.toml), else what trained drafters of its method reach at the
-served k (rank/reference.toml) — read from the counts (rank/readings.py), never from a draft cutoff."""
+when the drafter is known (interpret/baselines.toml), else what trained drafters of its method reach at the
+served k (interpret/reference.toml) — read from the counts (interpret/readings.py), never from a draft cutoff."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.model_facts import DrafterFacts
 from dflash_doctor.evidence.payloads import LaunchConfig, Workload
-from dflash_doctor.rank.baselines import geometric_ratio, in_force, pair_context
-from dflash_doctor.rank.readings import DECISIVE, level_reading
-from dflash_doctor.rank.signature import against_reference, excess_ratio
+from dflash_doctor.interpret.baselines import geometric_ratio, in_force, pair_context
+from dflash_doctor.interpret.readings import DECISIVE, level_reading
+from dflash_doctor.interpret.signature import against_reference, excess_ratio
 
 # Below this share of the reference's accepted tokens/draft, τ is "far below" the pair or band.
 FAR_BELOW_RHO = 0.4

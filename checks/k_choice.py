@@ -1,12 +1,12 @@
-"""Is num_speculative_tokens a good choice for this curve? (the cost model is in rank/advice.py)"""
+"""Is num_speculative_tokens a good choice for this curve? (the cost model is in interpret/advice.py)"""
 
 from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.rank.advice import advise_k
-from dflash_doctor.rank.signature import classify
+from dflash_doctor.interpret.advice import advise_k
+from dflash_doctor.interpret.signature import classify
 
 # Curves that say the drafter path is broken: tuning k to them would lock in the bug.
 BROKEN = ("all-zero", "cliff-after-first")

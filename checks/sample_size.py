@@ -1,5 +1,5 @@
 """Do the counts settle the level? Not a draft cutoff: the interval of τ from its drafts and per-position
-rates (rank/readings.py) either sits on one side of the healthy band's edge, or straddles it — then the
+rates (interpret/readings.py) either sits on one side of the healthy band's edge, or straddles it — then the
 finding says how many drafts at this τ would settle it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.rank.readings import level_reading
+from dflash_doctor.interpret.readings import level_reading
 
 
 class SampleSize(Check):

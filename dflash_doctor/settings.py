@@ -74,12 +74,12 @@ class Settings:
     def knowledge(self, declared: frozenset[str] | None = None):
         """The packaged causes plus the extra knowledge files, validated (KnowledgeError on bad data; with
         `declared`, also every rule's observation against what the checks declare)."""
-        from .rank.knowledge import default_knowledge
+        from .knowledge.causes import default_knowledge
 
         return default_knowledge(self.knowledge_files, declared)
 
     def baselines(self):
-        from .rank.baselines import default_baselines
+        from .interpret.baselines import default_baselines
 
         return default_baselines(self.baselines_files)
 

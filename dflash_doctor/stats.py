@@ -192,7 +192,7 @@ def tau_interval(
             var = max(var, min(m, 1.0) * (1 - min(m, 1.0)) * 0.25)
     elif kk:
         # no rates: the variance of the geometric curve with this mean at this k (how trained drafters' curves
-        # decay, rank/reference.toml), with the Bhatia–Davis bound m (k − m) as its ceiling
+        # decay, interpret/reference.toml), with the Bhatia–Davis bound m (k − m) as its ceiling
         var = min(accepted_length_variance(geometric_rates(m, kk)), m * max(0.0, kk - m))
     else:
         return Interval(1.0 + m, 1.0, float("inf"), drafts, level)

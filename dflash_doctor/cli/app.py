@@ -64,21 +64,21 @@ def _new_app() -> typer.Typer:
     return new
 
 
-# The module (cli/NAME.py) that registers each top-level command or group, in the order `--help` lists them
+# The module (cli/NAME_cmd.py) that registers each top-level command or group, in the order `--help` lists them
 # (commands, then groups). Each module adds its own commands; none imports heavy libraries at import time.
 # (A test keeps this table equal to what the modules register.)
 COMMANDS = {
-    "diagnose": "diagnose",
-    "logs": "logs",
-    "inspect-model": "inspect_model",
-    "collect": "host",
-    "probe": "probe",
-    "layer-offset": "probe",
-    "gate": "gate",
-    "fleet": "fleet",
-    "known-issues": "known_issues",
-    "check": "host",
-    "monitor": "monitor",
+    "diagnose": "diagnose_cmd",
+    "logs": "logs_cmd",
+    "inspect-model": "inspect_model_cmd",
+    "collect": "host_cmd",
+    "probe": "probe_cmd",
+    "layer-offset": "probe_cmd",
+    "gate": "gate_cmd",
+    "fleet": "fleet_cmd",
+    "known-issues": "known_issues_cmd",
+    "check": "host_cmd",
+    "monitor": "monitor_cmd",
     "checks": "checks_cmd",
 }
 

@@ -3,7 +3,7 @@
 The scan of a large log is the long part of `dflash-doctor logs`; its worker processes can start as
 soon as the file is known, and the rest of the run (Typer and the command's modules, the evidence
 model, the checks, numpy) is imported while they read. The entry point (cli/entry.py) reads the file
-from the raw arguments, before Typer is imported, and the command itself (cli/logs.py) starts it
+from the raw arguments, before Typer is imported, and the command itself (cli/logs_cmd.py) starts it
 when it was not begun (called another way). Reading the arguments here is only a head start: when
 they hold anything this reading does not know (another option, --engine, --help, `--`), nothing is
 begun and the command scans as it always does. A scan begun for arguments the command then reads
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-# The `logs` command's options (cli/logs.py; tests/parse/test_early_scan.py keeps the two in step): those
+# The `logs` command's options (cli/logs_cmd.py; tests/parse/test_early_scan.py keeps the two in step): those
 # that take a value, and the flags. --engine is left out on purpose: with it the workers would need its
 # parsed form.
 VALUE_OPTIONS = frozenset({"--since", "--until", "--csv", "--parquet", "--format", "-f", "--output", "-o"})

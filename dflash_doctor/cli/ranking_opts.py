@@ -11,7 +11,7 @@ def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool
     """The command's Settings; a bad knowledge file (or DFLASH_DOCTOR_KNOWLEDGE entry) is a usage error,
     found before anything is collected."""
     from ..check import declared_observations
-    from ..rank.knowledge import KnowledgeError
+    from ..knowledge.causes import KnowledgeError
     from ..registry import load_checks
     from ..settings import Settings
 
@@ -25,7 +25,7 @@ def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool
         except KnowledgeError as exc:
             raise UsageError(
                 f"bad knowledge data: {exc}",
-                hint="see dflash_doctor/rank/causes.toml and baselines.toml for the format",
+                hint="see dflash_doctor/knowledge/causes.toml and baselines.toml for the format",
             ) from None
         except OSError as exc:
             raise UsageError(f"cannot read a knowledge or baselines file: {exc.strerror or exc}") from None
@@ -36,7 +36,7 @@ def saved_probe(path: str | None):
     """`--probe-result FILE` read and validated before anything is collected (a bad file: usage error)."""
     if not path:
         return None
-    from ..probe.evidence import read_probe_result
+    from ..probe.saved_result import read_probe_result
 
     return read_probe_result(path)
 

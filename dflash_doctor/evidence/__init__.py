@@ -171,7 +171,7 @@ class EvidenceSet:
 
     @property
     def baselines(self):
-        """The baselines set for this diagnosis, or None (rank.baselines.in_force supplies the packaged ones)."""
+        """The baselines set for this diagnosis, or None (interpret.baselines.in_force supplies the packaged ones)."""
         return self._baselines
 
     @baselines.setter
@@ -241,7 +241,7 @@ class Observation:
     detail: str
     refs: tuple[str, ...] = ()
     # How sure the evidence makes this observation (0–1): a reading of the acceptance numbers holds only as
-    # far as its counts settle it (rank/readings.py); facts read from a config or a source are 1.
+    # far as its counts settle it (interpret/readings.py); facts read from a config or a source are 1.
     strength: float = 1.0
 
 

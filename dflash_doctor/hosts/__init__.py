@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import CommandResult, Host, HostError
+from .interface import CommandResult, Host, HostError
 
 
 def open_host(

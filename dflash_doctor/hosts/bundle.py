@@ -19,7 +19,7 @@ import tarfile
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 
-from .base import CommandResult, Host, HostError
+from .interface import CommandResult, Host, HostError
 
 BUNDLE_FORMAT = "dflash-doctor/bundle@1"
 MANIFEST = "manifest.json"

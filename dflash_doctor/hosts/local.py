@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from .base import CommandResult, Host
+from .interface import CommandResult, Host
 
 
 class _Drain(threading.Thread):

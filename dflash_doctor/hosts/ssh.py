@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .base import CommandResult, Host, HostError
+from .interface import CommandResult, Host, HostError
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 # How much output past a command's limit is still drained (and dropped) to collect its exit status.
@@ -661,7 +661,7 @@ class SSHHost(Host):
         _absolute(path)
         res = self.run(["head", "-c", str(max_bytes), "--", path], timeout=timeout, max_bytes=max_bytes)
         if not res.ok:
-            from .base import _os_error
+            from .interface import _os_error
 
             raise _os_error(res, path)
         return res.stdout
@@ -670,7 +670,7 @@ class SSHHost(Host):
         _absolute(path)
         res = self.run(["find", path, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"], timeout=timeout)
         if not res.ok:
-            from .base import _os_error
+            from .interface import _os_error
 
             raise _os_error(res, path)
         return sorted(n.decode("utf-8", "surrogateescape") for n in res.stdout.split(b"\0") if n)

@@ -17,7 +17,7 @@ import re
 import shlex
 import unicodedata
 
-from .base import HostError
+from .interface import HostError
 
 MAX_INCLUDE_DEPTH = 16
 MAX_CONFIG_BYTES = 4 << 20

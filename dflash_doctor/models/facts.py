@@ -25,7 +25,7 @@ from ..evidence.model_facts import (
     WeightFacts,
 )
 from ..probe.config import default_target_layer_ids  # torch-free; the probe's own rule
-from .files import FileAccess, LocalFiles, describe_os_error
+from .file_access import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
 from .readers import read_drafter, target_layers
 from .readers.fields import LIMITS, Fields, text_config  # noqa: F401 (LIMITS re-exported)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import DoctorError, ExitCode, UsageError
-from .files import FileAccess, LocalFiles, describe_os_error
+from .file_access import FileAccess, LocalFiles, describe_os_error
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 

@@ -13,7 +13,7 @@ import struct
 from typing import Any
 
 from ..evidence.model_facts import ShardFacts, TensorInfo, WeightFacts
-from .files import FileAccess, describe_os_error
+from .file_access import FileAccess, describe_os_error
 
 # Real drafter/target shard headers are tens to hundreds of KiB; 64 MiB is generous and bounded.
 MAX_HEADER_BYTES = 64 << 20

@@ -406,9 +406,9 @@ def _step_of(steps: list[Step]) -> float:
 
 def diagnose_engines(fleet: Fleet) -> None:
     """Each engine through the diagnosis; then outliers against peers; then the fleet verdict per engine."""
-    from ..doctor import build_report
-    from ..rank.knowledge import default_knowledge
+    from ..knowledge.causes import default_knowledge
     from ..registry import load_checks
+    from ..services.doctor import build_report
 
     reg = load_checks()
     knowledge = default_knowledge()
@@ -535,7 +535,7 @@ def find_outliers(engines: list[EngineRow], peers: tuple[str, ...]) -> None:
     """Flag engines whose τ interval lies wholly below that of the better half of their peers (same
     peer labels, same k), by more than the healthy band (signature.HEALTHY_RHO of the peers'
     accepted tokens per draft)."""
-    from ..rank.signature import HEALTHY_RHO
+    from ..interpret.signature import HEALTHY_RHO
 
     groups: dict[tuple, list[EngineRow]] = defaultdict(list)
     for e in engines:

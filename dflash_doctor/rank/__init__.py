@@ -1,1 +1,2 @@
-"""Ranking: cause knowledge as data files, and the scoring that reads them."""
+"""Ranking: the checks' observations scored into causes (scoring.py) and the fix plan built over them
+(plan.py). What a cause is, and which observation moves it how much, is data: knowledge/causes.toml."""

@@ -249,9 +249,9 @@ class _Remedy:
 
 def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[str]) -> dict[str, _Remedy]:
     """cause id -> the upgrade that fixes it on this deployment's engine, from the known issues and the table."""
-    from .known_issues import default_known_issues, match_deployment
-    from .known_issues.deployment import deployment_from_evidence
-    from .known_issues.versions import VersionError, parse_version
+    from ..interpret.known_issues import default_known_issues, match_deployment
+    from ..interpret.known_issues.deployment import deployment_from_evidence
+    from ..interpret.known_issues.versions import VersionError, parse_version
 
     if not names.engine:
         return {}
@@ -351,7 +351,7 @@ def _merge(rems: list[_Remedy], names: Names) -> _Remedy:
 
 def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None]:
     try:
-        from .baselines import pair_context
+        from ..interpret.baselines import pair_context
 
         ctx = pair_context(evidence, evidence.baselines)
     except Exception:  # advice only

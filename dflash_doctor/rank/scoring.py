@@ -38,8 +38,8 @@ from ..evidence import (
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId, LaunchConfig, ProbeResult
-from .baselines import Baselines, PairContext, in_force, pair_context
-from .knowledge import Knowledge
+from ..interpret.baselines import Baselines, PairContext, in_force, pair_context
+from ..knowledge.causes import Knowledge
 
 # Two causes whose confidences differ by less than this cannot be told apart by the evidence at hand.
 CLOSE = 0.12
@@ -137,8 +137,8 @@ def _other_faults_remain(
 def rank(
     findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge, baselines: Baselines | None = None
 ) -> Ranking:
-    from .method import infer_method
-    from .readings import level_reading
+    from ..interpret.method import infer_method
+    from ..interpret.readings import level_reading
 
     baselines = baselines or in_force(evidence)
     observations = observations_of(findings)

@@ -8,15 +8,18 @@ more (defence in depth: collectors redact structured values, this catches secret
 | result type | module | what it is |
 |---|---|---|
 | evidence.Report | report | the ranked report (diagnose, logs, check host/bundle) |
-| hostcheck.HostFleet | hosts | several hosts or bundles: one line each, then the fleet table |
-| prometheus.fleet.Fleet | fleet | engines read from Prometheus |
-| probe.result.ProbeRun | probe | a draft/verify probe, served vs probe |
-| probe.result.LayerOffsetRun | probe | which hidden state each captured tensor is |
-| gate.GateResult | gate_text | thresholds passed or failed |
+| services.hostcheck.HostFleet | hosts | several hosts or bundles: one line each, then the fleet table |
+| prometheus.fleet.Fleet | fleet_table | engines read from Prometheus |
+| probe.runs.ProbeRun | probe_run | a draft/verify probe, served vs probe |
+| probe.runs.LayerOffsetRun | probe_run | which hidden state each captured tensor is |
+| services.gate.GateResult | gate_text | thresholds passed or failed |
 | registry.CheckRegistry | checks_list | `checks list` |
-| models.inspection.Inspection | inspection | `inspect-model` |
-| rank.known_issues.audit.Audit | known_issues | `known-issues` |
+| services.inspection.Inspection | inspection_view | `inspect-model` |
+| interpret.known_issues.audit.Audit | issues | `known-issues` |
 | prometheus.rules.AlertRules / Dashboard | monitor | `monitor rules` (YAML) / `monitor grafana` (JSON) |
+
+A new output format is a `Format` member (style.py) and a branch in the modules that write it; a new kind of
+result is a module here and a row of RENDERERS.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ from .style import Format, Style
 RENDERERS = {
     "Report": "report",
     "HostFleet": "hosts",
-    "Fleet": "fleet",
-    "ProbeRun": "probe",
-    "LayerOffsetRun": "probe",
+    "Fleet": "fleet_table",
+    "ProbeRun": "probe_run",
+    "LayerOffsetRun": "probe_run",
     "GateResult": "gate_text",
     "CheckRegistry": "checks_list",
-    "Inspection": "inspection",
-    "Audit": "known_issues",
+    "Inspection": "inspection_view",
+    "Audit": "issues",
     "AlertRules": "monitor",
     "Dashboard": "monitor",
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..gate import GateResult, Outcome
+from ..services.gate import GateResult, Outcome
 from ..textsafe import plain
 from .markdown import md
 from .style import Format, Style

@@ -6,8 +6,8 @@ measured figure or a file name can never inject another workflow command.
 
 from __future__ import annotations
 
-from ..gate import GateResult, Outcome
 from ..redact import redact_text
+from ..services.gate import GateResult, Outcome
 from ..textsafe import plain
 from .gate_text import render_gate_markdown
 

@@ -10,8 +10,8 @@ import socket
 import xml.etree.ElementTree as ET
 
 from ..evidence import now_iso
-from ..gate import GateResult, Outcome
 from ..redact import redact_text
+from ..services.gate import GateResult, Outcome
 from ..textsafe import plain
 
 SUITE = "dflash-doctor gate"
@@ -53,7 +53,7 @@ def render_junit(result: GateResult) -> str:
             suite_props["top_cause"] = result.report.causes[0].id
     _props(suite, suite_props)
     for r in result.results:
-        case = ET.SubElement(suite, "testcase", classname="dflash_doctor.gate", name=r.name, time="0")
+        case = ET.SubElement(suite, "testcase", classname="dflash_doctor.services.gate", name=r.name, time="0")
         _props(case, {"measured": r.measured, "threshold": r.threshold, **r.properties})
         if r.outcome == Outcome.FAIL:
             el = ET.SubElement(case, "failure", message=_text(r.message), type="threshold")

@@ -44,7 +44,7 @@ def plot_data(report, evidence=None, thresholds=None) -> PlotData:
     pp = list(acc.per_position) if acc is not None else []
     reference = label = ref_tau = None
     if evidence is not None:
-        from ..rank.baselines import in_force, pair_context
+        from ..interpret.baselines import in_force, pair_context
 
         ctx = pair_context(evidence, in_force(evidence))
         if ctx.baseline is not None and pp:

@@ -10,7 +10,7 @@ import pytest
 
 from dflash_doctor.check import Check, declared_observations, run_checks
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
-from dflash_doctor.rank.knowledge import KnowledgeError, default_knowledge, parse_knowledge
+from dflash_doctor.knowledge.causes import KnowledgeError, default_knowledge, parse_knowledge
 from dflash_doctor.registry import load_checks
 from tests.rank.scenarios import SCENARIOS, diagnose, load
 
@@ -30,7 +30,7 @@ def test_a_rule_with_a_typo_is_refused_by_the_loader():
 
     import tomllib
 
-    data = tomllib.loads(resources.files("dflash_doctor.rank").joinpath("causes.toml").read_text())
+    data = tomllib.loads(resources.files("dflash_doctor.knowledge").joinpath("causes.toml").read_text())
     typo = {"rule": [{"observation": "engine-swa:ignore", "cause": "swa-ignored", "weight": 1.0, "text": "typo"}]}
     parse_knowledge(data, [typo])  # without declarations the name is merely well-formed
     with pytest.raises(KnowledgeError, match="engine-swa:ignore.*no check declares"):

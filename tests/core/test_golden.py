@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from dflash_doctor.collect.files import FileInputs, gather_files
-from dflash_doctor.doctor import build_report
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.render import Format, render
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dflash_doctor.collect.files import FileInputs, gather_files
 from dflash_doctor.collect.host import HostCollector, HostOptions, collect_host
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.payloads import EngineId, MetricsScrape, ScanStats
 from dflash_doctor.evidence.serialise import to_jsonable

@@ -38,7 +38,7 @@ def test_wheel_contains_builtin_checks_and_data(tmp_path):
     )
     pkg = target / "dflash_doctor"
     assert (pkg / "checks" / "acceptance_curve.py").is_file()
-    assert (pkg / "rank" / "causes.toml").is_file()
+    assert (pkg / "knowledge" / "causes.toml").is_file()
     assert (pkg / "probe" / "data" / "prompts.jsonl").is_file()
     assert not (target / "checks").exists(), "checks/ must not install as a top-level package"
     proc = subprocess.run(

@@ -2,11 +2,11 @@
 installed source read on the host says otherwise. The source must decide, with no contradicting
 observation from the table left in the ranking, and the disagreement is shown with both."""
 
-from dflash_doctor.collect.files import FileInputs, gather_files
-from dflash_doctor.doctor import build_report
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.engines import DirectoryTree, analyse
 from dflash_doctor.evidence import Source
 from dflash_doctor.rank.scoring import observations_of
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES
 from tests.engines.synth import build_vllm
 

@@ -1,8 +1,8 @@
 """Untrusted text from a log must print literally: no rich markup, no terminal escapes."""
 
-from dflash_doctor.collect.files import FileInputs, gather_files
-from dflash_doctor.doctor import build_report
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.render import Format, render
+from dflash_doctor.services.doctor import build_report
 from dflash_doctor.textsafe import plain
 
 HOSTILE = (

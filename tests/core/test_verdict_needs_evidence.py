@@ -1,5 +1,5 @@
 """`healthy` is a claim: it needs τ compared with what the deployment should reach — the pair's baseline, or
-what trained drafters of its method reach at its k (rank/reference.toml). Where neither can be had, or the
+what trained drafters of its method reach at its k (interpret/reference.toml). Where neither can be had, or the
 method decides and is unknown, the verdict is insufficient-data, never healthy."""
 
 import json

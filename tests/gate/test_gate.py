@@ -9,8 +9,8 @@ import junitparser
 import pytest
 import xmlschema
 
-from dflash_doctor.gate import GateResult, Outcome, ThresholdResult
 from dflash_doctor.render.github import annotations
+from dflash_doctor.services.gate import GateResult, Outcome, ThresholdResult
 
 SCEN = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 SEED = Path(__file__).resolve().parents[2] / "fixtures" / "seed" / "vllm-0.20.1.log"
@@ -236,7 +236,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.gate import PositionRate, Thresholds, evaluate
+from dflash_doctor.services.gate import PositionRate, Thresholds, evaluate
 
 
 @settings(max_examples=200, deadline=None)

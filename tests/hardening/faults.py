@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dflash_doctor.hosts.base import CommandResult, Host
+from dflash_doctor.hosts.interface import CommandResult, Host
 
 
 class TcpProxy:

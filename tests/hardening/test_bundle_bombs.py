@@ -127,8 +127,8 @@ def test_calls_that_would_expand_twentyfold_in_memory_are_refused(tmp_path):
 def test_a_sparse_member_is_refused():
     import io
 
-    from dflash_doctor.hosts.base import HostError
     from dflash_doctor.hosts.bundle import _read_bundle_files
+    from dflash_doctor.hosts.interface import HostError
 
     tally.hostile_input("bundle: GNU sparse member")
     buf = io.BytesIO()

@@ -14,8 +14,8 @@ import tarfile
 import pytest
 
 from dflash_doctor.hosts import bundle as bundle_mod
-from dflash_doctor.hosts.base import HostError
 from dflash_doctor.hosts.bundle import BUNDLE_FORMAT, BundleHost
+from dflash_doctor.hosts.interface import HostError
 from tests.hardening import tally
 
 MANIFEST = json.dumps({"format": BUNDLE_FORMAT, "host": "gpu-1"}).encode()
@@ -211,7 +211,7 @@ def test_hostile_words_reach_the_remote_command_as_single_argv_words(sshd, tmp_p
 @pytest.mark.ssh
 def test_hostile_paths_are_read_never_executed(sshd, tmp_path):
     from dflash_doctor.hosts.ssh import SSHHost
-    from dflash_doctor.models.files import HostFiles
+    from dflash_doctor.models.file_access import HostFiles
 
     marker = tmp_path / "PWNED"
     # one word of each kind (separator, substitution, quote, newline, option, glob): ~5 round trips each

@@ -89,7 +89,7 @@ ALLOWED = {
     ): "tuples of str/float built by the scanner's own forked worker, read back over a pipe; the log's bytes "
     "are never unmarshalled, and marshal data does not run code",
     (
-        "dflash_doctor/cli/probe.py",
+        "dflash_doctor/cli/probe_cmd.py",
         "__import__()",
     ): "imports the fixed names 'torch' and 'transformers' to say which extra is missing",
 }
@@ -151,7 +151,7 @@ def test_no_command_accepts_a_password():
 def test_ssh_connects_with_keys_only_and_rejects_unknown_host_keys_by_default(monkeypatch, tmp_path):
     import paramiko
 
-    from dflash_doctor.hosts.base import HostError
+    from dflash_doctor.hosts.interface import HostError
     from dflash_doctor.hosts.ssh import SSHHost, _Policy
 
     seen = {}

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from dflash_doctor.collect.host import HostOptions, collect_host
-from dflash_doctor.doctor import build_report
 from dflash_doctor.hosts.local import LocalHost
 from dflash_doctor.render import Format, render
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES, ROOT, run_cli
 from tests.hardening import tally
 from tests.hardening.faults import FaultyHost, TcpProxy

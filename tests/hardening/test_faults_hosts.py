@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dflash_doctor.hosts.base import HostError
+from dflash_doctor.hosts.interface import HostError
 from dflash_doctor.hosts.local import LocalHost
 from tests.hardening import tally
 from tests.hardening.faults import FaultyHost, TcpProxy

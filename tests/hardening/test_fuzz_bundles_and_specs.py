@@ -11,10 +11,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dflash_doctor.collect.files import parse_engine_spec
+from dflash_doctor.collect.inputs import parse_engine_spec
 from dflash_doctor.errors import UsageError
-from dflash_doctor.hosts.base import CommandResult, HostError
 from dflash_doctor.hosts.bundle import BUNDLE_FORMAT, BundleHost
+from dflash_doctor.hosts.interface import CommandResult, HostError
 from dflash_doctor.hosts.ssh import parse_target
 from tests.hardening import tally
 from tests.hardening.strategies import json_value, nasty_text

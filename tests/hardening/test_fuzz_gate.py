@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash_doctor.errors import UsageError
-from dflash_doctor.gate import Outcome, PositionRate, Thresholds, evaluate, load_baseline_tau
 from dflash_doctor.render.github import annotations
 from dflash_doctor.render.junit import render_junit
+from dflash_doctor.services.gate import Outcome, PositionRate, Thresholds, evaluate, load_baseline_tau
 from tests.conftest import run_cli
 from tests.hardening import tally
 from tests.hardening.hostile import HOSTILE_STRINGS, terminal_violations
@@ -73,7 +73,7 @@ def _finite(x) -> bool:
 
 @given(st.one_of(saved, st.sampled_from(RAW)), st.floats(1.0, 16.0), st.floats(0.0, 1.0))
 def test_saved_reports_of_any_shape_gate_honestly_or_are_a_usage_error(data, min_tau, min_rate):
-    from dflash_doctor.cli.gate import _acceptance_from_saved
+    from dflash_doctor.cli.gate_cmd import _acceptance_from_saved
 
     tally.example("gate:saved-report")
     path = _write(data)

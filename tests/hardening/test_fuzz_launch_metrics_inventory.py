@@ -256,7 +256,7 @@ inventory_line = st.one_of(
 
 @given(st.lists(inventory_line, max_size=12))
 def test_inventories_give_host_specs_or_a_usage_error(lines):
-    from dflash_doctor.hosts.base import HostError
+    from dflash_doctor.hosts.interface import HostError
     from dflash_doctor.hosts.inventory import read_hosts_file
     from dflash_doctor.hosts.ssh import parse_target
 

@@ -9,16 +9,17 @@ diagnosis service sit above what they drive, the CLI above everything):
   3  parse, hosts                             log/launch parsers; host transports
   4  probe                                    the GPU probe
   5  models                                   drafter/target readers
-  6  engines, rank                            engine-source analysis; knowledge and ranking
-  7  settings                                 resolved settings
-  8  checks                                   the checks (checks/ is the dflash_doctor.checks package)
-  9  collect, gate, registry                  collectors feeding the EvidenceBuilder; the CI gate's judgement;
-                                              the check loader
-  10 doctor                                   the diagnosis service
-  11 inspection, prometheus, hostcheck        services built on it
-  12 render                                   every renderer
-  13 cli                                      flags → one service → one renderer
-  14 __main__
+  6  knowledge                                the causes and their rules, as data
+  7  engines, interpret                       engine-source analysis; what the evidence means
+  8  settings                                 resolved settings
+  9  checks                                   the checks (checks/ is the dflash_doctor.checks package)
+  10 collect, rank, registry                  collectors feeding the EvidenceBuilder; scoring and the fix
+                                              plan; the check loader
+  11 services                                 doctor, hostcheck, inspection, gate
+  12 prometheus                               the fleet read from Prometheus, each engine diagnosed
+  13 render                                   every renderer
+  14 cli                                      flags → one service → one renderer
+  15 __main__
 
 Imports under `if TYPE_CHECKING:` are not imports at run time and are not counted. Lazy imports inside
 functions are counted (a lazy upward import is still an upward dependency), and so are imports by name:
@@ -43,12 +44,13 @@ TIERS = [
     {"parse", "hosts"},
     {"probe"},
     {"models"},
-    {"engines", "rank"},
+    {"knowledge"},
+    {"engines", "interpret"},
     {"settings"},
     {"checks"},
-    {"collect", "gate", "registry"},
-    {"doctor"},
-    {"inspection", "prometheus", "hostcheck"},
+    {"collect", "rank", "registry"},
+    {"services"},
+    {"prometheus"},
     {"render"},
     {"cli"},
     {"__main__"},

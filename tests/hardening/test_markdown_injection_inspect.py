@@ -60,7 +60,7 @@ def test_markdown_report_of_a_hostile_config_and_card_is_inert(cli, tmp_path, pa
 
 
 def test_markdown_escapes_every_metacharacter_of_untrusted_text():
-    from dflash_doctor.render.inspection import _md
+    from dflash_doctor.render.inspection_view import _md
 
     out = _md("<script>x</script> [a](javascript:b) ![c](d) `e` *f* _g_ |h|")
     assert "<" not in out and ">" not in out

@@ -11,10 +11,10 @@ import os
 import pytest
 
 from dflash_doctor.check import Check, run_checks
-from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import EvidenceSet, Finding, Source, Status
 from dflash_doctor.evidence.payloads import HostSummary, ProbeResult
 from dflash_doctor.render import Format, render
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
 
@@ -108,7 +108,8 @@ def test_a_crashing_check_leaves_a_complete_report_in_every_format():
 
 def test_a_check_that_crashes_inside_the_real_pipeline(monkeypatch):
     # Make one built-in check crash: the CLI still prints the full JSON report with the others.
-    from dflash_doctor import doctor, registry
+    from dflash_doctor import registry
+    from dflash_doctor.services import doctor
 
     real = registry.load_checks
 
@@ -119,7 +120,7 @@ def test_a_check_that_crashes_inside_the_real_pipeline(monkeypatch):
         return reg
 
     monkeypatch.setattr(doctor, "load_checks", load)
-    from dflash_doctor.collect.files import FileInputs, gather_files
+    from dflash_doctor.collect.inputs import FileInputs, gather_files
 
     report, _ = doctor.build_report(
         gather_files(FileInputs(logs=[str(SEED_LOG)], drafter=str(DRAFTER), target=str(TARGET), engine="vllm==0.20.1"))
@@ -382,7 +383,8 @@ main()
 
 
 @pytest.mark.parametrize(
-    "module", ["typer", "dflash_doctor.cli.common", "dflash_doctor.collect.builder", "dflash_doctor.doctor", "numpy"]
+    "module",
+    ["typer", "dflash_doctor.cli.common", "dflash_doctor.collect.builder", "dflash_doctor.services.doctor", "numpy"],
 )
 def test_a_ctrl_c_while_a_module_loads_says_interrupted_without_a_traceback(module):
     """Exit 130, 'interrupted' said, never a traceback — whichever import the Ctrl-C lands in."""

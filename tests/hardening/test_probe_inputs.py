@@ -14,7 +14,7 @@ import pickle
 import pytest
 
 from dflash_doctor.errors import DoctorError, ExitCode, UsageError
-from dflash_doctor.hosts.base import CommandResult, Host
+from dflash_doctor.hosts.interface import CommandResult, Host
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
 

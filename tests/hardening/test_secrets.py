@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import EvidenceSet, Source
 from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 from dflash_doctor.redact import redact_any, redact_text
 from dflash_doctor.render import Format, render
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dflash_doctor.hosts.base import HostError
+from dflash_doctor.hosts.interface import HostError
 from tests.conftest import ROOT, run_cli
 from tests.hardening import tally
 from tests.hardening.faults import TcpProxy

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 
 from dflash_doctor.check import Check
-from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import EvidenceSet, Observation, Source, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.evidence.payloads import GpuInventory, HostSummary
 from dflash_doctor.render import Format, render
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES, run_cli
 from tests.hardening import tally
 from tests.hardening.hostile import HOSTILE_STRINGS, json_violations, markdown_violations, terminal_violations

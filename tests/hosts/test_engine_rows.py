@@ -19,7 +19,7 @@ pytestmark = pytest.mark.ssh
 
 
 def _prior(cause: str) -> float:
-    from dflash_doctor.rank.knowledge import default_knowledge
+    from dflash_doctor.knowledge.causes import default_knowledge
 
     causes = default_knowledge().causes
     c = causes[cause] if isinstance(causes, dict) else next(c for c in causes if c.id == cause)

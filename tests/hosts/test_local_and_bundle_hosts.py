@@ -8,8 +8,8 @@ import tarfile
 
 import pytest
 
-from dflash_doctor.hosts.base import HostError
 from dflash_doctor.hosts.bundle import BundleHost, RecordingHost
+from dflash_doctor.hosts.interface import HostError
 from dflash_doctor.hosts.local import LocalHost
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dflash_doctor.hosts.base import HostError
+from dflash_doctor.hosts.interface import HostError
 from dflash_doctor.hosts.ssh import SSHHost, fingerprint, parse_target
 from tests.sshd import free_port, keygen
 

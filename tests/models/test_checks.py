@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from dflash_doctor.collect.files import FileInputs, gather_files
-from dflash_doctor.doctor import build_report
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.evidence import Status
 from dflash_doctor.evidence.engine_facts import EngineSupport
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.services.doctor import build_report
 
 
 def run(fixtures_dir, drafter=None, target=None, engine=None, log=None, launch=None):

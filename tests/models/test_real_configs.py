@@ -9,10 +9,10 @@ import shutil
 
 import pytest
 
-from dflash_doctor.collect.files import FileInputs, gather_files
-from dflash_doctor.doctor import build_report
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.evidence import Status
 from dflash_doctor.models.facts import drafter_facts, target_facts
+from dflash_doctor.services.doctor import build_report
 
 from .helpers import safetensors_bytes, write_config
 

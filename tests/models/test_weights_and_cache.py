@@ -9,9 +9,9 @@ import struct
 import pytest
 
 from dflash_doctor.errors import DoctorError, ExitCode
-from dflash_doctor.hosts.base import CommandResult, Host
+from dflash_doctor.hosts.interface import CommandResult, Host
 from dflash_doctor.models.facts import drafter_facts
-from dflash_doctor.models.files import HostFiles, LocalFiles
+from dflash_doctor.models.file_access import HostFiles, LocalFiles
 from dflash_doctor.models.safetensors_header import read_shard, read_weights
 from dflash_doctor.settings import Settings
 
@@ -208,7 +208,7 @@ def test_unreadable_files_are_reported_not_raised_as_tracebacks():
 
 def test_host_files_over_the_real_local_host_agree_with_local_files(fixtures_dir):
     from dflash_doctor.hosts.local import LocalHost
-    from dflash_doctor.models.files import files_for
+    from dflash_doctor.models.file_access import files_for
 
     path = str(fixtures_dir / "models" / "tiny-dflash-truncated")
     via_host = drafter_facts(path, HostFiles(LocalHost()))

@@ -89,7 +89,7 @@ def test_window_scrapes_a_url_twice(tmp_path):
     import http.server
     import threading
 
-    from dflash_doctor.collect.files import gather_metrics
+    from dflash_doctor.collect.inputs import gather_metrics
     from dflash_doctor.evidence import EvidenceSet
 
     pages = [(LOGS / "vllm-metrics-1.prom").read_bytes(), (LOGS / "vllm-metrics-2.prom").read_bytes()]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import tomllib
 
-from dflash_doctor.collect.files import FileInputs, gather_files
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.collect.workload import gather_workload
-from dflash_doctor.doctor import build_report
 from dflash_doctor.evidence import PAYLOAD_TYPES, EvidenceSet, Kind, Report
+from dflash_doctor.services.doctor import build_report
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 

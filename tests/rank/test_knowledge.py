@@ -8,8 +8,8 @@ from importlib import resources
 import pytest
 import tomllib
 
-from dflash_doctor.rank.baselines import default_baselines, geometric_ratio, parse_baselines
-from dflash_doctor.rank.knowledge import KnowledgeError, default_knowledge, parse_knowledge
+from dflash_doctor.interpret.baselines import default_baselines, geometric_ratio, parse_baselines
+from dflash_doctor.knowledge.causes import KnowledgeError, default_knowledge, parse_knowledge
 
 from .scenarios import diagnose, load
 
@@ -34,7 +34,7 @@ text = "single lucky hits: the drafter's cached context is unreadable"
 
 
 def _packaged() -> dict:
-    return tomllib.loads(resources.files("dflash_doctor.rank").joinpath("causes.toml").read_text("utf-8"))
+    return tomllib.loads(resources.files("dflash_doctor.knowledge").joinpath("causes.toml").read_text("utf-8"))
 
 
 def test_packaged_knowledge_loads_every_documented_cause():
@@ -162,7 +162,7 @@ def test_unknown_dataset_compares_with_the_lowest_published_tau():
     ],
 )
 def test_bad_baselines_fail_loudly(mutate, message):
-    data = tomllib.loads(resources.files("dflash_doctor.rank").joinpath("baselines.toml").read_text("utf-8"))
+    data = tomllib.loads(resources.files("dflash_doctor.interpret").joinpath("baselines.toml").read_text("utf-8"))
     mutate(data)
     with pytest.raises(KnowledgeError) as exc:
         parse_baselines(data)

@@ -14,8 +14,7 @@ from dflash_doctor.evidence import EvidenceSet, Source, Status
 from dflash_doctor.evidence.engine_facts import EngineSupport
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import LaunchConfig, Workload
-from dflash_doctor.rank.knowledge import KnowledgeError, default_knowledge
-from dflash_doctor.rank.known_issues import (
+from dflash_doctor.interpret.known_issues import (
     Deployment,
     MatchQuality,
     RuledOut,
@@ -24,7 +23,8 @@ from dflash_doctor.rank.known_issues import (
     match_deployment,
     parse_known_issues,
 )
-from dflash_doctor.rank.known_issues.versions import parse_range, parse_version
+from dflash_doctor.interpret.known_issues.versions import parse_range, parse_version
+from dflash_doctor.knowledge.causes import KnowledgeError, default_knowledge
 from tests.conftest import run_cli
 
 GOOD = {
@@ -128,7 +128,7 @@ def test_duplicate_ids_and_a_second_file_for_one_engine_are_refused():
 
 
 def test_every_packaged_file_is_valid_toml_with_schema_1():
-    folder = resources.files("dflash_doctor.rank.known_issues")
+    folder = resources.files("dflash_doctor.interpret.known_issues")
     names = [p.name for p in folder.iterdir() if p.name.endswith(".toml")]
     assert sorted(names) == ["sglang.toml", "tensorrt-llm.toml", "vllm-ascend.toml", "vllm.toml"]
     for n in names:
@@ -288,7 +288,7 @@ def _evidence(engine="vllm", version="0.24.0", launch=None, drafter=None, target
 
 
 def _run(ev):
-    from checks.known_issues import KnownIssues
+    from checks.known_engine_bugs import KnownIssues
 
     return KnownIssues().run(ev)
 
@@ -314,7 +314,7 @@ def test_v2_runner_dflash_with_padded_vocab_is_a_certain_engine_bug():
 def test_a_p_eagle_drafter_read_from_its_config_is_matched_as_p_eagle():
     """The drafter readers call P-EAGLE `peagle`, the database `p-eagle`: with only the drafter naming the method
     (no launch method), the entry for P-EAGLE on the V2 runner was ruled out as 'method peagle is not p-eagle'."""
-    from dflash_doctor.rank.known_issues.deployment import deployment_from_evidence
+    from dflash_doctor.interpret.known_issues.deployment import deployment_from_evidence
 
     v2 = {"env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "args": {}}
     peagle = {"method": "peagle", "architectures": ["LlamaForCausalLMEagle3"], "layers": []}

@@ -72,8 +72,8 @@ def test_the_tau_of_a_step_multiplies_the_fixes_and_never_passes_the_reference()
 
 
 def test_a_failing_plan_never_costs_the_report(monkeypatch):
-    from dflash_doctor import doctor
-    from dflash_doctor.collect.files import FileInputs, gather_files
+    from dflash_doctor.collect.inputs import FileInputs, gather_files
+    from dflash_doctor.services import doctor
     from tests.conftest import FIXTURES
 
     def boom(*a, **k):

@@ -1,4 +1,4 @@
-"""Method reference bands (rank/reference.toml): every figure cited, bands built the documented way, a pair
+"""Method reference bands (interpret/reference.toml): every figure cited, bands built the documented way, a pair
 baseline overriding the method band, the dead band, and a loader that refuses bad data."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from importlib import resources
 import pytest
 import tomllib
 
-from dflash_doctor.rank.knowledge import KnowledgeError
-from dflash_doctor.rank.reference import band, default_reference, healthy_band, method_prior, parse_reference
+from dflash_doctor.interpret.reference import band, default_reference, healthy_band, method_prior, parse_reference
+from dflash_doctor.knowledge.causes import KnowledgeError
 
 
 def _data():
-    return tomllib.loads(resources.files("dflash_doctor.rank").joinpath("reference.toml").read_text("utf-8"))
+    return tomllib.loads(resources.files("dflash_doctor.interpret").joinpath("reference.toml").read_text("utf-8"))
 
 
 def test_every_figure_names_its_source_dataset_and_pair():

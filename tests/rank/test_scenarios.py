@@ -11,7 +11,7 @@ import json
 import pytest
 
 from dflash_doctor.evidence import Verdict
-from dflash_doctor.rank.knowledge import default_knowledge
+from dflash_doctor.knowledge.causes import default_knowledge
 
 from .scenarios import diagnose, load, names, uncollected
 

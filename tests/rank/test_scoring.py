@@ -7,11 +7,11 @@ import tomllib
 
 from dflash_doctor.evidence import EvidenceSet, Finding, Observation, Source, Status, Verdict
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.rank.advice import advise_k
-from dflash_doctor.rank.baselines import default_baselines
-from dflash_doctor.rank.knowledge import parse_knowledge
+from dflash_doctor.interpret.advice import advise_k
+from dflash_doctor.interpret.baselines import default_baselines
+from dflash_doctor.interpret.signature import against_reference
+from dflash_doctor.knowledge.causes import parse_knowledge
 from dflash_doctor.rank.scoring import rank, sigmoid
-from dflash_doctor.rank.signature import against_reference
 
 TWO_CAUSES = """
 schema = 1
@@ -207,7 +207,7 @@ SEED_OBS = (
 
 
 def _rank_seed(*extra: str):
-    from dflash_doctor.rank.knowledge import default_knowledge
+    from dflash_doctor.knowledge.causes import default_knowledge
 
     ev = evidence(pp=(0.166, 0.017) + (0.0,) * 13, with_drafter=True)
     from dflash_doctor.evidence.payloads import ProbeResult

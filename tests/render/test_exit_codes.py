@@ -68,9 +68,9 @@ def test_check_exits_by_the_verdict_and_a_fleet_by_its_worst_host():
     """`check host local` depends on what runs on this machine; the policy is tested on the service's results."""
     import dataclasses
 
-    from dflash_doctor.doctor import build_report
     from dflash_doctor.evidence import EvidenceSet, Verdict
-    from dflash_doctor.hostcheck import HostFleet, HostResult
+    from dflash_doctor.services.doctor import build_report
+    from dflash_doctor.services.hostcheck import HostFleet, HostResult
 
     base, _ = build_report(EvidenceSet("h"))
     assert base.verdict == Verdict.INSUFFICIENT_DATA
@@ -90,7 +90,7 @@ def test_inspect_model_of_nothing_a_reader_knows_is_insufficient(tmp_path):
 
 
 def test_a_probe_and_a_layer_offset_run_exit_by_their_checks():
-    from dflash_doctor.probe.result import LayerOffsetRun, ProbeRun
+    from dflash_doctor.probe.runs import LayerOffsetRun, ProbeRun
 
     assert ProbeRun({"lossless": True}).exit_code == 0
     assert ProbeRun({"lossless": False}).exit_code == 1

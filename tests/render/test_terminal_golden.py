@@ -14,9 +14,9 @@ WIDTHS = {"80": 80, "200": 200, "piped": None}
 
 
 def _report(case: str):
-    from dflash_doctor.collect.files import FileInputs, gather_files
-    from dflash_doctor.doctor import build_report
-    from dflash_doctor.hostcheck import HostCheck, check_bundle
+    from dflash_doctor.collect.inputs import FileInputs, gather_files
+    from dflash_doctor.services.doctor import build_report
+    from dflash_doctor.services.hostcheck import HostCheck, check_bundle
 
     if case == "eagle3-geometric":
         return build_report(gather_files(FileInputs(logs=["fixtures/golden/eagle3-geometric.log"])))[0]

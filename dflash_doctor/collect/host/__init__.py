@@ -26,7 +26,7 @@ ever run. Nothing is written, killed or restarted. tests/hosts checks this by re
 
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS
 from .collector import HostCollector, HostOptions, _docker_id, _hub_dir, _systemd_unit, collect_host
-from .files import BatchFiles, GuardedFiles
+from .model_files import BatchFiles, GuardedFiles
 from .protocol import Batch, RefusedRead, encode_batch, parse_batch, parse_engine_locate
 from .sanitize import RELEVANT_ENV, filter_environ, safetensors_header_only, sanitize
 from .scripts import (

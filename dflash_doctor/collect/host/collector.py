@@ -27,12 +27,12 @@ from ...evidence.payloads import (
     Processes,
     ServingProcess,
 )
-from ...hosts.base import Host
+from ...hosts.interface import Host
 from ...parse.launch import parse_argv
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
 from ...redact import REDACTED, redact_text
 from ..builder import EvidenceBuilder
-from .files import BatchFiles, GuardedFiles
+from .model_files import BatchFiles, GuardedFiles
 from .protocol import Batch, parse_batch, parse_engine_locate
 from .sanitize import filter_environ
 from .scripts import (

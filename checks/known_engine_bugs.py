@@ -1,0 +1,144 @@
+"""Is this deployment hit by a known, fixed engine bug? (interpret/known_issues: engine, release, runner,
+method, drafter and topology facts against every entry of the database).
+
+Observations, one per implied cause at the strongest match quality (weights in causes.toml):
+  known-issue:CAUSE            certain: the release is affected and every condition is known to hold
+  known-issue-likely:CAUSE     the release is affected, one condition is unknown
+  known-issue-possible:CAUSE   the release, or several conditions, unknown; nothing known rules it out
+  known-issue-cited:CAUSE      an entry the engine-support table already decides (no weight here)
+A certain or likely match whose entry says the bug leaves (almost) no draft accepted is downgraded one
+level when the measured acceptance shows real acceptance: the symptom does not fit.
+"""
+
+from __future__ import annotations
+
+from dflash_doctor.check import Check
+from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
+from dflash_doctor.evidence.engine_facts import EngineSupport
+from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import EngineId, Environment, LaunchConfig, Workload
+from dflash_doctor.interpret.known_issues import Match, MatchQuality, default_known_issues, match_deployment
+from dflash_doctor.interpret.known_issues.deployment import deployment_from_evidence
+from dflash_doctor.knowledge.causes import CAUSE_IDS
+
+OBSERVATION = {
+    MatchQuality.CERTAIN: "known-issue",
+    MatchQuality.LIKELY: "known-issue-likely",
+    MatchQuality.POSSIBLE: "known-issue-possible",
+}
+CITED = "known-issue-cited"
+# Symptoms that say the drafter is as good as dead; a τ − 1 of at least this much contradicts them.
+DEAD_SYMPTOMS = {"all-zero", "cliff-after-first"}
+ALIVE_EXCESS = 0.5
+_DOWN = {
+    MatchQuality.CERTAIN: MatchQuality.LIKELY,
+    MatchQuality.LIKELY: MatchQuality.POSSIBLE,
+    MatchQuality.POSSIBLE: MatchQuality.POSSIBLE,
+}
+
+
+def _symptom_conflict(m: Match, evidence: EvidenceSet) -> str | None:
+    acc = evidence.get(AcceptanceSummary)
+    tau = acc.mean_acceptance_length if acc is not None else None
+    if not m.issue.symptoms or not set(m.issue.symptoms) <= DEAD_SYMPTOMS or not isinstance(tau, (int, float)):
+        return None
+    if tau - 1.0 >= ALIVE_EXCESS:
+        return (
+            f"the bug leaves almost no draft accepted, but τ is {tau:.2f}: the symptom does not fit, "
+            "so the match counts one level weaker"
+        )
+    return None
+
+
+class KnownIssues(Check):
+    id = "known-issues"
+    area = "engine"
+    title = "Known engine bugs for this release, runner, method and topology"
+    needs = (EngineId,)
+    wants = (
+        LaunchConfig,
+        StartupFacts,
+        DrafterFacts,
+        TargetFacts,
+        Workload,
+        Environment,
+        AcceptanceSummary,
+        EngineSupport,
+    )
+    observations = tuple(f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED) for cause in CAUSE_IDS)
+
+    def run(self, evidence: EvidenceSet):
+        db = default_known_issues()
+        dep = deployment_from_evidence(evidence)
+        eref = evidence.item(EngineId).ref
+        if dep.engine not in db.engines:
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: no known-issues data for engine "
+                    f"{dep.engine or 'unknown'} (known: {', '.join(sorted(db.engines))})",
+                    refs=(eref,),
+                )
+            ]
+        matches = match_deployment(db, dep)
+        checked = len(db.for_engine(dep.engine))
+        if not matches:
+            why = "" if dep.version else " (release unknown)"
+            return [
+                self.finding(
+                    Status.OK,
+                    f"none of the {checked} known {dep.engine} issues matches {dep.describe()}{why}",
+                    refs=(eref,),
+                )
+            ]
+        table = evidence.has(EngineSupport)
+        findings = []
+        best: dict[str, tuple[MatchQuality, list[str], set[str]]] = {}
+        cited: dict[str, tuple[list[str], set[str]]] = {}
+        for m in matches:
+            quality = m.quality
+            note = _symptom_conflict(m, evidence) if quality != MatchQuality.POSSIBLE else None
+            if note:
+                quality = _DOWN[quality]
+            name = f"{m.issue.reference()}, fixed in {m.issue.fixed_in}"
+            refs = set(m.refs) | {eref}
+            msg = f"{quality.phrase()}: {m.issue.title} — matches {name}"
+            details = [f"{m.issue.link}", f"conditions met: {'; '.join(m.met) or 'none'}"]
+            if m.unknown:
+                details.append(f"unknown: {'; '.join(m.unknown)}")
+            if note:
+                details.append(note)
+            details.append(f"fixed-in read from the release: {m.issue.verified}")
+            status = Status.FAIL if quality == MatchQuality.CERTAIN else Status.WARN
+            covered = m.issue.covered_by == "engine-support" and table and quality != MatchQuality.POSSIBLE
+            text = f"{m.issue.title} ({name}; {quality.value} match)"
+            if covered:
+                c = cited.setdefault(m.issue.cause, ([], set()))
+                c[0].append(text)
+                c[1].update(refs)
+                details.append("the engine-support check weighs this bug; named here, not counted twice")
+            else:
+                prev = best.get(m.issue.cause)
+                if prev is None or quality.rank < prev[0].rank:
+                    best[m.issue.cause] = (quality, [text], refs)
+                elif quality == prev[0]:
+                    prev[1].append(text)
+                    prev[2].update(refs)
+            findings.append(
+                self.finding(status, msg, refs=tuple(sorted(refs)), remedy=m.issue.remedy(), details=tuple(details))
+            )
+        obs = [
+            Observation(f"{OBSERVATION[q]}:{cause}", "; ".join(texts), tuple(sorted(refs)))
+            for cause, (q, texts, refs) in sorted(best.items())
+        ]
+        obs += [
+            Observation(f"{CITED}:{cause}", "; ".join(texts), tuple(sorted(refs)))
+            for cause, (texts, refs) in sorted(cited.items())
+        ]
+        # the observations ride on the first finding: one set per check run
+        first = findings[0]
+        findings[0] = type(first)(
+            first.check_id, first.status, first.message, first.refs, first.remedy, first.details, tuple(obs)
+        )
+        return findings

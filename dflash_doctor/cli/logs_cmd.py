@@ -1,0 +1,138 @@
+"""`dflash-doctor logs`: the acceptance picture of one or more server logs, and nothing else."""
+
+from __future__ import annotations
+
+import typer
+
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+from ..evidence.engine_facts import EngineSupport
+from ..evidence.model_facts import DrafterFacts, TargetFacts
+from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
+from ..render import Format
+from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, invocation
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "logs",
+        epilog=examples(
+            "dflash-doctor logs server.log",
+            "dflash-doctor logs server.log.1 server.log --since '05-14 09:15' --csv intervals.csv",
+            "journalctl -u vllm --no-pager | dflash-doctor logs - --format json",
+        ),
+    )
+    def logs(
+        files: list[str] = typer.Argument(..., metavar="LOG...", help="Log files (plain, .gz, rotated; - for stdin)."),
+        since: str | None = typer.Option(
+            None,
+            "--since",
+            metavar="TIME",
+            help="Only intervals at or after TIME (e.g. '05-14 09:15', '2026-05-14T09:15:00').",
+        ),
+        until: str | None = typer.Option(None, "--until", metavar="TIME", help="Only intervals at or before TIME."),
+        engine: str | None = typer.Option(
+            None,
+            "--engine",
+            metavar="NAME==VERSION",
+            help="Engine and release when the log does not say, e.g. sglang==0.5.8.",
+        ),
+        csv: str | None = typer.Option(None, "--csv", metavar="FILE", help="Also write the per-interval table as CSV."),
+        parquet: str | None = typer.Option(
+            None, "--parquet", metavar="FILE", help="Also write the per-interval table as Parquet."
+        ),
+        verbose: bool = VerboseOpt,
+        fmt: Format = FormatOpt,
+        output: str | None = OutputOpt,
+    ) -> int:
+        """The acceptance picture of server logs: τ, curve, trend.
+
+        Exit 1 when the acceptance shows a problem, 0 when healthy, 3 when it cannot be judged."""
+        if not engine:  # (with --engine the workers would need its parsed form: they start with the scan)
+            from .early import start_scan_early
+
+            start_scan_early(files)  # (begun already when the entry point could read the file: then a no-op)
+        from ..collect.builder import EvidenceBuilder
+        from ..collect.inputs import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
+        from ..errors import UsageError
+        from ..evidence import EvidenceSet
+        from ..services.doctor import require_something_read
+        from .output import Output
+
+        if csv and parquet:
+            raise UsageError("give --csv or --parquet, not both")
+        lo = parse_time_bound(since, "--since") if since else None
+        hi = parse_time_bound(until, "--until") if until else None
+        from .ranking_opts import resolve_settings
+
+        out = Output(fmt=fmt, path=output, verbose=verbose)
+        inputs = FileInputs(logs=list(files))
+        for w in require_inputs(inputs):
+            out.warn(w)
+        files = inputs.logs
+        settings = resolve_settings(validate=False)
+        ev = EvidenceSet(label="logs")
+        if engine:
+            gather_engine(ev, engine)
+        loaded: list = []
+
+        def prepare() -> None:  # while worker processes scan a large log: what the report needs next
+            import importlib
+
+            from ..registry import load_checks
+
+            for name in ("dflash_doctor.services.doctor", "dflash_doctor.parse.frame"):
+                importlib.import_module(name)
+            loaded.append(load_checks())
+            from ..services.doctor import warm_report_data
+
+            warm_report_data(settings)
+
+        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
+        require_something_read(ev)
+        if scan is not None and (csv or parquet):
+            _export(scan, csv, parquet, out)
+        from ..registry import load_checks
+        from ..services.doctor import build_report
+
+        # The release the log's startup lines name is a fact the log gave: use it (engine checks, known issues).
+        builder = EvidenceBuilder(ev)
+        builder.engine_from_startup("the log names no engine release (give --engine NAME==VERSION)")
+        builder.add_engine_support()
+        for kind, what in ((DrafterFacts, "--drafter"), (TargetFacts, "--target"), (LaunchConfig, "--launch")):
+            ev.missing(kind, f"a log does not carry it: `dflash-doctor diagnose {what} …` adds it")
+        reg = loaded[0] if loaded else load_checks()
+        kinds = {AcceptanceSummary, ScanStats, StartupFacts, EngineId, EngineSupport}
+        checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
+        report, warnings = build_report(ev, checks=checks, settings=settings, invocation=invocation())
+        for w in warnings:
+            out.warn(w)
+        out.show(report)
+        if ev.interrupted:
+            from ..errors import ExitCode
+
+            out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
+            return int(ExitCode.INTERRUPTED)
+        return int(exit_code_for(report))
+
+
+def _export(scan, csv: str | None, parquet: str | None, out) -> None:
+    from ..errors import DoctorError, ExitCode, MissingExtra
+    from ..parse.frame import export_frame
+
+    df = export_frame(scan)
+    for col in ("line_no", "offset", "k", "drafts", "drafted", "accepted", "prefix_accepted", "emitted"):
+        # counts and line numbers are integers: a float column (NaN where absent) would print 43.0
+        if col in df.columns and df[col].dtype.kind == "f" and (df[col].dropna() % 1 == 0).all():
+            df[col] = df[col].astype("Int64")
+    try:
+        if csv:
+            df.to_csv(csv, index=False)
+            out.info(f"{len(df)} intervals written to {csv}")
+        else:
+            try:
+                df.to_parquet(parquet, index=False)
+            except ImportError:
+                raise MissingExtra("parquet", "pyarrow") from None
+            out.info(f"{len(df)} intervals written to {parquet}")
+    except OSError as exc:
+        raise DoctorError(f"cannot write {csv or parquet}: {exc.strerror or exc}", exit_code=ExitCode.USAGE) from None

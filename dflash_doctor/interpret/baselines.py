@@ -1,0 +1,279 @@
+"""What a drafter × target pair should reach (baselines.toml): published τ per dataset, reference
+per-position curves, the cost model behind the k advice, and effect sizes of known faults.
+
+Loaded and validated at start; bad data fails loudly (KnowledgeError). Also finds which pair a
+deployment runs from whatever evidence names the drafter (log startup lines, launch, drafter config).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+import tomllib
+
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+from ..evidence.model_facts import DrafterFacts
+from ..evidence.payloads import LaunchConfig, Workload
+from ..evidence.serialise import serial
+from ..knowledge.causes import KnowledgeError
+
+TRUST = ("published", "community")
+ANY_DATASET = "any"
+
+
+@dataclass(frozen=True)
+class CostModel:
+    verify_per_draft_position: float
+    one_pass_draft: float
+    chained_draft_per_position: float
+    one_pass_methods: tuple[str, ...] = field(metadata=serial(omit=True))
+    chained_methods: tuple[str, ...] = field(metadata=serial(omit=True))
+
+    def is_one_pass(self, method: str | None) -> bool | None:
+        if not method:
+            return None
+        m = method.lower()
+        if m in self.one_pass_methods:
+            return True
+        if m in self.chained_methods:
+            return False
+        return None
+
+    def step_cost(self, k: int, one_pass: bool) -> float:
+        """Cost of one draft+verify step with k draft tokens, in plain target decode steps."""
+        draft = self.one_pass_draft if one_pass else self.chained_draft_per_position * k
+        return 1.0 + self.verify_per_draft_position * k + draft
+
+
+@dataclass(frozen=True)
+class DrafterBaseline:
+    id: str
+    aliases: tuple[str, ...]
+    method: str
+    target: str | None
+    k: int
+    trust: str
+    source: str
+    tau: Mapping[str, float]  # dataset -> published τ at k
+    curve: tuple[float, ...] | None = None  # explicit reference curve, else geometric from τ
+
+    def names(self) -> tuple[str, ...]:
+        return (self.id, *self.aliases)
+
+    def tau_for(self, dataset: str | None) -> tuple[str, float, bool]:
+        """(dataset label, τ, exact). Without a known dataset, the lowest published τ: it keeps
+        "far below" and "at baseline" conservative in both directions."""
+        if dataset:
+            key = normalise_dataset(dataset)
+            for name, tau in self.tau.items():
+                if normalise_dataset(name) == key:
+                    return name, tau, True
+        name = min(self.tau, key=lambda n: self.tau[n])
+        return name, self.tau[name], len(self.tau) == 1 and name == ANY_DATASET
+
+    def reference_curve(self, dataset: str | None, k: int | None = None) -> list[float]:
+        k = k or self.k
+        if self.curve:
+            return list(self.curve[:k])
+        _, tau, _ = self.tau_for(dataset)
+        a = geometric_ratio(tau, self.k)
+        return [a**i for i in range(1, k + 1)]
+
+    def tau_at_k(self, dataset: str | None, k: int | None) -> float:
+        """Reference τ at the served k (a shorter block accepts fewer tokens at best)."""
+        return 1.0 + sum(self.reference_curve(dataset, min(k or self.k, self.k)))
+
+
+@dataclass(frozen=True)
+class Baselines:
+    schema: int
+    version: str
+    cost: CostModel
+    effect: Mapping[str, float]
+    drafters: tuple[DrafterBaseline, ...]
+
+    def find(self, name: str | None) -> DrafterBaseline | None:
+        """The baseline whose id or alias is `name`, a path ending in it, or a repo id naming it."""
+        if not name:
+            return None
+        tail = re.split(r"[\\/]", str(name).rstrip("/\\"))[-1].lower()
+        full = str(name).strip().lower()
+        for d in self.drafters:
+            for n in d.names():
+                n_l = n.lower()
+                if full == n_l or tail == n_l.split("/")[-1] or full.endswith("/" + n_l):
+                    return d
+        return None
+
+
+def normalise_dataset(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def geometric_ratio(tau: float, k: int) -> float:
+    """The a in (0, 1] with 1 + Σ_{i=1..k} a^i = τ (bisection; monotone in a)."""
+    target = max(0.0, min(float(k), tau - 1.0))
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        s = sum(mid**i for i in range(1, k + 1))
+        lo, hi = (mid, hi) if s < target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _num(d: Mapping, key: str, where: str, lo: float = 0.0, hi: float = math.inf) -> float:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo <= float(v) <= hi) or math.isnan(v):
+        raise KnowledgeError(f"{where}: '{key}' must be a number in [{lo}, {hi}]")
+    return float(v)
+
+
+def _strs(d: Mapping, key: str, where: str) -> tuple[str, ...]:
+    v = d.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise KnowledgeError(f"{where}: '{key}' must be a list of strings")
+    return tuple(v)
+
+
+def parse_baselines(data: Mapping, extra: list[Mapping] | None = None) -> Baselines:
+    if data.get("schema") != 1:
+        raise KnowledgeError(f"baselines: unsupported schema {data.get('schema')!r} (expected 1)")
+    c = data.get("cost_model")
+    if not isinstance(c, dict):
+        raise KnowledgeError("baselines: missing [cost_model]")
+    cost = CostModel(
+        verify_per_draft_position=_num(c, "verify_per_draft_position", "cost_model", 0, 1),
+        one_pass_draft=_num(c, "one_pass_draft", "cost_model", 0, 5),
+        chained_draft_per_position=_num(c, "chained_draft_per_position", "cost_model", 0, 5),
+        one_pass_methods=_strs(c, "one_pass_methods", "cost_model"),
+        chained_methods=_strs(c, "chained_methods", "cost_model"),
+    )
+    effect = {k: _num(data.get("effect", {}), k, "effect", 1.0, 10.0) for k in data.get("effect", {})}
+    drafters: list[DrafterBaseline] = []
+    seen: set[str] = set()
+    for doc in [data, *(extra or [])]:
+        for i, d in enumerate(doc.get("drafter", [])):
+            where = f"baselines drafter #{i + 1} ({d.get('id')!r})"
+            for key in ("id", "method", "source", "trust"):
+                if not isinstance(d.get(key), str) or not d.get(key):
+                    raise KnowledgeError(f"{where}: '{key}' must be a non-empty string")
+            if d["trust"] not in TRUST:
+                raise KnowledgeError(f"{where}: trust must be one of {', '.join(TRUST)}")
+            unknown = set(d) - {"id", "aliases", "method", "target", "k", "trust", "source", "tau", "curve"}
+            if unknown:
+                raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+            k = d.get("k")
+            if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 64:
+                raise KnowledgeError(f"{where}: 'k' must be an integer in 1..64")
+            tau = d.get("tau")
+            if not isinstance(tau, dict) or not tau:
+                raise KnowledgeError(f"{where}: 'tau' must be a table dataset = τ")
+            taus = {name: _num(tau, name, where + " tau", 1.0, k + 1.0) for name in tau}
+            curve = d.get("curve")
+            if curve is not None:
+                if not isinstance(curve, list) or not all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in curve):
+                    raise KnowledgeError(f"{where}: 'curve' must be a list of rates in 0..1")
+                if any(b > a + 1e-9 for a, b in zip(curve, curve[1:])):
+                    raise KnowledgeError(f"{where}: 'curve' must be non-increasing (rates are unconditional)")
+            if d["id"].lower() in seen:
+                raise KnowledgeError(f"{where}: duplicate drafter id")
+            seen.add(d["id"].lower())
+            drafters.append(
+                DrafterBaseline(
+                    id=d["id"],
+                    aliases=_strs(d, "aliases", where),
+                    method=d["method"].lower(),
+                    target=d.get("target"),
+                    k=k,
+                    trust=d["trust"],
+                    source=d["source"],
+                    tau=taus,
+                    curve=tuple(float(x) for x in curve) if curve else None,
+                )
+            )
+    return Baselines(schema=1, version=str(data.get("version", "")), cost=cost, effect=effect, drafters=tuple(drafters))
+
+
+@cache
+def default_baselines(extra: tuple[str, ...] = ()) -> Baselines:
+    """The packaged baselines plus extra TOML files (DFLASH_DOCTOR_BASELINES, os.pathsep-separated)."""
+    text = resources.files("dflash_doctor.interpret").joinpath("baselines.toml").read_bytes()
+    docs = []
+    for p in extra:
+        with open(p, "rb") as fh:
+            docs.append(tomllib.load(fh))
+    return parse_baselines(tomllib.loads(text.decode("utf-8")), docs)
+
+
+@dataclass(frozen=True)
+class PairContext:
+    """What the baseline checks need to know about the deployment, with where each fact came from."""
+
+    baseline: DrafterBaseline | None
+    drafter_name: str | None
+    drafter_ref: str | None
+    dataset: str | None
+    temperature: float | None
+    thinking: bool | None
+    k: int | None
+    method: str | None
+    refs: tuple[str, ...] = ()
+
+
+def drafter_names(evidence) -> list[tuple[str, str]]:
+    """(name, evidence ref) candidates for the drafter, most specific first: the drafter config's source
+    (a repo id or path), then the drafter the launch command or the log's startup lines name."""
+
+    out: list[tuple[str, str]] = []
+    for ev in reversed(evidence.all(DrafterFacts)):
+        out += [(ev.value.source, ev.ref), (ev.source.location, ev.ref)]
+    for kind in (LaunchConfig, StartupFacts):
+        for ev in reversed(evidence.all(kind)):
+            if ev.value.drafter:
+                out.append((ev.value.drafter, ev.ref))
+    named = evidence.named(DrafterFacts)  # `--drafter org/name` not in the cache still names the pair
+    if named:
+        out.append((named, None))
+    return out
+
+
+def in_force(evidence) -> Baselines:
+    """The baselines of this diagnosis: those set on the evidence (Settings, at the CLI), else the packaged ones."""
+    if evidence.baselines is None:
+        evidence.baselines = default_baselines()
+    return evidence.baselines
+
+
+def pair_context(evidence, baselines: Baselines) -> PairContext:
+    from ..models.launch_view import launch_method
+
+    found: DrafterBaseline | None = None
+    name = ref = None
+    for cand, cref in drafter_names(evidence):
+        b = baselines.find(cand)
+        if b is not None:
+            found, name, ref = b, cand, cref
+            break
+        if name is None:
+            name, ref = cand, cref
+
+    w = evidence.get(Workload)
+    acc = evidence.get(AcceptanceSummary)
+    method, _, _ = launch_method(evidence)
+    refs = tuple(r for r in (ref, evidence.ref(Workload)) if r)
+    return PairContext(
+        baseline=found,
+        drafter_name=name,
+        drafter_ref=ref,
+        dataset=w.dataset if w else None,
+        temperature=w.temperature if w else None,
+        thinking=w.thinking if w else None,
+        k=acc.k if acc else None,
+        method=method or (found.method if found else None),
+        refs=refs,
+    )

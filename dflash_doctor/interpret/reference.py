@@ -1,0 +1,476 @@
+"""What trained drafters of each method reach at each k (reference.toml): cited figures, the healthy
+band a verdict can use without a pair baseline, the dead band, and the prior over methods.
+
+    band("eagle3", 3)                -> Band(low 2.03, typical 2.56, high 4, p1_low 0.59, …, figures …)
+    band("dflash", 15, "mt-bench")   -> the band from the mt-bench figures only (all datasets when none)
+    healthy_band(method, k, dataset, drafter=NAME) -> the pair's baseline band when baselines.toml knows
+                                        the drafter, else the method band
+    method_prior()                   -> {method: prior} for a log whose method is unknown
+
+Loaded and validated at start; bad data fails loudly (KnowledgeError). How figures become a band is
+documented at the top of reference.toml.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import tomllib
+
+from ..knowledge.causes import KnowledgeError
+from ..stats import median
+
+KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes")
+ROLES = ("measured", "threshold")
+ALIASES = {"dflash2": "dflash", "eagle-3": "eagle3", "deepseek_mtp": "mtp", "draft_model": "draft", "peagle": "p-eagle"}
+
+
+@dataclass(frozen=True)
+class Source:
+    id: str
+    title: str
+    url: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    method: str
+    k: int
+    dataset: str
+    tau: float
+    role: str  # measured | threshold
+    pair: str
+    source: Source
+    per_position: tuple[float, ...] = ()
+    p1: float | None = None  # stated position-1 rate (per_position[0] or per_position_1)
+    use: bool = True
+    why: str = ""
+
+    def model(self) -> tuple[float, float]:
+        """(p1, r) of the geometric model rate_i = p1 · r^(i−1) that reproduces τ at this k."""
+        return _geometric(self.k, self.tau, self.p1)
+
+    def tau_at(self, k: int) -> float:
+        p1, r = self.model()
+        return 1.0 + p1 * sum(r**j for j in range(k))
+
+    def curve_at(self, k: int) -> list[float]:
+        p1, r = self.model()
+        return [p1 * r**j for j in range(k)]
+
+    def cite(self) -> str:
+        return f"{self.pair}, {self.dataset}, k={self.k}: τ {self.tau:.2f} ({self.source.title}; {self.source.url})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "k": self.k,
+            "dataset": self.dataset,
+            "tau": self.tau,
+            "role": self.role,
+            "pair": self.pair,
+            "per_position": list(self.per_position),
+            "p1": self.p1,
+            "use": self.use,
+            "why": self.why,
+            "source": {
+                "id": self.source.id,
+                "title": self.source.title,
+                "url": self.source.url,
+                "kind": self.source.kind,
+            },
+        }
+
+
+@lru_cache(maxsize=4096)
+def _geometric(k: int, tau: float, p1: float | None) -> tuple[float, float]:
+    """Figure.model's arithmetic, kept per (k, τ, p1): a fleet ranks hundreds of engines against the same
+    figures, and each solve is 60 bisection steps over a k-term sum (~3 of a 200-engine fleet's 5 s)."""
+    excess = max(0.0, min(float(k), tau - 1.0))
+    if p1 is None:
+        a = _solve(lambda a: sum(a**i for i in range(1, k + 1)), excess)
+        return a, a
+    if p1 <= 0:
+        return 0.0, 0.0
+    if k == 1:
+        # one position says nothing about the decay: assume the geometric curve (r = p1)
+        return p1, p1
+    r = _solve(lambda r: p1 * sum(r**j for j in range(k)), excess)
+    return p1, r
+
+
+def _solve(f, target: float) -> float:
+    """x in [0, 1] with f(x) = target for f increasing on [0, 1] (bisection; clamps out-of-range)."""
+    lo, hi = 0.0, 1.0
+    if f(hi) <= target:
+        return 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
+    return (lo + hi) / 2
+
+
+@dataclass(frozen=True)
+class FigureAtK:
+    figure: Figure
+    tau: float  # the figure's model τ at the requested k (its own τ when k is the figure's k)
+    p1: float | None
+    extrapolated: bool  # k beyond the figure's own k
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tau_at_k": round(self.tau, 3),
+            "p1": self.p1,
+            "extrapolated": self.extrapolated,
+            **self.figure.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Band:
+    """Where a deployment's τ should sit at k, for a method (or a known pair)."""
+
+    method: str
+    k: int
+    dataset: str | None  # the dataset the figures were restricted to, None = all
+    basis: str  # "method" | "pair"
+    low: float | None  # below it: below what trained drafters of the kind reach
+    typical: float | None
+    high: float
+    p1_low: float | None
+    p1_typical: float | None
+    dead_excess: float | None  # τ − 1 at or below: dead drafter (None for n-gram-like proposers)
+    dead_position_1: float | None
+    figures: tuple[FigureAtK, ...] = ()
+    extrapolated: bool = False  # the low edge or typical rests on a figure extrapolated to this k
+    sparse: bool = False  # fewer measured figures than rules.min_figures
+    note: str = ""
+
+    def contains(self, tau: float) -> bool:
+        return self.low is not None and self.low <= tau <= self.high
+
+    def is_dead(self, tau: float, p1: float | None = None) -> bool:
+        if self.dead_excess is None:
+            return False
+        return tau - 1.0 <= self.dead_excess or (
+            p1 is not None and self.dead_position_1 is not None and p1 <= self.dead_position_1
+        )
+
+    def describe(self) -> str:
+        if self.low is None:
+            return f"no healthy floor for {self.method} at k={self.k}: {self.note}"
+        ds = f" on {self.dataset}" if self.dataset else ""
+        who = (
+            f"this pair (its published τ{ds}) reaches"
+            if self.basis == "pair"
+            else f"trained {self.method} drafters{ds} reach"
+        )
+        typ = f", typical {self.typical:.2f}" if self.typical is not None else ""
+        extra = " (extrapolated from figures at smaller k)" if self.extrapolated else ""
+        thin = "; few figures, treat the edge as rough" if self.sparse else ""
+        return f"{who} τ ≥ {self.low:.2f} at k={self.k}{typ}{extra}{thin}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "k": self.k,
+            "dataset": self.dataset,
+            "basis": self.basis,
+            "low": _r(self.low),
+            "typical": _r(self.typical),
+            "high": self.high,
+            "p1_low": _r(self.p1_low),
+            "p1_typical": _r(self.p1_typical),
+            "dead_excess": self.dead_excess,
+            "dead_position_1": self.dead_position_1,
+            "extrapolated": self.extrapolated,
+            "sparse": self.sparse,
+            "note": self.note,
+            "figures": [f.to_dict() for f in self.figures],
+        }
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    id: str
+    learned: bool
+    prior: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Reference:
+    version: str
+    margin: float
+    dead_excess: float
+    dead_position_1: float
+    min_figures: int
+    methods: Mapping[str, MethodInfo]
+    sources: Mapping[str, Source]
+    figures: tuple[Figure, ...]
+
+    def method_prior(self) -> dict[str, float]:
+        return {m.id: m.prior for m in self.methods.values()}
+
+    def figures_for(self, method: str, dataset: str | None = None, used_only: bool = True) -> list[Figure]:
+        m = normalise_method(method)
+        out = [f for f in self.figures if f.method == m and (f.use or not used_only)]
+        if dataset:
+            key = _norm(dataset)
+            same = [f for f in out if _norm(f.dataset) == key]
+            return same
+        return out
+
+    def band(self, method: str, k: int, dataset: str | None = None) -> Band | None:
+        m = normalise_method(method)
+        info = self.methods.get(m)
+        if info is None or k < 1:
+            return None
+        figs = self.figures_for(m, dataset) if dataset else []
+        chosen_dataset = dataset if figs else None
+        if not figs:
+            figs = self.figures_for(m)
+        if not info.learned:
+            at = tuple(FigureAtK(f, f.tau_at(k), f.p1, k > f.k) for f in figs)
+            return Band(
+                method=m,
+                k=k,
+                dataset=chosen_dataset,
+                basis="method",
+                low=None,
+                typical=None,
+                high=float(k + 1),
+                p1_low=None,
+                p1_typical=None,
+                dead_excess=None,
+                dead_position_1=None,
+                figures=at,
+                note="its acceptance depends on how repetitive the text is; a low τ is "
+                "normal on text without repeats, so the level cannot show breakage",
+            )
+        if not figs:
+            return None
+        at = tuple(FigureAtK(f, f.tau_at(k), f.p1, k > f.k) for f in figs)
+        measured = [x for x in at if x.figure.role == "measured"]
+        thresholds = [x for x in at if x.figure.role == "threshold"]
+        # candidates for the low edge: margin × each measured τ at k, and each CI threshold at k
+        candidates = [(self.margin * x.tau, x) for x in measured] + [(x.tau, x) for x in thresholds]
+        low_value, low_from = min(candidates, key=lambda c: c[0]) if candidates else (None, None)
+        low = max(1.0, low_value) if low_value is not None else None
+        typical = median(x.tau for x in measured) if measured else None
+        # A position-1 rate does not depend on k for chain drafting: stated rates only
+        p1s = [x.figure.p1 for x in measured if x.figure.p1 is not None]
+        p1_low = self.margin * min(p1s) if p1s else None
+        p1_typ = median(p1s) if p1s else None
+        extrapolated = bool(low_from and low_from.extrapolated)
+        return Band(
+            method=m,
+            k=k,
+            dataset=chosen_dataset,
+            basis="method",
+            low=low,
+            typical=typical,
+            high=float(k + 1),
+            p1_low=p1_low,
+            p1_typical=p1_typ,
+            dead_excess=self.dead_excess,
+            dead_position_1=self.dead_position_1,
+            figures=at,
+            extrapolated=extrapolated,
+            sparse=len(measured) < self.min_figures,
+            note=info.note,
+        )
+
+
+def _norm(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def normalise_method(method: str) -> str:
+    m = method.strip().lower()
+    return ALIASES.get(m, m)
+
+
+def _num(v: Any, where: str, lo: float, hi: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or not lo <= float(v) <= hi:
+        raise KnowledgeError(f"{where}: must be a number in [{lo}, {hi}]")
+    return float(v)
+
+
+_FIGURE_KEYS = {"method", "k", "tau", "per_position", "per_position_1", "pair", "source", "role", "use", "why"}
+
+
+def parse_reference(data: Mapping) -> Reference:
+    if data.get("schema") != 1:
+        raise KnowledgeError(f"reference: unsupported schema {data.get('schema')!r} (expected 1)")
+    rules = data.get("rules")
+    if not isinstance(rules, dict):
+        raise KnowledgeError("reference: missing [rules]")
+    margin = _num(rules.get("margin"), "reference rules.margin", 0.5, 1.0)
+    dead_excess = _num(rules.get("dead_excess"), "reference rules.dead_excess", 0.0, 0.5)
+    dead_p1 = _num(rules.get("dead_position_1"), "reference rules.dead_position_1", 0.0, 0.5)
+    min_figures = rules.get("min_figures", 3)
+    if not isinstance(min_figures, int) or min_figures < 1:
+        raise KnowledgeError("reference rules.min_figures must be a positive integer")
+    methods: dict[str, MethodInfo] = {}
+    for i, m in enumerate(data.get("method", [])):
+        where = f"reference method #{i + 1}"
+        if not isinstance(m, dict) or set(m) - {"id", "learned", "prior", "note"} or not isinstance(m.get("id"), str):
+            raise KnowledgeError(f"{where}: needs id, learned, prior (and an optional note), nothing else")
+        if not isinstance(m.get("learned"), bool):
+            raise KnowledgeError(f"{where} ({m['id']}): learned must be true or false")
+        if m["id"] in methods:
+            raise KnowledgeError(f"{where}: duplicate method {m['id']!r}")
+        methods[m["id"]] = MethodInfo(
+            m["id"], m["learned"], _num(m.get("prior"), f"{where} prior", 0.0, 1.0), m.get("note", "")
+        )
+    total = sum(m.prior for m in methods.values())
+    if methods and not math.isclose(total, 1.0, abs_tol=1e-6):
+        raise KnowledgeError(f"reference: method priors sum to {total:.3f}, not 1")
+    sources: dict[str, Source] = {}
+    for i, s in enumerate(data.get("source", [])):
+        where = f"reference source #{i + 1}"
+        if not isinstance(s, dict) or set(s) != {"id", "title", "url", "kind"}:
+            raise KnowledgeError(f"{where}: needs exactly id, title, url, kind")
+        if s["kind"] not in KINDS:
+            raise KnowledgeError(f"{where} ({s['id']}): kind must be one of {', '.join(KINDS)}")
+        if not str(s["url"]).startswith("https://"):
+            raise KnowledgeError(f"{where} ({s['id']}): url must be an https link")
+        if s["id"] in sources:
+            raise KnowledgeError(f"{where}: duplicate source {s['id']!r}")
+        sources[s["id"]] = Source(s["id"], s["title"], s["url"], s["kind"])
+    figures: list[Figure] = []
+    for i, f in enumerate(data.get("figure", [])):
+        where = f"reference figure #{i + 1} ({f.get('method')!r}, {f.get('source')!r})"
+        if not isinstance(f, dict):
+            raise KnowledgeError(f"{where}: must be a table")
+        unknown = set(f) - _FIGURE_KEYS
+        if unknown:
+            raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
+        method = f.get("method")
+        if method not in methods:
+            raise KnowledgeError(f"{where}: method must be one of the [[method]] ids")
+        k = f.get("k")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 64:
+            raise KnowledgeError(f"{where}: k must be an integer in 1..64")
+        src = sources.get(f.get("source"))
+        if src is None:
+            raise KnowledgeError(f"{where}: source must name a [[source]] id")
+        role = f.get("role", "measured")
+        if role not in ROLES:
+            raise KnowledgeError(f"{where}: role must be measured or threshold")
+        use = f.get("use", True)
+        if not isinstance(use, bool) or (not use and not f.get("why")):
+            raise KnowledgeError(f"{where}: use = false needs a `why`")
+        pp = f.get("per_position", [])
+        if not isinstance(pp, list) or len(pp) not in (0, k):
+            raise KnowledgeError(f"{where}: per_position must list k = {k} rates")
+        rates = tuple(_num(x, f"{where} per_position", 0.0, 1.0) for x in pp)
+        if any(b > a + 1e-9 for a, b in zip(rates, rates[1:])):
+            raise KnowledgeError(f"{where}: per_position must be non-increasing (rates are unconditional)")
+        p1 = rates[0] if rates else None
+        if "per_position_1" in f:
+            if rates:
+                raise KnowledgeError(f"{where}: give per_position or per_position_1, not both")
+            p1 = _num(f["per_position_1"], f"{where} per_position_1", 0.0, 1.0)
+        taus = f.get("tau")
+        if not isinstance(taus, dict) or not taus:
+            raise KnowledgeError(f"{where}: tau must be a table dataset = τ")
+        pair = f.get("pair")
+        if not isinstance(pair, str) or not pair:
+            raise KnowledgeError(f"{where}: pair must say which target and drafter")
+        for dataset, tau in taus.items():
+            t = _num(tau, f"{where} tau.{dataset}", 1.0, k + 1.0)
+            if rates and len(taus) == 1 and abs(1.0 + sum(rates) - t) > 0.05 * t:
+                raise KnowledgeError(f"{where}: 1 + Σ per_position = {1 + sum(rates):.2f} disagrees with τ {t}")
+            figures.append(
+                Figure(
+                    method=method,
+                    k=k,
+                    dataset=dataset,
+                    tau=t,
+                    role=role,
+                    pair=pair,
+                    source=src,
+                    per_position=rates,
+                    p1=p1,
+                    use=use,
+                    why=f.get("why", ""),
+                )
+            )
+    for m in methods.values():
+        if m.learned and not any(f.method == m.id and f.use for f in figures):
+            raise KnowledgeError(f"reference: learned method {m.id!r} has no figure in use: it could have no band")
+    return Reference(
+        version=str(data.get("version", "")),
+        margin=margin,
+        dead_excess=dead_excess,
+        dead_position_1=dead_p1,
+        min_figures=min_figures,
+        methods=methods,
+        sources=sources,
+        figures=tuple(figures),
+    )
+
+
+@lru_cache(maxsize=1)
+def default_reference() -> Reference:
+    text = resources.files("dflash_doctor.interpret").joinpath("reference.toml").read_bytes()
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise KnowledgeError(f"reference.toml is not valid TOML: {exc}") from None
+    return parse_reference(data)
+
+
+def band(method: str, k: int, dataset: str | None = None) -> Band | None:
+    """The method's healthy band at k (None for an unknown method or one without figures)."""
+    return default_reference().band(method, k, dataset)
+
+
+def method_prior() -> dict[str, float]:
+    return default_reference().method_prior()
+
+
+def healthy_band(
+    method: str | None, k: int, dataset: str | None = None, drafter: str | None = None, baselines=None
+) -> Band | None:
+    """A pair baseline (baselines.toml) when the drafter is known there — it overrides the method band —
+    else the method band. Pair low edge: the same margin × the pair's reference τ at the served k."""
+    ref = default_reference()
+    if drafter:
+        from .baselines import default_baselines
+
+        b = (baselines or default_baselines()).find(drafter)
+        if b is not None and k >= 1:
+            name, _tau, _exact = b.tau_for(dataset)
+            curve = b.reference_curve(dataset, min(k, b.k))
+            tau_k = 1.0 + sum(curve)
+            return Band(
+                method=b.method,
+                k=k,
+                dataset=name,
+                basis="pair",
+                low=ref.margin * tau_k,
+                typical=tau_k,
+                high=float(k + 1),
+                p1_low=ref.margin * curve[0] if curve else None,
+                p1_typical=curve[0] if curve else None,
+                dead_excess=ref.dead_excess,
+                dead_position_1=ref.dead_position_1,
+                extrapolated=k > b.k,
+                note=f"pair baseline {b.id} ({b.source})",
+            )
+    if not method:
+        return None
+    return ref.band(method, k, dataset)

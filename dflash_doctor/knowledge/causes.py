@@ -1,0 +1,299 @@
+"""Load and validate the cause knowledge (causes.toml). Bad data fails loudly at start."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import tomllib
+
+from ..evidence import Kind
+
+# Speculative methods, as the method belief (interpret/method.py) and the reference bands name them.
+METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
+
+CAUSE_IDS = (
+    "undertrained-drafter",
+    "layer-offset",
+    "swa-ignored",
+    "wrong-pairing",
+    "method-mismatch",
+    "draft-vocab-map",
+    "rope-mismatch",
+    "workload-shift",
+    "sampling-mismatch",
+    "engine-bug",
+    "rotated-quantization",
+    "launch-config",
+    # usual suspects: commonly blamed, answered with the evidence against them
+    "prefix-caching",
+    "eager-mode",
+    "tensor-parallel",
+    "k-too-large",
+)
+
+
+class KnowledgeError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class CauseSpec:
+    id: str
+    title: str
+    prior: float
+    fix: str
+    next_step: str
+    decided_by: tuple[str, ...]
+    silence_note: str | None = None
+    # How τ would look with this cause fixed: "baseline" (the pair's reference τ), "effect:NAME"
+    # (τ × baselines.toml [effect] NAME, capped by the baseline) or "unknown".
+    expected_tau: str = "unknown"
+    # The methods the cause can exist for (empty: every method). A cause's prior is scaled by how likely the
+    # deployment runs one of them (interpret/method.py): no sliding windows to ignore in an EAGLE-3 head.
+    methods: tuple[str, ...] = ()
+    # A cause users commonly blame (a weak drafter, prefix caching, eager mode …): listed whenever any evidence
+    # speaks to it, for or against, so the report answers the usual suspect instead of staying silent.
+    suspect: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    observation: str
+    cause: str
+    weight: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Separator:
+    """The one step that tells two causes apart when the evidence leaves them close."""
+
+    causes: frozenset[str]
+    step: str
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    schema: int
+    causes: dict[str, CauseSpec]
+    rules: tuple[Rule, ...]
+    separators: tuple[Separator, ...] = ()
+    # Observation families read from the acceptance numbers (curve shape, τ level, trend): the
+    # evidence that coverage discounts when nothing corroborates it. Facts (configs, engine source,
+    # probes, launch) always count in full.
+    circumstantial: frozenset[str] = frozenset()
+
+    def is_circumstantial(self, observation: str) -> bool:
+        return observation.split(":", 1)[0] in self.circumstantial
+
+    def rules_for(self, observation: str) -> list[Rule]:
+        return [r for r in self.rules if r.observation == observation]
+
+    def separator(self, a: str, b: str) -> str | None:
+        for s in self.separators:
+            if s.causes == frozenset((a, b)):
+                return s.step
+        return None
+
+    @property
+    def observations(self) -> set[str]:
+        return {r.observation for r in self.rules}
+
+
+def _req(d: dict, key: str, typ, where: str):
+    if key not in d:
+        raise KnowledgeError(f"{where}: missing '{key}'")
+    val = d[key]
+    if typ is float and isinstance(val, int) and not isinstance(val, bool):
+        val = float(val)
+    if not isinstance(val, typ):
+        raise KnowledgeError(f"{where}: '{key}' must be {typ.__name__}")
+    return val
+
+
+_CAUSE_KEYS = {
+    "id",
+    "title",
+    "prior",
+    "fix",
+    "next_step",
+    "decided_by",
+    "silence_note",
+    "expected_tau",
+    "methods",
+    "suspect",
+}
+_RULE_KEYS = {"observation", "cause", "weight", "text"}
+_OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_EXPECTED = re.compile(r"^(baseline|unknown|effect:[a-z0-9_]+)$")
+# A single rule may move a cause by at most this much (e^6 ≈ 400×): beyond that one observation
+# would decide alone, which is the job of a test, not a weight.
+MAX_WEIGHT = 6.0
+
+
+def _check_keys(d: dict, allowed: set[str], where: str) -> None:
+    unknown = set(d) - allowed
+    if unknown:
+        raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
+
+
+def _tables(doc: dict, key: str, where: str) -> list[dict]:
+    """`[[key]]` tables: a list of tables, nothing else (`rule = 5` or `cause = "x"` is an error, not a crash)."""
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise KnowledgeError(f"{where}: '{key}' must be a list of [[{key}]] tables")
+    return items
+
+
+def _optional_str(d: dict, key: str, where: str) -> str | None:
+    v = d.get(key)
+    if v is not None and not isinstance(v, str):
+        raise KnowledgeError(f"{where}: '{key}' must be str")
+    return v
+
+
+def parse_knowledge(
+    data: dict, extra_sources: list[dict] | None = None, declared: frozenset[str] | None = None
+) -> Knowledge:
+    """Validate the cause knowledge. With `declared` (the observation names the loaded checks declare), a
+    rule whose observation no check declares is refused: it could never fire (a typo, or a check missing)."""
+    schema = data.get("schema")
+    if schema != 1:
+        raise KnowledgeError(f"unsupported causes schema {schema!r} (expected 1)")
+    kinds = {k.value for k in Kind}
+    causes: dict[str, CauseSpec] = {}
+    rules: list[Rule] = []
+    separators: list[Separator] = []
+    for doc_no, doc in enumerate([data, *(extra_sources or [])]):
+        src = f"extra knowledge file #{doc_no}" if doc_no else "the packaged knowledge"
+        if doc_no and doc.get("schema", 1) != 1:
+            raise KnowledgeError(f"extra knowledge file #{doc_no}: unsupported schema {doc.get('schema')!r}")
+        if doc_no:
+            _check_keys(doc, {"schema", "cause", "rule", "separator", "circumstantial"}, src)
+            circ = doc.get("circumstantial", [])
+            if not isinstance(circ, list) or not all(isinstance(x, str) for x in circ):
+                raise KnowledgeError(f"{src}: 'circumstantial' must be a list of observation families")
+        for i, c in enumerate(_tables(doc, "cause", src)):
+            where = f"cause #{i + 1}" + (f" of extra file #{doc_no}" if doc_no else "")
+            _check_keys(c, _CAUSE_KEYS, where)
+            cid = _req(c, "id", str, where)
+            if not _ID.match(cid):
+                raise KnowledgeError(f"{where}: id '{cid}' must be lower-case words joined by '-'")
+            if cid in causes:
+                raise KnowledgeError(f"{where}: duplicate cause id '{cid}'")
+            decided = c.get("decided_by", [])
+            if not isinstance(decided, list) or not all(isinstance(x, str) for x in decided):
+                raise KnowledgeError(f"{where}: decided_by must be a list of evidence kinds")
+            bad = [x for x in decided if x not in kinds]
+            if bad:
+                raise KnowledgeError(f"{where}: decided_by names unknown evidence kind(s) {', '.join(bad)}")
+            prior = _req(c, "prior", float, where)
+            if not -8.0 <= prior <= 2.0:
+                raise KnowledgeError(f"{where}: prior {prior} is outside -8..2 (log-odds)")
+            expected = c.get("expected_tau", "unknown")
+            if not isinstance(expected, str) or not _EXPECTED.match(expected):
+                raise KnowledgeError(f"{where}: expected_tau must be 'baseline', 'unknown' or 'effect:NAME'")
+            methods = c.get("methods", [])
+            if not isinstance(methods, list) or not all(isinstance(x, str) and x in METHODS for x in methods):
+                raise KnowledgeError(f"{where}: methods must be a list of {', '.join(METHODS)}")
+            suspect = c.get("suspect", False)
+            if not isinstance(suspect, bool):
+                raise KnowledgeError(f"{where}: suspect must be true or false")
+            causes[cid] = CauseSpec(
+                id=cid,
+                title=_req(c, "title", str, where),
+                prior=prior,
+                fix=_req(c, "fix", str, where),
+                next_step=_req(c, "next_step", str, where),
+                decided_by=tuple(decided),
+                silence_note=_optional_str(c, "silence_note", where),
+                expected_tau=expected,
+                methods=tuple(methods),
+                suspect=suspect,
+            )
+        for i, r in enumerate(_tables(doc, "rule", src)):
+            where = f"rule #{i + 1} ({str(r.get('observation'))[:60]!r} -> {str(r.get('cause'))[:60]!r})"
+            _check_keys(r, _RULE_KEYS, where)
+            rule = Rule(
+                observation=_req(r, "observation", str, where),
+                cause=_req(r, "cause", str, where),
+                weight=_req(r, "weight", float, where),
+                text=_req(r, "text", str, where),
+            )
+            if not _OBS_NAME.match(rule.observation):
+                raise KnowledgeError(f"{where}: observation must look like 'family:value'")
+            if not math.isfinite(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
+                raise KnowledgeError(f"{where}: weight must be non-zero and within ±{MAX_WEIGHT}")
+            if any(x.observation == rule.observation and x.cause == rule.cause for x in rules):
+                raise KnowledgeError(f"{where}: a rule for this observation and cause already exists")
+            rules.append(rule)
+        for i, s in enumerate(_tables(doc, "separator", src)):
+            where = f"separator #{i + 1}"
+            _check_keys(s, {"causes", "step"}, where)
+            pair = s.get("causes")
+            if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+                raise KnowledgeError(f"{where}: causes must be a list of two cause ids")
+            separators.append(Separator(frozenset(pair), _req(s, "step", str, where)))
+    for r in rules:
+        if r.cause not in causes:
+            raise KnowledgeError(f"rule for observation '{r.observation}' names unknown cause '{r.cause}'")
+        if declared is not None:
+            _require_declared(r, declared)
+    for s in separators:
+        for cid in s.causes:
+            if cid not in causes:
+                raise KnowledgeError(f"separator names unknown cause '{cid}'")
+    for cid, spec in causes.items():
+        if not any(r.cause == cid and (r.weight > 0 or spec.suspect) for r in rules):
+            raise KnowledgeError(f"cause '{cid}' has no rule that can point at it: it could never be ranked")
+    circ = data.get("circumstantial", [])
+    if not isinstance(circ, list) or not all(isinstance(x, str) and _ID.match(x) for x in circ):
+        raise KnowledgeError("'circumstantial' must be a list of observation families (e.g. \"signature\")")
+    return Knowledge(
+        schema=schema, causes=causes, rules=tuple(rules), separators=tuple(separators), circumstantial=frozenset(circ)
+    )
+
+
+def load_toml(path: Path | str) -> dict:
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _require_declared(r: Rule, declared: frozenset[str]) -> None:
+    if r.observation not in declared:
+        raise KnowledgeError(
+            f"rule for observation '{r.observation}' (cause '{r.cause}'): no check declares "
+            "that observation, so the rule could never fire (a typo?)"
+        )
+
+
+def default_knowledge(extra: tuple[str, ...] = (), declared: frozenset[str] | None = None) -> Knowledge:
+    """The packaged causes, plus any extra TOML files (Settings.knowledge_files: ``--knowledge FILE`` and
+    DFLASH_DOCTOR_KNOWLEDGE), validated against the observations the checks declare when given. Parsed once
+    per set of files whatever `declared` is (a caller may parse them early, before the checks are loaded)."""
+    k = _parsed_knowledge(tuple(extra))
+    if declared is not None:
+        for r in k.rules:
+            _require_declared(r, declared)
+    return k
+
+
+@cache
+def _parsed_knowledge(extra: tuple[str, ...]) -> Knowledge:
+    text = resources.files("dflash_doctor.knowledge").joinpath("causes.toml").read_bytes()
+    data = tomllib.loads(text.decode("utf-8"))
+    docs = []
+    for p in extra:
+        try:
+            docs.append(load_toml(p))
+        except OSError as exc:
+            raise KnowledgeError(f"cannot read knowledge file {p}: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise KnowledgeError(f"knowledge file {p} is not valid TOML: {exc}") from None
+    return parse_knowledge(data, docs)
