@@ -21,7 +21,7 @@ from ..evidence.payloads import EngineId, LaunchConfig, MalformedLine, MetricsSc
 
 if TYPE_CHECKING:
     from ..parse.logscan import LogScan
-    from ..parse.prometheus import Scrape
+    from ..parse.metrics_text import Scrape
 
 
 def _size(scan: LogScan) -> str:
@@ -163,7 +163,7 @@ class EvidenceBuilder:
         """METRICS from one or more scrapes of one server (several: consecutive, differenced), and
         ACCEPTANCE from them when nothing better (a log with drafts) gave it."""
         from ..parse.frame import summarize
-        from ..parse.prometheus import intervals_from_scrapes
+        from ..parse.metrics_text import intervals_from_scrapes
 
         ev = self.ev
         with_series = [sc for sc in scrapes if sc.engines]
@@ -219,7 +219,7 @@ class EvidenceBuilder:
                 )
 
     def add_metrics_text(self, text: str, src: Source, scraped_on_host: bool = False) -> None:
-        from ..parse.prometheus import MetricsError, parse_text
+        from ..parse.metrics_text import MetricsError, parse_text
 
         try:
             scrape = parse_text(text, src.location)

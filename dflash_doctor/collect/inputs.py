@@ -150,7 +150,7 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
     several files are taken as consecutive scrapes of one server, in the order given."""
     import time
 
-    from ..parse.prometheus import MetricsError, parse_text, parse_window, read_source
+    from ..parse.metrics_text import MetricsError, parse_text, parse_window, read_source
 
     wait = None
     if window:

@@ -8,7 +8,7 @@ more (defence in depth: collectors redact structured values, this catches secret
 | result type | module | what it is |
 |---|---|---|
 | evidence.Report | report | the ranked report (diagnose, logs, check host/bundle) |
-| services.hostcheck.HostFleet | hosts | several hosts or bundles: one line each, then the fleet table |
+| services.hostcheck.HostFleet | host_fleet | several hosts or bundles: one line each, then the fleet table |
 | prometheus.fleet.Fleet | fleet_table | engines read from Prometheus |
 | probe.runs.ProbeRun | probe_run | a draft/verify probe, served vs probe |
 | probe.runs.LayerOffsetRun | probe_run | which hidden state each captured tensor is |
@@ -31,7 +31,7 @@ from .style import Format, Style
 # result type name -> render module (imported when first used: `--help` imports none of them)
 RENDERERS = {
     "Report": "report",
-    "HostFleet": "hosts",
+    "HostFleet": "host_fleet",
     "Fleet": "fleet_table",
     "ProbeRun": "probe_run",
     "LayerOffsetRun": "probe_run",

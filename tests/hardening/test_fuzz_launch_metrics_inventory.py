@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dflash_doctor.errors import UsageError
 from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.parse.launch import LaunchParseError, parse_launch_text
-from dflash_doctor.parse.prometheus import MetricsError, intervals_from_scrapes, parse_text, parse_window, read_source
+from dflash_doctor.parse.metrics_text import MetricsError, intervals_from_scrapes, parse_text, parse_window, read_source
 from tests.hardening import tally
 from tests.hardening.strategies import NUMBERS, json_value, nasty_text
 

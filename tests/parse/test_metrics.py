@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.parse.prometheus import MetricsError, intervals_from_scrapes, parse_text
+from dflash_doctor.parse.metrics_text import MetricsError, intervals_from_scrapes, parse_text
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
