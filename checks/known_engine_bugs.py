@@ -20,7 +20,7 @@ from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import EngineId, Environment, LaunchConfig, Workload
 from dflash_doctor.interpret.known_issues import Match, MatchQuality, default_known_issues, match_deployment
 from dflash_doctor.interpret.known_issues.deployment import deployment_from_evidence
-from dflash_doctor.knowledge.causes import CAUSE_IDS
+from dflash_doctor.knowledge.causes import cause_ids
 
 OBSERVATION = {
     MatchQuality.CERTAIN: "known-issue",
@@ -66,7 +66,7 @@ class KnownIssues(Check):
         AcceptanceSummary,
         EngineSupport,
     )
-    observations = tuple(f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED) for cause in CAUSE_IDS)
+    observations = tuple(f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED) for cause in cause_ids())
 
     def run(self, evidence: EvidenceSet):
         db = default_known_issues()

@@ -29,11 +29,12 @@ class TextOrJson(str, enum.Enum):
     JSON = "json"
 
 
+# The choices come from the enums: a new output format is a Format member and its writer, nothing here.
 FormatOpt = typer.Option(
-    Format.TERMINAL, "--format", "-f", metavar="terminal|json|markdown", help="Output format.", case_sensitive=False
+    Format.TERMINAL, "--format", "-f", metavar="|".join(Format), help="Output format.", case_sensitive=False
 )
 TextOrJsonOpt = typer.Option(
-    TextOrJson.TERMINAL, "--format", "-f", metavar="terminal|json", help="Output format.", case_sensitive=False
+    TextOrJson.TERMINAL, "--format", "-f", metavar="|".join(TextOrJson), help="Output format.", case_sensitive=False
 )
 OutputOpt = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the result to FILE instead of stdout.")
 VerboseOpt = typer.Option(

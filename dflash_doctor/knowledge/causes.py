@@ -1,7 +1,12 @@
-"""Load and validate the cause knowledge (causes.toml). Bad data fails loudly at start."""
+"""Load and validate the cause knowledge (causes.toml). Bad data fails loudly at start.
+
+Everything about a cause is there: its prior, title, fix and next step, the evidence that decides it, the
+rules that move it, and what the fix plan needs (the kind of remedy, the probe ablation that tests it, the
+engine-support table behaviour that fixes it). Nothing in the code lists the causes."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -12,33 +17,33 @@ from pathlib import Path
 import tomllib
 
 from ..evidence import Kind
+from ..evidence.engine_facts import EngineSupport
+from ..probe.runner import ABLATIONS
 
 # Speculative methods, as the method belief (interpret/method.py) and the reference bands name them.
 METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
 
-CAUSE_IDS = (
-    "undertrained-drafter",
-    "layer-offset",
-    "swa-ignored",
-    "wrong-pairing",
-    "method-mismatch",
-    "draft-vocab-map",
-    "rope-mismatch",
-    "workload-shift",
-    "sampling-mismatch",
-    "engine-bug",
-    "rotated-quantization",
-    "launch-config",
-    # usual suspects: commonly blamed, answered with the evidence against them
-    "prefix-caching",
-    "eager-mode",
-    "tensor-parallel",
-    "k-too-large",
-)
-
 
 class KnowledgeError(ValueError):
     pass
+
+
+# What a cause's own fix changes, when no engine release fixes it (the fix plan groups steps by it).
+REMEDIES = ("engine", "launch", "drafter", "target", "workload", "change")
+
+
+@dataclass(frozen=True)
+class TableFix:
+    """The engine-support table behaviour that fixes a cause: a release whose `field` is one of `fixed` (or one of
+    `fixed_if_uniform` when every sliding layer of the drafter is sliding) fixes it."""
+
+    field: str
+    fixed: tuple[str, ...]
+    fixed_if_uniform: tuple[str, ...] = ()
+
+    def fixes(self, row: dict, swa: str | None) -> bool:
+        value = row.get(self.field) or ""
+        return value in self.fixed or (swa in ("uniform", "all") and value in self.fixed_if_uniform)
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,9 @@ class CauseSpec:
     # A cause users commonly blame (a weak drafter, prefix caching, eager mode …): listed whenever any evidence
     # speaks to it, for or against, so the report answers the usual suspect instead of staying silent.
     suspect: bool = False
+    remedy: str = "change"  # one of REMEDIES
+    ablation: str | None = None  # the probe ablation (`probe --ablate NAME`) that tests it
+    table_fix: TableFix | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,9 @@ _CAUSE_KEYS = {
     "expected_tau",
     "methods",
     "suspect",
+    "remedy",
+    "ablation",
+    "table_fix",
 }
 _RULE_KEYS = {"observation", "cause", "weight", "text"}
 _OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
@@ -216,6 +227,7 @@ def parse_knowledge(
                 expected_tau=expected,
                 methods=tuple(methods),
                 suspect=suspect,
+                **_plan_facts(c, where),
             )
         for i, r in enumerate(_tables(doc, "rule", src)):
             where = f"rule #{i + 1} ({str(r.get('observation'))[:60]!r} -> {str(r.get('cause'))[:60]!r})"
@@ -260,6 +272,40 @@ def parse_knowledge(
     )
 
 
+def _plan_facts(c: dict, where: str) -> dict:
+    """remedy, ablation and table_fix of a [[cause]]: what the fix plan does with it."""
+    remedy = c.get("remedy", "change")
+    if remedy not in REMEDIES:
+        raise KnowledgeError(f"{where}: remedy must be one of {', '.join(REMEDIES)}")
+    ablation = c.get("ablation")
+    if ablation is not None and ablation not in ABLATIONS:
+        raise KnowledgeError(f"{where}: ablation must be one of {', '.join(ABLATIONS)} (probe --ablate)")
+    return {"remedy": remedy, "ablation": ablation, "table_fix": _table_fix(c.get("table_fix"), where)}
+
+
+_TABLE_COLUMNS = frozenset(f.name for f in dataclasses.fields(EngineSupport))
+
+
+def _table_fix(d: object, where: str) -> TableFix | None:
+    if d is None:
+        return None
+    if not isinstance(d, dict):
+        raise KnowledgeError(f"{where}: table_fix must be a table {{ field = ..., fixed = [...] }}")
+    _check_keys(d, {"field", "fixed", "fixed_if_uniform"}, f"{where} table_fix")
+    column = _req(d, "field", str, f"{where} table_fix")
+    if column not in _TABLE_COLUMNS:
+        raise KnowledgeError(f"{where}: table_fix field '{column}' is not an engine_support.toml column")
+    lists = {}
+    for key in ("fixed", "fixed_if_uniform"):
+        v = d.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise KnowledgeError(f"{where}: table_fix {key} must be a list of strings")
+        lists[key] = tuple(v)
+    if not lists["fixed"]:
+        raise KnowledgeError(f"{where}: table_fix needs the values that fix it (fixed = [...])")
+    return TableFix(column, lists["fixed"], lists["fixed_if_uniform"])
+
+
 def load_toml(path: Path | str) -> dict:
     with open(path, "rb") as fh:
         return tomllib.load(fh)
@@ -282,6 +328,11 @@ def default_knowledge(extra: tuple[str, ...] = (), declared: frozenset[str] | No
         for r in k.rules:
             _require_declared(r, declared)
     return k
+
+
+def cause_ids() -> tuple[str, ...]:
+    """The ids of the packaged causes, in causes.toml's order (what a known issue or a check may name)."""
+    return tuple(_parsed_knowledge(()).causes)
 
 
 @cache

@@ -32,6 +32,7 @@ from ..evidence import Cause, EvidenceSet
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.model_facts import DrafterFacts
 from ..evidence.serialise import to_jsonable
+from ..knowledge.causes import Knowledge
 from ..names import Names, names_of
 
 # Causes below this confidence are listed, not planned for (unless nothing reaches it: then the top one).
@@ -47,35 +48,6 @@ ENGINE_NAMES = {
     "vllm-ascend": "vllm-ascend",
     "tensorrt-llm": "TensorRT-LLM",
     "llama.cpp": "llama.cpp",
-}
-
-# What kind of remedy a cause's own fix is, when no engine release fixes it. Unknown ids (extra knowledge
-# files) get "change", with the cause's fix text.
-REMEDY_KIND = {
-    "swa-ignored": "engine",
-    "layer-offset": "engine",
-    "engine-bug": "engine",
-    "method-mismatch": "launch",
-    "launch-config": "launch",
-    "rope-mismatch": "launch",
-    "sampling-mismatch": "launch",
-    "undertrained-drafter": "drafter",
-    "wrong-pairing": "drafter",
-    "draft-vocab-map": "drafter",
-    "rotated-quantization": "target",
-    "workload-shift": "workload",
-}
-
-
-# Which engine-support table behaviour fixes an engine-side cause (first release of the engine that has it).
-def _swa_fixed(row: dict, swa: str | None) -> bool:
-    mode = row.get("drafter_swa") or ""
-    return mode in ("honoured", "v2-runner") or (mode == "uniform-only" and swa in ("uniform", "all"))
-
-
-TABLE_FIX = {
-    "swa-ignored": _swa_fixed,
-    "layer-offset": lambda row, swa: row.get("layer_map") == "plus-one",
 }
 
 # The evidence kind a missing-evidence line names, and what it costs to get (files < host < GPU).
@@ -94,8 +66,6 @@ COST = {
     "environment": 2,
     "probe": 3,
 }
-# Probe ablations that test a cause directly.
-ABLATION = {"swa-ignored": "swa", "layer-offset": "offset", "workload-shift": "context"}
 
 
 @dataclass(frozen=True)
@@ -247,8 +217,11 @@ class _Remedy:
     sources: tuple[str, ...] = ()
 
 
-def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[str]) -> dict[str, _Remedy]:
-    """cause id -> the upgrade that fixes it on this deployment's engine, from the known issues and the table."""
+def _engine_upgrades(
+    evidence: EvidenceSet, names: Names, cause_ids: Iterable[str], knowledge: Knowledge
+) -> dict[str, _Remedy]:
+    """cause id -> the upgrade that fixes it on this deployment's engine, from the known issues and the table
+    (a cause's table_fix in causes.toml)."""
     from ..interpret.known_issues import default_known_issues, match_deployment
     from ..interpret.known_issues.deployment import deployment_from_evidence
     from ..interpret.known_issues.versions import VersionError, parse_version
@@ -290,24 +263,8 @@ def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[st
                 f"{m.issue.reference()} (known issue {m.issue.id}, fixed in {m.issue.fixed_in})",
             )
     if current is not None:
-        from ..models.engine_support import load_table
-
-        d = evidence.get(DrafterFacts)
-        swa = None
-        if d is not None and d.layers:
-            sliding = sum(1 for x in d.layers if x.attention == "sliding")
-            swa = "none" if not sliding else ("uniform" if sliding == len(d.layers) else "mixed")
-        rows = sorted(
-            (r for r in load_table() if r["engine"] == names.engine), key=lambda r: parse_version(r["min"]).key
-        )
-        for cid, fixed in TABLE_FIX.items():
-            if cid not in wanted:
-                continue
-            for r in rows:
-                v = parse_version(r["min"])
-                if v.key > current.key and fixed(r, swa):
-                    put(cid, v, None, f"models/engine_support.toml: {names.engine} {r['min']}–{r['max']}")
-                    break
+        for cid, (v, source) in _table_upgrades(evidence, names, current, wanted, knowledge).items():
+            put(cid, v, None, source)
     pretty = ENGINE_NAMES.get(names.engine, names.engine)
     out = {}
     for cid, (v, details, sources) in found.items():
@@ -323,8 +280,33 @@ def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[st
     return out
 
 
-def _own_remedy(c: Cause) -> _Remedy:
-    kind = REMEDY_KIND.get(c.id, "change")
+def _table_upgrades(evidence: EvidenceSet, names: Names, current, wanted: set[str], knowledge: Knowledge) -> dict:
+    """cause id -> (the first release of the engine whose engine_support.toml row has the cause's table_fix,
+    where that was read)."""
+    from ..interpret.known_issues.versions import parse_version
+    from ..models.engine_support import load_table
+
+    d = evidence.get(DrafterFacts)
+    swa = None
+    if d is not None and d.layers:
+        sliding = sum(1 for x in d.layers if x.attention == "sliding")
+        swa = "none" if not sliding else ("uniform" if sliding == len(d.layers) else "mixed")
+    rows = sorted((r for r in load_table() if r["engine"] == names.engine), key=lambda r: parse_version(r["min"]).key)
+    out = {}
+    for cid, spec in knowledge.causes.items():
+        if cid not in wanted or spec.table_fix is None:
+            continue
+        for r in rows:
+            v = parse_version(r["min"])
+            if v.key > current.key and spec.table_fix.fixes(r, swa):
+                out[cid] = (v, f"models/engine_support.toml: {names.engine} {r['min']}–{r['max']}")
+                break
+    return out
+
+
+def _own_remedy(c: Cause, knowledge: Knowledge) -> _Remedy:
+    spec = knowledge.causes.get(c.id)
+    kind = spec.remedy if spec is not None else "change"
     action = c.fix.strip().rstrip(".") if c.fix else f"fix {c.id}"
     return _Remedy(key=(kind, action), kind=kind, action=action)
 
@@ -370,7 +352,7 @@ def _has_fact(c: Cause, knowledge) -> bool:
 
 
 def build_plan(
-    causes: Sequence[Cause], evidence: EvidenceSet, knowledge, invocation: Sequence[str] | None = None
+    causes: Sequence[Cause], evidence: EvidenceSet, knowledge: Knowledge, invocation: Sequence[str] | None = None
 ) -> FixPlan:
     acc = evidence.get(AcceptanceSummary)
     tau_now = acc.mean_acceptance_length if acc is not None else None
@@ -403,10 +385,10 @@ def build_plan(
     if not planned:
         planned = [c for c in causes if c.id not in explained][:1]
 
-    upgrades = _engine_upgrades(evidence, names, [c.id for c in planned])
+    upgrades = _engine_upgrades(evidence, names, [c.id for c in planned], knowledge)
     groups: dict[tuple, list[tuple[Cause, _Remedy]]] = {}
     for c in planned:
-        r = upgrades.get(c.id) or _own_remedy(c)
+        r = upgrades.get(c.id) or _own_remedy(c, knowledge)
         groups.setdefault(r.key, []).append((c, r))
     steps_raw = []
     for members in groups.values():
@@ -461,7 +443,7 @@ def build_plan(
     for c in ordered:
         out.append(plan_cause(c))
         out += [plan_cause(e) for e in causes if explained.get(e.id) == c.id]
-    cmd, why = _next_command(causes, planned, names, invocation, evidence)
+    cmd, why = _next_command(causes, planned, names, invocation, knowledge)
     return FixPlan(
         tau_now=tau_now,
         reference_tau=ref_tau,
@@ -497,7 +479,7 @@ def _next_command(
     planned: Sequence[Cause],
     names: Names,
     invocation: Sequence[str] | None,
-    evidence: EvidenceSet,
+    knowledge: Knowledge,
 ) -> tuple[str | None, str | None]:
     """The one command that would settle most of what is open, cheapest evidence first."""
     # what is still open: a planned cause not yet near-certain (one at ≥ 0.9 needs its fix, not more evidence)
@@ -511,7 +493,8 @@ def _next_command(
             score[k] = score.get(k, 0.0) + (0.25 + c.confidence * (1 - c.confidence)) / COST.get(k, 2)
             why.setdefault(k, []).append(c.id)
     for kind in sorted(score, key=lambda k: (COST.get(k, 2), -score[k], k)):  # cheap evidence first
-        cmd = _command_for(kind, names, invocation, open_causes)
+        ablations = sorted({a for c in open_causes if (a := _ablation(c, knowledge))})
+        cmd = _command_for(kind, names, invocation, ablations)
         if cmd:
             return cmd, f"{_KIND_WORDS.get(kind, kind)} decides {', '.join(why[kind])}"
     top = open_causes[0]
@@ -546,7 +529,12 @@ def _rerun(invocation: Sequence[str] | None, *extra: str) -> str | None:
     return " ".join(_q(w) for w in (*invocation, *extra))
 
 
-def _command_for(kind: str, names: Names, invocation: Sequence[str] | None, open_causes: Sequence[Cause]) -> str | None:
+def _ablation(c: Cause, knowledge: Knowledge) -> str | None:
+    spec = knowledge.causes.get(c.id)
+    return spec.ablation if spec is not None else None
+
+
+def _command_for(kind: str, names: Names, invocation: Sequence[str] | None, ablate: Sequence[str]) -> str | None:
     d, t = names.drafter, names.target
     if kind == "drafter":
         if not d:
@@ -568,7 +556,6 @@ def _command_for(kind: str, names: Names, invocation: Sequence[str] | None, open
     if kind == "engine-source":
         return f"dflash-doctor check host {names.host or 'ssh://USER@HOST[:PORT]'}"
     if kind == "probe":
-        ablate = sorted({ABLATION[c.id] for c in open_causes if c.id in ABLATION})
         words = ["dflash-doctor", "probe", "--target", _q(t or "TARGET"), "--drafter", _q(d or "DRAFTER")]
         if ablate:
             words += ["--ablate", ",".join(ablate)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from importlib import resources
 
 import pytest
@@ -111,6 +112,10 @@ def test_extra_knowledge_reaches_the_cli_by_flag_and_by_environment(cli, tmp_pat
         (lambda d: d.update(rule=[r for r in d["rule"] if r["cause"] != "launch-config"]), "could never be ranked"),
         (lambda d: d["separator"][0].update(causes=["swa-ignored"]), "two cause ids"),
         (lambda d: d.update(schema=2), "unsupported causes schema"),
+        (lambda d: d["cause"][0].update(remedy="reboot"), "remedy must be one of"),
+        (lambda d: d["cause"][0].update(ablation="window"), "ablation must be one of"),
+        (lambda d: d["cause"][0].update(table_fix={"field": "swa", "fixed": ["x"]}), "not an engine_support.toml"),
+        (lambda d: d["cause"][0].update(table_fix={"field": "layer_map", "fixed": []}), "needs the values"),
     ],
 )
 def test_bad_knowledge_fails_loudly(mutate, message):
@@ -167,3 +172,35 @@ def test_bad_baselines_fail_loudly(mutate, message):
     with pytest.raises(KnowledgeError) as exc:
         parse_baselines(data)
     assert message in str(exc.value)
+
+
+def test_a_cause_is_one_place_the_plan_reads_its_remedy_and_ablation_from_the_data(tmp_path):
+    """Before, the plan's remedy kinds and probe ablations were tables in rank/plan.py keyed by cause id: a cause
+    added by a data file got "change" and no ablation whatever its entry said."""
+    extra = tmp_path / "extra.toml"
+    extra.write_text(
+        EXTRA_CAUSE.replace(
+            'decided_by = ["launch"]', 'decided_by = ["probe"]\nremedy = "launch"\nablation = "context"'
+        )
+    )
+    knowledge = default_knowledge((str(extra),))
+    report, _ = diagnose(load("seed-log-only"), knowledge=knowledge)
+    step = next(s for s in report.plan.steps if "kv-cache-fp8-drafter" in s.fixes)
+    assert step.kind == "launch"
+    from dflash_doctor.names import Names
+    from dflash_doctor.rank.plan import _next_command
+
+    open_cause = next(c for c in report.causes if c.id == "kv-cache-fp8-drafter")
+    open_cause = dataclasses.replace(open_cause, confidence=0.5, missing_evidence=("probe: no probe was run",))
+    cmd, _ = _next_command([open_cause], [open_cause], Names(drafter="z/D", target="q/T"), None, knowledge)
+    assert cmd == "dflash-doctor probe --target q/T --drafter z/D --ablate context"
+
+
+def test_the_cause_ids_a_known_issue_may_name_are_causes_toml_s():
+    from dflash_doctor.knowledge.causes import cause_ids
+
+    assert cause_ids() == tuple(_packaged_ids())
+
+
+def _packaged_ids() -> list[str]:
+    return [c["id"] for c in _packaged()["cause"]]

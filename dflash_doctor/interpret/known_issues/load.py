@@ -15,7 +15,7 @@ from typing import Any
 
 import tomllib
 
-from ...knowledge.causes import CAUSE_IDS, KnowledgeError
+from ...knowledge.causes import KnowledgeError, cause_ids
 from .conditions import ENGINES, FACTS, METHODS, RUNNERS
 from .versions import Range, Version, VersionError, parse_range, parse_version
 
@@ -240,8 +240,8 @@ def parse_issue(d: Mapping, engine: str, where: str) -> KnownIssue:
     if not isinstance(symptoms, list) or any(s not in SYMPTOMS for s in symptoms):
         raise KnowledgeError(f"{where}: symptoms must be a list drawn from {', '.join(SYMPTOMS)}")
     cause = _str(d, "cause", where)
-    if cause not in CAUSE_IDS:
-        raise KnowledgeError(f"{where}: cause '{cause}' is not a cause id ({', '.join(CAUSE_IDS)})")
+    if cause not in cause_ids():
+        raise KnowledgeError(f"{where}: cause '{cause}' is not a cause id ({', '.join(cause_ids())})")
     links = d.get("links")
     if not isinstance(links, list) or not links or not all(isinstance(u, str) and _URL.match(u) for u in links):
         raise KnowledgeError(f"{where}: links must be a non-empty list of https URLs (the fix first)")
