@@ -10,6 +10,7 @@ evidence is a dataclass there, a `Kind` member (its name in reports) and a row o
 from __future__ import annotations
 
 import enum
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -134,6 +135,9 @@ class EvidenceSet:
 
     def __init__(self, label: str = "local", baselines: Any = None) -> None:
         self.label = label
+        # The host collector's threads add at once: a ref is the count so far, so numbering and appending
+        # must be one step (two items once shared an E-number, and the report's refs then pointed wrong).
+        self._lock = threading.Lock()
         self._baselines = baselines
         self._items: list[Evidence] = []
         self._missing: dict[Kind, Missing] = {}
@@ -147,9 +151,10 @@ class EvidenceSet:
     def add(self, summary: str, source: Source, value: Any) -> Evidence:
         """Record `value`, a payload (one of PAYLOAD_TYPES); its type says what kind of evidence it is."""
         kind = kind_of(type(value))
-        ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)
-        self._items.append(ev)
-        self._missing.pop(kind, None)
+        with self._lock:
+            ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)
+            self._items.append(ev)
+            self._missing.pop(kind, None)
         return ev
 
     def missing(self, payload_type: type, reason: str, source: Source | None = None) -> None:
