@@ -224,7 +224,7 @@ def _engine_upgrades(
     (a cause's table_fix in causes.toml)."""
     from ..interpret.known_issues import default_known_issues, match_deployment
     from ..interpret.known_issues.deployment import deployment_from_evidence
-    from ..interpret.known_issues.versions import VersionError, parse_version
+    from ..versions import VersionError, parse_version
 
     if not names.engine:
         return {}
@@ -283,8 +283,8 @@ def _engine_upgrades(
 def _table_upgrades(evidence: EvidenceSet, names: Names, current, wanted: set[str], knowledge: Knowledge) -> dict:
     """cause id -> (the first release of the engine whose engine_support.toml row has the cause's table_fix,
     where that was read)."""
-    from ..interpret.known_issues.versions import parse_version
     from ..models.engine_support import load_table
+    from ..versions import parse_version
 
     d = evidence.get(DrafterFacts)
     swa = None

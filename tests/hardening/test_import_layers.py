@@ -3,7 +3,7 @@
 The tiers, bottom to top (the pipeline is evidence → checks → ranking → rendering; collectors and the
 diagnosis service sit above what they drive, the CLI above everything):
 
-  0  errors, redact, stats, atomic            no dflash_doctor imports but each other's
+  0  errors, redact, stats, atomic, versions  no dflash_doctor imports but each other's
   1  textsafe, evidence                       the evidence model and every payload type
   2  check, names                             the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
@@ -38,7 +38,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 TIERS = [
-    {"errors", "redact", "stats", "atomic"},
+    {"errors", "redact", "stats", "atomic", "versions"},
     {"textsafe", "evidence"},
     {"check", "names"},
     {"parse", "hosts"},

@@ -23,8 +23,8 @@ from dflash_doctor.interpret.known_issues import (
     match_deployment,
     parse_known_issues,
 )
-from dflash_doctor.interpret.known_issues.versions import parse_range, parse_version
 from dflash_doctor.knowledge.causes import KnowledgeError, default_knowledge
+from dflash_doctor.versions import parse_range, parse_version
 from tests.conftest import run_cli
 
 GOOD = {

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...versions import VersionError, parse_version
 from .conditions import METHODS, RUNNERS, Deployment, normalise_engine, normalise_method, parse_fact_value
 from .load import KnownIssue, KnownIssues, default_known_issues
 from .match import Match, MatchQuality, match_deployment
-from .versions import VersionError, parse_version
 
 SCHEMA = "dflash-doctor/known-issues@1"
 _ENGINE = re.compile(r"^\s*(?P<name>[A-Za-z][\w-]*)\s*(?:==\s*(?P<version>[\w.+-]+))?\s*$")

@@ -16,8 +16,8 @@ from typing import Any
 import tomllib
 
 from ...knowledge.causes import KnowledgeError, cause_ids
+from ...versions import Range, Version, VersionError, parse_range, parse_version
 from .conditions import ENGINES, FACTS, METHODS, RUNNERS
-from .versions import Range, Version, VersionError, parse_range, parse_version
 
 # Symptoms an entry may list, in the vocabulary of interpret/signature.py (curve shapes) and of the
 # trend/workload readings: what the fix's own description says the bug looks like.

@@ -17,9 +17,9 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from ...versions import VersionError, parse_version
 from .conditions import FACTS, Deployment, normalise_engine
 from .load import KnownIssue, KnownIssues
-from .versions import VersionError, parse_version
 
 # A match on a known release with more unknown conditions than this counts only as possible.
 MAX_UNKNOWN_FOR_LIKELY = 1
