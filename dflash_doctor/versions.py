@@ -1,23 +1,23 @@
 """Release versions and version ranges, as engines spell them (0.20.1+cu129, v0.13.0, 0.20.2rc1, 0.5.15.post1).
 
-A small PEP 440-style reader: enough to order engine releases, pre-releases and post-releases. Local
-build tags (`+cu129`) are dropped: 0.20.1+cu129 is the 0.20.1 release.
+The one version reader of the package: `packaging.version` parses and orders (PEP 440: dev < pre-release <
+final < post-release), and every comparison goes through it. A local build tag (`+cu129`) is dropped:
+0.20.1+cu129 is the 0.20.1 release.
+
+Two comparisons, for two kinds of data:
+- `parse_version(text)` orders releases exactly: a bug fixed in 0.5.15.post1 is still in 0.5.15 (the
+  known-issues database, the releases whose source was read).
+- `release_of(text)` keeps only the numeric release: the engine-support table's rows are ranges of releases
+  (`min` .. `max`), and 0.22.0rc1 or a 0.22.0.dev build behaves as the 0.22 row says.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-_VERSION = re.compile(
-    r"^\s*v?(?P<rel>\d+(?:\.\d+)*)"
-    r"(?:[-_.]?(?P<pre>a|alpha|b|beta|rc|c)[-_.]?(?P<pren>\d*))?"
-    r"(?:[-_.]?(?:post|p)(?P<post>\d*))?"
-    r"(?:[-_.]?dev(?P<dev>\d*))?"
-    r"(?:\+[\w.]+)?\s*$",
-    re.IGNORECASE,
-)
-_PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2}
+from packaging.version import InvalidVersion
+from packaging.version import Version as _Parsed
 
 
 class VersionError(ValueError):
@@ -26,34 +26,34 @@ class VersionError(ValueError):
 
 @dataclass(frozen=True, order=True)
 class Version:
-    key: tuple
-    text: str = ""
+    """A release as packaging orders it (`key`), with the spelling it was read from (`text`)."""
+
+    key: _Parsed
+    text: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return self.text
 
 
-def parse_version(text: str) -> Version:
-    """Order key for a release string; VersionError when it is not one."""
-    m = _VERSION.match(str(text))
-    if not m:
-        raise VersionError(f"{text!r} is not a release version")
-    rel = tuple(int(x) for x in m["rel"].split("."))
-    rel = rel + (0,) * (4 - len(rel)) if len(rel) < 4 else rel
-    # dev < pre-release < final < post-release, at the same release number
-    if m["dev"] is not None and m["pre"] is None and m["post"] is None:
-        phase = (-1, int(m["dev"] or 0))
-    elif m["pre"]:
-        phase = (_PRE_RANK[m["pre"].lower()], int(m["pren"] or 0))
-    else:
-        phase = (3, 0)
-    post = int(m["post"] or 0) if m["post"] is not None else -1
-    return Version(key=(rel, phase, post), text=str(text).strip())
+def parse_version(text: str | None) -> Version:
+    """The release a string names; VersionError when it is not one."""
+    spelled = str(text or "").strip()
+    try:
+        parsed = _Parsed(spelled)
+    except InvalidVersion:
+        raise VersionError(f"{text!r} is not a release version") from None
+    return Version(key=_Parsed(parsed.public), text=spelled)
+
+
+def release_of(text: str | None) -> Version:
+    """The numeric release only (no pre-, post-, dev or local part): 0.22.0rc1 -> 0.22.0."""
+    v = parse_version(text)
+    return Version(key=_Parsed(v.key.base_version), text=v.text)
 
 
 def is_version(text: str | None) -> bool:
     try:
-        parse_version(text or "")
+        parse_version(text)
         return True
     except VersionError:
         return False
@@ -64,7 +64,8 @@ _SPEC = re.compile(r"^\s*(?P<op>>=|<=|==|>|<)\s*(?P<v>\S+)\s*$")
 
 @dataclass(frozen=True)
 class Range:
-    """An inclusive/exclusive range written like pip's specifiers: ">=0.20.0,<0.22.0"."""
+    """An inclusive/exclusive range written like pip's specifiers: ">=0.20.0,<0.22.0". Unlike a pip specifier,
+    `<0.22.0` contains 0.22.0rc1: a release candidate of the fixed release is counted as affected."""
 
     text: str
     clauses: tuple[tuple[str, Version], ...]

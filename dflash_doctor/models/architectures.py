@@ -3,7 +3,6 @@ model registries. A release past the last one read is answered by extrapolation,
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -13,11 +12,7 @@ import tomllib
 
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId
-
-
-def vtuple(v: str) -> tuple[int, ...]:
-    parts = [int(p) for p in re.findall(r"\d+", v or "")][:3]
-    return tuple(parts + [0] * (3 - len(parts)))
+from ..versions import release_of
 
 
 @lru_cache(maxsize=1)
@@ -58,11 +53,11 @@ def support(
     else:
         rows = [r for r in rows if r["model_type"] in ("", "speculators")][:1]
     who = f"{engine} {version}"
-    v = vtuple(version)
+    v = release_of(version)
     last_read = releases[-1]
-    if v in {vtuple(x) for x in releases}:
+    if v in {release_of(x) for x in releases}:
         basis = "read"
-    elif v > vtuple(last_read):
+    elif v > release_of(last_read):
         basis = "extrapolated"
     else:
         basis = "interpolated"
@@ -82,10 +77,10 @@ def support(
     if not r["first"]:
         loadable = False
         s = f"{who} does not register {name} (no release read does)"
-    elif v < vtuple(r["first"]):
+    elif v < release_of(r["first"]):
         loadable = False
         s = f"{who} cannot load it: {name} is first registered in {r['first']}"
-        if r["absent_before"] and v > vtuple(r["absent_before"]):
+        if r["absent_before"] and v > release_of(r["absent_before"]):
             loadable, s = (
                 None,
                 (
@@ -93,7 +88,7 @@ def support(
                     f"this release was not read"
                 ),
             )
-    elif v > vtuple(r["last"]) and r["last"] != last_read:
+    elif v > release_of(r["last"]) and r["last"] != last_read:
         loadable = False
         s = f"{who} cannot load it: {name} was removed after {r['last']}"
     else:
@@ -110,9 +105,9 @@ def aux_placements(engine: str, version: str | None) -> tuple[str, ...] | None:
     """Which config fields this release reads EAGLE-3 aux ids from; None when not established."""
     if not version:
         return None
-    v = vtuple(version)
+    v = release_of(version)
     for r in load().get("aux_placement", []):
-        if r["engine"] == engine.lower() and vtuple(r["min"]) <= v <= vtuple(r["max"]):
+        if r["engine"] == engine.lower() and release_of(r["min"]) <= v <= release_of(r["max"]):
             return tuple(r["reads"])
     return None
 

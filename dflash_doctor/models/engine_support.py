@@ -1,8 +1,10 @@
-"""Look up what an engine release does with drafters, from the data table in engine_support.toml."""
+"""Look up what an engine release does with drafters, from the data table in engine_support.toml.
+
+Rows are ranges of releases, compared on the numeric release (versions.release_of): 0.20.1+cu129 and
+0.22.0rc1 fall in the rows of 0.20.1 and 0.22.0."""
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -10,20 +12,13 @@ from typing import Any
 import tomllib
 
 from ..evidence.engine_facts import EngineSupport
+from ..versions import VersionError, release_of
 
 LAYER_MAPS = {"", "raw", "plus-one"}
 SWA_MODES = {"", "ignored", "uniform-only", "v2-runner", "honoured", "unknown"}
 CAUSAL_MODES = {"", "config", "per-layer"}
 RUNNER_UNSET = {"", "v1", "engine"}
 RUNNER_DEFAULTS = {"", "v1-unless-default-model", "v2"}
-
-
-def _vtuple(v: str) -> tuple[int, ...]:
-    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", v or "")
-    if not m:
-        raise ValueError(f"not a version: {v!r}")
-    parts = [int(p) for p in m.group(1).split(".")][:3]
-    return tuple(parts + [0] * (3 - len(parts)))
 
 
 @lru_cache(maxsize=1)
@@ -39,7 +34,7 @@ def load_table() -> tuple[dict[str, Any], ...]:
             or r.get("runner_default", "") not in RUNNER_DEFAULTS
         ):
             raise ValueError(f"engine_support.toml: bad row {r.get('engine')} {r.get('min')}..{r.get('max')}")
-        _vtuple(r["min"]), _vtuple(r["max"])
+        release_of(r["min"]), release_of(r["max"])  # a bad bound fails here, at load
     return tuple(rows)
 
 
@@ -48,11 +43,11 @@ def lookup(engine: str, version: str | None) -> EngineSupport | None:
     if not version:
         return None
     try:
-        v = _vtuple(version)
-    except ValueError:
+        v = release_of(version)
+    except VersionError:
         return None
     for r in load_table():
-        if r["engine"] == engine.lower() and _vtuple(r["min"]) <= v <= _vtuple(r["max"]):
+        if r["engine"] == engine.lower() and release_of(r["min"]) <= v <= release_of(r["max"]):
             return EngineSupport(
                 engine=r["engine"],
                 version=version,
@@ -82,7 +77,7 @@ def lookup(engine: str, version: str | None) -> EngineSupport | None:
 def first_release(engine: str, what: str) -> str | None:
     """The first release in the table that serves `what`: "dflash" (any DFlash), "mixed" (a mixed
     sliding/full DFlash drafter), "DFlash2DraftModel" (a DFlash2 drafter)."""
-    rows = sorted((r for r in load_table() if r["engine"] == engine.lower()), key=lambda r: _vtuple(r["min"]))
+    rows = sorted((r for r in load_table() if r["engine"] == engine.lower()), key=lambda r: release_of(r["min"]))
     for r in rows:
         if not r.get("dflash"):
             continue

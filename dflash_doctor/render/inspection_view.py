@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..evidence import Status
 from ..textsafe import plain
+from ..versions import is_version, parse_version
 from .layout import t
 from .style import Format
 from .terminal import MARK
@@ -205,20 +206,29 @@ def _engine_line(insp) -> str:
     e = insp.engine
     if e is None:
         return "not in the engine-support table: what it does with this drafter is unknown"
-    from ..models.architectures import vtuple
+    return _engine_row(e) + _engine_basis(e)
 
-    basis = " (from the reference)"
-    if e.verified:
-        if vtuple(e.version) == vtuple(e.verified):
-            basis = f" (verified in the {e.verified} wheel)"
-        elif vtuple(e.version) > vtuple(e.verified):
-            basis = f" (extrapolated: {e.version} was not read; the newest release read for this row is {e.verified})"
-        else:
-            basis = f" (this row was verified in the {e.verified} wheel; {e.version} assumed the same)"
+
+def _engine_row(e) -> str:
     return (
         f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter sliding windows "
-        f"{e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}" + basis
+        f"{e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}"
     )
+
+
+def _engine_basis(e) -> str:
+    """Whether the row's facts were read in this release's wheel (`verified` lists every release read for the
+    row: "0.29.0, 0.30.0, …"), extrapolated past the newest one read, or assumed from the releases around it."""
+    read = [parse_version(x) for x in (e.verified or "").split(",") if is_version(x)]
+    if not read or not is_version(e.version):
+        return " (from the reference)" if not e.verified else f" (this row was verified in the {e.verified} wheel)"
+    v, newest = parse_version(e.version), max(read)
+    same = next((r for r in read if r == v), None)
+    if same is not None:
+        return f" (verified in the {same} wheel)"
+    if v > newest:
+        return f" (extrapolated: {e.version} was not read; the newest release read for this row is {newest})"
+    return f" (this row was verified in the {e.verified} wheel; {e.version} assumed the same)"
 
 
 def _terminal(insp, color: bool, width: int) -> str:

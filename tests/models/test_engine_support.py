@@ -41,10 +41,10 @@ def test_unknown_engine_or_version_is_not_guessed():
 
 
 def test_ranges_do_not_overlap():
-    from dflash_doctor.models.engine_support import _vtuple
+    from dflash_doctor.versions import release_of
 
     for engine in {r["engine"] for r in load_table()}:
-        rows = sorted((_vtuple(r["min"]), _vtuple(r["max"])) for r in load_table() if r["engine"] == engine)
+        rows = sorted((release_of(r["min"]), release_of(r["max"])) for r in load_table() if r["engine"] == engine)
         for (lo1, hi1), (lo2, _) in zip(rows, rows[1:]):
             assert hi1 < lo2
 

@@ -809,9 +809,23 @@ def test_inspect_model_prints_no_none_on_any_real_config(cli, tmp_path, fixtures
 
 
 def test_extrapolated_engine_row_says_so(cli, tmp_path, fixtures_dir):
+    # 0.34.0: past the newest release read for the row (0.33.0). This test once used 0.30.0, which the row
+    # lists as read, and passed only because the list was compared as one version.
     d = _dir(tmp_path, fixtures_dir, "specforge--qwen3.6-27b-dflash.json")
-    out = " ".join(cli("inspect-model", str(d), "--engine", "vllm==0.30.0").stdout.split())
+    out = " ".join(cli("inspect-model", str(d), "--engine", "vllm==0.34.0").stdout.split())
     assert "(verified in the 0.29.0 wheel)" not in out and "extrapolated" in out
+
+
+@pytest.mark.parametrize(
+    "engine,read",
+    [("vllm==0.30.0", "0.30.0"), ("vllm==0.20.1+cu129", "0.20.1"), ("sglang==0.5.15.post1", "0.5.15.post1")],
+)
+def test_a_release_the_row_was_read_in_is_verified_not_extrapolated(cli, tmp_path, fixtures_dir, engine, read):
+    """Before: the row's `verified` list ("0.29.0, 0.30.0, …") was read as one version (its first numbers), so
+    every release read after the first showed as extrapolated."""
+    d = _dir(tmp_path, fixtures_dir, "specforge--qwen3.6-27b-dflash.json")
+    out = " ".join(cli("inspect-model", str(d), "--engine", engine).stdout.split())
+    assert f"(verified in the {read} wheel)" in out and "extrapolated" not in out
 
 
 def test_eagle3_without_aux_ids_warns_and_shows_the_default(cli, tmp_path, fixtures_dir):

@@ -456,3 +456,13 @@ def test_cli_release_unknown_lists_possible_matches_but_exits_0():
 def test_cli_usage_errors_exit_2_with_one_line(args):
     r = run_cli("known-issues", *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("error:")
+
+
+def test_one_version_reader_orders_releases_as_pep_440_and_drops_the_local_tag():
+    from dflash_doctor.versions import parse_version, release_of
+
+    order = ["0.5.15.dev3", "0.5.15rc1", "0.5.15", "v0.5.15+cu129", "0.5.15.post1", "0.5.16"]
+    keys = [parse_version(v) for v in order]
+    assert keys == sorted(keys) and keys[2] == keys[3]
+    assert str(keys[3]) == "v0.5.15+cu129"  # the spelling is kept for messages
+    assert release_of("0.22.0rc1") == release_of("0.22.0.dev5+g1a2b") == parse_version("0.22.0")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ...versions import VersionError, release_of
 from ._common import SGLANG_HEADER, BadLine, Format, Impossible, Line, N, Parsed, count, num, row
 
 LITERAL = "Decode batch"
@@ -93,12 +94,12 @@ def _rate_meaning(items: list, ndt: int | None, hint) -> str | None:
         return None
     if hint and hint[0] == "sglang" and hint[1]:
         try:
-            parts = tuple(int(x) for x in hint[1].split(".")[:3])
-        except ValueError:
-            parts = ()
-        if parts and parts <= (0, 5, 10):
+            release = release_of(hint[1])
+        except VersionError:
+            release = None
+        if release is not None and release <= release_of("0.5.10"):
             return "accept_len / num_draft_tokens (SGLang 0.5.6–0.5.10, from --engine)"
-        if parts and parts >= (0, 5, 23):
+        if release is not None and release >= release_of("0.5.23"):
             return "strict (accept_len-1)/(num_draft_tokens-1) (SGLang 0.5.23+, from --engine)"
     loose = strict = 0.0
     for r in rated:
