@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 
 def _paths(value: str | None) -> tuple[str, ...]:
@@ -67,9 +67,6 @@ class Settings:
             path=env.get("PATH") or "/usr/bin:/bin",
             env={k: v for k, v in env.items() if k in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")},
         )
-
-    def with_(self, **changes) -> Settings:
-        return replace(self, **changes)
 
     def knowledge(self, declared: frozenset[str] | None = None):
         """The packaged causes plus the extra knowledge files, validated (KnowledgeError on bad data; with

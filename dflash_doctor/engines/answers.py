@@ -8,7 +8,7 @@ among the files read).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 CERTAIN = "certain"
@@ -84,9 +84,3 @@ class VersionReading:
             "readings": [list(r) for r in self.readings],
             "conflicts": self.conflicts,
         }
-
-
-@dataclass(frozen=True)
-class Notes:
-    read: tuple[str, ...] = ()
-    missing: tuple[str, ...] = field(default=())  # files the analysis wanted and did not have

@@ -37,9 +37,6 @@ class Tag:
     at: int = 0  # the line of the read, or of the latest shift
 
 
-Value = frozenset  # of Tag
-
-
 @dataclass
 class Exit:
     """Where ids leave the function: a return, an attribute store, or a call that hands them on."""

@@ -21,7 +21,6 @@ from .pysource import Module, Sources, mentions
 from .targets import follow_setter
 from .vllm import SwaRules, module_guesses
 
-PKG = "sglang"
 SRT = "sglang/srt/"
 MODELS = SRT + "models/"
 SPEC_INFO = SRT + "speculative/spec_info.py"

@@ -25,7 +25,6 @@ from .answers import CERTAIN, LIKELY, Answer, Cite, undecided
 from .capture import capture_sites
 from .pysource import Module, Sources, call_name, const_str, mentions, str_tuple, string_of
 
-PKG = "vllm"
 CONFIG = "vllm/config/vllm.py"
 SPEC = "vllm/config/speculative.py"
 ENVS = "vllm/envs.py"

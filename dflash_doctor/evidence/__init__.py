@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
@@ -314,10 +314,6 @@ class Report:
         """The verdict as an exit status (README "Exit codes"): problem 1, healthy 0, insufficient-data 3."""
         return {Verdict.PROBLEM: 1, Verdict.HEALTHY: 0}.get(self.verdict, 3)
 
-    @property
-    def checks_passed(self) -> int:
-        return sum(1 for f in self.findings if f.status == Status.OK)
-
     def to_dict(self) -> dict[str, Any]:
         """The report@1 document: its schema line first, the keys in the order readers know."""
         acc = to_jsonable(self.acceptance) if self.acceptance is not None else None
@@ -336,7 +332,3 @@ class Report:
             "notes": list(self.notes),
             "plan": to_jsonable(self.plan),
         }
-
-
-def refs_of(items: Iterable[Evidence | None]) -> tuple[str, ...]:
-    return tuple(e.ref for e in items if e is not None)

@@ -79,10 +79,6 @@ def fingerprint(key) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
 
 
-def _known_name(host: str, port: int) -> str:
-    return host if port == 22 else f"[{host}]:{port}"
-
-
 def _revoked(host: SSHHost, key) -> str:
     return (
         f"{host.name}: the host key {key.get_name()} {fingerprint(key)} is REVOKED in known_hosts (@revoked) — "

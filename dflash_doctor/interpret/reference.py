@@ -60,10 +60,6 @@ class Figure:
         p1, r = self.model()
         return 1.0 + p1 * sum(r**j for j in range(k))
 
-    def curve_at(self, k: int) -> list[float]:
-        p1, r = self.model()
-        return [p1 * r**j for j in range(k)]
-
     def cite(self) -> str:
         return f"{self.pair}, {self.dataset}, k={self.k}: τ {self.tau:.2f} ({self.source.title}; {self.source.url})"
 

@@ -28,7 +28,7 @@ from ..probe.config import default_target_layer_ids  # torch-free; the probe's o
 from .file_access import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
 from .readers import read_drafter, target_layers
-from .readers.fields import LIMITS, Fields, text_config  # noqa: F401 (LIMITS re-exported)
+from .readers.fields import Fields, text_config
 from .safetensors_header import read_weights
 
 MAX_CONFIG_BYTES = 4 << 20

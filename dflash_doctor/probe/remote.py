@@ -93,25 +93,28 @@ def remote_main(job: dict) -> int:
 _PROGRESS = re.compile(r"^[^\n]{1,120}: prompt \d+/\d+\b")
 
 
+def _relay_progress(progress):
+    """A stderr listener that passes the probe's own progress lines to `progress`, whole and redacted; anything
+    else the host prints (warnings, a traceback) stays in the result and is summarised on failure."""
+    pending = bytearray()
+
+    def on_stderr(chunk: bytes) -> None:
+        pending.extend(chunk)
+        while b"\n" in pending:
+            line, _, rest = bytes(pending).partition(b"\n")
+            pending[:] = rest
+            text = line.decode("utf-8", "replace").strip()
+            if _PROGRESS.match(text):
+                progress(redact_text(text))
+
+    return on_stderr
+
+
 def run_remote_probe(host, job: dict, python: str = "python3", timeout: float = 3600.0, progress=None) -> dict:
     """Ship the probe to `host`, run it with the host's `python`, return its result dict.
 
     `progress(line)` receives the probe's progress lines as they arrive over the connection."""
-    on_stderr = None
-    if progress is not None:
-        pending = bytearray()
-
-        def on_stderr(chunk: bytes) -> None:
-            pending.extend(chunk)
-            while b"\n" in pending:
-                line, _, rest = bytes(pending).partition(b"\n")
-                pending[:] = rest
-                text = line.decode("utf-8", "replace").strip()
-                # Only the probe's own progress lines are relayed; anything else the host prints
-                # (warnings, a traceback) stays in the result and is summarised on failure.
-                if _PROGRESS.match(text):
-                    progress(redact_text(text))
-
+    on_stderr = _relay_progress(progress) if progress is not None else None
     res = host.run(
         [python, "-c", BOOTSTRAP], timeout=timeout, max_bytes=64 << 20, stdin=payload(job), on_stderr=on_stderr
     )

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from dflash_doctor.errors import DoctorError
 from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.models import facts as facts_mod
-from dflash_doctor.models.facts import LIMITS, drafter_facts, read_card, target_facts
+from dflash_doctor.models.facts import drafter_facts, read_card, target_facts
+from dflash_doctor.models.readers.fields import LIMITS
 from dflash_doctor.models.safetensors_header import MAX_HEADER_BYTES, read_shard, read_weights
 from tests.hardening import tally
 from tests.hardening.strategies import json_value, nasty_text
