@@ -14,8 +14,6 @@ import sys
 
 import typer
 
-from ..evidence.acceptance import AcceptanceSummary
-from ..evidence.payloads import ScanStats
 from ..render import Format
 from .common import FormatOpt, OutputOpt, examples
 
@@ -118,6 +116,9 @@ def register(app: typer.Typer) -> None:
                 hint="--min-acceptance-length X, --min-position-rate POS:RATE, or --max-regression PCT --baseline REPORT.json",
             )
         out = Output(fmt=fmt, path=output)
+
+        from ..evidence.acceptance import AcceptanceSummary
+        from ..evidence.payloads import ScanStats
 
         report = evidence = None
         reason = None

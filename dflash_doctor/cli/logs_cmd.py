@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from ..evidence.acceptance import AcceptanceSummary, StartupFacts
-from ..evidence.engine_facts import EngineSupport
-from ..evidence.model_facts import DrafterFacts, TargetFacts
-from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
 from ..render import Format
 from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, invocation
 
@@ -62,6 +58,10 @@ def register(app: typer.Typer) -> None:
             raise UsageError("give --csv or --parquet, not both")
         lo = parse_time_bound(since, "--since") if since else None
         hi = parse_time_bound(until, "--until") if until else None
+        from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+        from ..evidence.engine_facts import EngineSupport
+        from ..evidence.model_facts import DrafterFacts, TargetFacts
+        from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
         from .ranking_opts import resolve_settings
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
