@@ -21,10 +21,13 @@ from dflash_doctor.engines.outcome import (
     Outcome,
     decide,
 )
+from dflash_doctor.engines.table import compare, from_row
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.engine_facts import EngineAnalysis
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import Environment, LaunchConfig
+from dflash_doctor.models.facts import layer_span
+from dflash_doctor.models.launch_view import launch_method
 
 LAUNCH_OBSERVATIONS = ("engine-launch:refused", "engine-launch:absent")
 SWA_OBSERVATIONS = ("engine-swa:ignored", "engine-swa:honoured")
@@ -59,8 +62,6 @@ def deployment(evidence: EvidenceSet) -> Deployment:
 
 
 def drafter_method(evidence: EvidenceSet) -> str | None:
-    from dflash_doctor.models.launch_view import launch_method
-
     d = evidence.get(DrafterFacts)
     m = d.method if d is not None else None
     if isinstance(m, str) and m != "unknown":
@@ -109,7 +110,6 @@ def launch_finding(check, o: Outcome, refs, origin: str):
 
 def drafter_span(evidence: EvidenceSet) -> str | None:
     """'layers 0–3 are sliding (window 2048)' for a drafter with sliding layers, else None."""
-    from dflash_doctor.models.facts import layer_span
 
     d = evidence.get(DrafterFacts)
     if d is None or not d.swa_layers:
@@ -210,8 +210,6 @@ def source_outcome(evidence: EvidenceSet) -> tuple[Outcome | None, EngineAnalysi
 
 
 def table_outcome(evidence: EvidenceSet, row) -> Outcome:
-    from dflash_doctor.engines.table import from_row
-
     dep = deployment(evidence)
     return decide(from_row(row, dep.target_architectures), dep)
 
@@ -220,7 +218,6 @@ def table_note(a: EngineAnalysis, row, fields: tuple[str, ...]) -> tuple[str, ..
     """'the table says X, the source says Y (file:line)' for each field where they differ."""
     if row is None:
         return ()
-    from dflash_doctor.engines.table import compare
 
     out = []
     for d in compare(a, row):

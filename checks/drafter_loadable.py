@@ -8,7 +8,7 @@ from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import EngineId
-from dflash_doctor.models.architectures import support_from_evidence
+from dflash_doctor.models.architectures import aux_placements, support_from_evidence
 
 
 class DrafterLoadable(Check):
@@ -56,7 +56,6 @@ class DrafterLoadable(Check):
 
     def _aux_placement(self, d, eng, refs):
         """An EAGLE-3 drafter whose aux ids sit where this release does not look is served with the default taps."""
-        from dflash_doctor.models.architectures import aux_placements
 
         if d.method not in ("eagle3", "peagle") or d.layer_ids_source is None:
             return []

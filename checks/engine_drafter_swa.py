@@ -10,6 +10,7 @@ from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.evidence.engine_facts import EngineAnalysis, EngineSupport
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import Environment, LaunchConfig
+from dflash_doctor.models.architectures import support_from_evidence
 
 from ._engine_view import (
     LAUNCH_OBSERVATIONS,
@@ -46,7 +47,6 @@ class EngineDrafterSwa(Check):
                     refs=refs + (evidence.ref(EngineAnalysis),),
                 )
             ]
-        from dflash_doctor.models.architectures import support_from_evidence
 
         arch = support_from_evidence(evidence)
         if arch is not None and arch.loadable is False:

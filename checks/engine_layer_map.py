@@ -17,6 +17,7 @@ from dflash_doctor.evidence.acceptance import StartupFacts
 from dflash_doctor.evidence.engine_facts import EngineAnalysis, EngineSupport
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import Environment, LaunchConfig
+from dflash_doctor.models.architectures import support_from_evidence
 from dflash_doctor.models.launch_view import launch_method
 
 from ._engine_view import MAP_OBSERVATIONS, map_finding, source_outcome, table_outcome
@@ -65,7 +66,6 @@ class EngineLayerMap(Check):
                     refs=refs,
                 )
             ]
-        from dflash_doctor.models.architectures import support_from_evidence
 
         arch = support_from_evidence(evidence)
         if arch is not None and arch.loadable is False:

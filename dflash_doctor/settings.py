@@ -23,6 +23,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .interpret.baselines import default_baselines
+from .knowledge.causes import default_knowledge
+
 
 def _paths(value: str | None) -> tuple[str, ...]:
     return tuple(p for p in (value or "").split(os.pathsep) if p)
@@ -71,13 +74,10 @@ class Settings:
     def knowledge(self, declared: frozenset[str] | None = None):
         """The packaged causes plus the extra knowledge files, validated (KnowledgeError on bad data; with
         `declared`, also every rule's observation against what the checks declare)."""
-        from .knowledge.causes import default_knowledge
 
         return default_knowledge(self.knowledge_files, declared)
 
     def baselines(self):
-        from .interpret.baselines import default_baselines
-
         return default_baselines(self.baselines_files)
 
 

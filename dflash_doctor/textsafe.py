@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .redact import redact_text
+
 _ANSI = re.compile(
     r"""
     \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC ... BEL / ST
@@ -35,7 +37,6 @@ def strip_ansi(text: str) -> str:
 def plain(text: object, max_len: int | None = None) -> str:
     """Make untrusted text inert for a terminal and safe to show: no escapes, no control or bidi
     characters, no secrets."""
-    from .redact import redact_text  # here, not at import: its rules cost ~10 ms to compile, and --help needs none
 
     s = text if isinstance(text, str) else str(text)
     s = _CONTROLS.sub(

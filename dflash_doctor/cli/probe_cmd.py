@@ -131,7 +131,8 @@ def register(app: typer.Typer) -> None:
             seed=seed,
         )
         if host:
-            from ..hosts import HostError, open_host
+            from ..hosts import HostError
+            from ..hosts.connect import open_host
             from ..probe.prompts import portable_rows
             from ..probe.remote import run_remote_probe
 

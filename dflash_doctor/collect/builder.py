@@ -18,6 +18,10 @@ from ..evidence.acceptance import AcceptanceSummary, StartupFacts
 from ..evidence.engine_facts import EngineSupport
 from ..evidence.model_facts import DrafterFacts
 from ..evidence.payloads import EngineId, LaunchConfig, MalformedLine, MetricsScrape, ScanStats
+from ..models.engine_support import lookup
+from ..parse.frame import summarize
+from ..parse.logscan import aggregate
+from ..parse.metrics_text import MetricsError, intervals_from_scrapes, parse_text
 
 if TYPE_CHECKING:
     from ..parse.logscan import LogScan
@@ -91,7 +95,6 @@ class EvidenceBuilder:
         filtered_bytes: int = 0,
     ) -> None:
         """LOG_SCAN, then ACCEPTANCE (or why there is none) and STARTUP from one scan."""
-        from ..parse.logscan import aggregate
 
         ev = self.ev
         src = self.src("file", where)
@@ -162,8 +165,6 @@ class EvidenceBuilder:
     ) -> None:
         """METRICS from one or more scrapes of one server (several: consecutive, differenced), and
         ACCEPTANCE from them when nothing better (a log with drafts) gave it."""
-        from ..parse.frame import summarize
-        from ..parse.metrics_text import intervals_from_scrapes
 
         ev = self.ev
         with_series = [sc for sc in scrapes if sc.engines]
@@ -219,8 +220,6 @@ class EvidenceBuilder:
                 )
 
     def add_metrics_text(self, text: str, src: Source, scraped_on_host: bool = False) -> None:
-        from ..parse.metrics_text import MetricsError, parse_text
-
         try:
             scrape = parse_text(text, src.location)
         except MetricsError as exc:
@@ -249,7 +248,6 @@ class EvidenceBuilder:
 
     def add_engine_support(self) -> None:
         """ENGINE_SUPPORT: the support-table row for the engine and version named by any source."""
-        from ..models.engine_support import lookup
 
         ev = self.ev
         eng = ev.item(EngineId)

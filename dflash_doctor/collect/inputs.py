@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field
 
 from ..errors import DoctorError, UsageError
@@ -16,8 +17,11 @@ from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.engine_facts import EngineAnalysis
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId, LaunchConfig, MetricsScrape, ProbeResult
+from ..models.facts import drafter_facts, target_facts
 from ..models.file_access import LocalFiles
-from ..parse.logscan import LogScan, scan_file
+from ..parse.launch import LaunchParseError, parse_launch_text
+from ..parse.logscan import LogScan, order_rotated, scan_file
+from ..parse.metrics_text import MetricsError, parse_text, parse_window, read_source
 from ..settings import DEFAULT, Settings
 from .builder import EvidenceBuilder
 
@@ -93,7 +97,6 @@ def gather_logs(
     settings: Settings = DEFAULT,
 ) -> LogScan | None:
     """Scan server logs (plain, .gz, rotated, '-' for stdin) into LOG_SCAN, ACCEPTANCE and STARTUP."""
-    from ..parse.logscan import order_rotated
 
     scan = LogScan()
     if engine:
@@ -148,9 +151,6 @@ def gather_engine(ev: EvidenceSet, spec: str) -> None:
 def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> None:
     """Prometheus text from files or URLs. A URL with --window is scraped twice, that far apart;
     several files are taken as consecutive scrapes of one server, in the order given."""
-    import time
-
-    from ..parse.metrics_text import MetricsError, parse_text, parse_window, read_source
 
     wait = None
     if window:
@@ -184,7 +184,6 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
 
 def gather_drafter(ev: EvidenceSet, path: str, files=None) -> None:
     """Drafter config, model card and weight headers (models.DrafterFacts), never the weights."""
-    from ..models.facts import drafter_facts
 
     _gather_model(ev, "drafter", DrafterFacts, drafter_facts, add_drafter, path, files)
 
@@ -216,7 +215,6 @@ def add_drafter(ev: EvidenceSet, facts, path: str, files=None) -> None:
 
 def gather_target(ev: EvidenceSet, path: str, files=None) -> None:
     """Target config facts (models.TargetFacts), including a nested text_config and tokenizer ids."""
-    from ..models.facts import target_facts
 
     _gather_model(ev, "target", TargetFacts, target_facts, add_target, path, files)
 
@@ -237,8 +235,6 @@ def _model_source(spec: str, files, config_path: str) -> Source:
 
 
 def gather_launch(ev: EvidenceSet, text: str) -> None:
-    from ..parse.launch import LaunchParseError, parse_launch_text
-
     try:
         launch = parse_launch_text(text)
     except LaunchParseError as exc:

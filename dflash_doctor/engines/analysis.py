@@ -13,6 +13,7 @@ from ..evidence.engine_facts import EngineAnalysis
 from . import sglang as sg
 from . import vllm as vl
 from .answers import CERTAIN, LIKELY, Answer, VersionReading, undecided
+from .capture import capture_sites
 from .pysource import Sources
 from .tree import SourceTree
 from .version import read_version, version_files
@@ -193,7 +194,6 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
             p = src.module_path(dotted)
             if p and p.startswith(sg.MODELS) and p not in mods and src.tree.read(p) is not None:
                 extra[p] = src.parsed(p)
-    from .capture import capture_sites
 
     allmods = list(mods.values()) + [e for e in extra.values() if e is not None]
     sites = capture_sites(allmods, only_classes=only)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..evidence.engine_facts import EngineAnalysis
+from ..models.engine_support import first_release
 from .answers import CERTAIN, LIKELY, UNDECIDED, Answer, Cite
 
 HONOURED, IGNORED, REFUSED, ABSENT, NOT_APPLICABLE = "honoured", "ignored", "refused", "absent", "not-applicable"
@@ -372,10 +373,6 @@ def _on_runner(a: EngineAnalysis, dep: Deployment, runner: str | None, why: str,
 
 def _upgrade(engine: str, what: str) -> str:
     """The release that serves it, from the support table (the prior; the source of other releases is not here)."""
-    try:
-        from ..models.engine_support import first_release
-    except ImportError:  # pragma: no cover
-        return "use a release that supports it"
     rel = first_release(engine, what)
     if rel is None:
         return "use a release that supports it"

@@ -16,9 +16,11 @@ import json
 import os
 import re
 import tarfile
+import zlib
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 
+from ..atomic import open_atomic, write_dir_atomic
 from .interface import CommandResult, Host, HostError
 
 BUNDLE_FORMAT = "dflash-doctor/bundle@1"
@@ -172,7 +174,6 @@ class RecordingHost(Host):
     def write_bundle(self, out: str, manifest: dict) -> None:
         """Write a directory, or a .tar.gz when `out` ends so, all or nothing (a full disk leaves no
         damaged bundle behind, and a retry starts clean). Refuses to overwrite anything."""
-        from ..atomic import open_atomic, write_dir_atomic
 
         if os.path.lexists(out):
             raise FileExistsError(out)
@@ -250,8 +251,6 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
 
 
 def zlib_error():
-    import zlib
-
     return zlib.error
 
 

@@ -10,6 +10,7 @@ shlex.quote, so no word the user or a remote file supplied is ever interpreted b
 from __future__ import annotations
 
 import base64
+import getpass
 import hashlib
 import logging
 import os
@@ -22,7 +23,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .interface import CommandResult, Host, HostError
+from . import known_hosts as KH
+from .interface import CommandResult, Host, HostError, _os_error
+from .ssh_config import _safe as safe
+from .ssh_config import check_host_name, lookup
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 # How much output past a command's limit is still drained (and dropped) to collect its exit status.
@@ -60,7 +64,6 @@ def parse_target(spec: str) -> SSHTarget:
     port = int(m["port"]) if m["port"] else None
     if port is not None and not 0 < port < 65536:
         raise HostError(f"{_safe(spec)}: port {port} is out of range")
-    from .ssh_config import check_host_name
 
     check_host_name("host name", m["host"], spec)
     if m["user"]:
@@ -69,8 +72,6 @@ def parse_target(spec: str) -> SSHTarget:
 
 
 def _safe(spec: str) -> str:
-    from .ssh_config import _safe as safe
-
     return safe(spec)
 
 
@@ -313,9 +314,6 @@ class SSHHost(Host):
         _proxy_jump: str | None = None,
     ):
         import paramiko  # imported here so the CLI stays fast when SSH is not used
-
-        from . import known_hosts as KH
-        from .ssh_config import lookup
 
         self._paramiko = paramiko
         target = parse_target(spec)
@@ -657,8 +655,6 @@ class SSHHost(Host):
         _absolute(path)
         res = self.run(["head", "-c", str(max_bytes), "--", path], timeout=timeout, max_bytes=max_bytes)
         if not res.ok:
-            from .interface import _os_error
-
             raise _os_error(res, path)
         return res.stdout
 
@@ -666,8 +662,6 @@ class SSHHost(Host):
         _absolute(path)
         res = self.run(["find", path, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"], timeout=timeout)
         if not res.ok:
-            from .interface import _os_error
-
             raise _os_error(res, path)
         return sorted(n.decode("utf-8", "surrogateescape") for n in res.stdout.split(b"\0") if n)
 
@@ -694,8 +688,6 @@ def _float(v) -> float | None:
 
 
 def _local_user() -> str:
-    import getpass
-
     try:
         return getpass.getuser()
     except Exception:
@@ -709,8 +701,6 @@ class _Policy:
         self.host, self.accept_new = host, accept_new
 
     def missing_host_key(self, client, hostname, key) -> None:
-        from . import known_hosts as KH
-
         known = self.host._known
         if known.is_revoked(key):
             raise HostError(_revoked(self.host, key))

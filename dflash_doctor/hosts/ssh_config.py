@@ -15,8 +15,10 @@ import glob
 import os
 import re
 import shlex
+import subprocess
 import unicodedata
 
+from ..textsafe import plain
 from .interface import HostError
 
 MAX_INCLUDE_DEPTH = 16
@@ -45,8 +47,6 @@ def check_host_name(what: str, name: str, spec: str) -> None:
 
 
 def _safe(spec: str) -> str:
-    from ..textsafe import plain
-
     return plain(re.sub(r"(://[^:@/]+:)[^@]*@", r"\1***@", spec)[:200])
 
 
@@ -163,7 +163,6 @@ def read_config(path: str, allow_exec: bool):
 
 def _run_exec(cmd: str) -> bool:
     """`Match exec`'s command as ssh runs it (through sh here), its stdout discarded; true on exit 0."""
-    import subprocess
 
     try:
         res = subprocess.run(["/bin/sh", "-c", cmd], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=60)

@@ -21,6 +21,7 @@ from ..evidence.model_facts import DrafterFacts
 from ..evidence.payloads import LaunchConfig, Workload
 from ..evidence.serialise import serial
 from ..knowledge.causes import KnowledgeError
+from ..models.launch_view import launch_method
 
 TRUST = ("published", "community")
 ANY_DATASET = "any"
@@ -250,8 +251,6 @@ def in_force(evidence) -> Baselines:
 
 
 def pair_context(evidence, baselines: Baselines) -> PairContext:
-    from ..models.launch_view import launch_method
-
     found: DrafterBaseline | None = None
     name = ref = None
     for cand, cref in drafter_names(evidence):

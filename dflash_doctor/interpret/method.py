@@ -21,6 +21,7 @@ from ..evidence.acceptance import AcceptanceSummary, StartupFacts
 from ..evidence.model_facts import DrafterFacts
 from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
 from ..knowledge.causes import METHODS
+from ..models.architectures import support
 from .reference import method_prior, normalise_method
 
 if TYPE_CHECKING:
@@ -140,7 +141,6 @@ def _release_bounds(evidence: EvidenceSet) -> list[tuple[str, str]]:
 
 def unavailable(evidence: EvidenceSet) -> dict[str, str]:
     """Methods the pinned engine release cannot run, with why (models/architectures.toml, from the registries)."""
-    from ..models.architectures import support
 
     out: dict[str, str] = {}
     for engine, version in _release_bounds(evidence):

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from .. import stats
 from ..evidence.acceptance import AcceptanceSummary
-from .method import MethodBelief, infer_method
+from .baselines import in_force, pair_context
+from .method import MethodBelief, family, infer_method
 from .reference import Band, healthy_band
 
 if TYPE_CHECKING:
@@ -161,7 +162,6 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     acc = evidence.get(AcceptanceSummary)
     if acc is None:
         return None
-    from .baselines import in_force, pair_context
 
     belief = infer_method(evidence)
     ctx = pair_context(evidence, in_force(evidence))
@@ -183,7 +183,6 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
             iv = stats.tau_interval(acc.drafts, (tau - 1.0) * acc.drafts, acc.per_position, k, design_effect=deff)
         se = (iv.high - iv.low) / (2 * 1.96) if not math.isinf(iv.high) else max(tau, 1.0)
     # mixture over methods (and k when unknown)
-    from .method import family
 
     pair = ctx.baseline
     pair_method = family(pair.method) if pair is not None else None

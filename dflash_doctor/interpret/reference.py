@@ -24,6 +24,7 @@ import tomllib
 
 from ..knowledge.causes import KnowledgeError
 from ..stats import median
+from .baselines import default_baselines
 
 KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes")
 ROLES = ("measured", "threshold")
@@ -445,8 +446,6 @@ def healthy_band(
     else the method band. Pair low edge: the same margin × the pair's reference τ at the served k."""
     ref = default_reference()
     if drafter:
-        from .baselines import default_baselines
-
         b = (baselines or default_baselines()).find(drafter)
         if b is not None and k >= 1:
             name, _tau, _exact = b.tau_for(dataset)

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import stats
+from .readings import curve_reading
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -67,8 +70,6 @@ def classify(acc, deff: float | None = None) -> Signature:
     """The curve's signature from its counts (an AcceptanceSummary): the signature the counts make most
     likely, with that probability as `strength` (interpret/readings.curve_reading). No draft cutoff: 14 hits
     at position 1 over 200 drafts settle a cliff; 65 drafts of a smooth curve settle nothing."""
-    from .. import stats
-    from .readings import curve_reading
 
     pp = list(acc.per_position)
     reading = curve_reading(acc, stats.DESIGN_EFFECT if deff is None else deff)

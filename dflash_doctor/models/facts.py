@@ -25,6 +25,7 @@ from ..evidence.model_facts import (
     WeightFacts,
 )
 from ..probe.config import default_target_layer_ids  # torch-free; the probe's own rule
+from ..textsafe import plain
 from .file_access import FileAccess, LocalFiles, describe_os_error
 from .locate import Checkpoint, locate
 from .readers import read_drafter, target_layers
@@ -212,8 +213,6 @@ _CARD_PATTERNS = (
 
 
 def read_card(text: str) -> tuple[CardWarning, ...]:
-    from ..textsafe import plain
-
     out: list[CardWarning] = []
     seen: set[str] = set()
     for line in text.splitlines()[:20000]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from safetensors import safe_open
 from torch import nn
 
 from ..errors import UsageError
@@ -203,7 +204,6 @@ class DFlashDrafter(nn.Module):
 
 def load_drafter(path: str | Path, cfg: DrafterConfig, device: str = "cpu", dtype=torch.float32) -> DFlashDrafter:
     """Build the drafter and load its safetensors (no pickle): every expected tensor must be present."""
-    from safetensors import safe_open
 
     p = Path(path)
     files = sorted(p.glob("*.safetensors")) if p.is_dir() else [p]

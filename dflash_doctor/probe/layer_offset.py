@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from safetensors import safe_open
+
 from ..errors import UsageError
 
 MATCH_COSINE = 0.98  # below this the best index is reported but not called a match
@@ -22,8 +24,6 @@ _TAP = re.compile(r"^hidden_states\.(\d+)$")
 
 
 def read_dump(path: str | Path):
-    from safetensors import safe_open
-
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"no dump file at {p}")
@@ -76,7 +76,6 @@ def _finite(file: str, name: str, t) -> None:
 
 def _read_vllm_extract(p: Path, fh_path: str):
     """vLLM's `extract_hidden_states` file: token_ids [T] and hidden_states [T, layers, hidden] in id order."""
-    from safetensors import safe_open
 
     with safe_open(fh_path, framework="pt") as fh:
         ids, hs = fh.get_tensor("token_ids"), fh.get_tensor("hidden_states")

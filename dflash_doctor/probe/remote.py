@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import zlib
 from pathlib import Path
 
 from ..errors import DoctorError, ExitCode
 from ..redact import redact_text
+from .runner import run_probe
 
 MARKER = "DFLASH-DOCTOR-PROBE-RESULT "
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -72,9 +74,6 @@ def payload(job: dict) -> bytes:
 
 def remote_main(job: dict) -> int:
     """Runs on the host: the probe, then one marked JSON line on stdout."""
-    import sys
-
-    from .runner import run_probe
 
     def progress(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import UsageError
+from .config import load_drafter_config
+from .prompts import load_prompts, needs_tokenizer, rows_need_tokenizer
 
 PROBE_SCHEMA = "dflash-doctor/probe@1"
 ABLATIONS = ("offset", "swa", "context")
@@ -156,10 +158,8 @@ def run_probe(
     """prompt_rows (already-read JSONL rows) replace `prompts` when the probe runs on a remote host."""
     import torch
 
-    from .config import load_drafter_config
     from .drafter import load_drafter
     from .engine import END_RULES, SAMPLING_RULE, summarise
-    from .prompts import load_prompts, needs_tokenizer, rows_need_tokenizer
     from .target import load_target, resolve_device, resolve_dtype
 
     say = progress or (lambda msg: None)
@@ -311,6 +311,8 @@ def run_probe(
 
 def _pair(target: str, drafter: str, tgt) -> dict:
     """The pair this probe ran, with revisions where known, so a saved result is only used for that pair."""
+    # imported here: the probe's modules travel to a GPU host without the rest of the package (remote.py),
+    # and a remote run has no names module
     from ..names import model_identity
 
     t, trev = model_identity(target)

@@ -6,7 +6,10 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..errors import UsageError
 from ..evidence import Evidence, EvidenceSet, Source
+from ..evidence.payloads import ProbeResult
+from ..names import model_identity, names_of
 
 PROBE_SCHEMA = "dflash-doctor/probe@1"
 
@@ -28,8 +31,6 @@ def summary_line(result: dict) -> str:
 
 
 def add_probe_evidence(ev: EvidenceSet, result: dict, source: Source) -> Evidence:
-    from ..evidence.payloads import ProbeResult
-
     return ev.add(summary_line(result), source, ProbeResult(result))
 
 
@@ -43,7 +44,6 @@ class SavedProbe:
     @property
     def pair(self) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
         """((drafter, revision), (target, revision)) the probe ran."""
-        from ..names import model_identity
 
         p = self.result.get("pair") if isinstance(self.result.get("pair"), dict) else {}
         d, drev = model_identity(p.get("drafter") or self.result.get("drafter"))
@@ -52,8 +52,6 @@ class SavedProbe:
 
 
 def read_probe_result(path: str) -> SavedProbe:
-    from ..errors import UsageError
-
     hint = "save one with `dflash-doctor probe --target T --drafter D --format json -o probe.json`"
     try:
         with open(path, encoding="utf-8") as fh:
@@ -92,7 +90,6 @@ def _pair_words(drafter: str | None, drev: str | None, target: str | None, trev:
 def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe, what: str | None = None) -> str | None:
     """Why the saved probe is of another pair than the deployment serves, or None when it matches (or the
     deployment names no pair to compare with)."""
-    from ..names import names_of
 
     names = names_of(evidence)
     (pd, pdrev), (pt, ptrev) = saved.pair
@@ -108,7 +105,6 @@ def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe, what: str | No
 
 def attach_probe(evidence: EvidenceSet, saved: SavedProbe, force: bool = False) -> None:
     """Add a saved probe as PROBE evidence — only for the pair the deployment serves, unless forced."""
-    from ..errors import UsageError
 
     why = probe_pair_mismatch(evidence, saved)
     if why and not force:

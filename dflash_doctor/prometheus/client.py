@@ -9,11 +9,13 @@ promise the benchmark checks.
 
 from __future__ import annotations
 
+import json
 import os
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..errors import DoctorError, ExitCode, UsageError
 
@@ -63,8 +65,6 @@ class PromAuth:
         if self.insecure:
             return False
         if self.ca_file:
-            import ssl
-
             if not os.path.isfile(self.ca_file):
                 raise UsageError(f"--ca-file {self.ca_file}: file not found")
             try:
@@ -145,8 +145,6 @@ class PromClient:
             parts = urlsplit(self.url)
             basic = self.auth.basic()
             if basic is None and parts.username is not None:
-                from urllib.parse import unquote
-
                 basic = (unquote(parts.username), unquote(parts.password or ""))
             base = display_url(self.url)
             self._http = httpx2.Client(
@@ -277,8 +275,6 @@ def _read_capped(resp, cap: int) -> bytes:
 
 
 def _json(body: bytes) -> Any:
-    import json
-
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError):

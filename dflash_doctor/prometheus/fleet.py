@@ -20,10 +20,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ..evidence import EvidenceSet, Source
+from ..evidence import EvidenceSet, Source, Verdict
+from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.payloads import MetricsScrape
+from ..interpret.signature import HEALTHY_RHO
+from ..knowledge.causes import default_knowledge
+from ..registry import load_checks
+from ..services.doctor import build_report
 from ..stats import Interval, change_point, tau_interval
-from .client import PromClient
+from .client import PromAuth, PromClient
 from .metrics import FLEET_SERIES, TREND_SERIES
 from .queries import TAG, combined, selector_matchers
 
@@ -406,9 +411,6 @@ def _step_of(steps: list[Step]) -> float:
 
 def diagnose_engines(fleet: Fleet) -> None:
     """Each engine through the diagnosis; then outliers against peers; then the fleet verdict per engine."""
-    from ..knowledge.causes import default_knowledge
-    from ..registry import load_checks
-    from ..services.doctor import build_report
 
     reg = load_checks()
     knowledge = default_knowledge()
@@ -488,7 +490,6 @@ def _metrics_value(engines: list[EngineRow], fleet: Fleet, rows: bool = True) ->
 
 def acceptance_summary(e: EngineRow):
     """The engine's counts as the AcceptanceSummary a log gives (what the checks read)."""
-    from ..evidence.acceptance import AcceptanceSummary
 
     if e.tau is None or not e.drafts:
         return None
@@ -535,7 +536,6 @@ def find_outliers(engines: list[EngineRow], peers: tuple[str, ...]) -> None:
     """Flag engines whose τ interval lies wholly below that of the better half of their peers (same
     peer labels, same k), by more than the healthy band (signature.HEALTHY_RHO of the peers'
     accepted tokens per draft)."""
-    from ..interpret.signature import HEALTHY_RHO
 
     groups: dict[tuple, list[EngineRow]] = defaultdict(list)
     for e in engines:
@@ -570,8 +570,6 @@ def find_outliers(engines: list[EngineRow], peers: tuple[str, ...]) -> None:
 
 
 def _verdict(e: EngineRow) -> None:
-    from ..evidence import Verdict
-
     reasons = e.reasons
     report = e.report
     if e.outlier:
@@ -626,7 +624,6 @@ def _verdict(e: EngineRow) -> None:
 
 def run_fleet(url: str, q: FleetQuery, auth=None, timeout: float = 30.0) -> Fleet:
     """The `fleet` command's service: connect, read, diagnose, close."""
-    from .client import PromAuth
 
     with PromClient(url, auth or PromAuth(), timeout) as client:
         return read_fleet(client, q)

@@ -11,6 +11,7 @@ from ..errors import ExitCode
 from ..evidence import EvidenceSet, Source
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.payloads import MetricsScrape
+from ..parse.frame import summarize
 from .client import PromAuth, PromClient, PrometheusError
 from .fleet import (
     EngineRow,
@@ -89,7 +90,6 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
     if not rows:
         ev.missing(AcceptanceSummary, "Prometheus holds no draft counts for the selected engine(s) in the window")
         return
-    from ..parse.frame import summarize
 
     summary = summarize(rows)
     if summary is None or not summary.drafts > 0:

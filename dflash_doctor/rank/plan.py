@@ -24,6 +24,7 @@ Works from `Cause` objects and the evidence only, so it survives changes to how 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,8 +33,13 @@ from ..evidence import Cause, EvidenceSet
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.model_facts import DrafterFacts
 from ..evidence.serialise import to_jsonable
+from ..interpret.baselines import pair_context
+from ..interpret.known_issues import default_known_issues, match_deployment
+from ..interpret.known_issues.deployment import deployment_from_evidence
 from ..knowledge.causes import Knowledge
+from ..models.engine_support import load_table
 from ..names import Names, names_of
+from ..versions import VersionError, parse_version
 
 # Causes below this confidence are listed, not planned for (unless nothing reaches it: then the top one).
 PLAN_FLOOR = 0.15
@@ -222,9 +228,6 @@ def _engine_upgrades(
 ) -> dict[str, _Remedy]:
     """cause id -> the upgrade that fixes it on this deployment's engine, from the known issues and the table
     (a cause's table_fix in causes.toml)."""
-    from ..interpret.known_issues import default_known_issues, match_deployment
-    from ..interpret.known_issues.deployment import deployment_from_evidence
-    from ..versions import VersionError, parse_version
 
     if not names.engine:
         return {}
@@ -283,8 +286,6 @@ def _engine_upgrades(
 def _table_upgrades(evidence: EvidenceSet, names: Names, current, wanted: set[str], knowledge: Knowledge) -> dict:
     """cause id -> (the first release of the engine whose engine_support.toml row has the cause's table_fix,
     where that was read)."""
-    from ..models.engine_support import load_table
-    from ..versions import parse_version
 
     d = evidence.get(DrafterFacts)
     swa = None
@@ -333,8 +334,6 @@ def _merge(rems: list[_Remedy], names: Names) -> _Remedy:
 
 def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None]:
     try:
-        from ..interpret.baselines import pair_context
-
         ctx = pair_context(evidence, evidence.baselines)
     except Exception:  # advice only
         return None, None
@@ -518,8 +517,6 @@ _KIND_WORDS = {
 
 
 def _q(word: str) -> str:
-    import shlex
-
     return shlex.quote(word)
 
 

@@ -20,6 +20,7 @@ tokens per unit time scale with tokens per step.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -39,6 +40,8 @@ from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId, LaunchConfig, ProbeResult
 from ..interpret.baselines import Baselines, PairContext, in_force, pair_context
+from ..interpret.method import infer_method
+from ..interpret.readings import level_reading
 from ..knowledge.causes import Knowledge
 
 # Two causes whose confidences differ by less than this cannot be told apart by the evidence at hand.
@@ -109,7 +112,6 @@ def _other_faults_remain(
 ) -> list[Cause]:
     """Fixing one cause leaves the others: a "baseline" estimate is divided by the effect factor of
     every other likely (≥ 0.5) cause with a known effect size (e.g. the seed's layer offset, ×1.19)."""
-    import dataclasses
 
     likely = {c.id: c for c in causes if c.confidence >= 0.5}
     out = []
@@ -137,9 +139,6 @@ def _other_faults_remain(
 def rank(
     findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge, baselines: Baselines | None = None
 ) -> Ranking:
-    from ..interpret.method import infer_method
-    from ..interpret.readings import level_reading
-
     baselines = baselines or in_force(evidence)
     observations = observations_of(findings)
     names = {o.name for o in observations}

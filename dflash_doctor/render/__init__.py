@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 
+from ..redact import redact_text
 from .style import Format, Style
 
 # result type name -> render module (imported when first used: `--help` imports none of them)
@@ -63,8 +64,6 @@ def render(
     verbose: bool = False,
     style: Style | None = None,
 ) -> str:
-    from ..redact import redact_text
-
     fmt = Format(fmt)
     module = renderer(result)
     if fmt not in module.FORMATS:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from ..evidence import kind_of
+from .json_report import dumps_safe
 from .layout import Page, Style
+from .markdown import md
 from .style import Format
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
@@ -26,12 +28,8 @@ def rows(reg) -> list[dict]:
 def render(reg, fmt: Format, style: Style) -> str:
     rs = rows(reg)
     if fmt == Format.JSON:
-        from .json_report import dumps_safe
-
         return dumps_safe({"checks": rs, "warnings": list(reg.warnings)})
     if fmt == Format.MARKDOWN:
-        from .markdown import md
-
         lines = ["| id | area | title | needs | origin |", "|---|---|---|---|---|"]
         lines += [
             f"| `{md(r['id'])}` | {md(r['area'])} | {md(r['title'])} | {', '.join(r['needs'])} | {md(r['origin'])} |"

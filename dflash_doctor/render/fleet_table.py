@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import io
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from ..prometheus.queries import promql_duration
 from ..redact import redact_text
 from ..textsafe import plain
+from .json_report import dumps_safe
+from .layout import rstrip_lines
+from .style import Format
 
 FORMATS = ("terminal", "json", "markdown")
 
@@ -28,11 +35,7 @@ VERDICT_MARK = {
 
 
 def render_fleet(fleet, fmt, color: bool = False, width: int = 100) -> str:
-    from .style import Format
-
     if fmt == Format.JSON:
-        from .json_report import dumps_safe
-
         out = dumps_safe(fleet.to_dict())
     elif fmt == Format.MARKDOWN:
         out = _markdown(fleet)
@@ -109,10 +112,6 @@ def _summary(fleet) -> str:
 
 
 def _terminal(fleet, color: bool, width: int) -> str:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     def t(x, style=""):
         return Text(plain(str(x)).replace("\n", " ⏎ "), style=style)
 
@@ -191,7 +190,6 @@ def _terminal(fleet, color: bool, width: int) -> str:
             con.print(t(f"note: {n}", "bright_black"))
     con.print()
     con.print(t(_summary(fleet), "bold"))
-    from .layout import rstrip_lines
 
     return rstrip_lines(buf.getvalue())
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from ..services.gate import GateResult, Outcome
 from ..textsafe import plain
+from .json_report import dumps_safe
 from .markdown import md
+from .report_view import step_words, summary_causes
 from .style import Format, Style
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
@@ -12,8 +14,6 @@ FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 def render(result: GateResult, fmt: Format, style: Style) -> str:
     if fmt == Format.JSON:
-        from .json_report import dumps_safe
-
         return dumps_safe(result.to_dict())
     if fmt == Format.MARKDOWN:
         return render_gate_markdown(result)
@@ -36,8 +36,6 @@ def render_gate_text(result: GateResult) -> str:
     for r in result.results:
         out.append(f"  [{MARK[r.outcome]}] {r.name}: {plain(r.message)}")
     if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
-        from .report_view import step_words, summary_causes
-
         rep = result.report
         out.append("causes, by what fixing them buys (`dflash-doctor diagnose` shows the evidence):")
         for pos, c, _ in summary_causes(rep) or [(i, c, None) for i, c in enumerate(rep.causes[:3], 1)]:
@@ -66,8 +64,6 @@ def render_gate_markdown(result: GateResult) -> str:
         lim = "—" if r.threshold is None else f"{r.threshold:g}"
         out.append(f"| {ICON[r.outcome]} | `{r.name}` | {meas} | {lim} | {md(r.message)} |")
     if result.report is not None and result.outcome == Outcome.FAIL and result.report.causes:
-        from .report_view import step_words, summary_causes
-
         rep = result.report
         out.append("")
         out.append("Causes, by what fixing them buys (`dflash-doctor diagnose` shows the evidence):")

@@ -3,8 +3,11 @@ one included —, then each checked host's answer (its summary; `-v`: its whole 
 
 from __future__ import annotations
 
+from .json_report import dumps_safe
 from .layout import Page, Style
+from .markdown import md, render_markdown
 from .style import Format
+from .terminal import render_terminal, summary
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 MARK = {
@@ -19,8 +22,6 @@ MARK = {
 
 def render(fleet, fmt: Format, style: Style) -> str:
     if fmt == Format.JSON:
-        from .json_report import dumps_safe
-
         return dumps_safe(fleet.to_dict())
     if fmt == Format.MARKDOWN:
         return _markdown(fleet, style)
@@ -32,8 +33,6 @@ def _cause(row) -> str:
 
 
 def _terminal(fleet, style: Style) -> str:
-    from .terminal import summary
-
     rows = [r.row() for r in fleet.results]
     counts: dict[str, int] = {}
     for r in rows:
@@ -66,8 +65,6 @@ def _terminal(fleet, style: Style) -> str:
         page.blank()
         page.line((f"━━ {res.spec} ━━", "bold"))
         if style.verbose:
-            from .terminal import render_terminal
-
             for line in render_terminal(res.report, style=style).rstrip("\n").split("\n"):
                 page.line(line)
         else:
@@ -79,8 +76,6 @@ def _terminal(fleet, style: Style) -> str:
 
 
 def _markdown(fleet, style: Style) -> str:
-    from .markdown import md, render_markdown
-
     rows = [r.row() for r in fleet.results]
     out = [
         f"## Fleet: {len(rows)} {fleet.kind}s",

@@ -12,9 +12,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ..evidence import Status
+from ..redact import redact_text
 from ..textsafe import plain
 from ..versions import is_version, parse_version
-from .layout import t
+from .json_report import dumps_safe
+from .layout import TABLE_WIDTH_PIPED, rstrip_lines, t
 from .style import Format
 from .terminal import MARK
 
@@ -22,17 +24,11 @@ FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 
 def render(insp, fmt: Format, style) -> str:
-    from .layout import TABLE_WIDTH_PIPED
-
     return render_inspection(insp, fmt, color=style.color, width=style.width or TABLE_WIDTH_PIPED)
 
 
 def render_inspection(insp, fmt: Format, color: bool = False, width: int | None = 100) -> str:
-    from ..redact import redact_text
-
     if fmt == Format.JSON:
-        from .json_report import dumps_safe
-
         out = dumps_safe(insp.to_dict())
     elif fmt == Format.MARKDOWN:
         out = _markdown(insp)
@@ -315,7 +311,6 @@ def _terminal(insp, color: bool, width: int) -> str:
         con.print(Text("Warnings", style="bold underline"))
         for w in warns:
             con.print(Text("  ! ", style="yellow") + t(w))
-    from .layout import rstrip_lines
 
     return rstrip_lines(buf.getvalue())
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..textsafe import plain
+from .json_report import dumps_safe
 from .style import Format
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
@@ -14,8 +15,6 @@ def render(audit, fmt: Format, style) -> str:
 
 def render_known_issues(audit, fmt: Format, color: bool = False) -> str:
     if fmt == Format.JSON:
-        from .json_report import dumps_safe
-
         return dumps_safe(audit.to_dict())
     if fmt == Format.MARKDOWN:
         return _markdown(audit)

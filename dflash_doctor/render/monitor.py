@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import yaml
+
+from .json_report import dumps_safe
+
 FORMATS = ("terminal",)  # each document has its one form: rules are YAML, a dashboard is JSON
 
 
@@ -12,8 +16,6 @@ def render(doc, fmt, style) -> str:
 
 
 def render_rules_yaml(doc: dict) -> str:
-    import yaml
-
     class _Dumper(yaml.SafeDumper):
         pass
 
@@ -33,6 +35,4 @@ def render_rules_yaml(doc: dict) -> str:
 
 
 def render_dashboard_json(doc: dict) -> str:
-    from .json_report import dumps_safe
-
     return dumps_safe(doc)

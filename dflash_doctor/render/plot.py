@@ -14,7 +14,9 @@ import io
 import os
 from dataclasses import dataclass
 
+from ..atomic import write_atomic
 from ..errors import MissingExtra, UsageError
+from ..interpret.baselines import in_force, pair_context
 from ..textsafe import plain
 
 FORMATS = (".png", ".svg", ".html")
@@ -44,8 +46,6 @@ def plot_data(report, evidence=None, thresholds=None) -> PlotData:
     pp = list(acc.per_position) if acc is not None else []
     reference = label = ref_tau = None
     if evidence is not None:
-        from ..interpret.baselines import in_force, pair_context
-
         ctx = pair_context(evidence, in_force(evidence))
         if ctx.baseline is not None and pp:
             k = min(len(pp), ctx.baseline.k)
@@ -274,7 +274,6 @@ def plot_report(report, evidence, path: str, thresholds=None) -> None:
     if ext not in FORMATS:
         raise UsageError(f"--plot {path}: unknown picture format", hint="use FILE.png, FILE.svg or FILE.html")
     blob = render_plot(plot_data(report, evidence, thresholds), ext)
-    from ..atomic import write_atomic
 
     try:
         write_atomic(path, blob)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .json_report import dumps_safe
 from .layout import Page, Style
 from .style import Format
 
@@ -13,8 +14,6 @@ STATUS_WORDS = {"ok": "✓", "warn": "!", "fail": "✗", "could-not-check": "?",
 
 def render(run, fmt: Format, style: Style) -> str:
     if fmt == Format.JSON:
-        from .json_report import dumps_safe
-
         return dumps_safe(_finite(run.to_dict()))
     if type(run).__name__ == "LayerOffsetRun":
         return render_offset_text(run.result, style)

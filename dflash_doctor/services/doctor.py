@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import re
 from collections.abc import Sequence
 
 from .. import __version__
 from ..check import Check, declared_observations, run_checks
-from ..evidence import Contribution, EvidenceSet, Finding, Kind, Report, Status
+from ..collect.builder import EvidenceBuilder
+from ..collect.inputs import gather_logs
+from ..errors import DoctorError, ExitCode, UsageError
+from ..evidence import Contribution, EvidenceSet, Finding, Kind, Report, Source, Status
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.engine_facts import EngineSupport
-from ..evidence.payloads import EngineId, ScanStats, Workload
+from ..evidence.payloads import MIN_SERVER_LOG_LINES, EngineId, ScanStats, Workload
 from ..evidence.serialise import to_jsonable
 from ..interpret.advice import advise_k
+from ..interpret.known_issues import default_known_issues
+from ..interpret.reference import default_reference
 from ..knowledge.causes import Knowledge
+from ..models import architectures, engine_support
+from ..probe.saved_result import add_probe_evidence
 from ..rank.plan import Names, build_plan, fill
 from ..rank.scoring import rank
 from ..registry import load_checks
@@ -94,11 +102,9 @@ _STATED = (EngineId, EngineSupport, Workload, ScanStats)
 def require_something_read(evidence: EvidenceSet) -> None:
     """A report only when something was read: a log that holds no engine line, an unreachable URL or an
     uncached model alone is one line and an exit code, not a page of "could not check"."""
-    from ..errors import DoctorError, ExitCode, UsageError
 
     if any(not isinstance(e.value, _STATED) for e in evidence):
         return
-    from ..evidence.payloads import MIN_SERVER_LOG_LINES
 
     if any(
         s.intervals or s.malformed or (s.lines or 0) >= MIN_SERVER_LOG_LINES
@@ -185,8 +191,6 @@ def stable_refs(report: Report) -> Report:
 
 def served_evidence(logs: list[str], settings: Settings | None = None) -> tuple[EvidenceSet, list[str]]:
     """The served side of `probe --log`: the logs' acceptance and the pair they name."""
-    from ..collect.builder import EvidenceBuilder
-    from ..collect.inputs import gather_logs
 
     ev = EvidenceSet()
     gather_logs(ev, logs, settings=settings or DEFAULT)
@@ -196,9 +200,6 @@ def served_evidence(logs: list[str], settings: Settings | None = None) -> tuple[
 
 def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
     """A fresh probe against the served τ (the probe-vs-served check): its findings."""
-    from ..evidence import Source
-    from ..probe.saved_result import add_probe_evidence
-    from ..registry import load_checks
 
     add_probe_evidence(served, result, Source("command", "probe"))
     checks = [c for c in load_checks().checks if c.id == "probe-vs-served"]
@@ -218,7 +219,6 @@ WARM_MODULES = (
 
 def warm_imports() -> None:
     """Import the modules used after a host's answers arrive (~0.4 s of imports), and the checks."""
-    import importlib
 
     for name in WARM_MODULES:
         try:
@@ -237,9 +237,6 @@ def warm_report_data(settings: Settings | None = None) -> None:
     cached once parsed), for a caller with time to spare before its evidence is in: the `logs`
     command while its scan workers read. A table that fails to load is left to fail where the report
     needs it, with its own message."""
-    from ..interpret.known_issues import default_known_issues
-    from ..interpret.reference import default_reference
-    from ..models import architectures, engine_support
 
     settings = settings or DEFAULT
     for load in (

@@ -18,8 +18,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import stats
 from ..errors import ExitCode, UsageError
 from ..evidence import Report
+from ..interpret.readings import REQUEST_AVERAGE_SPREAD, design_effect
 
 GATE_SCHEMA = "dflash-doctor/gate@1"
 MAX_TAU = 1000.0  # τ ≤ k + 1, and no drafter drafts a thousand tokens a step
@@ -224,8 +226,6 @@ def evaluate(
     """Judge the acceptance summary (parse.AcceptanceSummary or None) against the thresholds. `rejected`:
     metrics lines the scan rejected as forged or damaged (impossible counts): the gate fails closed on them,
     whatever the figures say (SECURITY.md)."""
-    from .. import stats
-    from ..interpret.readings import REQUEST_AVERAGE_SPREAD, design_effect
 
     results: list[ThresholdResult] = []
     if rejected:

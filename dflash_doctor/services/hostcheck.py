@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..collect.host import HostOptions, collect_host, sanitize
 from ..errors import DoctorError, ExitCode, UsageError
-from ..evidence import EvidenceSet, Report, Verdict
+from ..evidence import EvidenceSet, Report, Verdict, now_iso
 from ..evidence.payloads import HostSummary
+from ..hosts import HostError
+from ..hosts.bundle import BundleHost, RecordingHost
+from ..hosts.connect import open_host
+from ..probe.saved_result import attach_probe
+from .doctor import build_report, warm_imports, warm_report_data
 
 # A host's state after the attempt; only "checked" carries a diagnosis worth reading.
 STATES = ("checked", "unreachable", "failed", "interrupted")
@@ -119,8 +126,6 @@ def refuse_paths_as_hosts(specs: Sequence[str]) -> None:
 
 
 def _unreached(spec: str, why: str, kind: type = HostSummary, settings=None) -> Report:
-    from .doctor import build_report
-
     ev = EvidenceSet(label=spec)
     ev.could_not_collect(f"host {spec}", why, kind)
     return build_report(ev, settings=settings)[0]
@@ -128,7 +133,6 @@ def _unreached(spec: str, why: str, kind: type = HostSummary, settings=None) -> 
 
 def check_one(spec: str, opts: HostCheck, progress=None) -> HostResult:
     """One host: connect, collect (read-only), diagnose. Host problems become the result, never a raise."""
-    from ..hosts import HostError, open_host
 
     try:  # first connect; what the diagnosis needs afterwards is imported while the host works
         host = open_host(
@@ -142,7 +146,6 @@ def check_one(spec: str, opts: HostCheck, progress=None) -> HostResult:
         return HostResult(
             spec, _unreached(spec, exc.message, settings=opts.settings), "unreachable", exc.message, exc.hint
         )
-    from ..collect.host import HostOptions, collect_host
 
     try:
         with host:
@@ -158,11 +161,7 @@ def check_one(spec: str, opts: HostCheck, progress=None) -> HostResult:
 
 
 def _diagnose(spec: str, evidence: EvidenceSet, opts: HostCheck, state: str) -> HostResult:
-    from .doctor import build_report
-
     if opts.probe is not None:
-        from ..probe.saved_result import attach_probe
-
         attach_probe(evidence, opts.probe, force=opts.force_probe_pair)
     report, _ = build_report(evidence, settings=opts.settings, invocation=opts.invocation)
     return HostResult(spec, report, state)
@@ -172,7 +171,6 @@ def check_hosts(
     specs: Sequence[str], opts: HostCheck, parallel: int = 8, on_done: Callable[[HostResult], None] | None = None
 ) -> HostFleet:
     """Every host through a bounded pool; Ctrl-C keeps the hosts already checked and marks the rest."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     results: dict[str, HostResult] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, parallel))
@@ -201,9 +199,6 @@ def check_hosts(
 
 def check_bundle(path: str, opts: HostCheck) -> HostResult:
     """A saved bundle, replayed through the same collector and checks. A path that is no bundle: usage error."""
-    from ..collect.host import HostOptions, collect_host
-    from ..hosts import HostError
-    from ..hosts.bundle import BundleHost
 
     if "://" in path and not os.path.exists(path):
         raise UsageError(f"{path} is a host, not a bundle", hint=f"did you mean `dflash-doctor check host {path}`?")
@@ -249,10 +244,6 @@ class Collected:
 
 def collect_bundle(spec: str, out_path: str, opts: HostCheck, tool_version: str) -> Collected:
     """Save a host's evidence (secrets redacted) as a bundle to diagnose later with `check bundle`."""
-    from ..collect.host import HostOptions, collect_host, sanitize
-    from ..evidence import now_iso
-    from ..hosts import HostError, open_host
-    from ..hosts.bundle import RecordingHost
 
     if os.path.lexists(out_path):
         raise UsageError(f"{out_path} already exists", hint="choose a new path; collect never overwrites")
@@ -288,7 +279,6 @@ def _warm(settings=None, report: bool = False) -> None:
     """Run on the collector's pool while the host works: import the diagnosis (doctor.warm_imports) and, for a
     command that diagnoses, parse the report's tables (doctor.warm_report_data: the causes, baselines, reference
     bands, known issues). Imported here, not at the top, so that the import itself overlaps the host's work."""
-    from .doctor import warm_imports, warm_report_data
 
     warm_imports()
     if report:

@@ -10,10 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..collect.builder import EvidenceBuilder
+from ..collect.inputs import add_drafter, add_target, gather_engine, parse_engine_spec
 from ..evidence import EvidenceSet, Report, Source, Status
 from ..evidence.engine_facts import EngineSupport
 from ..evidence.model_facts import DrafterFacts, TargetFacts
+from ..evidence.payloads import LaunchConfig
 from ..evidence.serialise import to_jsonable
+from ..models.architectures import support
+from ..models.facts import drafter_facts, layer_span, target_facts
+from .doctor import build_report
 
 AREAS = ("drafter", "pairing", "engine")
 SCHEMA = "dflash-doctor/inspect-model@1"
@@ -55,7 +61,6 @@ class Inspection:
         out: list[str] = []
         if e is None or not d.is_dflash or not e.dflash or self.engine_cannot_load:
             return out
-        from ..models.facts import layer_span
 
         if d.swa_layers and e.drafter_swa == "ignored":
             out.append(
@@ -132,11 +137,6 @@ def inspect(
     drafter: str, target: str | None = None, engine: str | None = None, k: int | None = None, files=None, settings=None
 ) -> Inspection:
     """Raises DoctorError when the drafter or target cannot be read at all (the user named them)."""
-    from ..collect.builder import EvidenceBuilder
-    from ..collect.inputs import add_drafter, add_target, gather_engine
-    from ..evidence.payloads import LaunchConfig
-    from ..models.facts import drafter_facts, target_facts
-    from .doctor import build_report
 
     ev = EvidenceSet(label=f"inspect-model {drafter}")
     dfacts = drafter_facts(drafter, files)
@@ -152,9 +152,6 @@ def inspect(
         ev.missing(TargetFacts, "no target given (--target PATH)")
     row = arch = None
     if engine:
-        from ..collect.inputs import parse_engine_spec
-        from ..models.architectures import support
-
         gather_engine(ev, engine)
         EvidenceBuilder(ev).add_engine_support()
         row = ev.get(EngineSupport)

@@ -12,6 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ...engines import FetchedTree, analyse, follow_up, static_files, wanted_files
+from ...engines.version import read_version
+from ...errors import DoctorError
 from ...evidence import EvidenceSet, Source, kind_of
 from ...evidence.acceptance import AcceptanceSummary
 from ...evidence.engine_facts import EngineAnalysis, EngineSupport
@@ -28,6 +31,7 @@ from ...evidence.payloads import (
     ServingProcess,
 )
 from ...hosts.interface import Host
+from ...models.facts import drafter_facts, target_facts
 from ...parse.launch import parse_argv
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
 from ...redact import REDACTED, redact_text
@@ -454,7 +458,6 @@ class HostCollector:
         hints += [f"S:{d}" for d in main.env.get("PYTHONPATH", "").split(":") if d.startswith("/")]
         hints += ["P:/usr", "P:/usr/local"]
         url = self._metrics_url(main) if self.opt.metrics else ""
-        from ...engines import static_files
 
         res = self.host.run(
             [
@@ -485,8 +488,6 @@ class HostCollector:
                 EngineAnalysis,
             )
             return
-        from ...engines import FetchedTree, analyse, follow_up, wanted_files
-        from ...engines.version import read_version
 
         site, location = found["site"], found["location"]
         tree = FetchedTree(found["listing"], found["files"], name=f"{self.label}:{site}")
@@ -586,8 +587,6 @@ class HostCollector:
     def _model(self, kind: type, ref: str, snap: str, b: Batch, fallback: GuardedFiles) -> None:
         """Drafter/target facts by inspect-model's readers, fed from the batch (anything else: one more
         guarded call)."""
-        from ...errors import DoctorError
-        from ...models.facts import drafter_facts, target_facts
 
         files = BatchFiles(b, fallback, name=self.label)
         try:

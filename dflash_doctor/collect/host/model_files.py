@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ...models.file_access import HostFiles
 from .protocol import Batch, parse_batch
 from .scripts import MODEL_READ, SAFETENSORS_PREFIX
 
@@ -74,8 +75,6 @@ class GuardedFiles:
     could not share). Listings and sizes carry no content and go to the host directly."""
 
     def __init__(self, host: Host, timeout: float, root: str, pid: int):
-        from ...models.file_access import HostFiles
-
         self.host, self.timeout, self.root, self.pid = host, timeout, root, pid
         self.plain = HostFiles(host, timeout=timeout)
         self.name = self.plain.name

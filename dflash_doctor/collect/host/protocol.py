@@ -4,6 +4,8 @@ format back (bundles keep sanitized answers in it)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass, field
 
 
@@ -44,9 +46,6 @@ class RefusedRead(PermissionError):
 
 
 def _b64(text: str) -> bytes:
-    import base64
-    import binascii
-
     try:
         return base64.b64decode(text, validate=False)
     except (binascii.Error, ValueError):
@@ -81,8 +80,6 @@ def parse_batch(out: bytes) -> Batch:
 
 
 def encode_batch(b: Batch) -> bytes:
-    import base64
-
     def e(x: bytes | str) -> str:
         return base64.b64encode(x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x).decode("ascii")
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...models.launch_view import METHOD_ALIASES
+
 
 @dataclass(frozen=True)
 class FactSpec:
@@ -185,7 +187,6 @@ def normalise_method(name: str | None) -> str | None:
     `peagle`) as the issues name it (`eagle3`, `mtp`, `p-eagle`)."""
     if not name:
         return None
-    from ...models.launch_view import METHOD_ALIASES
 
     key = name.strip().lower()
     key = METHOD_ALIASES.get(key, key)
