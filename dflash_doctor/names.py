@@ -3,7 +3,6 @@ logs): what the report's suggested commands are filled with, and what a saved pr
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from .evidence import EvidenceSet
@@ -12,6 +11,7 @@ from .evidence.engine_facts import EngineAnalysis
 from .evidence.model_facts import DrafterFacts, TargetFacts
 from .evidence.payloads import EngineId, HostSummary, LaunchConfig, ScanStats
 from .evidence.serialise import serial
+from .model_ref import model_identity
 
 
 @dataclass(frozen=True)
@@ -34,22 +34,6 @@ class Names:
         if not self.engine:
             return None
         return f"{self.engine}=={self.engine_version}" if self.engine_version else None
-
-
-_HF_CACHE_PATH = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\](?P<rev>[0-9a-f]{7,64})")
-
-
-def model_identity(text: str | None) -> tuple[str | None, str | None]:
-    """(repo id or path, revision) of a model reference: an HF cache path names its repo and snapshot."""
-    if not text:
-        return None, None
-    m = _HF_CACHE_PATH.search(str(text))
-    if m:
-        return f"{m['org']}/{m['name']}", m["rev"]
-    t = str(text).rstrip("/")
-    if t.endswith("config.json"):
-        t = t[: -len("config.json")].rstrip("/")
-    return t or None, None
 
 
 def _identity(facts, said: tuple, field: str, named: str | None) -> tuple[str | None, str | None]:

@@ -23,6 +23,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 MODULES = (
     "__init__",
     "errors",
+    "model_ref",
+    "redact",
     "probe/__init__",
     "probe/config",
     "probe/drafter",

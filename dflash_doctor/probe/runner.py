@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import UsageError
+from ..model_ref import model_identity
 from .config import load_drafter_config
 from .prompts import load_prompts, needs_tokenizer, rows_need_tokenizer
 
@@ -311,10 +312,6 @@ def run_probe(
 
 def _pair(target: str, drafter: str, tgt) -> dict:
     """The pair this probe ran, with revisions where known, so a saved result is only used for that pair."""
-    # imported here: the probe's modules travel to a GPU host without the rest of the package (remote.py),
-    # and a remote run has no names module
-    from ..names import model_identity
-
     t, trev = model_identity(target)
     d, drev = model_identity(drafter)
     rev = getattr(getattr(tgt.model, "config", None), "_commit_hash", None)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..evidence import Evidence, EvidenceSet, Source
 from ..evidence.payloads import ProbeResult
-from ..names import model_identity, names_of
+from ..model_ref import model_identity
+from ..names import names_of
 
 PROBE_SCHEMA = "dflash-doctor/probe@1"
 

@@ -3,7 +3,8 @@
 The tiers, bottom to top (the pipeline is evidence → checks → ranking → rendering; collectors and the
 diagnosis service sit above what they drive, the CLI above everything):
 
-  0  errors, redact, stats, atomic, versions  no dflash_doctor imports but each other's
+  0  errors, redact, stats, atomic, versions, no dflash_doctor imports but each other's
+     model_ref
   1  textsafe, evidence                       the evidence model and every payload type
   2  check, names                             the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
@@ -38,7 +39,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 TIERS = [
-    {"errors", "redact", "stats", "atomic", "versions"},
+    {"errors", "redact", "stats", "atomic", "versions", "model_ref"},
     {"textsafe", "evidence"},
     {"check", "names"},
     {"parse", "hosts"},

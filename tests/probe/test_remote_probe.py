@@ -89,3 +89,20 @@ def test_remote_progress_is_streamed_to_stderr(cli, sshd):
     )
     assert remote.returncode == 0, remote.stderr
     assert "probe: prompt 1/" in remote.stderr
+
+
+def test_every_module_the_shipped_probe_imports_is_shipped_with_it():
+    """The probe runs on a GPU host from the modules remote.py sends (the package is not installed there): an
+    import of any other dflash_doctor module, even inside a function, fails there and nowhere in these tests
+    (their remote python has the package installed). Before: runner._pair imported names.py, after the run."""
+    from dflash_doctor.probe.remote import MODULES, PACKAGE
+    from tests.hardening.test_import_layers import _module_of, imports_of
+
+    paths = {_module_of(PACKAGE / f"{rel}.py"): PACKAGE / f"{rel}.py" for rel in MODULES}
+    missing = sorted(
+        f"{mod}:{line} imports {target}"
+        for mod, path in paths.items()
+        for target, line in imports_of(path, mod)
+        if target not in paths
+    )
+    assert not missing, missing

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dflash_doctor.evidence import Cause, Contribution
-from dflash_doctor.names import Names, model_identity
+from dflash_doctor.model_ref import model_identity
+from dflash_doctor.names import Names
 from dflash_doctor.rank.plan import _combined_tau, fill
 
 
