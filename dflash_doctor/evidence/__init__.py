@@ -136,7 +136,7 @@ class EvidenceSet:
     def __init__(self, label: str = "local", baselines: Any = None) -> None:
         self.label = label
         # The host collector's threads add at once: a ref is the count so far, so numbering and appending
-        # must be one step (two items once shared an E-number, and the report's refs then pointed wrong).
+        # are one step, or two items could share an E-number.
         self._lock = threading.Lock()
         self._baselines = baselines
         self._items: list[Evidence] = []
