@@ -68,9 +68,47 @@ def _rope_text(r) -> str:
     return text
 
 
+def _outputs(ids) -> str:
+    return ", ".join("embeddings" if i < 0 else str(i) for i in ids)
+
+
+def _ids_rows(insp) -> list[tuple[str, str]]:
+    """The ids as written, what the drafter was trained on and what the named engine taps (output terms)."""
+    d = insp.drafter
+    rows: list[tuple[str, str]] = []
+    eagle = d.method in ("eagle3", "peagle")
+    if not (d.is_dflash or eagle or d.target_layer_ids is not None):
+        return rows
+    label = "EAGLE-3 aux ids" if eagle else "target_layer_ids"
+    if d.ids_written is not None:
+        rows.append((label, f"{list(d.ids_written)} (from {d.layer_ids_source})"))
+    elif d.layer_ids_source == "default":
+        rows.append((label, f"not stated; the reference's default {list(d.target_layer_ids or ())}"))
+    else:
+        rows.append((label, "not stated"))
+    trained, served = insp.taps()
+    if trained.outputs is not None:
+        rows.append(("trained on", f"outputs of layers {_outputs(trained.outputs)} — {trained.how}"))
+    elif eagle:
+        rows.append(("trained on", f"{trained.how} (give --target to see which layers)"))
+    if d.hf_hidden_state_indices is not None and d.is_dflash:
+        rows.append(("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}"))
+    for s in served:
+        who = f"served as ({s.runner}{', the runner in use' if s.chosen else ', if that runner runs'})"
+        if s.taps.error:
+            rows.append((who, f"fails to load — {s.taps.error}"))
+        elif s.taps.outputs is None:
+            rows.append((who, s.taps.how))
+        else:
+            same = trained.outputs is not None and tuple(s.taps.outputs) == tuple(trained.outputs)
+            verdict = "as trained" if same else ("NOT as trained" if trained.outputs is not None else "")
+            text = f"outputs of layers {_outputs(s.taps.outputs)} {verdict} — {s.taps.how}"
+            rows.append((who, text.replace("  ", " ")))
+    return rows
+
+
 def _facts_rows(insp) -> list[tuple[str, str]]:
     d = insp.drafter
-    ids = list(d.target_layer_ids) if d.target_layer_ids is not None else None
     rows = [
         (
             "method",
@@ -85,40 +123,7 @@ def _facts_rows(insp) -> list[tuple[str, str]]:
         rows.append(("block size", f"{d.block_size} (from {d.block_size_source})" if d.block_size else "not stated"))
     if d.is_dflash or d.mask_token_id is not None:
         rows.append(("mask_token_id", _val(d.mask_token_id)))
-    if d.is_dflash or ids is not None:
-        rows.append(
-            (
-                "target_layer_ids" if not d.ids_capture_before or d.is_dflash else "EAGLE-3 aux ids",
-                f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated",
-            )
-        )
-    if d.hf_hidden_state_indices is not None and d.is_dflash:
-        rows.append(
-            ("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}  — what the drafter was trained on")
-        )
-        rows.append(
-            (
-                "raw mapping reads",
-                f"{list(d.raw_capture_indices or ())}  — one layer early, if an engine passes the ids unshifted",
-            )
-        )
-    aux = insp.eagle3_default_aux_ids()
-    if aux is not None:
-        rows.append(
-            (
-                "EAGLE-3 aux ids",
-                f"{aux}  — NOT STATED: the engine default (2, n//2, n−3) is used as-is; "
-                "if the drafter was trained on other layers, acceptance collapses",
-            )
-        )
-    elif d.aux_ids_absent:
-        rows.append(
-            (
-                "EAGLE-3 aux ids",
-                "not stated: engines use their default (2, n//2, n−3) of the target "
-                "(give --target to see which layers)",
-            )
-        )
+    rows += _ids_rows(insp)
     if d.mtp_layers is not None:
         rows.append(
             ("MTP layers", f"{d.mtp_layers}" + (" (inside the target checkpoint)" if d.embedded_in_target else ""))
@@ -184,14 +189,8 @@ def _target_grid(insp) -> list[str]:
     tg = insp.target
     n = tg.num_hidden_layers or 0
     d = insp.drafter
-    if d.embedded_in_target:
-        tapped: set[int] = set()
-    elif d.target_layer_ids is not None and d.ids_capture_before:
-        tapped = {i - 1 for i in (d.hf_hidden_state_indices if d.is_dflash else d.target_layer_ids) or ()}
-    elif d.target_layer_ids is not None:
-        tapped = set(d.target_layer_ids) if d.is_dflash else {i - 1 for i in d.target_layer_ids}
-    else:
-        tapped = {i - 1 for i in insp.eagle3_default_aux_ids() or ()}
+    # the layers whose OUTPUT the drafter was trained on (◆)
+    tapped: set[int] = set() if d.embedded_in_target else set(insp.taps()[0].outputs or ())
     cells = []
     kinds = tg.layer_kinds or ()
     for i in range(min(n, 4096)):
@@ -217,7 +216,7 @@ def _engine_line(insp) -> str:
             basis = f" (this row was verified in the {e.verified} wheel; {e.version} assumed the same)"
     return (
         f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter sliding windows "
-        f"{e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}" + basis
+        f"{e.drafter_swa or 'n/a'}" + basis
     )
 
 
