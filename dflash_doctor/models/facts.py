@@ -379,7 +379,8 @@ def _rotary_dim_fraction(f: _Fields, notes: list[str]) -> float | None:
 def _nope(f: _Fields, mt: str, notes: list[str]) -> tuple[str, ...]:
     """EXAONE-4: with a sliding window, the full-attention (global) layers apply no RoPE (transformers
     modeling_exaone4.py: rotary only when sliding_window is None or the layer slides)."""
-    if mt in ("exaone4", "exaone4_5_text") and f.cfg.get("sliding_window") is not None:
+    window = f.cfg.get("sliding_window", 4096)  # Exaone4Config's default when the key is absent
+    if mt in ("exaone4", "exaone4_5_text") and window is not None:
         notes.append("EXAONE-4: the full-attention layers apply no RoPE (NoPE); only the sliding layers rotate")
         return ("full_attention",)
     return ()
@@ -468,6 +469,16 @@ def _layers(
             causal = k == "sliding" and source != "use_swa"
         layers.append(LayerAttention(i, k, window if k == "sliding" else None, causal))
     return tuple(layers), source, (window if source else None)
+
+
+def _disabled_window(cfg: dict, method: str, notes: list[str]) -> None:
+    """A window declared and switched off (Qwen2-style `use_sliding_window: false`): said, not read as sliding."""
+    sw = cfg.get("sliding_window")
+    if cfg.get("use_sliding_window") is False and isinstance(sw, int) and not isinstance(sw, bool) and sw > 0:
+        notes.append(
+            f"sliding_window {sw} is declared but use_sliding_window is false: the window is off and every layer "
+            "attends in full (transformers' rule)"
+        )
 
 
 def _layers_as_target(
@@ -565,6 +576,7 @@ def drafter_facts_from_config(
         layers, swa_src, window = _layers_as_target(f, shape, n_layers, r.notes)
     else:
         layers, swa_src, window = _layers(f, shape, r.dcfg, n_layers, is_dflash)
+    _disabled_window(shape, method, r.notes)
     card, card_file = _card(files, ckpt.directory)
     weights = None
     if with_weights:

@@ -24,7 +24,9 @@ _TYPE_NAMES = {
 # - MLP, E MoE)
 _NEMOTRON = {"M": "mamba", "*": "full", "-": "mlp", "E": "moe"}
 INTERVAL_LINEAR = {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
-PATTERN_SLIDING = {"gemma3": 6, "gemma3_text": 6, "gemma4": 6, "gemma4_text": 6, "cohere2": 4}
+PATTERN_SLIDING = {"gemma3": 6, "gemma3_text": 6, "gemma4": 6, "gemma4_text": 6, "cohere2": 4, "exaone4": 4}
+# sliding windows transformers assumes when the key is absent (Exaone4Config: 4096)
+DEFAULT_WINDOW = {"exaone4": 4096}
 ALTERNATING_SLIDING = {"gemma2", "gpt_oss"}  # layer i slides when (i + 1) % 2
 MAX_WINDOW = {"qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mimo", "qwen2_5_vl_text", "qwen3_vl_text"}
 MODEL_WIDE = {"mistral", "mixtral", "phi3", "starcoder2", "qwen2_vl"}
@@ -109,13 +111,18 @@ def _pattern_sliding(f: Fields, cfg: dict, n: int) -> Derived | None:
         return _letter_pattern(f, pat, n)
     if mt not in PATTERN_SLIDING and "sliding_window_pattern" not in cfg:
         return None
+    window = f.int("sliding_window") if "sliding_window" in cfg else DEFAULT_WINDOW.get(mt)
+    if mt in DEFAULT_WINDOW and window is None:
+        return tuple("full" for _ in range(n)), f"{mt}: sliding_window null: every layer full attention", None
     p = f.int("sliding_window_pattern") or PATTERN_SLIDING.get(mt, 6)
     kinds = tuple("sliding" if (i + 1) % p else "full" for i in range(n))
     if mt.startswith("gemma4") and kinds:
         kinds = kinds[:-1] + ("full",)  # transformers forces the last Gemma-4 layer to full attention
     given = "" if "sliding_window_pattern" in cfg else ", transformers' default"
     rule = f"sliding_window_pattern = {p}{given} (layer i is full when (i + 1) % {p} == 0)"
-    return kinds, rule, f.int("sliding_window")
+    if "sliding_window" not in cfg and mt in DEFAULT_WINDOW:
+        rule += f"; sliding_window not stated: transformers' default {window}"
+    return kinds, rule, window
 
 
 def _letter_pattern(f: Fields, pat: str, n: int) -> Derived | None:
