@@ -22,20 +22,27 @@ class EngineAuxTaps(Check):
     area = "engine"
     title = "Engine taps the target layers the drafter was trained on"
     needs = (Kind.DRAFTER, Kind.ENGINE)
-    wants = (Kind.TARGET, Kind.LAUNCH, Kind.ENVIRONMENT)
+    wants = (Kind.TARGET, Kind.LAUNCH, Kind.ENVIRONMENT, Kind.ENGINE_SOURCE)
     observations = OBS
 
     def run(self, evidence: EvidenceSet):
         from dflash_doctor.models import aux_taps
 
         d, eng, t = evidence.drafter(), evidence.engine(), evidence.target()
+        assert d is not None and eng is not None  # both are in `needs`
         refs = tuple(e.ref for e in (evidence.get(Kind.DRAFTER), evidence.get(Kind.ENGINE)) if e is not None)
         skip = _not_this_check(d)
         if skip:
             return [self.finding(Status.NOT_APPLICABLE, skip, refs=refs)]
         who = f"{eng.name} {eng.version or '(version unknown)'}"
         n = t.num_hidden_layers if t is not None else None
-        served = aux_taps.served(d, eng.name, eng.version, n, _env(evidence))
+        kind: tuple[str, ...] = (*t.architectures, t.model_type or "") if t is not None else ()
+        src = evidence.engine_source()
+        rows = aux_taps.rows_from_source(src, eng.name, eng.version) if src is not None else None
+        src_ref = evidence.ref(Kind.ENGINE_SOURCE) if src is not None else None
+        if src_ref is not None:
+            refs += (src_ref,)
+        served = aux_taps.served(d, eng.name, eng.version, n, _env(evidence), kind, rows or None)
         if not served:
             return [
                 self.finding(

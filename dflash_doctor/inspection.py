@@ -79,7 +79,8 @@ class Inspection:
             from .collect.files import parse_engine_spec
 
             name, version = parse_engine_spec(self.engine_spec)
-            served = aux_taps.served(d, name, version, n)
+            kind = (*t.architectures, t.model_type or "") if t is not None else ()
+            served = aux_taps.served(d, name, version, n, None, kind)
         return trained, served
 
     def eagle3_default_aux_ids(self) -> list[int] | None:

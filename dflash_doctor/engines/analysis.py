@@ -47,8 +47,10 @@ def static_files(engine: str) -> list[str]:
             ]
             + [models + f for f in vl.DEFAULT_TARGETS]
         )
+    from .auxreads import SG_FILES
+
     models = sg.MODELS[len("sglang/") :]
-    return [p[len("sglang/") :] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS)] + [
+    return [p[len("sglang/") :] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS, *SG_FILES)] + [
         models + f for f in sg.DEFAULT_TARGETS
     ]
 
@@ -109,6 +111,8 @@ class EngineAnalysis:
     missing: tuple[str, ...] = ()  # files the analysis wanted and did not have
     source: str = ""  # where the files came from
     notes: tuple[str, ...] = field(default=())
+    # runner -> ((placement, shift), …): where the runner reads a drafter's aux layer ids (auxreads.py)
+    aux_reads: dict[str, Answer] = field(default_factory=dict)
 
     def swa_for(self, arch: str | None) -> vl.SwaRules | None:
         if arch and arch in self.swa:
@@ -136,6 +140,7 @@ class EngineAnalysis:
             "missing": list(self.missing),
             "source": self.source,
             "notes": list(self.notes),
+            "aux_reads": {k: v.to_dict() for k, v in self.aux_reads.items()},
         }
 
 
@@ -196,6 +201,9 @@ def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> Engi
     swa = {a: vl.swa_rules(src, reg, a) for a in (dflash.value or ())} if dflash.value else {}
     if dflash.value == ():
         layer_map = {r: Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites) for r in layer_map}
+    from .auxreads import vllm_reads
+
+    reads = vllm_reads(src, vl.V1_RUNNER)
     return EngineAnalysis(
         "vllm",
         version,
@@ -209,6 +217,7 @@ def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> Engi
         archs,
         tuple(sorted(src.missing)),
         src.tree.name,
+        aux_reads=reads,
     )
 
 
@@ -254,6 +263,9 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
     layer_map = {
         "worker": lm if dflash.value != () else Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites)
     }
+    from .auxreads import sglang_reads
+
+    reads = {"worker": sglang_reads(src, entries)}
     return EngineAnalysis(
         "sglang",
         version,
@@ -267,6 +279,7 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
         archs,
         tuple(sorted(src.missing)),
         src.tree.name,
+        aux_reads=reads,
     )
 
 

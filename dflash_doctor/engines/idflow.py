@@ -20,7 +20,7 @@ so a +1 on a length never counts as a shift.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 LIST, ELEM = "list", "elem"
@@ -80,21 +80,24 @@ def follow(
     sources: dict[str, str] | None = None,
     sink_attrs: Iterable[str] = SINK_ATTRS,
     sink_calls: Iterable[str] = SINK_CALLS,
+    origin_of: Callable[[ast.expr], str | None] | None = None,
 ) -> Flow:
-    """Interpret `fn`; `sources` maps parameter names to origins (their ids start unshifted)."""
+    """Interpret `fn`; `sources` maps parameter names to origins (their ids start unshifted). `origin_of`, when
+    given, names the origin of a config read instead of the key alone (e.g. by where the key is read from)."""
     env: dict[str, frozenset] = {}
     for name, origin in (sources or {}).items():
         env[name] = frozenset({Tag(origin, 0, LIST, fn.lineno)})
-    it = _Interp(set(sink_attrs), set(sink_calls))
+    it = _Interp(set(sink_attrs), set(sink_calls), origin_of or _source_read)
     it.block(fn.body, env)
     return it.flow
 
 
 class _Interp:
-    def __init__(self, sink_attrs: set[str], sink_calls: set[str]):
+    def __init__(self, sink_attrs: set[str], sink_calls: set[str], origin_of: Callable[[ast.expr], str | None]):
         self.flow = Flow()
         self.sink_attrs = sink_attrs
         self.sink_calls = sink_calls
+        self.origin_of = origin_of
 
     # -- statements: each returns the environment after it, or None when the path ended ------
     def block(self, stmts: list[ast.stmt], env: dict | None) -> dict | None:
@@ -226,7 +229,7 @@ class _Interp:
     def expr(self, e: ast.expr | None, env: dict) -> frozenset:
         if e is None:
             return frozenset()
-        src = _source_read(e)
+        src = self.origin_of(e)
         if src is not None:
             base = frozenset({Tag(src, 0, LIST, e.lineno)})
             if isinstance(e, ast.Call) and call_func(e) == "getattr" and len(e.args) >= 3:

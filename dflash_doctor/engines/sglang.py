@@ -32,8 +32,10 @@ DEFAULT_ENTRY = {"qwen3.py": "Qwen3ForCausalLM", "llama.py": "LlamaForCausalLM",
 
 
 def wanted(listing: tuple[str, ...], target_architectures: tuple[str, ...] = ()) -> list[str]:
+    from .auxreads import SG_FILES
+
     have = set(listing)
-    out = [SPEC_INFO, DFLASH_MODEL, DFLASH_UTILS] + [MODELS + f for f in DEFAULT_TARGETS]
+    out = [SPEC_INFO, DFLASH_MODEL, DFLASH_UTILS, *SG_FILES] + [MODELS + f for f in DEFAULT_TARGETS]
     for arch in target_architectures:
         out += [MODELS + f"{stem}.py" for stem in module_guesses(arch)]
     return [p for p in dict.fromkeys(out) if p in have]

@@ -5,7 +5,7 @@ wheels; docs/layer-id-conventions.md shows it with citations). Every answer is i
 means the output of target layer k (transformers' hidden_states[k + 1]); −1 is the embedding output.
 
     trained(d, n)                    -> Taps   what the drafter's producer trained it on
-    served(d, engine, version, n, env, target_archs) -> list[Served]   one per runner the release may use
+    served(d, engine, version, n, env, target) -> list[Served]   one per runner the release may use
 """
 
 from __future__ import annotations
@@ -122,16 +122,25 @@ def _read_by(row: dict[str, Any], placement: str | None) -> int | None:
     return None
 
 
-def served_on(d, row: dict[str, Any], n: int | None) -> Taps:
-    """What one runner taps for this drafter."""
+def _target_shift(row: dict[str, Any], shift: int, ids: tuple[int, ...], target: tuple[str, ...]) -> tuple[int, str]:
+    """SGLang 0.5.13+ DeepSeek-style targets add 1 only when the first id is 1 (deepseek_v2.py)."""
+    kinds = set(row.get("first_id_one_targets", ()))
+    if shift == 1 and kinds & set(target) and ids and ids[0] != 1:
+        return 0, " (this target's set_eagle3_layers_to_capture adds 1 only when the first id is 1)"
+    return shift, ""
+
+
+def served_on(d, row: dict[str, Any], n: int | None, target: tuple[str, ...] = ()) -> Taps:
+    """What one runner taps for this drafter (`target`: the target's architectures and model_type)."""
     where = f"{row['engine']} {row['runner']} ({row['cite'].split(';')[0]})"
     shift = _read_by(row, d.layer_ids_source) if d.ids_written is not None else None
     if shift is not None:
+        shift, why = _target_shift(row, shift, d.ids_written, target)
         outputs = tuple(i + shift - 1 for i in d.ids_written)
         how = (
             f"reads {d.layer_ids_source} {list(d.ids_written)}"
             + (f" and adds {shift}" if shift else " unshifted")
-            + f": taps the streams entering layers {[i + shift for i in d.ids_written]}"
+            + f": taps the streams entering layers {[i + shift for i in d.ids_written]}{why}"
         )
         return Taps(outputs, how, where)
     said = f"does not read {d.layer_ids_source}" if d.ids_written is not None else "finds no ids"
@@ -186,14 +195,49 @@ def runner_choice(engine: str, version: str, env: dict[str, str] | None = None) 
     return None, "0.22–0.28 use V1 unless the target is one of the release's default-V2 architectures"
 
 
-def served(d, engine: str, version: str | None, n: int | None, env: dict[str, str] | None = None) -> list[Served]:
-    rows = release_rows(engine, version)
+def rows_from_source(analysis, engine: str, version: str | None) -> list[dict[str, Any]]:
+    """Rows like the table's, from an installed engine's own source (engines.auxreads): the source wins where
+    it decided; the table answers for a runner it could not read. SGLang's source reading covers the EAGLE-3
+    placement only, so the table's DFlash placements stay."""
+    table = {r["runner"]: r for r in release_rows(engine, version)}
+    out = []
+    for runner, a in getattr(analysis, "aux_reads", {}).items():
+        base = table.get(runner)
+        if not a.decided:
+            if base is not None:
+                out.append(base)
+            continue
+        reads = [[p, s] for p, s in a.value if s is not None]
+        if engine.lower() != "vllm" and base is not None:
+            seen = {p for p, _ in reads}
+            reads += [r for r in base["reads"] if r[0] not in seen]
+        row = dict(base or {"engine": engine.lower(), "runner": runner, "default": "eagle3"})
+        row.update(reads=reads, cite=f"the installed source: {a.cites[0] if a.cites else a.why}", verified="installed")
+        row.pop("first_id_one_targets", None)  # the source followed this target's own setter
+        if "dflash_default" not in row:
+            row["dflash_default"] = "fc-error" if engine.lower() == "vllm" else "dflash-default"
+        out.append(row)
+    return out
+
+
+def served(
+    d,
+    engine: str,
+    version: str | None,
+    n: int | None,
+    env: dict[str, str] | None = None,
+    target: tuple[str, ...] = (),
+    rows: list[dict[str, Any]] | None = None,
+) -> list[Served]:
+    """What each runner of the release taps; `target` is the target's architectures and model_type; `rows`
+    replaces the table's rows (an installed engine's source: rows_from_source)."""
+    rows = release_rows(engine, version) if rows is None else rows
     if not rows:
         return []
-    chosen, why = runner_choice(engine, version or "", env)
+    chosen, why = runner_choice(engine, version or "0", env)
     out = []
     for row in rows:
         is_chosen = (chosen is None and row["runner"] == "V1") or chosen == row["runner"]
-        out.append(Served(row["runner"], served_on(d, row, n), is_chosen, why))
+        out.append(Served(row["runner"], served_on(d, row, n, target), is_chosen, why))
     out.sort(key=lambda s: not s.chosen)
     return out
