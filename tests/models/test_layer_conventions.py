@@ -434,3 +434,19 @@ def test_dflash_without_ids_by_release(tmp_path, engine, version, outputs, error
     assert chosen.taps.outputs == outputs and (error is None) == (chosen.taps.error is None)
     if error:
         assert error in chosen.taps.error
+
+
+def test_sglang_deepseek_targets_add_one_only_when_the_first_id_is_1(fixtures_dir):
+    """SGLang 0.5.13+ deepseek_v2.py: `if layer_ids and layer_ids[0] == 1: +1, else as given` — Kimi's [1, 29, 57]
+    are served as trained; the same drafter with ids [2, 30, 58] (written here) would be tapped one early."""
+    from dataclasses import replace
+
+    d = drafter_facts(str(_real(fixtures_dir, KIMI[0])), with_weights=False)
+    kimi = ("KimiK25ForConditionalGeneration", "kimi_k25")
+    (s,) = aux_taps.served(d, "sglang", "0.5.22", 61, target=kimi)
+    assert s.taps.outputs == (1, 29, 57)
+    shifted = replace(d, ids_written=(2, 30, 58), target_layer_ids=(2, 30, 58))
+    (s,) = aux_taps.served(shifted, "sglang", "0.5.22", 61, target=kimi)
+    assert s.taps.outputs == (1, 29, 57) and "only when the first id is 1" in s.taps.how
+    (s,) = aux_taps.served(shifted, "sglang", "0.5.12", 61, target=kimi)
+    assert s.taps.outputs == (2, 30, 58)  # before 0.5.13 every target adds 1
