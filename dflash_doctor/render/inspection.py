@@ -208,12 +208,14 @@ def _engine_line(insp) -> str:
 
     basis = " (from the reference)"
     if e.verified:
-        if vtuple(e.version) == vtuple(e.verified):
-            basis = f" (verified in the {e.verified} wheel)"
-        elif vtuple(e.version) > vtuple(e.verified):
-            basis = f" (extrapolated: {e.version} was not read; the newest release read for this row is {e.verified})"
+        read = [v.strip() for v in e.verified.split(",") if v.strip()]
+        newest = max(read, key=vtuple)
+        if any(vtuple(e.version) == vtuple(v) for v in read):
+            basis = f" (verified in the {e.version} wheel)"
+        elif vtuple(e.version) > vtuple(newest):
+            basis = f" (extrapolated: {e.version} was not read; the newest release read for this row is {newest})"
         else:
-            basis = f" (this row was verified in the {e.verified} wheel; {e.version} assumed the same)"
+            basis = f" (this row was verified in the {e.verified} wheels; {e.version} assumed the same)"
     return (
         f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter sliding windows "
         f"{e.drafter_swa or 'n/a'}" + basis
