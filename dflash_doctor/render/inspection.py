@@ -65,6 +65,13 @@ def _rope_text(r) -> str:
         text += f", scaling {kind}" + (f" ×{factor:g}" if isinstance(factor, (int, float)) else "")
     if r.partial_rotary_factor:
         text += f", partial rotary {r.partial_rotary_factor:g}"
+    if r.per_layer_type and "sliding_attention" in r.per_layer_type and "sliding" not in r.source:
+        text += f"; sliding layers {r.per_layer_type['sliding_attention']:g}"
+    if r.nope_kinds:
+        text += f"; no RoPE on {', '.join(k.replace('_attention', '') for k in r.nope_kinds)} layers"
+    notes = [n for n in r.notes if not n.startswith("partial rotary")]
+    if notes:
+        text += " — " + "; ".join(notes)
     return text
 
 
