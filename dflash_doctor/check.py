@@ -9,7 +9,7 @@ and yields "could-not-check" with the reason the evidence is missing; a check th
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
 from .evidence import EvidenceSet, Finding, Kind, Status
@@ -37,7 +37,11 @@ class Check(ABC):
         return Finding(check_id=self.id, status=status, message=message, **kw)
 
 
-def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
+def run_checks(
+    checks: Iterable[Check], evidence: EvidenceSet, launch_method: Callable[[EvidenceSet], str | None] | None = None
+) -> list[Finding]:
+    """Run every check; `launch_method` names the speculative method a launch states (a drafter whose config no
+    reader knows is still of a known method when the launch says which)."""
     findings: list[Finding] = []
     for check in checks:
         absent = [k for k in check.needs if not evidence.has(k)]
@@ -52,7 +56,7 @@ def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
                 )
             )
             continue
-        unknown = _method_unknown(check, evidence)
+        unknown = _method_unknown(check, evidence, launch_method)
         if unknown:
             findings.append(Finding(check.id, Status.COULD_NOT_CHECK, unknown))
             continue
@@ -93,16 +97,16 @@ def run_checks(checks: Iterable[Check], evidence: EvidenceSet) -> list[Finding]:
     return findings
 
 
-def _method_unknown(check: Check, evidence: EvidenceSet) -> str | None:
+def _method_unknown(
+    check: Check, evidence: EvidenceSet, launch_method: Callable[[EvidenceSet], str | None] | None
+) -> str | None:
     """Why `check` cannot run when the drafter's method is unknown; None when it can."""
     if check.method_free or Kind.DRAFTER not in (*check.needs, *check.wants):
         return None
     d = evidence.drafter()
     if d is None or d.method not in (None, "unknown"):
         return None
-    from .models.launch_view import launch_method
-
-    if launch_method(evidence)[0]:
+    if launch_method is not None and launch_method(evidence):
         return None
     why = d.notes[0] if d.notes else f"config format {d.family}"
     return f"could not check: the drafter's method is unknown ({why}), and this check depends on it"

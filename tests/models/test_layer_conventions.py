@@ -450,3 +450,14 @@ def test_sglang_deepseek_targets_add_one_only_when_the_first_id_is_1(fixtures_di
     assert s.taps.outputs == (1, 29, 57) and "only when the first id is 1" in s.taps.how
     (s,) = aux_taps.served(shifted, "sglang", "0.5.12", 61, target=kimi)
     assert s.taps.outputs == (2, 30, 58)  # before 0.5.13 every target adds 1
+
+
+def test_a_launch_naming_the_method_lifts_the_unknown_method_guard(tmp_path, fixtures_dir):
+    d = _dir(tmp_path, fixtures_dir, "aiconfigurator--nvidia--Nemotron-H-56B-Base-8K.json", "d")
+    launch = (
+        "vllm serve nvidia/Nemotron-H-56B-Base-8K --speculative-config "
+        '\'{"method": "mtp", "num_speculative_tokens": 3}\''
+    )
+    report, _ = build_report(gather_files(FileInputs(drafter=str(d), launch=launch)))
+    (f,) = [f for f in report.findings if f.check_id == "drafter-swa"]
+    assert not f.message.startswith("could not check: the drafter's method is unknown"), f.message
