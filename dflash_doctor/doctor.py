@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections.abc import Sequence
@@ -224,14 +225,11 @@ def warm_imports() -> None:
     import importlib
 
     for name in WARM_MODULES:
-        try:
+        # a module that cannot be imported reports that itself where it is needed
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
-        except Exception:  # a module that cannot be imported reports that itself where it is needed
-            pass
-    try:
+    with contextlib.suppress(Exception):
         load_checks(include_plugins=False)
-    except Exception:
-        pass
 
 
 def warm_report_data(settings: Settings | None = None) -> None:
@@ -253,7 +251,5 @@ def warm_report_data(settings: Settings | None = None) -> None:
         engine_support.load_table,
         architectures.load,
     ):
-        try:
+        with contextlib.suppress(Exception):  # (not cached: the report's own call raises it again)
             load()
-        except Exception:  # (not cached: the report's own call raises it again)
-            pass

@@ -154,11 +154,7 @@ def analyse(
     src = Sources(tree)
     version = read_version(engine, tree, log_version)
     archs = tuple(target_architectures)
-    if engine == "vllm":
-        result = _vllm(src, version, archs)
-    else:
-        result = _sglang(src, version, archs)
-    return result
+    return _vllm(src, version, archs) if engine == "vllm" else _sglang(src, version, archs)
 
 
 def _layer_map(shift: Answer, target: Answer, capture: Answer) -> Answer:

@@ -335,10 +335,10 @@ class _Interp:
         args = [self.expr(a, env) for a in e.args]
         kw = [self.expr(k.value, env) for k in e.keywords]
         # a keyword named after the key the ids came from stores them under that name: `Cfg(target_layer_ids=ids)`
-        for k, v in zip(e.keywords, kw):
+        for k, v in zip(e.keywords, kw, strict=True):
             if k.arg in ORIGIN_KEYS and _ids(v):
                 self.flow.exits.append(Exit(f"kw:{k.arg}", v, e))
-        kw = [v for k, v in zip(e.keywords, kw) if k.arg not in ORIGIN_KEYS]
+        kw = [v for k, v in zip(e.keywords, kw, strict=True) if k.arg not in ORIGIN_KEYS]
         ids_in = frozenset().union(*args, *kw) if (args or kw) else frozenset()
         attr = e.func.attr if isinstance(e.func, ast.Attribute) else None
         if attr in self.sink_calls and _ids(ids_in):

@@ -164,9 +164,12 @@ def default_entries(src: Sources) -> list[tuple[Module, ast.ClassDef]]:
     out = []
     for f, cls in DEFAULT_ENTRY.items():
         mod = src.parsed(MODELS + f)
-        if mod is not None and cls in mod.classes:
-            if src.find_method(src.mro(mod, mod.classes[cls]), "set_dflash_layers_to_capture") is not None:
-                out.append((mod, mod.classes[cls]))
+        if (
+            mod is not None
+            and cls in mod.classes
+            and src.find_method(src.mro(mod, mod.classes[cls]), "set_dflash_layers_to_capture") is not None
+        ):
+            out.append((mod, mod.classes[cls]))
     return out
 
 

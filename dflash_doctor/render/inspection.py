@@ -251,54 +251,75 @@ def _terminal(insp, color: bool, width: int) -> str:
         facts.add_row(t(k), t(v))
     con.print(facts)
     con.print()
-    if d.layers:
-        lt = Table(title="Drafter layers", title_justify="left", title_style="bold underline")
-        for col in ("layer", "attention", "window", "causal"):
-            lt.add_column(col)
-        for la in d.layers:
-            style = "yellow" if la.attention == "sliding" else ""
-            lt.add_row(
-                str(la.index),
-                Text(la.attention, style=style),
-                str(la.window or "—"),
-                "causal" if la.causal else "non-causal",
-            )
-        con.print(lt)
-        con.print()
+    _print_layers(con, d)
+    _print_target(con, insp)
+    _print_engine(con, insp)
+    _print_findings(con, insp)
+    from .layout import rstrip_lines
+
+    return rstrip_lines(buf.getvalue())
+
+
+def _print_layers(con, d) -> None:
+    if not d.layers:
+        return
+    lt = Table(title="Drafter layers", title_justify="left", title_style="bold underline")
+    for col in ("layer", "attention", "window", "causal"):
+        lt.add_column(col)
+    for la in d.layers:
+        style = "yellow" if la.attention == "sliding" else ""
+        lt.add_row(
+            str(la.index),
+            Text(la.attention, style=style),
+            str(la.window or "—"),
+            "causal" if la.causal else "non-causal",
+        )
+    con.print(lt)
+    con.print()
+
+
+def _print_target(con, insp) -> None:
     tg = insp.target
-    if tg is not None:
-        con.print(Text("Target ", style="bold underline") + t(f"{tg.source}: {', '.join(tg.architectures)}", "bold"))
-        con.print(t(_target_summary(tg)))
-        con.print(t(_target_kinds(tg)))
-        if tg.hybrid_linear:
-            con.print(
-                t(
-                    "hybrid: 'lin'/'mamb'/'conv' layers are linear attention, Mamba or convolution, not sliding "
-                    "windows",
-                    "dim",
-                )
+    if tg is None:
+        return
+    con.print(Text("Target ", style="bold underline") + t(f"{tg.source}: {', '.join(tg.architectures)}", "bold"))
+    con.print(t(_target_summary(tg)))
+    con.print(t(_target_kinds(tg)))
+    if tg.hybrid_linear:
+        con.print(
+            t(
+                "hybrid: 'lin'/'mamb'/'conv' layers are linear attention, Mamba or convolution, not sliding windows",
+                "dim",
             )
-        con.print(t("◆ = layer whose output the drafter reads", "dim"))
-        for line in _target_grid(insp):
-            con.print(t(line))
-        con.print()
-    if insp.engine_spec:
-        e = insp.engine
-        con.print(Text("Engine ", style="bold underline") + t(insp.engine_spec, "bold"))
-        if insp.arch is not None:
-            con.print(t(insp.arch.sentence, "bold red" if insp.arch.loadable is False else ""))
-        if insp.engine_cannot_load:
-            pass  # nothing the release "does" with a drafter it cannot load is worth listing
-        elif e is None:
-            con.print(t(_engine_line(insp), "yellow"))
-        else:
-            con.print(t(_engine_line(insp)))
-            ignored = insp.silently_ignored()
-            if ignored:
-                con.print(Text("silently ignored by this engine:", style="bold red"))
-                for x in ignored:
-                    con.print(Text("  - ", style="red") + t(x))
-        con.print()
+        )
+    con.print(t("◆ = layer whose output the drafter reads", "dim"))
+    for line in _target_grid(insp):
+        con.print(t(line))
+    con.print()
+
+
+def _print_engine(con, insp) -> None:
+    if not insp.engine_spec:
+        return
+    e = insp.engine
+    con.print(Text("Engine ", style="bold underline") + t(insp.engine_spec, "bold"))
+    if insp.arch is not None:
+        con.print(t(insp.arch.sentence, "bold red" if insp.arch.loadable is False else ""))
+    if insp.engine_cannot_load:
+        pass  # nothing the release "does" with a drafter it cannot load is worth listing
+    elif e is None:
+        con.print(t(_engine_line(insp), "yellow"))
+    else:
+        con.print(t(_engine_line(insp)))
+        ignored = insp.silently_ignored()
+        if ignored:
+            con.print(Text("silently ignored by this engine:", style="bold red"))
+            for x in ignored:
+                con.print(Text("  - ", style="red") + t(x))
+    con.print()
+
+
+def _print_findings(con, insp) -> None:
     con.print(Text("Findings", style="bold underline"))
     for f in insp.report.findings:
         mark, style = MARK[f.status]
@@ -313,9 +334,6 @@ def _terminal(insp, color: bool, width: int) -> str:
         con.print(Text("Warnings", style="bold underline"))
         for w in warns:
             con.print(Text("  ! ", style="yellow") + t(w))
-    from .layout import rstrip_lines
-
-    return rstrip_lines(buf.getvalue())
 
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|<>~"})
