@@ -13,6 +13,7 @@ from ..evidence.engine_facts import EngineAnalysis
 from . import sglang as sg
 from . import vllm as vl
 from .answers import CERTAIN, LIKELY, Answer, VersionReading, undecided
+from .auxreads import SG_FILES, sglang_reads, vllm_reads
 from .capture import capture_sites
 from .pysource import Sources
 from .tree import SourceTree
@@ -46,8 +47,9 @@ def static_files(engine: str) -> list[str]:
             ]
             + [models + f for f in vl.DEFAULT_TARGETS]
         )
+
     models = sg.MODELS[len("sglang/") :]
-    return [p[len("sglang/") :] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS)] + [
+    return [p[len("sglang/") :] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS, *SG_FILES)] + [
         models + f for f in sg.DEFAULT_TARGETS
     ]
 
@@ -103,11 +105,7 @@ def analyse(
     src = Sources(tree)
     version = read_version(engine, tree, log_version)
     archs = tuple(target_architectures)
-    if engine == "vllm":
-        result = _vllm(src, version, archs)
-    else:
-        result = _sglang(src, version, archs)
-    return result
+    return _vllm(src, version, archs) if engine == "vllm" else _sglang(src, version, archs)
 
 
 def _layer_map(shift: Answer, target: Answer, capture: Answer) -> Answer:
@@ -150,6 +148,8 @@ def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> Engi
     swa = {a: vl.swa_rules(src, reg, a) for a in (dflash.value or ())} if dflash.value else {}
     if dflash.value == ():
         layer_map = {r: Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites) for r in layer_map}
+
+    reads = vllm_reads(src, vl.V1_RUNNER)
     return EngineAnalysis(
         "vllm",
         version,
@@ -163,6 +163,7 @@ def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> Engi
         archs,
         tuple(sorted(src.missing)),
         src.tree.name,
+        aux_reads=reads,
     )
 
 
@@ -207,6 +208,8 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
     layer_map = {
         "worker": lm if dflash.value != () else Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites)
     }
+
+    reads = {"worker": sglang_reads(src, entries)}
     return EngineAnalysis(
         "sglang",
         version,
@@ -220,6 +223,7 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
         archs,
         tuple(sorted(src.missing)),
         src.tree.name,
+        aux_reads=reads,
     )
 
 

@@ -57,6 +57,8 @@ class EngineAnalysis:
     missing: tuple[str, ...] = ()  # files the analysis wanted and did not have
     source: str = ""  # where the files came from
     notes: tuple[str, ...] = field(default=())
+    # runner -> ((placement, shift), …): where the runner reads a drafter's aux layer ids (engines/auxreads.py)
+    aux_reads: dict[str, Answer] = field(default_factory=dict)
 
     def swa_for(self, arch: str | None) -> vl.SwaRules | None:
         if arch and arch in self.swa:

@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 
 from .serialise import fields_to_json
 
-# Where aux ids written in the engines' capture-before convention come from (used as-is, never +1).
-AUX_SOURCES = frozenset(
-    {"eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"}
-)
+# Where ids written in the engines' capture-before ("entering") convention come from: id k is the stream entering
+# target layer k, the output of layer k − 1 (speculators; aux_taps.toml's producers with convention "entering").
+# Every other placement names layer outputs (SpecForge/TorchSpec/Model-Optimizer eagle_config, DFlash target_layer_ids).
+AUX_SOURCES = frozenset({"eagle_aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"})
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class WeightFacts:
 @dataclass(frozen=True)
 class LayerAttention:
     index: int
-    attention: str  # "full" | "sliding"
+    attention: str  # "full" | "sliding"; a config no reader knows may also show "mamba", "linear", "conv", "mlp", "moe"
     window: int | None
     causal: bool
 
@@ -67,7 +67,9 @@ class RopeFacts:
     scaling: dict | None  # rope_scaling / non-default rope_parameters type
     partial_rotary_factor: float | None
     source: str  # which field the theta came from
-    per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-4, MiMo-V2 swa_rope_theta)
+    per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-3/4, MiMo-V2 swa_rope_theta)
+    nope_kinds: tuple[str, ...] = ()  # attention kinds that apply no RoPE at all (EXAONE-4's global layers)
+    notes: tuple[str, ...] = ()  # defaults applied and per-layer rules, in words
 
 
 @dataclass(frozen=True)
@@ -126,13 +128,13 @@ class DrafterFacts:
     target_model_type: str | None = None
     speculative_tokens: int | None = None
     special_tokens: dict[str, tuple[int, ...]] | None = None  # bos/eos/pad ids stated in the config
+    ids_written: tuple[int, ...] | None = None  # the ids exactly as the config writes them (layer_ids_source)
 
     @property
     def ids_capture_before(self) -> bool:
-        """True when the ids are in the engines' capture-before convention (used as-is, never +1)."""
-        return self.layer_ids_source in AUX_SOURCES or (
-            self.method in ("eagle3", "peagle") and self.target_layer_ids is not None
-        )
+        """True when the config writes its ids in the engines' capture-before convention (id k = the stream
+        entering layer k: speculators' top-level fields); `target_layer_ids` is then ids − 1."""
+        return self.layer_ids_source in AUX_SOURCES
 
     @property
     def aux_ids_absent(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import re
@@ -22,6 +23,7 @@ from ..interpret.known_issues import default_known_issues
 from ..interpret.reference import default_reference
 from ..knowledge.causes import Knowledge
 from ..models import architectures, engine_support
+from ..models.launch_view import launch_method
 from ..probe.saved_result import add_probe_evidence
 from ..rank.plan import Names, build_plan, fill
 from ..rank.scoring import rank
@@ -58,7 +60,7 @@ def build_report(
         Finding("inputs", Status.COULD_NOT_CHECK, f"could not check {what}: {reason}")
         for what, reason in evidence.collection_errors
     ]
-    findings += run_checks(checks, evidence)
+    findings += run_checks(checks, evidence, _launch_method)
     ranking = rank(findings, evidence, knowledge)
     extra_notes: tuple[str, ...] = ()
     try:
@@ -97,6 +99,10 @@ def build_report(
 
 # Evidence that only restates what the user typed: on its own, nothing was read.
 _STATED = (EngineId, EngineSupport, Workload, ScanStats)
+
+
+def _launch_method(evidence: EvidenceSet) -> str | None:
+    return launch_method(evidence)[0]
 
 
 def require_something_read(evidence: EvidenceSet) -> None:
@@ -203,7 +209,7 @@ def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
 
     add_probe_evidence(served, result, Source("command", "probe"))
     checks = [c for c in load_checks().checks if c.id == "probe-vs-served"]
-    return [to_jsonable(f) for f in run_checks(checks, served)]
+    return [to_jsonable(f) for f in run_checks(checks, served, _launch_method)]
 
 
 # Imported while a host works (the collectors' `meanwhile`): what the diagnosis needs once its answers arrive.
@@ -221,14 +227,11 @@ def warm_imports() -> None:
     """Import the modules used after a host's answers arrive (~0.4 s of imports), and the checks."""
 
     for name in WARM_MODULES:
-        try:
+        # a module that cannot be imported reports that itself where it is needed
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
-        except Exception:  # a module that cannot be imported reports that itself where it is needed
-            pass
-    try:
+    with contextlib.suppress(Exception):
         load_checks(include_plugins=False)
-    except Exception:
-        pass
 
 
 def warm_report_data(settings: Settings | None = None) -> None:
@@ -247,7 +250,5 @@ def warm_report_data(settings: Settings | None = None) -> None:
         engine_support.load_table,
         architectures.load,
     ):
-        try:
+        with contextlib.suppress(Exception):  # (not cached: the report's own call raises it again)
             load()
-        except Exception:  # (not cached: the report's own call raises it again)
-            pass

@@ -17,6 +17,7 @@ from ..evidence.engine_facts import EngineSupport
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import LaunchConfig
 from ..evidence.serialise import to_jsonable
+from ..models import aux_taps
 from ..models.architectures import support
 from ..models.facts import drafter_facts, layer_span, target_facts
 from .doctor import build_report
@@ -73,6 +74,19 @@ class Inspection:
             out.append("the +1 on target_layer_ids: each tap reads the layer before the trained one")
         return out
 
+    def taps(self) -> tuple[Any, list[Any]]:
+        """(what the drafter was trained on, what the named engine release serves on each runner): output terms."""
+
+        d, t = self.drafter, self.target
+        n = t.num_hidden_layers if t is not None else None
+        trained = aux_taps.trained(d, n)
+        served: list[Any] = []
+        if self.engine_spec and not d.embedded_in_target and d.method not in (None, "unknown", "mtp", "medusa"):
+            name, version = parse_engine_spec(self.engine_spec)
+            kind = (*t.architectures, t.model_type or "") if t is not None else ()
+            served = aux_taps.served(d, name, version, n, None, kind)
+        return trained, served
+
     def eagle3_default_aux_ids(self) -> list[int] | None:
         """The aux ids an engine taps for an EAGLE-3 drafter that states none: (2, n//2, n−3), capture-before."""
         d, t = self.drafter, self.target
@@ -108,6 +122,9 @@ class Inspection:
             "raw_capture_indices": list(d.raw_capture_indices) if d.raw_capture_indices is not None else None,
             "num_target_layers": d.num_target_layers,
             "eagle3_default_aux_ids": self.eagle3_default_aux_ids(),
+            "ids_written": list(d.ids_written) if d.ids_written is not None else None,
+            "trained_on": self.taps()[0].to_dict(),
+            "served_as": [s.to_dict() for s in self.taps()[1]],
             "layers": to_jsonable(d.layers),
             "swa_layers": list(d.swa_layers),
             "sliding_window": d.sliding_window,
@@ -157,7 +174,7 @@ def inspect(
         row = ev.get(EngineSupport)
         name, version = parse_engine_spec(engine)
         mt = tfacts.model_type if (dfacts.embedded_in_target and tfacts) else dfacts.model_type
-        arch = support(name, version, dfacts.method, mt, dfacts.speculators_format)
+        arch = support(name, version, dfacts.method, mt, dfacts.speculators_format, tuple(dfacts.architectures or ()))
     else:
         ev.missing(EngineSupport, "no engine given (--engine NAME==VERSION)")
     if k is not None:

@@ -18,7 +18,7 @@ class Reading:
     block_size_source: str | None = None
     mask_token_id: int | None = None
     ids: tuple[int, ...] | None = None  # as written in the config
-    ids_source: str | None = None  # the field they came from (AUX_SOURCES: the capture-before convention)
+    ids_source: str | None = None  # the field they came from (AUX_SOURCES: the entering convention)
     num_target_layers: int | None = None
     draft_vocab_size: int | None = None
     target_hidden_size: int | None = None
