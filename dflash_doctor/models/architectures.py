@@ -12,7 +12,7 @@ import tomllib
 
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId
-from ..versions import release_of
+from ..versions import is_version, release_of
 
 
 @lru_cache(maxsize=1)
@@ -75,8 +75,8 @@ def support(
     data = load()
     engine = engine.lower()
     releases = data.get("releases", {}).get(engine)
-    if not releases or not version:
-        return None
+    if not releases or not is_version(version):
+        return None  # no release named (or text that is not a version, e.g. from a hostile host): not known
     rows = _rows_for(engine, method, model_type, speculators, tuple(architectures))
     who = f"{engine} {version}"
     v = release_of(version)
