@@ -18,11 +18,18 @@ from .common import (
     VerboseOpt,
     examples,
     invocation,
+    number,
 )
 
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
 LogOpt = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST (default: discovered).")
-PidOpt = typer.Option(None, "--pid", metavar="PID", help="The serving process to examine when a host runs several.")
+PidOpt = typer.Option(
+    None,
+    "--pid",
+    metavar="PID",
+    help="The serving process to examine when a host runs several.",
+    parser=number("--pid", 1, 2**31 - 1, integer=True),
+)
 NewKeyOpt = typer.Option(
     False, "--accept-new-host-key", help="Trust and record UNKNOWN host keys (changed keys are always refused)."
 )
@@ -57,7 +64,13 @@ def register(app: typer.Typer) -> None:
         ssh_config: str | None = SshConfigOpt,
         known_hosts: str | None = KnownHostsOpt,
         allow_ssh_exec: bool = AllowSSHExecOpt,
-        timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time allowed per remote command."),
+        timeout: float = typer.Option(
+            60.0,
+            "--timeout",
+            metavar="SECONDS",
+            help="Time allowed per remote command.",
+            parser=number("--timeout", 0, 86400, above=True),
+        ),
         probe_result: str | None = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
         verbose: bool = VerboseOpt,
@@ -169,6 +182,7 @@ def register(app: typer.Typer) -> None:
         Secrets redacted; diagnose it later, anywhere, with `check bundle`."""
         from .. import __version__
         from ..hostcheck import HostCheck, collect_bundle, refuse_paths_as_hosts
+        from ..textsafe import command
         from .output import Output
 
         refuse_paths_as_hosts([host_spec])
@@ -187,6 +201,6 @@ def register(app: typer.Typer) -> None:
         )
         Output().info(
             f"bundle written to {done.path}: {done.answers} recorded answers, {done.evidence} pieces of "
-            f"evidence; diagnose it with: dflash-doctor check bundle {done.path}"
+            f"evidence; diagnose it with: {command('dflash-doctor', 'check', 'bundle', done.path)}"
         )
         return 0

@@ -8,6 +8,7 @@ import os
 import typer
 
 from ..errors import UsageError
+from .common import number
 
 SelectorOpt = typer.Option(
     None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'."
@@ -19,7 +20,13 @@ StepOpt = typer.Option("5m", "--step", metavar="DURATION", help="Resolution of Ï
 UntilOpt = typer.Option(
     None, "--until", metavar="TIME", help="End of the window: unix seconds or ISO 8601 (default: now)."
 )
-TimeoutOpt = typer.Option(30.0, "--timeout", metavar="SECONDS", help="Seconds to wait for each Prometheus answer.")
+TimeoutOpt = typer.Option(
+    30.0,
+    "--timeout",
+    metavar="SECONDS",
+    help="Seconds each Prometheus answer may take, whole (not per read).",
+    parser=number("--timeout", 0, 86400, above=True),
+)
 BearerFileOpt = typer.Option(
     None, "--bearer-token-file", metavar="FILE", help="File holding a bearer token for Prometheus."
 )
@@ -79,24 +86,30 @@ def make_auth(
     )
 
 
+MAX_UNIX_TIME = 32503680000.0  # 3000-01-01
+
+
 def parse_until(text: str | None) -> float | None:
     if not text:
         return None
     from datetime import datetime, timezone
 
+    hint = "unix seconds or ISO 8601, e.g. 2026-05-14T09:15:00Z"
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        pass
-    try:
-        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"--until {text!r} is not a time", hint="unix seconds or ISO 8601, e.g. 2026-05-14T09:15:00Z"
-        ) from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.timestamp()
+        try:
+            t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"--until {text[:60]!r} is not a time", hint=hint) from None
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=timezone.utc)
+        seconds = t.timestamp()
+    # nan, inf, 1e300 or before 1970: no window Prometheus could answer for (a range query with them failed
+    # deep inside, as an internal error)
+    if not 0 < seconds <= MAX_UNIX_TIME:
+        raise UsageError(f"--until {text[:60]!r}: not a time between 1970 and the year 3000", hint=hint)
+    return seconds
 
 
 def prom_source(url, selector, since, step, until, timeout, *auth_args):
