@@ -52,7 +52,7 @@ InsecureOpt = typer.Option(False, "--insecure-skip-verify", help="Do not verify 
 def make_auth(
     bearer_token_file, bearer_token_env, basic_user, basic_password_file, basic_password_env, ca_file, insecure
 ):
-    from ..prometheus.client import PromAuth
+    from ..prometheus.client import PromAuth, check_secret
 
     if bearer_token_file and bearer_token_env:
         raise UsageError("give one of --bearer-token-file and --bearer-token-env")
@@ -68,6 +68,7 @@ def make_auth(
                 f"environment variable {bearer_token_env} is empty or not set",
                 hint="export it, or give --bearer-token-file FILE",
             )
+        token = check_secret(token, f"environment variable {bearer_token_env}")
     if basic_password_env and not basic_password_file:
         password = os.environ.get(basic_password_env)
         if password is None:
@@ -75,6 +76,7 @@ def make_auth(
                 f"environment variable {basic_password_env} is not set",
                 hint="export it, or give --basic-auth-file FILE",
             )
+        password = check_secret(password, f"environment variable {basic_password_env}")
     return PromAuth(
         bearer_token_file=bearer_token_file,
         bearer_token=token,

@@ -252,11 +252,9 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
 def read_source(source: str, timeout: float = 10.0) -> str:
     """The text of a metrics file or URL, capped at MAX_BYTES."""
     if source.startswith(("http://", "https://")):
-        import urllib.request
+        from ..prometheus.client import fetch_bytes
 
-        req = urllib.request.Request(source, headers={"Accept": "text/plain"})
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (the user's URL)
-            data = resp.read(MAX_BYTES + 1)
+        data = fetch_bytes(source, timeout, MAX_BYTES)  # (the whole answer within `timeout`, not each read)
     else:
         import gzip
 
