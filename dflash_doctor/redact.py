@@ -13,7 +13,7 @@ weights and git revisions, which are evidence, not secrets.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -562,6 +562,24 @@ def redact_text(text: str) -> str:
         elif not rule.gate or any(g in low for g in rule.gate):
             text, ends = rule.pattern.sub(rule.repl, text), _UNKNOWN  # (whatever the rules' order: ends are offsets)
     return text
+
+
+def redact_words(words: Sequence[str]) -> list[str]:
+    """An argv, each word redacted with the command line around it: `curl -u alice:PW` hides PW only beside
+    `curl`, which a word alone does not show (the launch parser then filed `alice:PW` under `args.user`). The
+    words are joined as a shell would read them, redacted, and split again; where that does not give back as
+    many words, each word is redacted alone."""
+    import shlex
+
+    joined = " ".join(shlex.quote(w) for w in words)
+    red = redact_text(joined)
+    if red == joined:
+        return list(words)
+    try:
+        back = shlex.split(red)
+    except ValueError:
+        back = []
+    return back if len(back) == len(words) else [redact_text(w) for w in words]
 
 
 def is_secret_key(key: str) -> bool:
