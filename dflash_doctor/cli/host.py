@@ -111,7 +111,9 @@ def register(app: typer.Typer) -> None:
         if len(specs) == 1:
             res = check_one(specs[0], opts)
             if res.state in ("unreachable", "failed"):  # nothing was read: one line, not a report
-                raise DoctorError(f"{specs[0]}: {res.error}", res.hint, ExitCode.NOT_CHECKED)
+                # (a host's own errors start with its name already: said once)
+                error = res.error if res.error.startswith(specs[0]) else f"{specs[0]}: {res.error}"
+                raise DoctorError(error, res.hint, ExitCode.NOT_CHECKED)
             out.info(next((e.summary for e in res.report.evidence if e.kind.value == "host"), ""))
             out.show(res.report)
             return res.exit_code

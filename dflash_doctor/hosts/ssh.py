@@ -437,8 +437,8 @@ class SSHHost(Host):
                 # No SSH banner came back: paramiko's own words for it ("No existing session", "Error reading
                 # SSH protocol banner") do not say what happened.
                 raise HostError(
-                    f"{self.name}: no SSH server answered within {timeout:g}s: the connection to "
-                    f"{self.hostname}:{self.port} opened, but no SSH banner came back",
+                    f"{self.name}: no SSH server answered within {timeout:g} s (the connect timeout): the TCP "
+                    f"connection to {self.hostname}:{self.port} opened, but no whole SSH banner came back",
                     hint="is sshd (and not another service) listening on that port, and is the host "
                     "not overloaded? Raise ConnectTimeout in ~/.ssh/config for a slow host",
                 )
