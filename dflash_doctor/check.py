@@ -41,7 +41,7 @@ def describe_crash(exc: BaseException) -> str:
     """`Type: message` of what a check or plugin raised, whatever it raised (a message whose own __str__
     raises, an exception that is no Exception)."""
     if isinstance(exc, SystemExit):
-        return f"it called sys.exit({exc.code!r})"
+        return f"SystemExit: it called sys.exit({exc.code!r})"
     try:
         text = str(exc)
     except BaseException:  # noqa: BLE001 (a plugin's exception may do anything, even in __str__)
