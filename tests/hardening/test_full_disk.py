@@ -39,7 +39,8 @@ def _can_mount_tmpfs() -> str | None:
 
 
 def _full_tmpfs(script: str) -> subprocess.CompletedProcess:
-    """Run `script` (sh) with $D an 8 MiB tmpfs (room for a collected bundle of a busy machine: 381 KB here) in a private mount namespace; `fill` fills it up."""
+    """Run `script` (sh) with $D an 8 MiB tmpfs (room for a collected bundle of a busy machine: 381 KB here)
+    in a private mount namespace; `fill` fills it up."""
     reason = _can_mount_tmpfs()
     if reason:
         pytest.skip(reason)
