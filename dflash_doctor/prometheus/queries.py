@@ -56,11 +56,17 @@ def parse_labels(text: str, flag: str) -> tuple[str, ...]:
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPS = ("=~", "!~", "!=", "=")  # longest first
-_SPACE = re.compile(r"\s*")
 # A value a user left unquoted (`job=vllm`): taken as the string it obviously means.
 _BARE = re.compile(r"[^\s,\"'`{}()\[\]\\=!~]+")
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"', "'": "'"}
 _HEX = {"x": 2, "u": 4, "U": 8}
+
+
+def _skip(s: str, i: int) -> int:
+    """The index after the whitespace at s[i]."""
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
 
 
 def _bad(selector: str | None, why: str) -> UsageError:
@@ -78,7 +84,8 @@ def _string(s: str, i: int, selector: str | None) -> tuple[str, int]:
         if end < 0:
             raise _bad(selector, "a quoted value is not closed")
         return s[i + 1 : end], end + 1
-    out, j = [], i + 1
+    out: list[str] = []
+    j = i + 1
     while j < len(s):
         ch = s[j]
         if ch == q:
@@ -122,7 +129,7 @@ def parse_matchers(selector: str | None) -> list[tuple[str, str, str]]:
             raise _bad(selector, "no closing brace")
         s = s[1:-1]
     out: list[tuple[str, str, str]] = []
-    i = _SPACE.match(s, 0).end()
+    i = _skip(s, 0)
     while i < len(s):
         if s[i] in "\"'`":
             name, i = _string(s, i, selector)
@@ -130,11 +137,11 @@ def parse_matchers(selector: str | None) -> list[tuple[str, str, str]]:
             name, i = m.group(), m.end()
         else:
             raise _bad(selector, f"not a label name at {s[i : i + 20]!r}")
-        i = _SPACE.match(s, i).end()
+        i = _skip(s, i)
         op = next((o for o in _OPS if s.startswith(o, i)), None)
         if op is None:
             raise _bad(selector, f"{name!r} needs a match operator (=, !=, =~ or !~) and a value")
-        i = _SPACE.match(s, i + len(op)).end()
+        i = _skip(s, i + len(op))
         if i < len(s) and s[i] in "\"'`":
             value, i = _string(s, i, selector)
         elif m := _BARE.match(s, i):
@@ -144,11 +151,11 @@ def parse_matchers(selector: str | None) -> list[tuple[str, str, str]]:
         if name == "__name__":
             raise UsageError("--selector must not match __name__: the metric names are chosen by dflash-doctor")
         out.append((name, op, value))
-        i = _SPACE.match(s, i).end()
+        i = _skip(s, i)
         if i < len(s):
             if s[i] != ",":
                 raise _bad(selector, f"expected ',' between matchers at {s[i : i + 20]!r}")
-            i = _SPACE.match(s, i + 1).end()
+            i = _skip(s, i + 1)
     return out
 
 
