@@ -22,6 +22,7 @@ from ..models.engine_support import lookup
 from ..parse.frame import summarize
 from ..parse.logscan import aggregate
 from ..parse.metrics_text import MetricsError, intervals_from_scrapes, parse_text
+from ..textsafe import command
 
 if TYPE_CHECKING:
     from ..parse.logscan import LogScan
@@ -256,7 +257,7 @@ class EvidenceBuilder:
             return
         name, version = eng.value.name, eng.value.version
         if not version:
-            ev.missing(EngineSupport, f"{name} release unknown (`--engine {name}==VERSION`)")
+            ev.missing(EngineSupport, f"{name} release unknown (`--engine {command(name)}==VERSION`)")
             return
         row = lookup(name, version)
         if row is None:

@@ -22,6 +22,7 @@ from ..models.file_access import LocalFiles
 from ..parse.launch import LaunchParseError, parse_launch_text
 from ..parse.logscan import LogScan, order_rotated, scan_file
 from ..parse.metrics_text import MetricsError, parse_text, parse_window, read_source
+from ..safeio import read_regular
 from ..settings import DEFAULT, Settings
 from .builder import EvidenceBuilder
 
@@ -256,9 +257,9 @@ def read_at_file(value: str) -> str:
     """`@FILE` means the file's content; anything else is the text itself."""
     if value.startswith("@"):
         path = value[1:]
+
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                return fh.read(1 << 20)
+            return read_regular(path, 1 << 20).decode("utf-8", "replace")
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     return value

@@ -19,6 +19,7 @@ import tomllib
 from ..evidence import Kind
 from ..evidence.engine_facts import EngineSupport
 from ..probe.runner import ABLATIONS
+from ..safeio import read_regular
 
 # Speculative methods, as the method belief (interpret/method.py) and the reference bands name them.
 METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
@@ -307,8 +308,15 @@ def _table_fix(d: object, where: str) -> TableFix | None:
 
 
 def load_toml(path: Path | str) -> dict:
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
+    """A TOML file (a regular file of at most 16 MiB: a FIFO hung the run); text that is not UTF-8 is a
+    TOMLDecodeError (it was an internal error)."""
+
+    raw = read_regular(path, 16 << 20)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise tomllib.TOMLDecodeError(f"not UTF-8 text (byte {exc.start})") from None
+    return tomllib.loads(text)
 
 
 def _require_declared(r: Rule, declared: frozenset[str]) -> None:

@@ -25,6 +25,7 @@ MODULES = (
     "errors",
     "model_ref",
     "redact",
+    "safeio",
     "probe/__init__",
     "probe/config",
     "probe/drafter",

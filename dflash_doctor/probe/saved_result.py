@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -11,6 +10,7 @@ from ..evidence import Evidence, EvidenceSet, Source
 from ..evidence.payloads import ProbeResult
 from ..model_ref import model_identity
 from ..names import names_of
+from ..safeio import load_json, read_regular
 
 PROBE_SCHEMA = "dflash-doctor/probe@1"
 
@@ -54,15 +54,15 @@ class SavedProbe:
 
 def read_probe_result(path: str) -> SavedProbe:
     hint = "save one with `dflash-doctor probe --target T --drafter D --format json -o probe.json`"
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh)
+        result = load_json(read_regular(path, 64 << 20))
     except FileNotFoundError:
         raise UsageError(f"--probe-result {path}: no such file", hint=hint) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageError(
-            f"--probe-result {path}: cannot read it ({type(exc).__name__}: {str(exc)[:120]})", hint=hint
-        ) from None
+    except OSError as exc:
+        raise UsageError(f"--probe-result {path}: cannot read it ({exc.strerror or exc})", hint=hint) from None
+    except ValueError as exc:  # not JSON, NaN, absurd nesting or size
+        raise UsageError(f"--probe-result {path}: not JSON ({str(exc)[:120]})", hint=hint) from None
     if (
         not isinstance(result, dict)
         or result.get("schema") != PROBE_SCHEMA

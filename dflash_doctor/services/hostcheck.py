@@ -21,6 +21,7 @@ from ..hosts import HostError
 from ..hosts.bundle import BundleHost, RecordingHost
 from ..hosts.connect import open_host
 from ..probe.saved_result import attach_probe
+from ..textsafe import command
 from .doctor import build_report, warm_imports, warm_report_data
 
 # A host's state after the attempt; only "checked" carries a diagnosis worth reading.
@@ -121,7 +122,8 @@ def refuse_paths_as_hosts(specs: Sequence[str]) -> None:
         if os.path.exists(spec):
             what = "directory" if os.path.isdir(spec) else "file"
             raise UsageError(
-                f"{spec} is a {what} here, not a host", hint=f"did you mean `dflash-doctor check bundle {spec}`?"
+                f"{spec} is a {what} here, not a host",
+                hint=f"did you mean `{command('dflash-doctor', 'check', 'bundle', spec)}`?",
             )
 
 
@@ -201,7 +203,9 @@ def check_bundle(path: str, opts: HostCheck) -> HostResult:
     """A saved bundle, replayed through the same collector and checks. A path that is no bundle: usage error."""
 
     if "://" in path and not os.path.exists(path):
-        raise UsageError(f"{path} is a host, not a bundle", hint=f"did you mean `dflash-doctor check host {path}`?")
+        raise UsageError(
+            f"{path} is a host, not a bundle", hint=f"did you mean `{command('dflash-doctor', 'check', 'host', path)}`?"
+        )
     if not os.path.exists(path):
         raise UsageError(
             f"no such bundle: {path}",
