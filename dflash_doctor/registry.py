@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 import pkgutil
-import sys
 from dataclasses import dataclass, field
+from importlib import metadata
 
 from .check import Check
 
@@ -45,54 +44,6 @@ def _what(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def group_declared(group: str) -> bool | None:
-    """Whether an installed distribution declares entry points in `group`, read the way importlib.metadata
-    finds them (each sys.path folder's *.dist-info / *.egg-info, an egg folder's EGG-INFO) without
-    importing it (~10-20 ms a run, most of a `logs` run's plugin discovery). None when that reading may not
-    be the whole answer (a sys.path entry that is no folder, a finder of distributions of its own): then
-    importlib.metadata answers."""
-    from importlib.machinery import PathFinder
-
-    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
-        return None
-    header = f"[{group}]"
-    for entry in sys.path:
-        folder = entry or "."
-        if not os.path.isdir(folder):
-            if os.path.exists(folder):
-                return None  # (a zip or an egg file: importlib.metadata reads inside it)
-            continue
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        egg = folder.lower().endswith(".egg")  # (an egg on sys.path: its EGG-INFO)
-        for name in names:
-            low = name.lower()
-            if not (low.endswith((".dist-info", ".egg-info")) or egg and low == "egg-info"):
-                continue
-            ep = os.path.join(folder, name, "entry_points.txt")
-            try:
-                with open(ep, encoding="utf-8", errors="replace") as fh:
-                    if _declares(fh.read(), header):
-                        return True
-            except OSError:
-                continue
-    return False
-
-
-def _declares(text: str, header: str) -> bool:
-    """An entry_points.txt holds at least one entry under `header`."""
-    inside = False
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("["):
-            inside = line == header
-        elif inside and line and not line.startswith(("#", ";")):
-            return True
-    return False
-
-
 def _check_classes(module) -> list[type[Check]]:
     found = []
     for _, obj in inspect.getmembers(module, inspect.isclass):
@@ -119,9 +70,7 @@ def load_checks(include_plugins: bool = True) -> CheckRegistry:
             continue
         for cls in _check_classes(module):
             reg.add(cls, "builtin")
-    if include_plugins and group_declared(ENTRY_POINT_GROUP) is not False:
-        from importlib import metadata
-
+    if include_plugins:
         try:
             eps = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
         except Exception as exc:  # pragma: no cover

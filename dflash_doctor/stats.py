@@ -65,16 +65,6 @@ def _r(x: float, n: int = 4) -> float | None:
     return None if x is None or x != x or math.isinf(x) else round(x, n)
 
 
-def median(values) -> float:
-    """The middle value (the mean of the two middle ones for an even count), as `statistics.median`
-    computes it, without that module's import (fractions, decimal: a few ms of every run that ranks)."""
-    data = sorted(values)
-    n = len(data)
-    if not n:
-        raise ValueError("no median of no values")
-    return data[n // 2] if n % 2 else (data[n // 2 - 1] + data[n // 2]) / 2
-
-
 def z_for(level: float) -> float:
     """Two-sided normal quantile for a confidence level (0.5 < level < 1), via the inverse error function."""
     if not 0.5 < level < 1.0:

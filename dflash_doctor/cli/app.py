@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -83,30 +84,15 @@ COMMANDS = {
 }
 
 
-def build_app(only: str | None = None) -> typer.Typer:
-    """The app with every command, or with only the command `only` names (a run of that command builds
-    nothing else: the other commands' modules and options cost a `logs` run ~30 ms of CPU, while its
-    scan workers need it)."""
-    import importlib
-
+def build_app() -> typer.Typer:
+    """The app with every command, each registered by its module (cli/NAME.py)."""
     new = _new_app()
-    names = [only] if only in COMMANDS else list(COMMANDS)
-    for name in dict.fromkeys(COMMANDS[n] for n in names):
+    for name in dict.fromkeys(COMMANDS.values()):
         importlib.import_module(f"{__package__}.{name}").register(new)
     return new
 
 
-def _app_for(args: list[str]) -> typer.Typer:
-    """The app a command line needs: its command alone when the line starts with a command's name (the root
-    options, `--help`, no arguments or a mistyped name get the whole app, whose messages list them all)."""
-    return build_app(args[0] if args and args[0] in COMMANDS else None)
-
-
-def __getattr__(name: str):
-    if name == "app":  # the whole app, built on first use (tests, documentation tools)
-        globals()["app"] = whole = build_app()
-        return whole
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+app = build_app()
 
 
 def _tolerant_streams() -> None:
@@ -144,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     common.ARGV = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in (argv or sys.argv) or os.environ.get("DFLASH_DOCTOR_DEBUG") == "1"
     try:
-        rv = _app_for(common.ARGV)(args=argv, standalone_mode=False, prog_name="dflash-doctor")
+        rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")
     except DoctorError as exc:
         if debug:
             import traceback

@@ -43,10 +43,6 @@ def register(app: typer.Typer) -> None:
         """The acceptance picture of server logs: τ, curve, trend.
 
         Exit 1 when the acceptance shows a problem, 0 when healthy, 3 when it cannot be judged."""
-        if not engine:  # (with --engine the workers would need its parsed form: they start with the scan)
-            from .early import start_scan_early
-
-            start_scan_early(files)  # (begun already when the entry point could read the file: then a no-op)
         from ..collect.builder import EvidenceBuilder
         from ..collect.files import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
         from ..doctor import require_something_read
@@ -69,21 +65,7 @@ def register(app: typer.Typer) -> None:
         ev = EvidenceSet(label="logs")
         if engine:
             gather_engine(ev, engine)
-        loaded: list = []
-
-        def prepare() -> None:  # while worker processes scan a large log: what the report needs next
-            import importlib
-
-            from ..registry import load_checks
-
-            for name in ("dflash_doctor.doctor", "dflash_doctor.parse.frame"):
-                importlib.import_module(name)
-            loaded.append(load_checks())
-            from ..doctor import warm_report_data
-
-            warm_report_data(settings)
-
-        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
+        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, settings=settings)
         require_something_read(ev)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
@@ -96,7 +78,7 @@ def register(app: typer.Typer) -> None:
         builder.add_engine_support()
         for kind, what in ((Kind.DRAFTER, "--drafter"), (Kind.TARGET, "--target"), (Kind.LAUNCH, "--launch")):
             ev.missing(kind, f"a log does not carry it: `dflash-doctor diagnose {what} …` adds it")
-        reg = loaded[0] if loaded else load_checks()
+        reg = load_checks()
         kinds = {Kind.ACCEPTANCE, Kind.LOG_SCAN, Kind.STARTUP, Kind.ENGINE, Kind.ENGINE_SUPPORT}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
         report, warnings = build_report(ev, checks=checks, settings=settings, invocation=invocation())

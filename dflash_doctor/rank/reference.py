@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from statistics import median
 from typing import Any
 
 import tomllib
 
-from ..stats import median
 from .knowledge import KnowledgeError
 
 KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes")

@@ -84,7 +84,7 @@ def dangerous_calls(tree: ast.AST) -> list[str]:
 # Reviewed exceptions, each with the reason it is safe. Keep this list short.
 ALLOWED = {
     (
-        "dflash_doctor/parse/workers.py",
+        "dflash_doctor/parse/fast/workers.py",
         "marshal.loads()",
     ): "tuples of str/float built by the scanner's own forked worker, read back over a pipe; the log's bytes "
     "are never unmarshalled, and marshal data does not run code",

@@ -15,7 +15,8 @@ from typing import Any
 from ...evidence import EvidenceSet, Kind, Source
 from ...hosts.base import Host
 from ...parse.launch import parse_argv
-from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
+from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, Lines
+from ...parse.logscan import scan as scan_log
 from ...payloads import EngineId, Environment, Gpu, GpuInventory, HostSummary, Processes, ServingProcess
 from ...redact import REDACTED, redact_text
 from ..builder import EvidenceBuilder
@@ -62,10 +63,8 @@ class HostCollector:
         host: Host,
         options: HostOptions | None = None,
         progress: Callable[[str], None] | None = None,
-        meanwhile: Callable[[], None] | None = None,
     ):
         self.host = host
-        self.meanwhile = meanwhile
         self.opt = options or HostOptions()
         self.progress = progress or (lambda msg: None)
         self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
@@ -135,10 +134,6 @@ class HostCollector:
 
     def _collect(self) -> None:
         ev = self.ev
-        # While the host works (the log filter alone takes ~0.5 s per GiB), the caller's `meanwhile` runs
-        # here (the CLI imports what the diagnosis needs afterwards: doctor.warm_imports).
-        if self.meanwhile is not None:
-            self._pool.submit(self.meanwhile)
         # The log needs no survey when its path is known (--log); otherwise AUTOLOG guesses the process
         # the survey will pick and filters its stdout file meanwhile. Either saves a round trip.
         if self.opt.log:
@@ -420,7 +415,7 @@ class HostCollector:
                     "were transferred and scanned (the recent picture)"
                 )
         lines = res.stdout.decode("utf-8", "replace").splitlines()
-        scan = scan_lines(iter(lines), f"{self.label}:{where}")
+        scan = scan_log(Lines(lines, f"{self.label}:{where}"))
         self.build.add_log_scan(
             scan,
             where,
@@ -656,8 +651,6 @@ def _size(n: int | None) -> str:
     return f"{n} B"
 
 
-def collect_host(
-    host: Host, options: HostOptions | None = None, progress=None, meanwhile: Callable[[], None] | None = None
-) -> EvidenceSet:
-    """Collect one host's evidence. `meanwhile` runs on the collector's pool while the host works."""
-    return HostCollector(host, options, progress, meanwhile).collect()
+def collect_host(host: Host, options: HostOptions | None = None, progress=None) -> EvidenceSet:
+    """Collect one host's evidence."""
+    return HostCollector(host, options, progress).collect()

@@ -275,7 +275,8 @@ class Parsed:
 @dataclass(frozen=True)
 class Format:
     """One engine output format. The registry (formats/__init__.py) collects every module's FORMAT
-    and derives from them what the scanners, the grep pre-filter and the host filter search for."""
+    and derives from them what the streamed scanner searches for; the fast route's grep routing is
+    its own (fast/routes.py)."""
 
     id: str
     engine: str | None
@@ -289,17 +290,11 @@ class Format:
     checks_prefix: bool = False  # `parse` judges where the record starts itself (JSON records)
     look_back: int = 12  # lines before a block's first line handed to `parse` (as `before`)
     block: bool = False  # the literal's line starts a block: `after`/`before` are filled
-    grep: tuple[str, ...] = ()  # literals for the grep pre-filter's pass (see formats/__init__.py: the rule)
-    grep_pass: str = "main"
-    grep_markers: tuple[str, ...] = ()  # text in a file's head that selects this format's grep pass (its grep
-    #                                     literals select it too)
-    grep_slow: str = ""  # why this format's pass (not the main one) may use a literal with a common first byte:
-    #                      no fast literal is in every line the streamed route reads; only files that select it pay
-    grep_edges: bool = False  # the grep route looks for it only near the file's ends (a script's last output)
     scan_extra: tuple[str, ...] = ()  # literals without "ccept" the streamed scanner must find too
     candidate_in_line: bool = False  # every line of the format holds "ccept" besides its literal
-    server: bool = False  # printed in a serving engine's log: the host's remote filter keeps its (main-pass) lines
     standing: str = "engine"  # "engine", or "unrecognised" (the generic reader of last resort)
+    cumulative: bool = False  # its counters run since the engine started (differenced): no interval is a jump
+    rate_from_counts: bool = True  # its Drafted/Accepted are counts the draft acceptance rate may sum
     finish: Callable[[list, Any], None] | None = None  # deferred records -> rows, once a source is read
     supersedes: tuple[str, ...] = ()  # formats describing the same drafts less exactly: their rows of the same
     #                                   source are set aside (reported, not summed) when this one has rows

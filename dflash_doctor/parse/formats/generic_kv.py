@@ -146,6 +146,5 @@ FORMAT = Format(
     priority=99,
     block=True,
     checks_prefix=True,  # its key must start the line's content: block_fields matches from there
-    grep_edges=True,
     standing="unrecognised",
 )

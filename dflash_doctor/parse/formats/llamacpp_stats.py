@@ -122,12 +122,8 @@ FORMAT = Format(
     parse=parse,
     priority=34,
     lead=_LEAD,
-    grep=(LITERAL,),
-    grep_pass="llama.cpp",
-    # its own line selects the pass too: an excerpt holding only statistics lines has no loader lines in its head
-    grep_markers=(LITERAL,),
     scan_extra=(LITERAL,),
-    server=True,
+    cumulative=True,
     finish=finish,
     supersedes=("llamacpp-print-timing",),
 )

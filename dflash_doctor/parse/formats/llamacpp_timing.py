@@ -136,13 +136,5 @@ FORMAT = Format(
     parse=parse,
     priority=35,
     lead=_LEAD,
-    # (the lead is optional: the releases that log the line through SLT_INF with a leading "\n" or through
-    # SLT_CNT print `draft acceptance rate = …` alone on its line, so no fast literal is in every line)
-    grep=("draft acceptance",),
-    grep_pass="llama.cpp",
-    grep_slow="the line can stand alone (`draft acceptance rate = …` after a newline or as a log continuation); "
-    "measured on 1 GiB: 0.45-0.50 CPU-s with `#calls(b,g,a)` beside it, instead of 0.09-0.13 s",
-    grep_markers=("llama_model_loader", "llama_context", "llama-server", "srv  ", "slot ", "common_init_from_params"),
-    server=True,
     finish=finish,
 )

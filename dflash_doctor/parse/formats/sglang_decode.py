@@ -128,10 +128,9 @@ FORMAT = Format(
     "#running-req × decode_log_interval (an estimate); DP ranks kept apart",
     literals=(LITERAL,),
     parse=parse,
+    rate_from_counts=False,  # drafted/accepted are estimates (#running-req × the log interval)
     header=SGLANG_HEADER,
     priority=30,
-    grep=(LITERAL,),
     candidate_in_line=True,  # `accept len`
-    server=True,
     finish=finish,
 )

@@ -150,12 +150,9 @@ FORMAT = Format(
     "a per-request average with spec_accept_length alone",
     literals=("Finish: obj=", '"request.finished"'),
     parse=parse,
+    rate_from_counts=False,  # no Drafted count: per-request figures
     priority=36,
     checks_prefix=True,
-    grep=("Finish: obj", '"request.finished"'),
-    grep_pass="sglang-requests",
-    grep_markers=("'spec_verify_ct'", '"spec_verify_ct"'),
     scan_extra=("spec_verify_ct",),
-    server=True,
     supersedes=("sglang",),
 )

@@ -92,6 +92,5 @@ FORMAT = Format(
     parse=parse,
     priority=40,
     checks_prefix=True,
-    grep=("DecodingStats",),
     candidate_in_line=True,  # numAcceptedTokens
 )

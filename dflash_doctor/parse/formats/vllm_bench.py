@@ -175,6 +175,5 @@ FORMAT = Format(
     parse=parse,
     priority=60,
     block=True,
-    grep=("Speculative Decoding", "Draft tokens:"),
     finish=finish_summaries,
 )

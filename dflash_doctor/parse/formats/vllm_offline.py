@@ -184,7 +184,5 @@ FORMAT = Format(
     parse=parse,
     priority=50,
     block=True,
-    grep=("Speculative Decoding",),
-    grep_edges=True,
     finish=finish_summaries,
 )

@@ -110,8 +110,7 @@ FORMAT = Format(
     parse=parse,
     header=VLLM_HEADER,
     priority=20,
-    grep=(LITERAL,),
     scan_extra=(LITERAL,),
-    server=True,
+    cumulative=True,
     finish=finish,
 )

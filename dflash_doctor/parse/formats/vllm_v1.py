@@ -277,9 +277,7 @@ FORMAT = Format(
     parse=parse,
     header=VLLM_HEADER,
     priority=10,
-    grep=(LITERAL,),
     scan_extra=(LITERAL,),
-    server=True,
     finish=finish,
     variants=("vllm-v1-0.8.3", "vllm-v1-0.8.5", "vllm-v1-0.9", FAST_FMT),
 )
