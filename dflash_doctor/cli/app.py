@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
+import io
 import os
 import sys
+import traceback
+from typing import TYPE_CHECKING
 
 import typer
+from typer.core import TyperArgument, TyperGroup
 
 from .. import __version__
 from ..errors import DoctorError, ExitCode
+from ..redact import redact_text
+from ..textsafe import plain
+from . import common
+from .output import INTERRUPT_SAID
+
+if TYPE_CHECKING:
+    import click
 
 
 def _plain_required_metavars() -> None:
     """Typer writes a required argument as {DRAFTER} in usage lines; click's convention (and ours) is DRAFTER."""
-    from typer.core import TyperArgument
-
     original = TyperArgument.make_metavar
 
     def make_metavar(self, ctx, *args, **kw):
@@ -44,9 +55,31 @@ def _root(
         os.environ["DFLASH_DOCTOR_DEBUG"] = "1"
 
 
+class _Commands(TyperGroup):
+    """The root group: a command's module (cli/NAME.py, COMMANDS) is imported when the command is asked for —
+    to run it, or to list it in `--help` — so `--version` loads none of them and a run loads its own (click's
+    documented way of loading subcommands lazily). Each module imports what it needs at its top."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        return None if module is None else _registered(module).commands.get(cmd_name)
+
+
+@functools.cache
+def _registered(module: str) -> click.Group:
+    """The commands one module (cli/NAME.py) registers."""
+    part = typer.Typer(rich_markup_mode=None)
+    importlib.import_module(f"{__package__}.{module}").register(part)
+    return typer.main.get_group(part)
+
+
 def _new_app() -> typer.Typer:
-    """The root app: its help, its options (the `_root` callback); commands are registered on it after."""
+    """The root app: its help, its options (the `_root` callback); its commands come from COMMANDS."""
     new = typer.Typer(
+        cls=_Commands,
         name="dflash-doctor",
         help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and "
         "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
@@ -84,15 +117,7 @@ COMMANDS = {
 }
 
 
-def build_app() -> typer.Typer:
-    """The app with every command, each registered by its module (cli/NAME.py)."""
-    new = _new_app()
-    for name in dict.fromkeys(COMMANDS.values()):
-        importlib.import_module(f"{__package__}.{name}").register(new)
-    return new
-
-
-app = build_app()
+app = _new_app()
 
 
 def _tolerant_streams() -> None:
@@ -101,31 +126,25 @@ def _tolerant_streams() -> None:
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None:
-            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - the process's stream
             if name == "stdout" and sys.stderr is not None:
                 print("warning: stdout is closed: the report goes nowhere (use -o FILE)", file=sys.stderr)
             continue
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            with contextlib.suppress(ValueError, OSError):  # a detached or closed stream: nothing to write to
                 reconfigure(errors="replace")
-            except (ValueError, OSError):  # a detached or closed stream: nothing to write to anyway
-                pass
     if sys.stdin is None:
-        sys.stdin = open(os.devnull, encoding="utf-8")
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stream
 
 
 def _say(line: str) -> None:
-    from ..redact import redact_text
-    from ..textsafe import plain
-
     # plain() redacts; the message may hold whatever the user typed (a token as an argument).
     print(plain(redact_text(line)), file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:
     _tolerant_streams()
-    from . import common
 
     common.ARGV = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in (argv or sys.argv) or os.environ.get("DFLASH_DOCTOR_DEBUG") == "1"
@@ -133,8 +152,6 @@ def main(argv: list[str] | None = None) -> None:
         rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")
     except DoctorError as exc:
         if debug:
-            import traceback
-
             traceback.print_exc()
         _say(f"error: {exc.message}")
         if exc.hint:
@@ -154,8 +171,6 @@ def main(argv: list[str] | None = None) -> None:
             print("aborted", file=sys.stderr)
             sys.exit(int(ExitCode.INTERRUPTED))
         if "ClickException" in names:
-            import io
-
             buf = io.StringIO()
             exc.show(file=buf)  # type: ignore[attr-defined]  # usage, hint and message: may echo a typed secret
             for line in buf.getvalue().splitlines():
@@ -166,9 +181,6 @@ def main(argv: list[str] | None = None) -> None:
         _say(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback")
         sys.exit(int(ExitCode.NOT_CHECKED))
     else:
-        if rv == int(ExitCode.INTERRUPTED):
-            from .output import INTERRUPT_SAID
-
-            if not INTERRUPT_SAID:  # (a Ctrl-C Typer ended the command at, before it could say anything)
-                print("interrupted", file=sys.stderr)
+        if rv == int(ExitCode.INTERRUPTED) and not INTERRUPT_SAID:
+            print("interrupted", file=sys.stderr)  # (a Ctrl-C Typer ended the command at, before it could say it)
         sys.exit(rv if isinstance(rv, int) else 0)

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import typer
 
+from .. import __version__
+from ..errors import DoctorError, ExitCode, UsageError
+from ..hostcheck import HostCheck, check_bundles, check_hosts, check_one, collect_bundle, refuse_paths_as_hosts
+from ..hosts.inventory import read_hosts_file
 from ..render import Format
 from .common import (
     AllowSSHExecOpt,
@@ -19,6 +23,9 @@ from .common import (
     examples,
     invocation,
 )
+from .output import Output
+from .progress import HostProgress
+from .ranking_opts import resolve_settings, saved_probe
 
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
 LogOpt = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST (default: discovered).")
@@ -68,12 +75,6 @@ def register(app: typer.Typer) -> None:
 
         Collect evidence from each host and rank causes; several hosts make a fleet table. Exit 1 problem
         on any host, 0 healthy, 3 a host could not be checked."""
-        from ..errors import DoctorError, ExitCode, UsageError
-        from ..hostcheck import HostCheck, check_hosts, check_one, refuse_paths_as_hosts
-        from ..hosts.inventory import read_hosts_file
-        from .output import Output
-        from .progress import HostProgress
-        from .ranking_opts import resolve_settings, saved_probe
 
         specs = list(dict.fromkeys([*(hosts or []), *(read_hosts_file(hosts_file) if hosts_file else [])]))
         if not specs:
@@ -130,9 +131,6 @@ def register(app: typer.Typer) -> None:
         """Diagnose saved bundles, offline.
 
         The same collector and checks, replayed from the bundles' data; several make a fleet table."""
-        from ..hostcheck import HostCheck, check_bundles
-        from .output import Output
-        from .ranking_opts import resolve_settings, saved_probe
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
         paths = list(dict.fromkeys(bundles))
@@ -167,9 +165,6 @@ def register(app: typer.Typer) -> None:
         """Save a host's evidence as a bundle.
 
         Secrets redacted; diagnose it later, anywhere, with `check bundle`."""
-        from .. import __version__
-        from ..hostcheck import HostCheck, collect_bundle, refuse_paths_as_hosts
-        from .output import Output
 
         refuse_paths_as_hosts([host_spec])
         done = collect_bundle(

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import typer
 
+from ..collect.builder import EvidenceBuilder
+from ..collect.files import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
+from ..doctor import build_report, require_something_read
+from ..errors import DoctorError, ExitCode, MissingExtra, UsageError
+from ..evidence import EvidenceSet, Kind
+from ..parse.frame import export_frame
+from ..registry import load_checks
 from ..render import Format
 from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, invocation
+from .output import Output
+from .ranking_opts import resolve_settings
 
 
 def register(app: typer.Typer) -> None:
@@ -43,18 +52,11 @@ def register(app: typer.Typer) -> None:
         """The acceptance picture of server logs: τ, curve, trend.
 
         Exit 1 when the acceptance shows a problem, 0 when healthy, 3 when it cannot be judged."""
-        from ..collect.builder import EvidenceBuilder
-        from ..collect.files import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
-        from ..doctor import require_something_read
-        from ..errors import UsageError
-        from ..evidence import EvidenceSet, Kind
-        from .output import Output
 
         if csv and parquet:
             raise UsageError("give --csv or --parquet, not both")
         lo = parse_time_bound(since, "--since") if since else None
         hi = parse_time_bound(until, "--until") if until else None
-        from .ranking_opts import resolve_settings
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
         inputs = FileInputs(logs=list(files))
@@ -69,8 +71,6 @@ def register(app: typer.Typer) -> None:
         require_something_read(ev)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
-        from ..doctor import build_report
-        from ..registry import load_checks
 
         # The release the log's startup lines name is a fact the log gave: use it (engine checks, known issues).
         builder = EvidenceBuilder(ev)
@@ -86,17 +86,12 @@ def register(app: typer.Typer) -> None:
             out.warn(w)
         out.show(report)
         if ev.interrupted:
-            from ..errors import ExitCode
-
             out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))
 
 
 def _export(scan, csv: str | None, parquet: str | None, out) -> None:
-    from ..errors import DoctorError, ExitCode, MissingExtra
-    from ..parse.frame import export_frame
-
     df = export_frame(scan)
     for col in ("line_no", "offset", "k", "drafts", "drafted", "accepted", "prefix_accepted", "emitted"):
         # counts and line numbers are integers: a float column (NaN where absent) would print 43.0

@@ -11,11 +11,13 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from ..atomic import write_atomic
 from ..errors import DoctorError, ExitCode, UsageError
 from ..redact import redact_text
 from ..render import Format, Style, render
 from ..settings import Settings
 from ..textsafe import plain
+from .common import color_allowed
 
 # A command that stopped at a Ctrl-C and said so (its warning): cli/app.py says "interrupted" for any other
 # (Typer turns a Ctrl-C in a command into exit status 130 without a word).
@@ -45,8 +47,6 @@ class Output:
 
     @property
     def color(self) -> bool:
-        from .common import color_allowed
-
         return self.to_terminal and self.settings.color and color_allowed()
 
     @property
@@ -103,7 +103,6 @@ class Output:
 
 def write_file(path: str, data: str | bytes, what: str) -> None:
     """An output file, all or nothing: on a full disk the previous file stays as it was."""
-    from ..atomic import write_atomic
 
     try:
         write_atomic(path, data)

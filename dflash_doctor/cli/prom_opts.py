@@ -4,10 +4,14 @@ connection and its authentication, turned into a PromAuth (secrets are read only
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
 
 import typer
 
 from ..errors import UsageError
+from ..prometheus.client import PromAuth
+from ..prometheus.gather import PromSource
+from ..prometheus.queries import parse_duration
 
 SelectorOpt = typer.Option(
     None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'."
@@ -45,7 +49,6 @@ InsecureOpt = typer.Option(False, "--insecure-skip-verify", help="Do not verify 
 def make_auth(
     bearer_token_file, bearer_token_env, basic_user, basic_password_file, basic_password_env, ca_file, insecure
 ):
-    from ..prometheus.client import PromAuth
 
     if bearer_token_file and bearer_token_env:
         raise UsageError("give one of --bearer-token-file and --bearer-token-env")
@@ -82,7 +85,6 @@ def make_auth(
 def parse_until(text: str | None) -> float | None:
     if not text:
         return None
-    from datetime import datetime, timezone
 
     try:
         return float(text)
@@ -101,8 +103,6 @@ def parse_until(text: str | None) -> float | None:
 
 def prom_source(url, selector, since, step, until, timeout, *auth_args):
     """The Prometheus source of `diagnose --prometheus` from its flags."""
-    from ..prometheus.gather import PromSource
-    from ..prometheus.queries import parse_duration
 
     if timeout <= 0:
         raise UsageError("--timeout must be positive")

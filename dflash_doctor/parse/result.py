@@ -10,7 +10,7 @@ LogScan the same way; `finish_source` runs once per source, in the process that 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
@@ -254,12 +254,10 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
             items.sort(key=lambda it: it[1][4] if it[1][4] is not None else -1)
             fmt.finish(items, _Finish(scan, fmt.id, items))
     if scan.startup_hints:
-        import dataclasses
-
         st = scan.startup
         upd = {k: v for k, v in scan.startup_hints.items() if getattr(st, k, None) is None}
         if upd:
-            scan.startup = dataclasses.replace(st, **upd)
+            scan.startup = replace(st, **upd)
     _reject_jumps(scan, source, first_row)
     _supersede(scan, source)
     # The source's rows in file order, however they were found: deferred records come back at the end,

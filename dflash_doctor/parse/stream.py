@@ -15,6 +15,7 @@ import zlib
 from typing import IO
 
 from . import formats as F
+from .fast.lines import VllmLines
 from .linereader import BLOCK_LOOKAHEAD, CHUNK, MAX_LINE, NO_TAG, SourceReader, context_lines
 from .result import LogScan, finish_source
 
@@ -158,12 +159,7 @@ def scan_stream(
     caller finishes the whole file). `bulk`: vLLM >= 0.10.2 lines read in bulk (fast/lines.py). Ctrl-C
     keeps what was read: the source is finished with it and `scan.interrupted` is set before
     KeyboardInterrupt goes on."""
-    reader = None
-    if bulk:
-        from .fast.lines import VllmLines
-
-        reader = VllmLines(scan)
-    sc = Scanner(scan, source, count_lines, reader)
+    sc = Scanner(scan, source, count_lines, VllmLines(scan) if bulk else None)
     n_before = len(scan.rows)
     if not part:
         scan.sources.append(source)

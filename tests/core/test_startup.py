@@ -47,12 +47,21 @@ def test_version_prints_the_package_version(cli):
 
 def test_the_command_table_names_what_each_module_registers():
     """cli/app.py COMMANDS names every command each module registers, in the order `--help` lists them."""
+    import importlib
+
     import typer
 
     from dflash_doctor.cli import app as app_mod
 
     whole = typer.main.get_command(app_mod.app)
-    assert list(whole.commands) == list(app_mod.COMMANDS)
+    registered = {}
+    for module in dict.fromkeys(app_mod.COMMANDS.values()):
+        part = typer.Typer()
+        importlib.import_module(f"dflash_doctor.cli.{module}").register(part)
+        registered.update(dict.fromkeys(typer.main.get_group(part).commands, module))
+    assert registered == app_mod.COMMANDS
+    assert whole.list_commands(None) == list(app_mod.COMMANDS)
+    assert all(whole.get_command(None, name) is not None for name in app_mod.COMMANDS)
 
 
 def test_the_entry_point_called_in_process_raises_systemexit_and_returns(capsys):

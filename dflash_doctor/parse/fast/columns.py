@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator
+from itertools import groupby, repeat
 from typing import Any
 
 from ..formats.vllm_v1 import FAST_FMT
@@ -304,8 +305,6 @@ class PackedRuns(_Segments):
         if items.count(items[0]) == len(items):  # (the usual case: one value, C-level)
             self._run(items[0], len(items))
             return
-        from itertools import groupby
-
         runs = [(v, sum(1 for _ in g)) for v, g in groupby(items)]
         if len(runs) * 8 > len(items):  # short runs: a plain list is smaller
             super()._add(items)
@@ -331,8 +330,6 @@ class PackedRuns(_Segments):
         return seg[2]
 
     def _unpack(self, seg) -> Iterator:
-        from itertools import repeat
-
         return repeat(seg[2], seg[1])
 
     def runs(self) -> Iterator[tuple[int, int, Any]]:

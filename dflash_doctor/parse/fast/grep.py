@@ -28,9 +28,11 @@ instead, which skips the line with a note. The result is the same LogScan the st
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -167,12 +169,8 @@ class GrepFailed(OSError):
 
 def _grep_child() -> None:  # pragma: no cover - runs between fork and exec
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import resource
-
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_DATA, (GREP_DATA_LIMIT, GREP_DATA_LIMIT))
-    except (ImportError, ValueError, OSError):
-        pass
 
 
 class _GrepScanner:

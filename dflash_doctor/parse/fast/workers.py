@@ -12,6 +12,8 @@ merges it and raises KeyboardInterrupt again — the intervals read before are k
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import marshal
 import os
 import selectors
@@ -285,9 +287,5 @@ def _drain(open_fds: set, chunks: dict, deadline: float | None, closed=None) -> 
 
 def big_pipe(fd: int, size: int = 1 << 20) -> None:
     """A 1 MiB pipe buffer (Linux F_SETPIPE_SZ): megabytes then cross in a few large steps."""
-    try:
-        import fcntl
-
+    with contextlib.suppress(OSError):
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
-    except (OSError, ImportError):
-        pass
