@@ -120,7 +120,7 @@ def wilson(successes: float, n: float, level: float = 0.95, design_effect: float
     the uninformative [0, 1].
     """
     if not (n > 0) or math.isinf(n):
-        return Interval(float("nan"), 0.0, 1.0, 0.0 if not n == n else n, level)
+        return Interval(float("nan"), 0.0, 1.0, 0.0 if n != n else n, level)
     p = min(1.0, max(0.0, successes / n))
     m = effective_n(n, design_effect)
     if m <= 0:
@@ -224,7 +224,7 @@ def overdispersion(drafts: Sequence[float], accepted: Sequence[float], var_l: fl
     """The design effect measured from per-interval counts: Pearson's dispersion of the interval means
     around the pooled mean, against what independent drafts with per-draft variance var_l would give.
     None with fewer than 5 usable intervals or no variance to compare with."""
-    pairs = [(d, a) for d, a in zip(drafts, accepted) if d and d > 0 and a == a and not math.isinf(d)]
+    pairs = [(d, a) for d, a in zip(drafts, accepted, strict=False) if d and d > 0 and a == a and not math.isinf(d)]
     if len(pairs) < 5 or not var_l > 0:
         return None
     total_d = sum(d for d, _ in pairs)
@@ -264,7 +264,7 @@ def change_point(
     segment needs `min_drafts`. Var(L) comes from the whole series' per-position rates (as in
     `tau_interval`). None when no split separates the two sides.
     """
-    pts = [(float(d), float(a)) for d, a in zip(drafts, accepted) if d == d and a == a and d >= 0]
+    pts = [(float(d), float(a)) for d, a in zip(drafts, accepted, strict=False) if d == d and a == a and d >= 0]
     if len(pts) < 4:
         return None
     total_d = sum(d for d, _ in pts)

@@ -7,7 +7,9 @@ import functools
 import importlib
 import io
 import os
+import signal
 import sys
+import threading
 import traceback
 from typing import TYPE_CHECKING
 
@@ -143,10 +145,41 @@ def _say(line: str) -> None:
     print(plain(redact_text(line)), file=sys.stderr)
 
 
+# The signal (SIGTERM, SIGHUP) that stopped the run, if one did.
+_STOPPED_BY: list[int] = []
+
+
+def _stop(signum, frame) -> None:
+    """SIGTERM or SIGHUP (CI's `timeout`, a closed terminal): the run stops as on Ctrl-C — the scan's workers
+    ended, what was read kept and reported — and exits 128 + the signal's number (143, 129)."""
+    _STOPPED_BY.append(signum)
+    raise KeyboardInterrupt
+
+
+def _stop_on_signals() -> dict:
+    """Install the handlers (main thread only); the ones they replace, to put back."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
 def main(argv: list[str] | None = None) -> None:
     _tolerant_streams()
-
+    previous = _stop_on_signals()
+    _STOPPED_BY.clear()
     common.ARGV = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _run(argv)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if code == int(ExitCode.INTERRUPTED) and _STOPPED_BY:
+        code = 128 + _STOPPED_BY[0]
+    sys.exit(code)
+
+
+def _run(argv: list[str] | None) -> int | str | None:
+    """The command's exit code (a known error: its one line and hint said first)."""
     debug = "--debug" in (argv or sys.argv) or os.environ.get("DFLASH_DOCTOR_DEBUG") == "1"
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")
@@ -156,31 +189,34 @@ def main(argv: list[str] | None = None) -> None:
         _say(f"error: {exc.message}")
         if exc.hint:
             _say(f"hint: {exc.hint}")
-        sys.exit(int(exc.exit_code))
+        return int(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        sys.exit(int(ExitCode.INTERRUPTED))
-    except SystemExit:
-        raise
+        return int(ExitCode.INTERRUPTED)
+    except SystemExit as exc:
+        return exc.code
     except Exception as exc:  # click usage errors and the unexpected
-        # Typer vendors its own click, so match click's exception types by name, not by import.
-        names = {cls.__name__ for cls in type(exc).__mro__}
-        if "Exit" in names:
-            sys.exit(getattr(exc, "exit_code", 0))
-        if "Abort" in names:
-            print("aborted", file=sys.stderr)
-            sys.exit(int(ExitCode.INTERRUPTED))
-        if "ClickException" in names:
-            buf = io.StringIO()
-            exc.show(file=buf)  # type: ignore[attr-defined]  # usage, hint and message: may echo a typed secret
-            for line in buf.getvalue().splitlines():
-                _say(line)
-            sys.exit(int(ExitCode.USAGE))
-        if debug:
-            raise
-        _say(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback")
-        sys.exit(int(ExitCode.NOT_CHECKED))
-    else:
-        if rv == int(ExitCode.INTERRUPTED) and not INTERRUPT_SAID:
-            print("interrupted", file=sys.stderr)  # (a Ctrl-C Typer ended the command at, before it could say it)
-        sys.exit(rv if isinstance(rv, int) else 0)
+        return _failed(exc, debug)
+    if rv == int(ExitCode.INTERRUPTED) and not INTERRUPT_SAID:
+        print("interrupted", file=sys.stderr)  # (a Ctrl-C Typer ended the command at, before it could say it)
+    return rv if isinstance(rv, int) else 0
+
+
+def _failed(exc: Exception, debug: bool) -> int:
+    # Typer vendors its own click, so match click's exception types by name, not by import.
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "Exit" in names:
+        return getattr(exc, "exit_code", 0)
+    if "Abort" in names:
+        print("aborted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    if "ClickException" in names:
+        buf = io.StringIO()
+        exc.show(file=buf)  # type: ignore[attr-defined]  # usage, hint and message: may echo a typed secret
+        for line in buf.getvalue().splitlines():
+            _say(line)
+        return int(ExitCode.USAGE)
+    if debug:
+        raise exc
+    _say(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback")
+    return int(ExitCode.NOT_CHECKED)

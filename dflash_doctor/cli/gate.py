@@ -20,6 +20,7 @@ from ..doctor import build_report
 from ..errors import ExitCode, UsageError
 from ..evidence import Kind
 from ..gate import MAX_TAU, PositionRate, Thresholds, evaluate, finite_option, load_baseline_tau, read_json_flag
+from ..models.launch_view import facts_conflicts
 from ..parse.records import MIN_DRAFTS, AcceptanceSummary
 from ..render import Format
 from ..render.github import annotations, step_summary
@@ -29,7 +30,7 @@ from .output import Output, write_file
 from .ranking_opts import resolve_settings, write_plot
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer) -> None:  # noqa: C901 - the gate command's flags, one branch each
     @app.command(
         "gate",
         epilog=examples(
@@ -121,7 +122,8 @@ def register(app: typer.Typer) -> None:
         if not th.any():
             raise UsageError(
                 "give at least one threshold",
-                hint="--min-acceptance-length X, --min-position-rate POS:RATE, or --max-regression PCT --baseline REPORT.json",
+                hint="--min-acceptance-length X, --min-position-rate POS:RATE, or --max-regression PCT "
+                "--baseline REPORT.json",
             )
         out = Output(fmt=fmt, path=output)
 
@@ -155,6 +157,7 @@ def register(app: typer.Typer) -> None:
             rejected_examples=tuple(f"{m.where}: {m.reason}" for m in scanned.malformed_examples if m.rejected)
             if scanned
             else (),
+            conflicts=tuple(facts_conflicts(evidence)) if evidence is not None else (),
         )
         if evidence is not None and evidence.interrupted:
             result = dataclasses.replace(

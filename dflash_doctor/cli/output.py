@@ -7,6 +7,7 @@ file, no colour and no wrapping — one record per line — unless COLUMNS asks 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -115,7 +116,5 @@ def write_file(path: str, data: str | bytes, what: str) -> None:
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null so Python's flush at exit does not fail a second time, with a traceback."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

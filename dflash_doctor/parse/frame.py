@@ -82,8 +82,8 @@ class RateMatrix:
         return RateMatrix(self.q[rows], self.npos[rows], where[self.exact_idx][keep], self.exact[keep])
 
     def tolist(self) -> list[tuple[float, ...]]:
-        out = [tuple(float(x) / 1000.0 for x in row[:n]) for row, n in zip(self.q, self.npos)]
-        for i, row in zip(self.exact_idx, self.exact):
+        out = [tuple(float(x) / 1000.0 for x in row[:n]) for row, n in zip(self.q, self.npos, strict=False)]
+        for i, row in zip(self.exact_idx, self.exact, strict=False):
             out[i] = tuple(float(x) for x in row[: self.npos[i]])
         return out
 
@@ -132,7 +132,7 @@ def rates_from_items(items, npos) -> RateMatrix:
         if not r:
             continue
         t = [round(v * 1000) for v in r]
-        if all(0 <= a <= 1000 and a == v * 1000 for a, v in zip(t, r)):
+        if all(0 <= a <= 1000 and a == v * 1000 for a, v in zip(t, r, strict=False)):
             q[i, : len(t)] = t
         else:
             exact_idx.append(i)
@@ -162,9 +162,9 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         ]
     parts = []
     if rows:
-        cols = list(zip(*rows))
+        cols = list(zip(*rows, strict=False))
         d = {}
-        for name, col in zip(FIELDS, cols):
+        for name, col in zip(FIELDS, cols, strict=False):
             if name in skip:
                 continue
             if name in _NUMERIC:
@@ -289,7 +289,7 @@ def _label(fmt: str) -> tuple[str, str]:
     return f.label, f.meaning
 
 
-def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:
+def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:  # noqa: C901 - shared masks
     """Drafts-weighted totals. Rows read by the generic reader are used only when no known format gave
     a figure; per-request averages only when no drafts-weighted figure exists (then flagged)."""
     import numpy as np
@@ -388,7 +388,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             ww = w[idx]
             num[:n] += ww @ mat
             den[:n] += ww.sum()
-        per_pos = [float(a / b) if b > 0 else 0.0 for a, b in zip(num, den)]
+        per_pos = [float(a / b) if b > 0 else 0.0 for a, b in zip(num, den, strict=False)]
     if len(ks) > 1:
         notes.append(
             f"k changed between intervals ({', '.join(map(str, ks))}); each position's rate is summed "
@@ -427,7 +427,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             "drafts": round(float(d), 1),
             "intervals": int(e - s + 1),
         }
-        for s, e, d, p in zip(starts, ends, bw, bp)
+        for s, e, d, p in zip(starts, ends, bw, bp, strict=False)
     ]
 
     eng_codes, eng_names = _factorize(use["engine"])

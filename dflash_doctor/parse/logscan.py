@@ -24,7 +24,7 @@ from .frame import summarize
 from .linereader import CHUNK, STARTUP_LITERALS
 from .records import MIN_DRAFTS, AcceptanceSummary, StartupFacts
 from .result import LogScan
-from .sources import LineReader, open_source
+from .sources import open_lines, open_source
 from .stream import scan_stream
 
 # What the host's remote pre-filter (grep -F on the host, collect/host/scripts.py) keeps: the metrics lines a
@@ -79,7 +79,7 @@ def scan(source: str | Lines, plan: ScanPlan | None = None, into: LogScan | None
     plan = plan or ScanPlan()
     result = into if into is not None else LogScan()
     if isinstance(source, Lines):
-        return scan_stream(LineReader(source.lines), source.name, result, count_lines=True, bulk=plan.fast)
+        return scan_stream(open_lines(source.lines), source.name, result, count_lines=True, bulk=plan.fast)
     src = open_source(source)
     fh = src.stream
     try:

@@ -67,6 +67,10 @@ class LogScan:
     startup_hints: dict = field(default_factory=dict)  # facts a metrics format implies (llama.cpp's drafter kind)
     deferred: list = field(default_factory=list)  # (format id, record, meta) until the source is finished
     k_pending: list = field(default_factory=list)  # (format id, record, meta) whose rows depend on k
+    tag_frames: dict = field(default_factory=dict)  # engine tag -> the capture's frame it came in (compose:svc, …)
+    engine_frames: set = field(default_factory=set)  # the frames the engine's startup lines came in
+    conflicts: list[str] = field(default_factory=list)  # facts one process's startup lines state differently
+    conflicts_said: int = 0  # of `conflicts`: rejected (reported) already
 
     @property
     def n_intervals(self) -> int:
@@ -130,6 +134,20 @@ class LogScan:
     def count(self, fmt: str, n: int = 1) -> None:
         self.formats[fmt] = self.formats.get(fmt, 0) + n
 
+    def uncount(self, fmt: str) -> None:
+        """A line counted as its format's that turned out not to be the engine's."""
+        left = self.formats.get(fmt, 0) - 1
+        if left > 0:
+            self.formats[fmt] = left
+        else:
+            self.formats.pop(fmt, None)
+
+    def foreign_record(self, source: str, line_no: int | None, offset: int | None, reason: str) -> None:
+        """A metrics line whose record is not the engine's (another service's, pod's or unit's): not read."""
+        self.foreign_count += 1
+        if len(self.foreign) < MAX_EXAMPLES:
+            self.foreign.append(Malformed(source, line_no, reason, "", offset))
+
     def apply_k_hint(self, k: int | None, source: str = "the caller") -> None:
         """Give the number of speculative tokens found elsewhere (the launch command, the drafter's config):
         the lines that print no k are settled again with it (the log's own complete lines and startup lines
@@ -179,7 +197,9 @@ class _Finish:
                 if r.source == source and r.engine == engine and r.k and r.fmt in fmts and r.per_position
             )
             f = self.scan.fast
-            c.update(k for s, t, k in zip(f["src"], f["tag"], f["k"]) if s == source and t == engine and k)
+            c.update(
+                k for s, t, k in zip(f["src"], f["tag"], f["k"], strict=False) if s == source and t == engine and k
+            )
             self._known[key] = c.most_common(1)[0][0] if c else None
         return self._known[key]
 
@@ -253,6 +273,10 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
         if items and fmt.finish is not None:
             items.sort(key=lambda it: it[1][4] if it[1][4] is not None else -1)
             fmt.finish(items, _Finish(scan, fmt.id, items))
+    _other_frames(scan, source, first_row)
+    for text in scan.conflicts[scan.conflicts_said :]:
+        scan.bad(source, None, None, f"startup lines disagree: {text} (one of them is not the engine's)", "", True)
+    scan.conflicts_said = len(scan.conflicts)
     if scan.startup_hints:
         st = scan.startup
         upd = {k: v for k, v in scan.startup_hints.items() if getattr(st, k, None) is None}
@@ -280,8 +304,42 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
         ex = scan.foreign[0]
         scan.note(
             f"{scan.foreign_count} metrics-like text(s) inside another message (a prompt, a JSON string, an "
-            f"echoed command) were not taken as metrics lines, e.g. {ex.where if ex.line_no or ex.offset else ex.source}"
+            "echoed command) were not taken as metrics lines, e.g. "
+            f"{ex.where if ex.line_no or ex.offset else ex.source}"
         )
+
+
+def _other_frames(scan: LogScan, source: str, first_row: int) -> None:
+    """In a capture of several services, pods or units, the engine's records are those of the frames its
+    startup lines came in: another frame's metrics line (a gateway echoing a user's text, whole engine
+    line included) is not read. Without startup lines in any frame, every frame's lines are read."""
+    engine = scan.engine_frames
+    if not engine:
+        return
+    frames = scan.tag_frames
+
+    def other(tag) -> str | None:
+        frame = frames.get(tag)
+        return frame if frame is not None and frame not in engine else None
+
+    why = f"not a record of the engine's ({', '.join(sorted(engine))}): ignored"
+    keep = []
+    for i, r in enumerate(scan.rows):
+        frame = other(r.engine) if i >= first_row and r.source == source else None
+        if frame is None:
+            keep.append(r)
+            continue
+        scan.uncount(r.fmt)
+        scan.foreign_record(r.source, r.line_no, r.offset, f"a record of {frame}, {why}")
+    scan.rows = keep
+    f = scan.fast
+    drop = [i for i, (s, t) in enumerate(zip(f["src"], f["tag"], strict=False)) if s == source and other(t) is not None]
+    for i in drop:
+        scan.uncount(FAST_FMT)
+        scan.foreign_record(source, f["no"][i], f["off"][i], f"a record of {other(f['tag'][i])}, {why}")
+    if drop:
+        gone = set(drop)
+        f.keep([i for i in range(len(f)) if i not in gone])
 
 
 def _file_order(r: Row) -> int:
@@ -308,7 +366,7 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
         # (cumulative counters' first difference is everything since the engine started: not a jump)
         if r.source == source and r.drafted is not None and not F.BY_FMT[r.fmt].cumulative:
             series.setdefault(_series_key(r.fmt, r.engine), []).append(("r", i, r.drafted))
-    for i, (s, tag, d) in enumerate(zip(f["src"], f["tag"], f["dft"])):
+    for i, (s, tag, d) in enumerate(zip(f["src"], f["tag"], f["dft"], strict=False)):
         if s == source:
             series.setdefault(_series_key(FAST_FMT, tag), []).append(("f", i, d))
     drop_rows, drop_fast = set(), set()

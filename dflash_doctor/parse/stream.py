@@ -69,12 +69,21 @@ class Scanner(SourceReader):
             self.head_left = 0 if cut < end or eof else self.head_left - end
             self._startup_done = True
             self.startup_scan(buf, cut)
-        find, rfind = buf.find, buf.rfind
-        bulk = self.bulk
-        stop = end
         self.line_pos, self.line_at = 0, self.line_base
         seen: set = set()  # line starts handled by the first pass
         skip = max(0, self.skip_until - base)
+        stop = self._candidates(buf, base, end, eof, skip, seen)
+        self._extras(buf, base, end, stop, skip, seen)
+        if self.bulk is not None:
+            self.bulk.flush()
+        if self.count_lines:
+            self.line_base = self.line_at + buf.count(b"\n", self.line_pos, stop)
+        self.prev_buf, self.prev_stop = buf, stop
+        return stop
+
+    def _candidates(self, buf: bytes, base: int, end: int, eof: bool, skip: int, seen: set) -> int:
+        """The lines holding the candidate literal, in order; where processing stopped."""
+        find, bulk = buf.find, self.bulk
         p = find(_CAND, skip, end)
         while p >= 0:
             if bulk is not None:
@@ -83,55 +92,47 @@ class Scanner(SourceReader):
                     seen.add(got[0])
                     p = find(_CAND, got[1], end)
                     continue
-            ls = rfind(b"\n", 0, p) + 1
+            ls = buf.rfind(b"\n", 0, p) + 1
             le = find(b"\n", p, end)
-            if le < 0:
-                le = end
+            le = end if le < 0 else le
             seen.add(ls)
-            raw = buf[ls:le]
             no = self.line_no(buf, ls)
-            if not eof and end - ls < BLOCK_LOOKAHEAD:
-                stop = ls  # a block starting here may need lines the next chunk brings: read it then
-                break
-            line_tag, consumed = self.dispatch(self.decode(raw), no, base + ls, self._context(buf, end, ls, le))
-            if line_tag is not NO_TAG and line_tag not in self.tags:
-                self.new_tag(line_tag, buf, end)
-            if consumed:
-                le = min(end, le + consumed)
-                self.skip_until = base + le
-                _mark_block(buf, ls, le, seen)
+            if not eof and len(buf) - ls < BLOCK_LOOKAHEAD:
+                # a block starting here may need lines the next chunk brings: read it then (once: a chunk more
+                # is always more than the block's window, whatever the length of the line in progress)
+                return ls
+            le = self._read(buf, base, ls, le, no, end, end, seen)
             p = find(_CAND, le, end)
-        # Lines holding an extra literal but not the candidate one (cut lines, formats without the word):
-        # only when the chunk holds more of a literal than the first pass saw does the per-line search run.
+        return end
+
+    def _extras(self, buf: bytes, base: int, end: int, stop: int, skip: int, seen: set) -> None:
+        """Lines holding an extra literal but not the candidate one (cut lines, formats without the word): only
+        when the chunk holds a literal at all does the per-line search run."""
+        find = buf.find
         for lit in _EXTRA:
             if lit not in buf:
                 continue
             q = find(lit, skip, stop)
             while q >= 0:
-                ls = rfind(b"\n", 0, q) + 1
+                ls = buf.rfind(b"\n", 0, q) + 1
                 le = find(b"\n", q, stop)
-                if le < 0:
-                    le = stop
+                le = stop if le < 0 else le
                 if ls not in seen and find(_CAND, ls, le) < 0:
                     seen.add(ls)
                     no = (self.line_base + buf.count(b"\n", 0, ls) + 1) if self.count_lines else None
-                    raw = buf[ls:le]
-                    line_tag, consumed = self.dispatch(
-                        self.decode(raw), no, base + ls, self._context(buf, stop, ls, le)
-                    )
-                    if line_tag is not NO_TAG and line_tag not in self.tags:
-                        self.new_tag(line_tag, buf, end)
-                    if consumed:
-                        le = min(stop, le + consumed)
-                        self.skip_until = max(self.skip_until, base + le)
-                        _mark_block(buf, ls, le, seen)
+                    le = self._read(buf, base, ls, le, no, stop, end, seen)
                 q = find(lit, le, stop)
-        if bulk is not None:
-            bulk.flush()
-        if self.count_lines:
-            self.line_base = self.line_at + buf.count(b"\n", self.line_pos, stop)
-        self.prev_buf, self.prev_stop = buf, stop
-        return stop
+
+    def _read(self, buf: bytes, base: int, ls: int, le: int, no, limit: int, end: int, seen: set) -> int:
+        """Dispatch the line buf[ls:le]; where reading goes on (past the lines a block consumed, up to limit)."""
+        line_tag, consumed = self.dispatch(self.decode(buf[ls:le]), no, base + ls, self._context(buf, limit, ls, le))
+        if line_tag is not NO_TAG and line_tag not in self.tags:
+            self.new_tag(line_tag, buf, end)
+        if consumed:
+            le = min(limit, le + consumed)
+            self.skip_until = max(self.skip_until, base + le)
+            _mark_block(buf, ls, le, seen)
+        return le
 
 
 def _mark_block(buf: bytes, ls: int, le: int, seen: set) -> None:
@@ -170,20 +171,7 @@ def scan_stream(
     first_bytes = None
     try:
         while True:
-            try:
-                data = fh.read(CHUNK)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                scan.note(
-                    f"{source}: compressed stream is damaged or truncated after {total} bytes ({exc}); "
-                    "the part before it was parsed"
-                )
-                data = b""
-            except UnicodeError as exc:
-                scan.note(f"{source}: could not be decoded after {total} bytes ({exc}); the part before it was parsed")
-                data = b""
-            except OSError as exc:
-                scan.note(f"{source}: read failed after {total} bytes ({exc}); the part before it was parsed")
-                data = b""
+            data = _read(fh, scan, source, total)
             eof = not data
             total += len(data)
             if data:
@@ -230,6 +218,22 @@ def scan_stream(
     return scan
 
 
+def _read(fh: IO[bytes], scan: LogScan, source: str, total: int) -> bytes:
+    """The next chunk; a damaged or unreadable stream ends here (b""), said in a note."""
+    try:
+        return fh.read(CHUNK)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        scan.note(
+            f"{source}: compressed stream is damaged or truncated after {total} bytes ({exc}); "
+            "the part before it was parsed"
+        )
+    except UnicodeError as exc:
+        scan.note(f"{source}: could not be decoded after {total} bytes ({exc}); the part before it was parsed")
+    except OSError as exc:
+        scan.note(f"{source}: read failed after {total} bytes ({exc}); the part before it was parsed")
+    return b""
+
+
 def _close(scan, sc, source, count_lines, total, last_byte, first_bytes, part, n_before, skipping) -> None:
     if skipping:
         long_line(scan, source, skipping)
@@ -243,6 +247,8 @@ def _close(scan, sc, source, count_lines, total, last_byte, first_bytes, part, n
     if sc.bulk is not None:
         sc.bulk.close()
     scan.startup = sc.startup.build()
+    scan.engine_frames |= sc.startup.frames
+    scan.conflicts.extend(c for c in sc.startup.conflicts if c not in scan.conflicts)
     if not part:
         input_notes(scan, source, total, first_bytes or b"", scan.replacements)
         finish_source(scan, source, n_before)

@@ -14,7 +14,9 @@ HEAVY = ("torch", "transformers", "pandas", "paramiko", "matplotlib", "numpy")
 PROBE = """
 import atexit, json, runpy, sys
 sys.argv = ["dflash-doctor", ARGS]
-atexit.register(lambda: sys.stderr.write("\\nLOADED=" + json.dumps(sorted(m for m in HEAVY if m in sys.modules)) + "\\n"))
+atexit.register(
+    lambda: sys.stderr.write("\\nLOADED=" + json.dumps(sorted(m for m in HEAVY if m in sys.modules)) + "\\n")
+)
 try:
     runpy.run_module("dflash_doctor", run_name="__main__")
 except SystemExit:

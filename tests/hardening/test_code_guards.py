@@ -35,7 +35,7 @@ def _is_true(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-def dangerous_calls(tree: ast.AST) -> list[str]:
+def dangerous_calls(tree: ast.AST) -> list[str]:  # noqa: C901 - one branch per guarded pattern
     bad: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):

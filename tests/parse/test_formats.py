@@ -39,7 +39,7 @@ def test_parsed_totals_equal_the_true_counts(name):
     if exp.get("per_position"):
         assert len(s.per_position) == len(exp["per_position"])
         tol = 0.006 if "offline" in name else 6e-4  # %.2f there, %.3f elsewhere
-        for got, want in zip(s.per_position, exp["per_position"]):
+        for got, want in zip(s.per_position, exp["per_position"], strict=False):
             assert got == pytest.approx(want, abs=tol)
     if (
         exp.get("drafts")
@@ -125,7 +125,7 @@ def test_vllm_v1_printed_arithmetic_is_consistent(name, bonus):
         assert mean == pytest.approx((1.0 if bonus else 0.0) + acc / drafts, abs=0.005 + 1e-9)
         assert sum(rates) == pytest.approx(acc / drafts, abs=k * 0.0005 + 1e-9)
         assert rate == pytest.approx(acc / dft * 100, abs=0.05 + 1e-9)
-        assert all(a >= b for a, b in zip(rates, rates[1:]))  # unconditional rates never rise
+        assert all(a >= b for a, b in zip(rates, rates[1:], strict=False))  # unconditional rates never rise
     assert lines >= 30
 
 
@@ -277,8 +277,8 @@ def test_k_is_derived_when_printed_nowhere_and_every_salvaged_line_is_reported()
 
 def test_a_k_hint_from_the_caller_settles_lines_without_k():
     """The lead wires the launch command's k in: aggregate(scan, k_hint=...) or LogScan.apply_k_hint."""
-    lines = [l for l in (LOGS / "vllm-0.20-cut-lines.log").read_text().splitlines() if "SpecDecoding" in l]
-    lines = [l.replace("Mean acceptance length: ", "Mean acceptance lengthX ") for l in lines]  # no mean: no arithmetic
+    lines = [ln for ln in (LOGS / "vllm-0.20-cut-lines.log").read_text().splitlines() if "SpecDecoding" in ln]
+    lines = [ln.replace("Mean acceptance length: ", "Mean acceptance lengthX ") for ln in lines]  # no mean: no k
     from dflash_doctor.parse import logscan
 
     scan = logscan.scan(logscan.Lines(lines, "x.log"))
@@ -354,5 +354,8 @@ def test_llamacpp_old_line_without_a_mean_gives_a_rate_and_uses_the_k_hint():
 def test_a_trtllm_word_inside_another_json_is_no_iteration_record():
     from dflash_doctor.parse import logscan
 
-    fake = '{"prompt": "\\"specDecodingStats\\": {\\"numDraftTokens\\": 4, \\"numAcceptedTokens\\": 4, \\"numRequestsWithDraftTokens\\": 1}"}'
+    fake = (
+        '{"prompt": "\\"specDecodingStats\\": {\\"numDraftTokens\\": 4, \\"numAcceptedTokens\\": 4, '
+        '\\"numRequestsWithDraftTokens\\": 1}"}'
+    )
     assert aggregate(logscan.scan(logscan.Lines([fake], "x.log"))) is None

@@ -265,14 +265,17 @@ class HostCollector:
             src,
             Processes(tuple(procs)),
         )
-        l = main.launch
-        if l.spec_error:
+        lc = main.launch
+        if lc.spec_error:
             summary = f"pid {main.pid}: invalid --speculative-config"
-        elif l.speculative:
-            summary = f"pid {main.pid}: {l.engine} {l.model}, method {l.method}, drafter {l.drafter}, k {l.num_speculative_tokens}"
+        elif lc.speculative:
+            summary = (
+                f"pid {main.pid}: {lc.engine} {lc.model}, method {lc.method}, drafter {lc.drafter}, "
+                f"k {lc.num_speculative_tokens}"
+            )
         else:
-            summary = f"pid {main.pid}: {l.engine} {l.model} without a speculative config"
-        self.ev.add(Kind.LAUNCH, summary, self.src("file", f"/proc/{main.pid}/cmdline"), l)
+            summary = f"pid {main.pid}: {lc.engine} {lc.model} without a speculative config"
+        self.ev.add(Kind.LAUNCH, summary, self.src("file", f"/proc/{main.pid}/cmdline"), lc)
         # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
         env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
         self.ev.add(
@@ -536,10 +539,10 @@ class HostCollector:
             ev.missing(Kind.DRAFTER, "no serving process: the drafter is unknown")
             ev.missing(Kind.TARGET, "no serving process: the target is unknown")
             return
-        l = main.launch
+        lc = main.launch
         hub = _hub_dir(main.env)
         wanted = []
-        for kind, ref in ((Kind.DRAFTER, l.drafter), (Kind.TARGET, l.model)):
+        for kind, ref in ((Kind.DRAFTER, lc.drafter), (Kind.TARGET, lc.model)):
             if not ref:
                 ev.missing(kind, f"the launch command of pid {main.pid} names no {kind.value}")
             else:
@@ -596,10 +599,10 @@ class HostCollector:
     # -- /metrics, scraped on the host by its own curl/wget (the server may listen on loopback only) --
     @staticmethod
     def _metrics_url(main: ServingProcess) -> str:
-        l = main.launch
-        default = 30000 if l.engine == "sglang" else 8000
-        port = l.port if isinstance(l.port, int) and 0 < l.port < 65536 else default
-        bind = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        lc = main.launch
+        default = 30000 if lc.engine == "sglang" else 8000
+        port = lc.port if isinstance(lc.port, int) and 0 < lc.port < 65536 else default
+        bind = lc.host if lc.host and lc.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
         if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]|[0-9A-Fa-f:.]{2,45}", bind):
             bind = "127.0.0.1"  # a --host value that is no host name or address is not put in a URL
         if ":" in bind and not bind.startswith("["):

@@ -144,7 +144,7 @@ class _Segments:
                 run.append(seg)
                 continue
             if len(run) > 1:
-                columns = zip(*(s[3:] for s in run))
+                columns = zip(*(s[3:] for s in run), strict=False)
                 out.append((tag, sum(s[1] for s in run), run[0][2], *(b"".join(col) for col in columns)))
             else:
                 out.extend(run)
@@ -409,7 +409,9 @@ class Columns(dict):
         """Every line as a Row, in order."""
         return [
             Row(FAST_FMT, src, no, ts, tag, d, dft, acc, k, pp, mean, a, b, None, off, est)
-            for src, no, ts, tag, d, dft, acc, k, pp, mean, a, b, off, est in zip(*(self[c] for c in COLS))
+            for src, no, ts, tag, d, dft, acc, k, pp, mean, a, b, off, est in zip(
+                *(self[c] for c in COLS), strict=False
+            )
         ]
 
     def arrays(self, skip: tuple[str, ...] = ()) -> dict[str, Any]:

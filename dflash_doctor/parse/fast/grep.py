@@ -19,7 +19,8 @@ candidate lines, with their byte offsets, reach Python:
     or when the main pass found nothing;
   * each source's rows are put in file order once it is read (result.finish_source).
 
-grep runs with SIGINT ignored (a Ctrl-C is this process's to handle: what was read is kept) and with
+grep runs with SIGINT, SIGTERM and SIGHUP ignored (they are this process's to handle: what was read is
+kept; grep is ended with SIGKILL), dies with the process that started it, and runs with
 its data segment capped (RLIMIT_DATA): grep holds a whole line to print it, so a huge line would make
 it grow with the line; capped, it stops ("memory exhausted") and the range is streamed in Python
 instead, which skips the line with a note. The result is the same LogScan the streamed scanner gives
@@ -35,6 +36,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 from array import array
 from bisect import bisect_left
@@ -55,7 +57,7 @@ from ..linereader import (
 )
 from ..result import LogScan
 from .routes import BLOCK_HINTS, EDGE_FORMATS, GREP_PASSES, LINE_LITERALS, MAIN_PASS
-from .workers import big_pipe
+from .workers import STOP_SIGNALS, big_pipe, die_with_parent
 
 READ = 1 << 18
 TAIL = 1 << 20  # bytes at each end of the file searched for formats without a fast literal
@@ -109,7 +111,7 @@ def _rates_ok(pp, ks) -> bool:
     (what the streamed fast path accepts, less its optional space). Checked with C-level slices of one blob."""
     k = ks[0]
     if ks.count(k) != len(ks):
-        return all(_rates_ok([p], [kk]) for p, kk in zip(pp, ks))
+        return all(_rates_ok([p], [kk]) for p, kk in zip(pp, ks, strict=False))
     n = len(pp) * k
     blob = b", ".join(pp) + b", "  # each value then fills exactly 7 bytes
     if len(blob) != 7 * n or blob[1::7] != b"." * n or blob[5::7] != b"," * n or blob[6::7] != b" " * n:
@@ -167,8 +169,10 @@ class GrepFailed(OSError):
     pass
 
 
-def _grep_child() -> None:  # pragma: no cover - runs between fork and exec
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _grep_child(parent: int) -> None:  # pragma: no cover - runs between fork and exec
+    for sig in STOP_SIGNALS:  # (its scanning process decides; it ends grep with SIGKILL)
+        signal.signal(sig, signal.SIG_IGN)
+    die_with_parent(parent)
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_DATA, (GREP_DATA_LIMIT, GREP_DATA_LIMIT))
 
@@ -259,7 +263,7 @@ class _GrepScanner:
             ks = array("q", [k]) * n
         else:
             drafts, est = [], []
-            for d, k, a, p in zip(dft, ks, acc, pp):
+            for d, k, a, p in zip(dft, ks, acc, pp, strict=False):
                 if d % k == 0:
                     drafts.append(d / k)
                     est.append(False)
@@ -317,7 +321,7 @@ class _GrepScanner:
         ts_out, tags = [], []
         add_ts, add_tag = ts_out.append, tags.append
         sc = self.sc
-        for p, off in zip(pfx, offs):
+        for p, off in zip(pfx, offs, strict=False):
             if not (len(p) == shape_len and p.startswith(head) and p.endswith(tail)):
                 shape_len, head, tail, a, b, key = prefix_shape(p)
                 tag, ok, new = sc.shape_facts(key, p)
@@ -459,7 +463,7 @@ def scan_range(
     fd = fh.fileno()
     g = _GrepScanner(scan, path, fd, start, end, size)
     names = passes or [MAIN_PASS]
-    first = _start_grep(path, start, grep, GREP_PASSES[names[0]][0])  # (it reads while the head is scanned)
+    first = _start_grep(fd, start, grep, GREP_PASSES[names[0]][0])  # (it reads while the head is scanned)
     try:
         if start == 0 and head:
             g.sc.startup_scan(head_lines(fd, size))
@@ -483,14 +487,32 @@ def _close(g: _GrepScanner, scan: LogScan, start: int, end: int) -> None:
         scan.candidate_lines += g.n_fast
     scan.fast.even()
     scan.startup = g.sc.startup.build()
+    scan.engine_frames |= g.sc.startup.frames
+    scan.conflicts.extend(c for c in g.sc.startup.conflicts if c not in scan.conflicts)
     scan.bytes += end - start
     scan.replacements += g.sc.replacements
     scan.lines = None
 
 
-def _start_grep(path: str, start: int, grep: str, literals: tuple[str, ...]) -> subprocess.Popen:
-    """grep reading the file from `start` on, its output lines "OFFSET:LINE" (offsets from `start`)."""
-    src = open(path, "rb", buffering=0)  # its own file offset: grep reads from `start`
+def _reopen(fd: int) -> int:
+    """The open file `fd` once more, with an offset of its own (grep reads from its own start): through
+    /proc/self/fd, which names the open file itself — never its path, which may now be another file."""
+    try:
+        new = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GrepFailed(f"the open log cannot be handed to grep: {exc}") from None
+    a, b = os.fstat(fd), os.fstat(new)
+    if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) or not stat.S_ISREG(b.st_mode):
+        os.close(new)
+        raise GrepFailed("the open log cannot be handed to grep")
+    os.set_blocking(new, True)
+    return new
+
+
+def _start_grep(fd: int, start: int, grep: str, literals: tuple[str, ...]) -> subprocess.Popen:
+    """grep reading the open file `fd` from `start` on, its output lines "OFFSET:LINE" (offsets from
+    `start`)."""
+    src = os.fdopen(_reopen(fd), "rb", buffering=0)
     try:
         os.lseek(src.fileno(), start, os.SEEK_SET)
         args = [grep, "-F", "-a", "-b"]
@@ -503,7 +525,7 @@ def _start_grep(path: str, start: int, grep: str, literals: tuple[str, ...]) -> 
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env={"LC_ALL": "C"},
-                preexec_fn=_grep_child,
+                preexec_fn=functools.partial(_grep_child, os.getpid()),
             )  # (grep is an absolute path)
         except OSError as exc:
             raise GrepFailed(str(exc)) from None
@@ -515,10 +537,8 @@ def _start_grep(path: str, start: int, grep: str, literals: tuple[str, ...]) -> 
 
 def _end_grep(proc: subprocess.Popen) -> None:
     """A grep this process will not read: ended (our own child, reading our file, nothing else) and reaped."""
-    try:
-        proc.send_signal(signal.SIGTERM)
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        proc.kill()
     proc.stdout.close()
     proc.stderr.close()
     proc.wait()
@@ -536,7 +556,7 @@ def _grep_pass(
     """One grep pass over [start, end) (`proc`: its grep, started already)."""
     scan = g.scan
     if proc is None:
-        proc = _start_grep(path, start, grep, literals)
+        proc = _start_grep(g.fd, start, grep, literals)
     limit = end - start
     stopped = finished = False
     try:
@@ -571,17 +591,11 @@ def _grep_pass(
             if len(carry) > MAX_LINE:
                 skipping, carry = len(carry) - carry.find(b":") - 1, b""
             # the lines from `end` on belong to the next range: stop there
-            last = buf.rfind(b"\n", 0, len(buf) - 1) + 1
-            if int(buf[last : buf.index(b":", last)]) >= limit:
-                keep = 0
-                for ln in buf.split(b"\n"):
-                    if not ln or int(ln[: ln.index(b":")]) >= limit:
-                        break
-                    keep += len(ln) + 1
-                g.block(_cap(buf[:keep], scan, path))
+            keep = _within(buf, limit)
+            g.block(_cap(buf[:keep], scan, path))
+            if keep < len(buf):
                 stopped = True
                 break
-            g.block(_cap(buf, scan, path))
         if not stopped and carry:
             g.block(_cap(carry + b"\n", scan, path))
         finished = True
@@ -591,16 +605,27 @@ def _grep_pass(
         # at EOF grep is exiting by itself: wait for it. Stopped early (the next range's lines), by an
         # error or by Ctrl-C here, it is ended: our own child, reading our file, nothing else.
         if (stopped or not finished) and proc.poll() is None:
-            try:
-                proc.send_signal(signal.SIGTERM)
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):
+                proc.kill()
         err = proc.stderr.read(4096) if finished and not stopped else b""
         proc.stdout.close()
         proc.stderr.close()
         rc = proc.wait()
     if not stopped and rc not in (0, 1):
         raise GrepFailed(f"grep exit status {rc}: {err.decode('utf-8', 'replace').strip()[:200]}")
+
+
+def _within(buf: bytes, limit: int) -> int:
+    """How much of buf (complete grep output lines) holds lines at offsets below `limit`."""
+    last = buf.rfind(b"\n", 0, len(buf) - 1) + 1
+    if int(buf[last : buf.index(b":", last)]) < limit:
+        return len(buf)
+    keep = 0
+    for ln in buf.split(b"\n"):
+        if not ln or int(ln[: ln.index(b":")]) >= limit:
+            break
+        keep += len(ln) + 1
+    return keep
 
 
 def _cap(buf: bytes, scan: LogScan, path: str) -> bytes:

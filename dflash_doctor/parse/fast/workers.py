@@ -5,14 +5,17 @@ the `LogScan` it is given. Results come back through pipes as `marshal` data (`p
 written by our own child a moment ago, never anything read from the input. `merge` adds the parts, in
 file order, to the caller's scan.
 
-Ctrl-C: the workers ignore SIGINT (so do their grep children); the parent, interrupted, asks them
-with SIGUSR1 to stop where they are and send what they have read, waits for that a few seconds,
-merges it and raises KeyboardInterrupt again — the intervals read before are kept (issue 19, item 9).
+Ctrl-C, SIGTERM, SIGHUP: the workers ignore them (so do their grep children: a signal sent to the whole
+process group, as `timeout` sends it, is the parent's to act on); the parent, interrupted, asks them with
+SIGUSR1 to stop where they are and send what they have read, waits for that a few seconds, merges it and
+raises KeyboardInterrupt again — the intervals read before are kept (issue 19, item 9). A worker and a grep
+die with the process that started them (Linux PR_SET_PDEATHSIG): none outlives a parent killed outright.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import marshal
 import os
@@ -98,6 +101,9 @@ def pack(part: LogScan) -> tuple:
         {k: getattr(st, k) for k in st.__dataclass_fields__},
         part.bytes,
         part.interrupted,
+        part.tag_frames,
+        sorted(part.engine_frames),
+        part.conflicts,
     )
 
 
@@ -123,6 +129,9 @@ def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
         st,
         nbytes,
         interrupted,
+        tag_frames,
+        engine_frames,
+        conflicts,
     ) = payload
     scan.rows.extend(Row(*r) for r in rows)
     for c in COLS:
@@ -152,6 +161,9 @@ def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
             scan.alternatives.append(a)
     scan.bytes += nbytes
     scan.interrupted = scan.interrupted or interrupted
+    scan.tag_frames.update(tag_frames)
+    scan.engine_frames.update(engine_frames)
+    scan.conflicts.extend(c for c in conflicts if c not in scan.conflicts)
     builder.merge(st)
 
 
@@ -177,12 +189,13 @@ class Workers:
         for task in tasks:
             r, w = os.pipe()
             big_pipe(w)
+            parent = os.getpid()
             pid = os.fork()
             if pid == 0:  # worker
                 os.close(r)
                 for _, other in self.kids:  # (the pipes of workers forked before: theirs, not this one's)
                     os.close(other)
-                _worker(task, w, engine_hint)
+                _worker(task, w, engine_hint, parent)
             os.close(w)
             self.kids.append((pid, r))
 
@@ -213,10 +226,8 @@ class Workers:
 
     def _stop(self, open_fds: set, chunks: dict) -> None:
         for pid, _ in self.kids:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGUSR1)
-            except OSError:
-                pass
         _drain(open_fds, chunks, time.monotonic() + STOP_WAIT)
 
     def _reap(self, interrupted: bool) -> None:
@@ -238,9 +249,22 @@ class Workers:
         self.kids = []
 
 
-def _worker(task, w: int, engine_hint) -> None:  # pragma: no cover - runs in a worker, never returns
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what a Ctrl-C ends
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def die_with_parent(parent: int) -> None:  # pragma: no cover - runs in a child
+    """Have the kernel kill this child when its parent dies (Linux); a parent gone already ends it now."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _worker(task, w: int, engine_hint, parent: int) -> None:  # pragma: no cover - runs in a worker, never returns
+    for sig in STOP_SIGNALS:  # the parent decides what a Ctrl-C, a TERM or a HUP ends
+        signal.signal(sig, signal.SIG_IGN)
     signal.signal(signal.SIGUSR1, _on_usr1)
+    die_with_parent(parent)
     code = 0
     try:
         part = LogScan(engine_hint=engine_hint)

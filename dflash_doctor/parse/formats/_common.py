@@ -30,6 +30,11 @@ class BadLine(Exception):
     """The line is this format's but cannot be read (cut short, a variant not known): reported."""
 
 
+class Foreign(Exception):  # noqa: N818 - named for what the line is
+    """The format's literal is in a record that is not the engine's own (a request body shaped like the
+    engine's record, another logger's message): reported as such, never read."""
+
+
 class Impossible(BadLine):
     """The line's numbers cannot be true (beyond the count cap, more accepted than drafted, a rate
     above 1, non-finite): forged or damaged. Reported as rejected; a gate fails closed on it."""
@@ -77,7 +82,9 @@ _TOKENS = [
     re.compile(p)
     for p in (
         r"[ \t\r\f\v]+",
-        r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)?(?:Z|[+-]\d\d(?::?\d\d)?)?",  # ISO, with or without T/ms/zone
+        r"[\ufffd\x00-\x08\x0e-\x1f\x7f]+",  # damage: bytes that were no UTF-8 text, control bytes (never words)
+        # ISO, with or without T/ms/zone
+        r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)?(?:Z|[+-]\d\d(?::?\d\d)?)?",
         r"\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?",  # vLLM's MM-DD HH:MM:SS
         r"\d\d:\d\d:\d\d(?:[.,]\d+)?Z?",
         r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?(?=\s)",
@@ -133,6 +140,9 @@ _RANK = re.compile(r"\b(DP\d+)\b")
 _COMPOSE = re.compile(r"^\s*(?P<svc>[\w.-]+?)(?:-\d+)?\s+\|\s")
 _JOURNAL = re.compile(r"\b(?P<unit>[\w.-]+)\[(?P<pid>\d+)\]:\s")
 _KUBE = re.compile(r"^\s*\[pod/(?P<pod>[\w.-]+)(?:/[\w.-]+)?\]")
+_PYLOG = re.compile(r"(?:^|\s)(?P<name>[A-Za-z_][\w.]*)\s+-\s+(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+-\s")
+# The package whose loggers are the engine's own, by a format's engine (python logging names its logger).
+ENGINE_PACKAGES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "tensorrt_llm", "llama.cpp": "llama_cpp"}
 
 
 def norm_ts(text: str | None) -> str | None:
@@ -185,10 +195,39 @@ def prefix_facts(prefix: str) -> tuple[str | None, str | None]:
     return (norm_ts(ts.group(0)) if ts else None), ("/".join(tags) or None)
 
 
+def frame_of(prefix: str) -> str | None:
+    """Which record a capture's framing says a line is: the compose service, the kubectl pod or the
+    journald unit in front of it (`compose:vllm`, `pod:vllm-0`, `unit:vllm`), or None without such
+    framing. The engine's own records are those of the frames its startup lines came in (result.py)."""
+    m = _KUBE.search(prefix)
+    if m:
+        return f"pod:{m['pod']}"
+    m = _COMPOSE.search(prefix)
+    if m:
+        return f"compose:{m['svc']}"
+    m = _JOURNAL.search(prefix)
+    if m:
+        return f"unit:{m['unit']}"
+    return None
+
+
+def logger_ok(prefix: str, engine: str | None) -> bool:
+    """A python-logging record (`asctime - name - LEVEL - message`) is the engine's own only when its
+    logger is one of the engine's package (vllm.*): an application's logger echoing the same text is not."""
+    if engine is None:
+        return True
+    m = _PYLOG.search(prefix)
+    if m is None:
+        return True
+    package = ENGINE_PACKAGES.get(engine)
+    return package is None or m["name"].split(".")[0] == package
+
+
 def unwrap_json(line: str) -> tuple[str, str | None, int | None]:
     """A JSON log record (vLLM 0.33, docker's json-file): return (its message with the text before the
     record, timestamp text, where the message starts). Only the record's own message field counts: a
-    metrics literal elsewhere in the record (a prompt, an argument) stays inside it."""
+    metrics literal elsewhere in the record (a prompt, an argument) stays inside it, and a record whose
+    message field is not a string is not unwrapped (no other field stands in for it)."""
     start = line.find("{")
     if start < 0 or '"' not in line[start : start + 3]:
         return line, None, None
@@ -198,8 +237,9 @@ def unwrap_json(line: str) -> tuple[str, str | None, int | None]:
         return line, None, None
     if not isinstance(rec, dict):
         return line, None, None
-    msg = next((rec[k] for k in ("message", "msg", "text", "log") if isinstance(rec.get(k), str)), None)
-    if msg is None:
+    key = next((k for k in ("message", "msg", "text", "log") if k in rec), None)
+    msg = rec[key] if key is not None else None
+    if not isinstance(msg, str):
         return line, None, None
     ts = next((str(rec[k]) for k in ("timestamp", "time", "asctime", "ts") if k in rec), None)
     tag = next((f"(X pid={rec[k]}) " for k in ("process", "pid") if type(rec.get(k)) is int), "")
@@ -217,13 +257,19 @@ SGLANG_HEADER = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-
 
 
 def prefix_ok(
-    prefix: str, header: re.Pattern | None = None, lead: re.Pattern | None = None, msg_at: int | None = None
+    prefix: str,
+    header: re.Pattern | None = None,
+    lead: re.Pattern | None = None,
+    msg_at: int | None = None,
+    engine: str | None = None,
 ) -> bool:
     """Whether the text before a format's literal makes the line the engine's own metrics line: the
     engine's text (`lead`) taken off its end, then either the line's first logger `header` ends right
-    there (anything may come before the header: wrappers, a damaged start), or, with no header in the
-    line, only wrappers are left. In a JSON record (`msg_at`: where its message starts) the message must
-    start with the literal."""
+    there with nothing but wrappers (the capture's framing) before it, or, with no header in the line,
+    only wrappers are left. In a JSON record (`msg_at`: where its message starts) the message must start
+    with the literal. A python-logging record must be the `engine`'s own logger's (`logger_ok`)."""
+    if not logger_ok(prefix, engine):
+        return False
     if lead is not None:
         m = lead.search(prefix)
         if m is not None:
@@ -233,7 +279,7 @@ def prefix_ok(
     if header is not None:
         m = header.search(prefix)
         if m is not None:
-            return m.end() == len(prefix)
+            return m.end() == len(prefix) and is_wrapper(prefix[: m.start()])
     return is_wrapper(prefix)
 
 

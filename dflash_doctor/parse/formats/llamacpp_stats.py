@@ -29,7 +29,8 @@ from ._common import BadLine, Format, Impossible, Line, N, Parsed, count, num, r
 LITERAL = "#calls(b,g,a)"
 _LEAD = re.compile(r"(?:spec\s+\S{1,16}:\s+)?statistics\s+(?P<impl>[\w.-]+):\s*$")
 _LINE = re.compile(
-    r"#calls\(b,g,a\) =\s*(?P<b>\d+)\s+(?P<g>\d+)\s+(?P<a>\d+), #gen drafts =\s*(?P<gd>\d+), #acc drafts =\s*(?P<ad>\d+), "
+    r"#calls\(b,g,a\) =\s*(?P<b>\d+)\s+(?P<g>\d+)\s+(?P<a>\d+), "
+    r"#gen drafts =\s*(?P<gd>\d+), #acc drafts =\s*(?P<ad>\d+), "
     r"#gen tokens =\s*(?P<gt>\d+), #acc tokens =\s*(?P<at>\d+)"
     r"(?:, #mean acc len =\s*(?P<mean>" + N + r"), #acc rate/pos = \((?P<pp>[^)]*)\))?"
 )

@@ -146,8 +146,8 @@ FORMAT = Format(
     id="sglang-request",
     engine="sglang",
     label="SGLang request log (`Finish:` meta_info spec_verify_ct / spec_accept_length)",
-    meaning="one request; completion_tokens / spec_verify_ct includes the bonus token; drafts-weighted with the counts, "
-    "a per-request average with spec_accept_length alone",
+    meaning="one request; completion_tokens / spec_verify_ct includes the bonus token; drafts-weighted with the "
+    "counts, a per-request average with spec_accept_length alone",
     literals=("Finish: obj=", '"request.finished"'),
     parse=parse,
     rate_from_counts=False,  # no Drafted count: per-request figures

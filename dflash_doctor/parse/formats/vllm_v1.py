@@ -235,7 +235,7 @@ def finish(items: list, ctx) -> None:
                 )
             else:
                 # several fit: the one whose τ is nearest the printed means, all of them reported
-                def miss(kk):
+                def miss(kk, group=group):
                     return sum(
                         abs(1.0 + r["accepted"] / (r["drafted"] / kk) - r["mean"])
                         for r, _ in group
