@@ -46,7 +46,7 @@ def build_report(
         Finding("inputs", Status.COULD_NOT_CHECK, f"could not check {what}: {reason}")
         for what, reason in evidence.collection_errors
     ]
-    findings += run_checks(checks, evidence)
+    findings += run_checks(checks, evidence, _launch_method)
     ranking = rank(findings, evidence, knowledge)
     extra_notes: tuple[str, ...] = ()
     try:
@@ -85,6 +85,12 @@ def build_report(
 
 # Evidence that only restates what the user typed: on its own, nothing was read.
 _STATED = (Kind.ENGINE, Kind.ENGINE_SUPPORT, Kind.WORKLOAD, Kind.LOG_SCAN)
+
+
+def _launch_method(evidence: EvidenceSet) -> str | None:
+    from .models.launch_view import launch_method
+
+    return launch_method(evidence)[0]
 
 
 def require_something_read(evidence: EvidenceSet) -> None:
@@ -198,4 +204,4 @@ def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
 
     add_probe_evidence(served, result, Source("command", "probe"))
     checks = [c for c in load_checks().checks if c.id == "probe-vs-served"]
-    return [f.to_dict() for f in run_checks(checks, served)]
+    return [f.to_dict() for f in run_checks(checks, served, _launch_method)]
