@@ -19,7 +19,7 @@ def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool
 
     settings = Settings.from_env(os.environ, knowledge=tuple(knowledge))
     # Only files the user gave need checking before anything is collected: the packaged data is checked by the
-    # test suite, and loading it (the checks, causes.toml) is left to the command's meanwhile (~0.1 s of a run).
+    # test suite, and loading it (the checks, causes.toml) is left to the report (~0.1 s of a run).
     if validate and (settings.knowledge_files or settings.baselines_files):
         try:
             settings.knowledge(frozenset(declared_observations(load_checks().checks)))

@@ -28,7 +28,7 @@ from ._common import VLLM_HEADER, BadLine, Format, Impossible, Line, N, Parsed, 
 LITERAL = "SpecDecoding metrics"
 K_MAX = 32  # the largest k the arithmetic considers (DFlash uses 15-16; nothing published drafts more than 32)
 
-# The vLLM >= 0.10.2 line, exactly as vLLM prints it, in bytes: the fast paths (stream.py, prefilter.py).
+# The vLLM >= 0.10.2 line, exactly as vLLM prints it, in bytes: the fast route's bulk readers (fast/lines.py, grep.py).
 FAST_BODY = (
     rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d\d), Accepted throughput: (\d+\.\d\d) ?tokens/s, "
     rb"Drafted throughput: (\d+\.\d\d) ?tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
