@@ -18,6 +18,7 @@ import json
 import re
 from typing import Any
 
+from .. import pyast
 from ..redact import redact_any, redact_text
 from .formats._common import SGLANG_HEADER, VLLM_HEADER, frame_of, prefix_facts, prefix_ok
 from .records import StartupFacts
@@ -55,7 +56,7 @@ def parse_call_kwargs(inner: str) -> dict[str, Any]:
     # object reprs such as <function serve at 0x7f…> are not Python: make them None first
     inner = re.sub(r"<[^<>]*>", "None", inner)
     try:
-        node = ast.parse(f"f({inner})", mode="eval")
+        node = pyast.parse(f"f({inner})", mode="eval")
         call = node.body
         if isinstance(call, ast.Call):
             for kw in call.keywords:
@@ -70,7 +71,7 @@ def parse_call_kwargs(inner: str) -> dict[str, Any]:
         pass
     for key, val in _KV.findall(inner):
         try:
-            out.setdefault(key, ast.literal_eval(val))
+            out.setdefault(key, pyast.literal_eval(val))
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             continue
     return out
@@ -78,7 +79,7 @@ def parse_call_kwargs(inner: str) -> dict[str, Any]:
 
 def _literal_dict(text: str) -> dict | None:
     try:
-        val = ast.literal_eval(text)
+        val = pyast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     return val if isinstance(val, dict) else None

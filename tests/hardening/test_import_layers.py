@@ -3,7 +3,7 @@
 The tiers, bottom to top (the pipeline is evidence → checks → ranking → rendering; collectors and the
 diagnosis service sit above what they drive, the CLI above everything):
 
-  0  errors, redact, stats, atomic            no dflash_doctor imports but each other's
+  0  errors, redact, stats, atomic, pyast     no dflash_doctor imports but each other's
   1  textsafe, evidence                       the evidence model
   2  payloads, check, names                   typed payloads; the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
@@ -31,7 +31,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 TIERS = [
-    {"errors", "redact", "stats", "atomic"},
+    {"errors", "redact", "stats", "atomic", "pyast"},
     {"textsafe", "evidence"},
     {"payloads", "check", "names"},
     {"parse", "hosts"},
@@ -113,8 +113,8 @@ def upward_imports(modules) -> list[str]:
             assert there in TIER, f"{target} (imported by {path.relative_to(ROOT)}) has no tier: add it to TIERS"
             if TIER[there] >= TIER[here]:
                 bad.append(
-                    f"{path.name if not path.is_relative_to(ROOT) else path.relative_to(ROOT)}:{line}: {here} (tier {TIER[here]}) imports {target} "
-                    f"(tier {TIER[there]})"
+                    f"{path.name if not path.is_relative_to(ROOT) else path.relative_to(ROOT)}:{line}: {here} "
+                    f"(tier {TIER[here]}) imports {target} (tier {TIER[there]})"
                 )
     return bad
 

@@ -18,10 +18,10 @@ any prompt or output text.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 
+from ... import pyast
 from ._common import Format, Impossible, Line, N, Parsed, count, is_wrapper, num, row
 
 _KEYS = (
@@ -43,7 +43,7 @@ def _meta_from_text(msg: str) -> dict | None:
         return None
     body = msg[at + len("'meta_info': ") :]
     try:
-        meta = ast.literal_eval(_balanced(body))
+        meta = pyast.literal_eval(_balanced(body))
         return meta if isinstance(meta, dict) else None
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         pass
