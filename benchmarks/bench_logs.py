@@ -12,7 +12,7 @@ Writes a 1 GiB synthetic but realistic vLLM 0.20 log outside the repository, in 
 
 It warms both commands, then times them interleaved (default 5 runs each) and prints the median wall
 times, their ratio and the peak RSS of the dflash-doctor run (its largest process, scan workers and
-grep included). Targets (issue 12): ratio <= 1.6 for both profiles, peak RSS <= 100 MiB.
+grep included). Targets (issue 26): ratio <= 2.0 for both profiles, peak RSS <= 100 MiB.
 
 Run: PYTHONPATH=. python benchmarks/bench_logs.py [--profile server|dense|both] [--size-mib 1024] [--runs 5]
 """
@@ -41,7 +41,8 @@ def write_log(path: Path, size: int, seed: int = 1, profile: str = "server") -> 
         f"{api} INFO 05-14 09:11:52 [utils.py:253]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.20.1",
         f"{api} INFO 05-14 09:11:52 [utils.py:253]   █▄█▀ █     █     █     █  model   Qwen/Qwen3.6-27B",
         f"{api} INFO 05-14 09:11:52 [utils.py:189] non-default args: {{'model': 'Qwen/Qwen3.6-27B', "
-        "'speculative_config': {'method': 'dflash', 'model': 'z-lab/Qwen3.6-27B-DFlash', 'num_speculative_tokens': 15}}",
+        "'speculative_config': {'method': 'dflash', 'model': 'z-lab/Qwen3.6-27B-DFlash', "
+        "'num_speculative_tokens': 15}}",
         f"{api} INFO 05-14 09:11:55 [model.py:547] Resolved architecture: DFlashDraftModel",
         f"{core} INFO 05-14 09:11:57 [core.py:93] Initializing a V1 LLM engine (v0.20.1) with config: "
         "model='Qwen/Qwen3.6-27B', speculative_config=SpeculativeConfig(method='dflash', "
@@ -181,7 +182,7 @@ def bench(path: Path, profile: str, a) -> None:
     gm, dm = statistics.median(g_times), statistics.median(d_times)
     print(f"grep -F -c      median {gm:.3f} s  runs {', '.join(f'{x:.3f}' for x in g_times)}")
     print(f"dflash-doctor   median {dm:.3f} s  runs {', '.join(f'{x:.3f}' for x in d_times)}")
-    print(f"ratio (doctor / grep, medians): {dm / gm:.2f}   target <= 1.6")
+    print(f"ratio (doctor / grep, medians): {dm / gm:.2f}   target <= 2.0")
     gcm, dcm = statistics.median(g_cpu), statistics.median(d_cpu)
     print(
         f"CPU seconds (user+sys, medians): grep {gcm:.3f}, dflash-doctor {dcm:.3f} (all processes), "

@@ -3,17 +3,17 @@ registered in the entry-point group ``dflash_doctor.checks``. A broken plugin is
 
 from __future__ import annotations
 
-import errno
 import importlib
 import inspect
 import os
 import pkgutil
+import stat
 import sys
 from dataclasses import dataclass, field
+from importlib import metadata
 
 from .check import Check, describe_crash
 from .evidence import PAYLOAD_TYPES
-from .safeio import NotRegularFile, read_regular
 
 ENTRY_POINT_GROUP = "dflash_doctor.checks"
 
@@ -52,63 +52,32 @@ def _what(exc: BaseException) -> str:
     return describe_crash(exc)
 
 
-class UnsafeEntryPoints(Exception):
-    """An entry_points.txt that cannot be read safely: not a regular file, or larger than any real one."""
-
-
 MAX_ENTRY_POINTS = 1 << 20
 
 
-def group_declared(group: str) -> bool | None:
-    """Whether an installed distribution declares entry points in `group`, read the way importlib.metadata
-    finds them (each sys.path folder's *.dist-info / *.egg-info, an egg folder's EGG-INFO) without
-    importing it (~10-20 ms a run, most of a `logs` run's plugin discovery). None when that reading may not
-    be the whole answer (a sys.path entry that is no folder, a finder of distributions of its own): then
-    importlib.metadata answers."""
-    from importlib.machinery import PathFinder
-
-    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
-        return None
-    header = f"[{group}]"
+def unsafe_entry_points() -> str | None:
+    """An installed distribution's entry_points.txt that importlib.metadata must not read, said as one phrase:
+    one that is not a regular file (a FIFO hung every command; one linked to /dev/zero read until a MemoryError)
+    or is larger than any real one. Only stat is used, which neither blocks nor reads."""
     for entry in sys.path:
         folder = entry or "."
-        if not os.path.isdir(folder):
-            if os.path.exists(folder):
-                return None  # (a zip or an egg file: importlib.metadata reads inside it)
-            continue
         try:
             names = os.listdir(folder)
         except OSError:
-            continue
-        egg = folder.lower().endswith(".egg")  # (an egg on sys.path: its EGG-INFO)
+            continue  # (not a folder: a zip or an egg file, read by importlib.metadata itself)
         for name in names:
-            low = name.lower()
-            if not (low.endswith((".dist-info", ".egg-info")) or egg and low == "egg-info"):
+            if not name.lower().endswith((".dist-info", ".egg-info")):
                 continue
             ep = os.path.join(folder, name, "entry_points.txt")
             try:
-                text = read_regular(ep, MAX_ENTRY_POINTS).decode("utf-8", "replace")
-            except (NotRegularFile, OSError) as exc:
-                # A FIFO hung every command here (and /dev/zero read until a MemoryError); importlib.metadata
-                # would read the same file the same way: no plugin discovery at all then.
-                if isinstance(exc, NotRegularFile) or exc.errno == errno.EFBIG:
-                    raise UnsafeEntryPoints(f"{ep} is {exc.strerror}") from None
+                st = os.stat(ep)
+            except OSError:
                 continue
-            if _declares(text, header):
-                return True
-    return False
-
-
-def _declares(text: str, header: str) -> bool:
-    """An entry_points.txt holds at least one entry under `header`."""
-    inside = False
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("["):
-            inside = line == header
-        elif inside and line and not line.startswith(("#", ";")):
-            return True
-    return False
+            if not stat.S_ISREG(st.st_mode):
+                return f"{ep} is not a regular file"
+            if st.st_size > MAX_ENTRY_POINTS:
+                return f"{ep} is larger than {MAX_ENTRY_POINTS} bytes"
+    return None
 
 
 def _check_classes(module) -> list[type[Check]]:
@@ -137,14 +106,10 @@ def load_checks(include_plugins: bool = True) -> CheckRegistry:
             continue
         for cls in _check_classes(module):
             reg.add(cls, "builtin")
-    try:
-        declared = group_declared(ENTRY_POINT_GROUP) if include_plugins else False
-    except UnsafeEntryPoints as exc:
-        reg.warnings.append(f"plugins not loaded: {exc} (reading it would block or exhaust memory)")
-        declared = False
-    if declared is not False:
-        from importlib import metadata
-
+    unsafe = unsafe_entry_points() if include_plugins else None
+    if unsafe:
+        reg.warnings.append(f"plugins not loaded: {unsafe} (reading it would block or exhaust memory)")
+    if include_plugins and not unsafe:
         try:
             eps = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
         except Exception as exc:  # pragma: no cover

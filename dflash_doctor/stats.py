@@ -65,16 +65,6 @@ def _r(x: float, n: int = 4) -> float | None:
     return None if x is None or x != x or math.isinf(x) else round(x, n)
 
 
-def median(values) -> float:
-    """The middle value (the mean of the two middle ones for an even count), as `statistics.median`
-    computes it, without that module's import (fractions, decimal: a few ms of every run that ranks)."""
-    data = sorted(values)
-    n = len(data)
-    if not n:
-        raise ValueError("no median of no values")
-    return data[n // 2] if n % 2 else (data[n // 2 - 1] + data[n // 2]) / 2
-
-
 def z_for(level: float) -> float:
     """Two-sided normal quantile for a confidence level (0.5 < level < 1), via the inverse error function."""
     if not 0.5 < level < 1.0:
@@ -130,7 +120,7 @@ def wilson(successes: float, n: float, level: float = 0.95, design_effect: float
     the uninformative [0, 1].
     """
     if not (n > 0) or math.isinf(n):
-        return Interval(float("nan"), 0.0, 1.0, 0.0 if not n == n else n, level)
+        return Interval(float("nan"), 0.0, 1.0, 0.0 if n != n else n, level)
     p = min(1.0, max(0.0, successes / n))
     m = effective_n(n, design_effect)
     if m <= 0:
@@ -234,7 +224,7 @@ def overdispersion(drafts: Sequence[float], accepted: Sequence[float], var_l: fl
     """The design effect measured from per-interval counts: Pearson's dispersion of the interval means
     around the pooled mean, against what independent drafts with per-draft variance var_l would give.
     None with fewer than 5 usable intervals or no variance to compare with."""
-    pairs = [(d, a) for d, a in zip(drafts, accepted) if d and d > 0 and a == a and not math.isinf(d)]
+    pairs = [(d, a) for d, a in zip(drafts, accepted, strict=False) if d and d > 0 and a == a and not math.isinf(d)]
     if len(pairs) < 5 or not var_l > 0:
         return None
     total_d = sum(d for d, _ in pairs)
@@ -274,7 +264,7 @@ def change_point(
     segment needs `min_drafts`. Var(L) comes from the whole series' per-position rates (as in
     `tau_interval`). None when no split separates the two sides.
     """
-    pts = [(float(d), float(a)) for d, a in zip(drafts, accepted) if d == d and a == a and d >= 0]
+    pts = [(float(d), float(a)) for d, a in zip(drafts, accepted, strict=False) if d == d and a == a and d >= 0]
     if len(pts) < 4:
         return None
     total_d = sum(d for d, _ in pts)

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
 import os
+import signal
 import sys
+import threading
+import traceback
+from typing import TYPE_CHECKING
 
 import typer
+from typer.core import TyperArgument, TyperGroup
 
 from .. import __version__
 from ..errors import DoctorError, ExitCode
+from ..redact import redact_text
+from ..textsafe import plain
+from . import common
+from .output import INTERRUPT_SAID
+
+if TYPE_CHECKING:
+    import click
 
 
 def _plain_required_metavars() -> None:
     """Typer writes a required argument as {DRAFTER} in usage lines; click's convention (and ours) is DRAFTER."""
-    from typer.core import TyperArgument
-
     original = TyperArgument.make_metavar
 
     def make_metavar(self, ctx, *args, **kw):
@@ -43,9 +56,31 @@ def _root(
         os.environ["DFLASH_DOCTOR_DEBUG"] = "1"
 
 
+class _Commands(TyperGroup):
+    """The root group: a command's module (cli/NAME.py, COMMANDS) is imported when the command is asked for —
+    to run it, or to list it in `--help` — so `--version` loads none of them and a run loads its own (click's
+    documented way of loading subcommands lazily). Each module imports what it needs at its top."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        return None if module is None else _registered(module).commands.get(cmd_name)
+
+
+@functools.cache
+def _registered(module: str) -> click.Group:
+    """The commands one module (cli/NAME.py) registers."""
+    part = typer.Typer(rich_markup_mode=None)
+    importlib.import_module(f"{__package__}.{module}").register(part)
+    return typer.main.get_group(part)
+
+
 def _new_app() -> typer.Typer:
-    """The root app: its help, its options (the `_root` callback); commands are registered on it after."""
+    """The root app: its help, its options (the `_root` callback); its commands come from COMMANDS."""
     new = typer.Typer(
+        cls=_Commands,
         name="dflash-doctor",
         help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and "
         "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
@@ -83,30 +118,7 @@ COMMANDS = {
 }
 
 
-def build_app(only: str | None = None) -> typer.Typer:
-    """The app with every command, or with only the command `only` names (a run of that command builds
-    nothing else: the other commands' modules and options cost a `logs` run ~30 ms of CPU, while its
-    scan workers need it)."""
-    import importlib
-
-    new = _new_app()
-    names = [only] if only in COMMANDS else list(COMMANDS)
-    for name in dict.fromkeys(COMMANDS[n] for n in names):
-        importlib.import_module(f"{__package__}.{name}").register(new)
-    return new
-
-
-def _app_for(args: list[str]) -> typer.Typer:
-    """The app a command line needs: its command alone when the line starts with a command's name (the root
-    options, `--help`, no arguments or a mistyped name get the whole app, whose messages list them all)."""
-    return build_app(args[0] if args and args[0] in COMMANDS else None)
-
-
-def __getattr__(name: str):
-    if name == "app":  # the whole app, built on first use (tests, documentation tools)
-        globals()["app"] = whole = build_app()
-        return whole
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+app = _new_app()
 
 
 def _tolerant_streams() -> None:
@@ -115,74 +127,97 @@ def _tolerant_streams() -> None:
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None:
-            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - the process's stream
             if name == "stdout" and sys.stderr is not None:
                 print("warning: stdout is closed: the report goes nowhere (use -o FILE)", file=sys.stderr)
             continue
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            with contextlib.suppress(ValueError, OSError):  # a detached or closed stream: nothing to write to
                 reconfigure(errors="replace")
-            except (ValueError, OSError):  # a detached or closed stream: nothing to write to anyway
-                pass
     if sys.stdin is None:
-        sys.stdin = open(os.devnull, encoding="utf-8")
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stream
 
 
 def _say(line: str) -> None:
-    from ..redact import redact_text
-    from ..textsafe import plain
-
     # plain() redacts; the message may hold whatever the user typed (a token as an argument).
     print(plain(redact_text(line)), file=sys.stderr)
 
 
+# The signal (SIGTERM, SIGHUP) that stopped the run, if one did.
+_STOPPED_BY: list[int] = []
+
+
+def _stop(signum, frame) -> None:
+    """SIGTERM or SIGHUP (CI's `timeout`, a closed terminal): the run stops as on Ctrl-C — the scan's workers
+    ended, what was read kept and reported — and exits 128 + the signal's number (143, 129)."""
+    _STOPPED_BY.append(signum)
+    raise KeyboardInterrupt
+
+
+def _stop_on_signals() -> dict:
+    """Install the handlers (main thread only); the ones they replace, to put back."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
 def main(argv: list[str] | None = None) -> None:
     _tolerant_streams()
-    from . import common
-
+    previous = _stop_on_signals()
+    _STOPPED_BY.clear()
     common.ARGV = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _run(argv)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if code == int(ExitCode.INTERRUPTED) and _STOPPED_BY:
+        code = 128 + _STOPPED_BY[0]
+    sys.exit(code)
+
+
+def _run(argv: list[str] | None) -> int | str | None:
+    """The command's exit code (a known error: its one line and hint said first)."""
     debug = "--debug" in (argv or sys.argv) or os.environ.get("DFLASH_DOCTOR_DEBUG") == "1"
     try:
-        rv = _app_for(common.ARGV)(args=argv, standalone_mode=False, prog_name="dflash-doctor")
+        rv = app(args=argv, standalone_mode=False, prog_name="dflash-doctor")
     except DoctorError as exc:
         if debug:
-            import traceback
-
             traceback.print_exc()
         _say(f"error: {exc.message}")
         if exc.hint:
             _say(f"hint: {exc.hint}")
-        sys.exit(int(exc.exit_code))
+        return int(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        sys.exit(int(ExitCode.INTERRUPTED))
-    except SystemExit:
-        raise
+        return int(ExitCode.INTERRUPTED)
+    except SystemExit as exc:
+        return exc.code
     except Exception as exc:  # click usage errors and the unexpected
-        # Typer vendors its own click, so match click's exception types by name, not by import.
-        names = {cls.__name__ for cls in type(exc).__mro__}
-        if "Exit" in names:
-            sys.exit(getattr(exc, "exit_code", 0))
-        if "Abort" in names:
-            print("aborted", file=sys.stderr)
-            sys.exit(int(ExitCode.INTERRUPTED))
-        if "ClickException" in names:
-            # One line, like every other usage error (click's own form is four: usage, try, blank, error);
-            # the message may echo a typed secret: _say redacts.
-            _say("error: " + " ".join(exc.format_message().split()))  # type: ignore[attr-defined]
-            ctx = getattr(exc, "ctx", None)
-            if ctx is not None:
-                _say(f"hint: see {ctx.command_path} --help")
-            sys.exit(int(ExitCode.USAGE))
-        if debug:
-            raise
-        _say(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback")
-        sys.exit(int(ExitCode.NOT_CHECKED))
-    else:
-        if rv == int(ExitCode.INTERRUPTED):
-            from .output import INTERRUPT_SAID
+        return _failed(exc, debug)
+    if rv == int(ExitCode.INTERRUPTED) and not INTERRUPT_SAID:
+        print("interrupted", file=sys.stderr)  # (a Ctrl-C Typer ended the command at, before it could say it)
+    return rv if isinstance(rv, int) else 0
 
-            if not INTERRUPT_SAID:  # (a Ctrl-C Typer ended the command at, before it could say anything)
-                print("interrupted", file=sys.stderr)
-        sys.exit(rv if isinstance(rv, int) else 0)
+
+def _failed(exc: Exception, debug: bool) -> int:
+    # Typer vendors its own click, so match click's exception types by name, not by import.
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "Exit" in names:
+        return getattr(exc, "exit_code", 0)
+    if "Abort" in names:
+        print("aborted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    if "ClickException" in names:
+        # One line, like every other usage error (click's own form is four: usage, try, blank, error);
+        # the message may echo a typed secret: _say redacts.
+        _say("error: " + " ".join(exc.format_message().split()))  # type: ignore[attr-defined]
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            _say(f"hint: see {ctx.command_path} --help")
+        return int(ExitCode.USAGE)
+    if debug:
+        raise exc
+    _say(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for a traceback")
+    return int(ExitCode.NOT_CHECKED)

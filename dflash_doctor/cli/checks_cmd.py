@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from ..registry import load_checks
 from ..render import Format
 from .common import FormatOpt, examples
+from .output import Output
 
 
 def register(app: typer.Typer) -> None:
@@ -15,8 +17,6 @@ def register(app: typer.Typer) -> None:
     @group.command("list", epilog=examples("dflash-doctor checks list", "dflash-doctor checks list --format json"))
     def list_checks(fmt: Format = FormatOpt) -> int:
         """List every check: id, area, title, the evidence it needs, where it comes from."""
-        from ..registry import load_checks
-        from .output import Output
 
         reg = load_checks()
         out = Output(fmt=fmt)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..errors import ExitCode, UsageError
+from ..redact import redact_text
 from ..render import Format
 
 if TYPE_CHECKING:
@@ -111,7 +112,6 @@ ARGV: list[str] = []
 
 def invocation() -> tuple[str, ...]:
     """The command as typed (program name first), secrets redacted."""
-    from ..redact import redact_text
 
     return ("dflash-doctor", *(redact_text(a) for a in (ARGV or sys.argv[1:])))
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import typer
 
+from ..collect.inputs import FileInputs, gather_files, require_inputs
+from ..collect.workload import gather_workload
+from ..errors import ExitCode
+from ..probe.saved_result import attach_probe
+from ..prometheus.gather import gather_prometheus
 from ..render import Format
+from ..services.doctor import build_report, require_something_read
 from .common import (
     ForcePairOpt,
     FormatOpt,
@@ -16,6 +22,7 @@ from .common import (
     invocation,
     number,
 )
+from .output import Output
 from .prom_opts import (
     BasicEnvOpt,
     BasicFileOpt,
@@ -29,7 +36,9 @@ from .prom_opts import (
     StepOpt,
     TimeoutOpt,
     UntilOpt,
+    prom_source,
 )
+from .ranking_opts import resolve_settings, saved_probe, write_plot
 
 
 def register(app: typer.Typer) -> None:
@@ -125,11 +134,6 @@ def register(app: typer.Typer) -> None:
 
         Logs, metrics, drafter and target configs, the engine release and the launch command: every input
         sharpens the ranking. Exit 1 problem, 0 healthy, 3 insufficient data."""
-        from ..collect.inputs import FileInputs, gather_files, require_inputs
-        from ..collect.workload import gather_workload
-        from ..services.doctor import build_report, require_something_read
-        from .output import Output
-        from .ranking_opts import resolve_settings, saved_probe, write_plot
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
         inputs = FileInputs(
@@ -141,9 +145,6 @@ def register(app: typer.Typer) -> None:
         saved = saved_probe(probe_result)
         evidence = gather_files(inputs, settings)
         if prometheus:
-            from ..prometheus.gather import gather_prometheus
-            from .prom_opts import prom_source
-
             gather_prometheus(
                 evidence,
                 prom_source(
@@ -164,8 +165,6 @@ def register(app: typer.Typer) -> None:
             )
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if saved is not None:
-            from ..probe.saved_result import attach_probe
-
             attach_probe(evidence, saved, force=force_probe_pair)
         require_something_read(evidence)
         report, warnings = build_report(evidence, settings=settings, invocation=invocation())
@@ -175,8 +174,6 @@ def register(app: typer.Typer) -> None:
         if plot:
             write_plot(plot, report, evidence, out)
         if evidence.interrupted:
-            from ..errors import ExitCode
-
             out.warn("interrupted (Ctrl-C): the report above holds only what was gathered before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import typer
 
+from ..errors import ExitCode, UsageError
+from ..prometheus.fleet import FleetQuery, run_fleet
+from ..prometheus.queries import parse_duration, parse_labels
 from ..render import Format
 from .common import FormatOpt, OutputOpt, examples
+from .output import Output
 from .prom_opts import (
     BasicEnvOpt,
     BasicFileOpt,
@@ -23,6 +27,8 @@ from .prom_opts import (
     StepOpt,
     TimeoutOpt,
     UntilOpt,
+    make_auth,
+    parse_until,
 )
 
 
@@ -70,11 +76,6 @@ def register(app: typer.Typer) -> None:
 
         τ with its interval, the curve, the trend and the verdict per engine. Exit 1 when an engine has a
         problem, 0 otherwise, 3 when nothing could be read."""
-        from ..errors import ExitCode, UsageError
-        from ..prometheus.fleet import FleetQuery, run_fleet
-        from ..prometheus.queries import parse_duration, parse_labels
-        from .output import Output
-        from .prom_opts import make_auth, parse_until
 
         out = Output(fmt=fmt, path=output)
         if timeout <= 0:

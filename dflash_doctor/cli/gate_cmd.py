@@ -8,17 +8,36 @@ file (--junit), GitHub Actions annotations and step summary when running in GitH
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
 
 import typer
 
+from ..collect.inputs import FileInputs, gather_files, require_inputs
+from ..errors import ExitCode, UsageError
+from ..evidence.acceptance import MIN_DRAFTS, AcceptanceSummary
+from ..models.launch_view import facts_conflicts
 from ..render import Format
+from ..render.github import annotations, step_summary
+from ..render.junit import render_junit
+from ..services.doctor import build_report
+from ..services.gate import (
+    MAX_TAU,
+    PositionRate,
+    Thresholds,
+    evaluate,
+    finite_option,
+    load_baseline_tau,
+    read_json_flag,
+)
 from .common import FormatOpt, OutputOpt, examples, number
+from .output import Output, write_file
+from .ranking_opts import resolve_settings, write_plot
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer) -> None:  # noqa: C901 - the gate command's flags, one branch each
     @app.command(
         "gate",
         epilog=examples(
@@ -87,9 +106,6 @@ def register(app: typer.Typer) -> None:
         """Fail a CI job when acceptance drops.
 
         Exit 0 every threshold passed, 1 a threshold failed, 3 no data, 2 usage error."""
-        from ..errors import UsageError
-        from ..services.gate import MAX_TAU, PositionRate, Thresholds, evaluate, finite_option, load_baseline_tau
-        from .output import Output
 
         finite_option("--min-acceptance-length", min_acceptance_length, 0.0, MAX_TAU)
         finite_option("--max-regression", max_regression, 0.0)
@@ -122,7 +138,8 @@ def register(app: typer.Typer) -> None:
         if not th.any():
             raise UsageError(
                 "give at least one threshold",
-                hint="--min-acceptance-length X, --min-position-rate POS:RATE, or --max-regression PCT --baseline REPORT.json",
+                hint="--min-acceptance-length X, --min-position-rate POS:RATE, or --max-regression PCT "
+                "--baseline REPORT.json",
             )
         out = Output(fmt=fmt, path=output)
 
@@ -134,10 +151,6 @@ def register(app: typer.Typer) -> None:
         if probe:
             acceptance, source = _acceptance_from_saved(probe)
         else:
-            from ..collect.inputs import FileInputs, gather_files, require_inputs
-            from ..services.doctor import build_report
-            from .ranking_opts import resolve_settings
-
             settings = resolve_settings()
             inputs = FileInputs(logs=log, metrics=[metrics] if metrics else [], window=window)
             for w in require_inputs(inputs, missing_ok=True):  # a log CI did not produce is no data (exit 3)
@@ -163,10 +176,9 @@ def register(app: typer.Typer) -> None:
             rejected_examples=tuple(f"{m.where}: {m.reason}" for m in scanned.malformed_examples if m.rejected)
             if scanned
             else (),
+            conflicts=tuple(facts_conflicts(evidence)) if evidence is not None else (),
         )
         if evidence is not None and evidence.interrupted:
-            import dataclasses
-
             result = dataclasses.replace(
                 result,
                 notes=(
@@ -177,14 +189,10 @@ def register(app: typer.Typer) -> None:
             )
         _emit(result, fmt, out, output, junit)
         if plot and report is not None:
-            from .ranking_opts import write_plot
-
             write_plot(plot, report, evidence, out, thresholds=th)
         elif plot:
             out.warn("no plot: nothing was measured from logs or metrics")
         if evidence is not None and evidence.interrupted:  # a partial measurement never passes a gate
-            from ..errors import ExitCode
-
             out.warn("interrupted (Ctrl-C): the result above holds only what was read before")
             return int(ExitCode.INTERRUPTED)
         return int(result.exit_code)
@@ -192,8 +200,6 @@ def register(app: typer.Typer) -> None:
 
 def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> None:
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        from ..render.github import annotations, step_summary
-
         # Workflow commands are read from the job's output; keep them off stdout when stdout is JSON.
         stream = sys.stderr if (fmt == Format.JSON and not output) else sys.stdout
         stream.write(annotations(result))
@@ -207,18 +213,12 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
                 out.warn(f"cannot append to GITHUB_STEP_SUMMARY {summary}: {exc.strerror or exc}")
     out.show(result)
     if junit:
-        from ..render.junit import render_junit
-        from .output import write_file
-
         write_file(junit, render_junit(result), "the JUnit file")
         out.info(f"JUnit written to {junit}")
 
 
 def _acceptance_from_saved(path: str):
     """An AcceptanceSummary from a saved report's acceptance block (e.g. `probe --format json`)."""
-    from ..errors import UsageError
-    from ..evidence.acceptance import MIN_DRAFTS, AcceptanceSummary
-    from ..services.gate import read_json_flag
 
     data = read_json_flag(path, "--probe")
     acc = data.get("acceptance") if isinstance(data, dict) else None

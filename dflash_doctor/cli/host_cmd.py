@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import typer
 
+from .. import __version__
+from ..errors import DoctorError, ExitCode, UsageError
+from ..hosts.inventory import read_hosts_file
 from ..render import Format
+from ..services.hostcheck import HostCheck, check_bundles, check_hosts, check_one, collect_bundle, refuse_paths_as_hosts
+from ..textsafe import command
 from .common import (
     AllowSSHExecOpt,
     ForcePairOpt,
@@ -20,6 +25,9 @@ from .common import (
     invocation,
     number,
 )
+from .output import Output
+from .progress import HostProgress
+from .ranking_opts import resolve_settings, saved_probe
 
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
 LogOpt = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST (default: discovered).")
@@ -81,12 +89,6 @@ def register(app: typer.Typer) -> None:
 
         Collect evidence from each host and rank causes; several hosts make a fleet table. Exit 1 problem
         on any host, 0 healthy, 3 a host could not be checked."""
-        from ..errors import DoctorError, ExitCode, UsageError
-        from ..hosts.inventory import read_hosts_file
-        from ..services.hostcheck import HostCheck, check_hosts, check_one, refuse_paths_as_hosts
-        from .output import Output
-        from .progress import HostProgress
-        from .ranking_opts import resolve_settings, saved_probe
 
         specs = list(dict.fromkeys([*(hosts or []), *(read_hosts_file(hosts_file) if hosts_file else [])]))
         if not specs:
@@ -145,9 +147,6 @@ def register(app: typer.Typer) -> None:
         """Diagnose saved bundles, offline.
 
         The same collector and checks, replayed from the bundles' data; several make a fleet table."""
-        from ..services.hostcheck import HostCheck, check_bundles
-        from .output import Output
-        from .ranking_opts import resolve_settings, saved_probe
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
         paths = list(dict.fromkeys(bundles))
@@ -182,10 +181,6 @@ def register(app: typer.Typer) -> None:
         """Save a host's evidence as a bundle.
 
         Secrets redacted; diagnose it later, anywhere, with `check bundle`."""
-        from .. import __version__
-        from ..services.hostcheck import HostCheck, collect_bundle, refuse_paths_as_hosts
-        from ..textsafe import command
-        from .output import Output
 
         refuse_paths_as_hosts([host_spec])
         done = collect_bundle(

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import typer
 
+from ..models.file_access import LocalFiles
 from ..render import Format
+from ..services.inspection import inspect
 from .common import FormatOpt, OutputOpt, examples
+from .output import Output
+from .ranking_opts import resolve_settings
 
 
 def register(app: typer.Typer) -> None:
@@ -44,10 +48,6 @@ def register(app: typer.Typer) -> None:
         Sliding-window layers, layer taps, pairing, vocabulary and RoPE from configs and weight headers,
         without loading a tensor. Exit 1 when a check fails, 0 when none does, 3 when nothing could be
         checked."""
-        from ..models.file_access import LocalFiles
-        from ..services.inspection import inspect
-        from .output import Output
-        from .ranking_opts import resolve_settings
 
         out = Output(fmt=fmt, path=output)
         settings = resolve_settings(validate=False)

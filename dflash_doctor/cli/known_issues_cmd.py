@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import typer
 
+from ..errors import ExitCode, UsageError
+from ..interpret.known_issues.audit import AuditUsageError, audit
 from ..render import Format
+from ..render.issues import summary
 from .common import FormatOpt, OutputOpt, examples
+from .output import Output
 
 
 def register(app: typer.Typer) -> None:
@@ -56,10 +60,6 @@ def register(app: typer.Typer) -> None:
         """Known engine bugs that affect a deployment, like pip-audit.
 
         Exit 1 when one affects the stated release, 0 when none does (or when listing the database)."""
-        from ..errors import ExitCode, UsageError
-        from ..interpret.known_issues.audit import AuditUsageError, audit
-        from ..render.issues import summary
-        from .output import Output
 
         try:
             result = audit(engine=engine, method=method, runner=runner, facts=fact)

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import typer
 
+from ..collect.builder import EvidenceBuilder
+from ..collect.inputs import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
+from ..errors import DoctorError, ExitCode, MissingExtra, UsageError
+from ..evidence import EvidenceSet
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
+from ..evidence.engine_facts import EngineSupport
+from ..evidence.model_facts import DrafterFacts, TargetFacts
+from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
+from ..parse.frame import export_frame
+from ..registry import load_checks
 from ..render import Format
+from ..services.doctor import build_report, require_something_read
 from .common import FormatOpt, OutputOpt, VerboseOpt, examples, exit_code_for, invocation
+from .output import Output
+from .ranking_opts import resolve_settings
 
 
 def register(app: typer.Typer) -> None:
@@ -43,26 +56,11 @@ def register(app: typer.Typer) -> None:
         """The acceptance picture of server logs: τ, curve, trend.
 
         Exit 1 when the acceptance shows a problem, 0 when healthy, 3 when it cannot be judged."""
-        if not engine:  # (with --engine the workers would need its parsed form: they start with the scan)
-            from .early import start_scan_early
-
-            start_scan_early(files)  # (begun already when the entry point could read the file: then a no-op)
-        from ..collect.builder import EvidenceBuilder
-        from ..collect.inputs import FileInputs, gather_engine, gather_logs, parse_time_bound, require_inputs
-        from ..errors import UsageError
-        from ..evidence import EvidenceSet
-        from ..services.doctor import require_something_read
-        from .output import Output
 
         if csv and parquet:
             raise UsageError("give --csv or --parquet, not both")
         lo = parse_time_bound(since, "--since") if since else None
         hi = parse_time_bound(until, "--until") if until else None
-        from ..evidence.acceptance import AcceptanceSummary, StartupFacts
-        from ..evidence.engine_facts import EngineSupport
-        from ..evidence.model_facts import DrafterFacts, TargetFacts
-        from ..evidence.payloads import EngineId, LaunchConfig, ScanStats
-        from .ranking_opts import resolve_settings
 
         out = Output(fmt=fmt, path=output, verbose=verbose)
         inputs = FileInputs(logs=list(files))
@@ -73,26 +71,10 @@ def register(app: typer.Typer) -> None:
         ev = EvidenceSet(label="logs")
         if engine:
             gather_engine(ev, engine)
-        loaded: list = []
-
-        def prepare() -> None:  # while worker processes scan a large log: what the report needs next
-            import importlib
-
-            from ..registry import load_checks
-
-            for name in ("dflash_doctor.services.doctor", "dflash_doctor.parse.frame"):
-                importlib.import_module(name)
-            loaded.append(load_checks())
-            from ..services.doctor import warm_report_data
-
-            warm_report_data(settings)
-
-        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, meanwhile=prepare, settings=settings)
+        scan = gather_logs(ev, list(files), engine, since=lo, until=hi, settings=settings)
         require_something_read(ev)
         if scan is not None and (csv or parquet):
             _export(scan, csv, parquet, out)
-        from ..registry import load_checks
-        from ..services.doctor import build_report
 
         # The release the log's startup lines name is a fact the log gave: use it (engine checks, known issues).
         builder = EvidenceBuilder(ev)
@@ -100,7 +82,7 @@ def register(app: typer.Typer) -> None:
         builder.add_engine_support()
         for kind, what in ((DrafterFacts, "--drafter"), (TargetFacts, "--target"), (LaunchConfig, "--launch")):
             ev.missing(kind, f"a log does not carry it: `dflash-doctor diagnose {what} …` adds it")
-        reg = loaded[0] if loaded else load_checks()
+        reg = load_checks()
         kinds = {AcceptanceSummary, ScanStats, StartupFacts, EngineId, EngineSupport}
         checks = [c for c in reg.checks if c.needs and set(c.needs) <= kinds]
         report, warnings = build_report(ev, checks=checks, settings=settings, invocation=invocation())
@@ -108,17 +90,12 @@ def register(app: typer.Typer) -> None:
             out.warn(w)
         out.show(report)
         if ev.interrupted:
-            from ..errors import ExitCode
-
             out.warn("interrupted (Ctrl-C): the report above holds only what was read before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))
 
 
 def _export(scan, csv: str | None, parquet: str | None, out) -> None:
-    from ..errors import DoctorError, ExitCode, MissingExtra
-    from ..parse.frame import export_frame
-
     df = export_frame(scan)
     for col in ("line_no", "offset", "k", "drafts", "drafted", "accepted", "prefix_accepted", "emitted"):
         # counts and line numbers are integers: a float column (NaN where absent) would print 43.0

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import typer
 
+from ..errors import UsageError
+from ..prometheus.queries import parse_duration, parse_labels, promql_duration, selector_matchers
+from ..prometheus.rules import AlertRules, Dashboard, RuleSettings, alert_rules, grafana_dashboard
 from .common import OutputOpt, examples, number
+from .output import Output
 
 monitor_app = typer.Typer(
     name="monitor",
@@ -49,10 +53,6 @@ WindowOpt = typer.Option("10m", "--window", metavar="DURATION", help="Range each
 
 
 def _settings(min_tau, by, selector, first, drop, offset, window, for_="10m", min_drafts=200):
-    from ..errors import UsageError
-    from ..prometheus.queries import parse_duration, parse_labels, promql_duration, selector_matchers
-    from ..prometheus.rules import RuleSettings
-
     if min_tau <= 1.0:
         raise UsageError("--min-acceptance-length must be above 1 (τ counts the bonus token)")
     if not 0 < first < 1:
@@ -103,8 +103,6 @@ def rules(
     output: str | None = OutputOpt,
 ) -> int:
     """Print Prometheus alerting rules (YAML): low τ, position-1 collapse, drafts stopped, τ drop vs own past."""
-    from ..prometheus.rules import AlertRules, alert_rules
-    from .output import Output
 
     s = _settings(min_acceptance_length, by, selector, min_first_position, max_drop, offset, window, for_, min_drafts)
     Output(path=output).show(AlertRules(alert_rules(s)))
@@ -127,8 +125,6 @@ def grafana(
     """Print a Grafana dashboard (JSON).
 
     τ per engine, per-position curves, draft rate, alert thresholds."""
-    from ..prometheus.rules import Dashboard, grafana_dashboard
-    from .output import Output
 
     s = _settings(min_acceptance_length, by, selector, min_first_position, max_drop, offset, "10m")
     Output(path=output).show(Dashboard(grafana_dashboard(s, title=title)))

@@ -7,15 +7,18 @@ file, no colour and no wrapping — one record per line — unless COLUMNS asks 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
 
+from ..atomic import write_atomic
 from ..errors import DoctorError, ExitCode, UsageError
 from ..redact import redact_text
 from ..render import Format, Style, render
 from ..settings import Settings
 from ..textsafe import plain
+from .common import color_allowed
 
 # A command that stopped at a Ctrl-C and said so (its warning): cli/app.py says "interrupted" for any other
 # (Typer turns a Ctrl-C in a command into exit status 130 without a word).
@@ -45,8 +48,6 @@ class Output:
 
     @property
     def color(self) -> bool:
-        from .common import color_allowed
-
         return self.to_terminal and self.settings.color and color_allowed()
 
     @property
@@ -103,7 +104,6 @@ class Output:
 
 def write_file(path: str, data: str | bytes, what: str) -> None:
     """An output file, all or nothing: on a full disk the previous file stays as it was."""
-    from ..atomic import write_atomic
 
     try:
         write_atomic(path, data)
@@ -116,7 +116,5 @@ def write_file(path: str, data: str | bytes, what: str) -> None:
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null so Python's flush at exit does not fail a second time, with a traceback."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

@@ -8,8 +8,24 @@ from __future__ import annotations
 
 import typer
 
+from ..collect.inputs import FileInputs, require_inputs
 from ..errors import DoctorError, MissingExtra, UsageError
+from ..hosts import HostError
+from ..hosts.connect import open_host
+from ..probe.config import load_drafter_config
+from ..probe.layer_offset import match_dump, read_dump
+from ..probe.prompts import portable_rows
+from ..probe.remote import run_remote_probe
+from ..probe.runner import (
+    parse_ablate,  # no torch at import time
+    run_probe,
+)
+from ..probe.runs import LayerOffsetRun, ProbeRun
+from ..probe.saved_result import SavedProbe, probe_pair_mismatch
+from ..services.doctor import compare_with_served, served_evidence
 from .common import AllowSSHExecOpt, OutputOpt, TextOrJson, TextOrJsonOpt, examples, number
+from .output import Output
+from .progress import ProbeProgress
 
 
 def _need_torch() -> None:
@@ -123,17 +139,10 @@ def register(app: typer.Typer) -> None:
         At temperature 0 the output must equal the target's own greedy decoding (lossless). Exit 1 when it
         does not or the served τ fails against the probe, 3 when the served log gave nothing to compare,
         0 otherwise."""
-        from ..probe.runs import ProbeRun
-        from .output import Output
-        from .progress import ProbeProgress
 
         out = Output(fmt=fmt.value, path=output)
         served = None
         if log:  # a served log that is not there, or of another pair, is a mistake to say before a long probe
-            from ..collect.inputs import FileInputs, require_inputs
-            from ..probe.saved_result import SavedProbe, probe_pair_mismatch
-            from ..services.doctor import served_evidence
-
             for w in require_inputs(FileInputs(logs=log)):
                 out.warn(w)
             served, warnings = served_evidence(log)
@@ -163,11 +172,6 @@ def register(app: typer.Typer) -> None:
             seed=seed,
         )
         if host:
-            from ..hosts import HostError
-            from ..hosts.connect import open_host
-            from ..probe.prompts import portable_rows
-            from ..probe.remote import run_remote_probe
-
             rows = portable_rows(prompts, limit)
             try:
                 with (
@@ -191,13 +195,10 @@ def register(app: typer.Typer) -> None:
                 raise DoctorError(exc.message, hint=exc.hint) from None
         else:
             _need_torch()
-            from ..probe.runner import run_probe
 
             with ProbeProgress(out) as progress:
                 result = run_probe(progress=progress, **job)
         if served is not None:
-            from ..services.doctor import compare_with_served
-
             result["served_comparison"] = compare_with_served(result, served)
         run = ProbeRun(result)
         out.show(run)
@@ -235,14 +236,11 @@ def register(app: typer.Typer) -> None:
 
         Exit 0 when the taps match the drafter's target_layer_ids, 1 when they are offset, 3 when the offset
         cannot be determined."""
-        from ..probe.runs import LayerOffsetRun
-        from .output import Output
 
         out = Output(fmt=fmt.value, path=output)
         _need_torch()
-        from ..probe.config import load_drafter_config
-        from ..probe.layer_offset import match_dump, read_dump
-        from ..probe.target import load_target, resolve_device, resolve_dtype
+
+        from ..probe.target import load_target, resolve_device, resolve_dtype  # (imports torch)
 
         cfg = load_drafter_config(drafter) if drafter else None
         ids, taps = read_dump(dump)
@@ -256,6 +254,4 @@ def register(app: typer.Typer) -> None:
 
 
 def _parse_ablate(text):
-    from ..probe.runner import parse_ablate  # no torch at import time
-
     return parse_ablate(text)

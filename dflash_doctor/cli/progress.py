@@ -7,6 +7,10 @@ import re
 import sys
 import time
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
 from ..textsafe import plain
 
 
@@ -27,9 +31,6 @@ class HostProgress:
 
     def __enter__(self):
         if _bars_allowed(self.out):
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             self.bar = Progress(
                 TextColumn("[bold]checking hosts"),
                 BarColumn(),
@@ -66,9 +67,6 @@ class ProbeProgress:
 
     def __enter__(self):
         if _bars_allowed(self.out):
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -85,7 +83,6 @@ class ProbeProgress:
         if self.bar is None or m is None:
             self.out.info(line)
             return
-        from rich.text import Text
 
         label = plain(m.group("label"), 60)
         if label not in self.tasks:

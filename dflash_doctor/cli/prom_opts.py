@@ -4,10 +4,14 @@ connection and its authentication, turned into a PromAuth (secrets are read only
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
 
 import typer
 
 from ..errors import UsageError
+from ..prometheus.client import PromAuth, check_secret
+from ..prometheus.gather import PromSource
+from ..prometheus.queries import parse_duration
 from .common import number
 
 SelectorOpt = typer.Option(
@@ -52,7 +56,6 @@ InsecureOpt = typer.Option(False, "--insecure-skip-verify", help="Do not verify 
 def make_auth(
     bearer_token_file, bearer_token_env, basic_user, basic_password_file, basic_password_env, ca_file, insecure
 ):
-    from ..prometheus.client import PromAuth, check_secret
 
     if bearer_token_file and bearer_token_env:
         raise UsageError("give one of --bearer-token-file and --bearer-token-env")
@@ -94,7 +97,6 @@ MAX_UNIX_TIME = 32503680000.0  # 3000-01-01
 def parse_until(text: str | None) -> float | None:
     if not text:
         return None
-    from datetime import datetime, timezone
 
     hint = "unix seconds or ISO 8601, e.g. 2026-05-14T09:15:00Z"
     try:
@@ -116,8 +118,6 @@ def parse_until(text: str | None) -> float | None:
 
 def prom_source(url, selector, since, step, until, timeout, *auth_args):
     """The Prometheus source of `diagnose --prometheus` from its flags."""
-    from ..prometheus.gather import PromSource
-    from ..prometheus.queries import parse_duration
 
     if timeout <= 0:
         raise UsageError("--timeout must be positive")

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import os
 
+from ..check import declared_observations
 from ..errors import UsageError
+from ..knowledge.causes import KnowledgeError
+from ..probe.saved_result import read_probe_result
+from ..registry import load_checks
+from ..render.plot import plot_report
+from ..settings import Settings
 
 
 def resolve_settings(knowledge: list[str] | tuple[str, ...] = (), validate: bool = True):
     """The command's Settings; a bad knowledge file (or DFLASH_DOCTOR_KNOWLEDGE entry) is a usage error,
     found before anything is collected."""
-    from ..check import declared_observations
-    from ..knowledge.causes import KnowledgeError
-    from ..registry import load_checks
-    from ..settings import Settings
 
     settings = Settings.from_env(os.environ, knowledge=tuple(knowledge))
     # Only files the user gave need checking before anything is collected: the packaged data is checked by the
-    # test suite, and loading it (the checks, causes.toml) is left to the command's meanwhile (~0.1 s of a run).
+    # test suite, and loading it (the checks, causes.toml) is left to the report (~0.1 s of a run).
     if validate and (settings.knowledge_files or settings.baselines_files):
         try:
             settings.knowledge(frozenset(declared_observations(load_checks().checks)))
@@ -36,13 +38,10 @@ def saved_probe(path: str | None):
     """`--probe-result FILE` read and validated before anything is collected (a bad file: usage error)."""
     if not path:
         return None
-    from ..probe.saved_result import read_probe_result
 
     return read_probe_result(path)
 
 
 def write_plot(path: str, report, evidence, out, thresholds=None) -> None:
-    from ..render.plot import plot_report
-
     plot_report(report, evidence, path, thresholds)
     out.info(f"plot written to {path}")

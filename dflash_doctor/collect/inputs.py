@@ -20,7 +20,7 @@ from ..evidence.payloads import EngineId, LaunchConfig, MetricsScrape, ProbeResu
 from ..models.facts import drafter_facts, target_facts
 from ..models.file_access import LocalFiles
 from ..parse.launch import LaunchParseError, parse_launch_text
-from ..parse.logscan import LogScan, order_rotated, scan_file
+from ..parse.logscan import LogScan, ScanPlan, order_rotated, scan
 from ..parse.metrics_text import MetricsError, parse_text, parse_window, read_source
 from ..safeio import read_regular
 from ..settings import DEFAULT, Settings
@@ -94,30 +94,27 @@ def gather_logs(
     engine: str | None = None,
     since: str | None = None,
     until: str | None = None,
-    meanwhile=None,
     settings: Settings = DEFAULT,
 ) -> LogScan | None:
     """Scan server logs (plain, .gz, rotated, '-' for stdin) into LOG_SCAN, ACCEPTANCE and STARTUP."""
-
-    scan = LogScan()
+    result = LogScan()
     if engine:
-        scan.engine_hint = parse_engine_spec(engine)
+        result.engine_hint = parse_engine_spec(engine)
+    plan = ScanPlan(grep=settings.grep, workers=settings.workers or min(os.cpu_count() or 1, 4))
     read_any = False
     for path in order_rotated(paths):
         if path != "-" and not os.path.isfile(path):
             ev.could_not_collect(f"log {path}", "file not found" if not os.path.exists(path) else "not a regular file")
             continue
         try:
-            scan_file(path, scan, meanwhile=meanwhile, workers=settings.workers, grep=settings.grep)
+            scan(path, plan, into=result)
             read_any = True
         except OSError as exc:
             ev.could_not_collect(f"log {path}", f"could not read: {exc.strerror or exc}")
         except KeyboardInterrupt:
             # Ctrl-C: keep what was scanned so far (the columns may be one row apart if it landed
             # mid-append), say so, and let gather_files stop collecting.
-            n = min(len(col) for col in scan.fast.values())
-            for col in scan.fast.values():
-                del col[n:]
+            result.fast.even()
             ev.could_not_collect(f"log {path}", "interrupted (Ctrl-C) while reading; only the part read before is used")
             ev.interrupted = True
             read_any = True
@@ -126,15 +123,15 @@ def gather_logs(
         ev.missing(AcceptanceSummary, "no log could be read")
         return None
     if since or until:
-        before = scan.n_intervals
-        untimed = sum(1 for r in scan.rows if r[3] is None) + sum(1 for t in scan.fast["ts"] if t is None)
-        scan.keep(lambda ts: _in_window(ts, since, until))
-        scan.note(
-            f"time window {since or '…'} – {until or '…'}: kept {scan.n_intervals} of {before} intervals"
+        before = result.n_intervals
+        untimed = sum(1 for r in result.rows if r[3] is None) + sum(1 for t in result.fast["ts"] if t is None)
+        result.keep(lambda ts: _in_window(ts, since, until))
+        result.note(
+            f"time window {since or '…'} – {until or '…'}: kept {result.n_intervals} of {before} intervals"
             + (f" ({untimed} without a timestamp dropped)" if untimed else "")
         )
-    EvidenceBuilder(ev).add_log_scan(scan, ", ".join(scan.sources))
-    return scan
+    EvidenceBuilder(ev).add_log_scan(result, ", ".join(result.sources))
+    return result
 
 
 def gather_engine(ev: EvidenceSet, spec: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from .. import pyast
 from .answers import Cite
 from .tree import SourceTree
 
@@ -63,7 +64,7 @@ class Sources:
             (self.missing if self.tree.has(path) else self.absent).add(path)
         else:
             try:
-                node = ast.parse(text, filename=path)
+                node = pyast.parse(text, filename=path)
                 mod = Module(path, text, node)
                 _index(mod)
             except (SyntaxError, ValueError, RecursionError) as exc:

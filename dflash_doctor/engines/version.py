@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
+from .. import pyast
 from .answers import VersionReading
 from .tree import SourceTree
 
@@ -76,7 +77,7 @@ def _from_metadata(text: str, engine: str) -> str | None:
 def _from_python(text: str) -> str | None:
     """`__version__ = version = '0.20.1'` (or `__version__ = "…"`): a literal assignment only."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return None
     for node in tree.body:
@@ -84,7 +85,11 @@ def _from_python(text: str) -> str | None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             value = node.value
-            if names & {"__version__", "version"} and isinstance(value, ast.Constant) and isinstance(value.value, str):
-                if _VERSION_RE.match(value.value):
-                    return value.value.strip()
+            if (
+                names & {"__version__", "version"}
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+                and _VERSION_RE.match(value.value)
+            ):
+                return value.value.strip()
     return None

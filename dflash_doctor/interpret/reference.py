@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from statistics import median
 from typing import Any
 
 import tomllib
 
 from ..knowledge.causes import KnowledgeError
-from ..stats import median
 from .baselines import default_baselines
 
 KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes")
@@ -307,7 +307,7 @@ def _num(v: Any, where: str, lo: float, hi: float) -> float:
 _FIGURE_KEYS = {"method", "k", "tau", "per_position", "per_position_1", "pair", "source", "role", "use", "why"}
 
 
-def parse_reference(data: Mapping) -> Reference:
+def parse_reference(data: Mapping) -> Reference:  # noqa: C901 - a branch per field of the table
     if data.get("schema") != 1:
         raise KnowledgeError(f"reference: unsupported schema {data.get('schema')!r} (expected 1)")
     rules = data.get("rules")
@@ -373,7 +373,7 @@ def parse_reference(data: Mapping) -> Reference:
         if not isinstance(pp, list) or len(pp) not in (0, k):
             raise KnowledgeError(f"{where}: per_position must list k = {k} rates")
         rates = tuple(_num(x, f"{where} per_position", 0.0, 1.0) for x in pp)
-        if any(b > a + 1e-9 for a, b in zip(rates, rates[1:])):
+        if any(b > a + 1e-9 for a, b in zip(rates, rates[1:], strict=False)):
             raise KnowledgeError(f"{where}: per_position must be non-increasing (rates are unconditional)")
         p1 = rates[0] if rates else None
         if "per_position_1" in f:

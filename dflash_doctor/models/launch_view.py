@@ -11,7 +11,7 @@ from typing import Any
 
 from ..evidence import Evidence, EvidenceSet
 from ..evidence.acceptance import StartupFacts
-from ..evidence.payloads import LaunchConfig
+from ..evidence.payloads import EngineId, LaunchConfig
 
 # Launch method spellings (vLLM --speculative-config method, SGLang --speculative-algorithm) -> drafter method
 METHOD_ALIASES = {
@@ -64,3 +64,39 @@ def launch_k(evidence: EvidenceSet) -> tuple[int | None, Evidence | None]:
     if isinstance(v, int) and not isinstance(v, bool):
         return v, ev
     return None, None
+
+
+def facts_conflicts(evidence: EvidenceSet) -> list[str]:
+    """Facts two sources state differently: the log's engine release against the one a flag or the host
+    names, the log's method and k against the launch command's. Each is reported (log-parse) and fails a gate
+    closed: one of the two is not the engine's. (One process's startup lines disagreeing among themselves are
+    rejected lines of the log scan: parse/result.py.)"""
+    out: list[str] = []
+    st = evidence.get(StartupFacts)
+    if st is None:
+        return out
+    for ev in evidence.all(EngineId):
+        eng = ev.value
+        if eng.version_from == "the log's startup lines" or not st.engine:
+            continue
+        where = eng.version_from or ev.source.location
+        if eng.name and eng.name != st.engine:
+            out.append(f"engine {st.engine} (the log's startup lines) and {eng.name} ({where})")
+        elif st.version and eng.version and _release(st.version) != _release(eng.version):
+            out.append(f"{st.engine} {st.version} (the log's startup lines) and {eng.version} ({where})")
+    launch = evidence.get(LaunchConfig)
+    if launch is not None:
+        if st.method and launch.method and _normal(st.method) != _normal(launch.method):
+            out.append(f"method {st.method} (the log's startup lines) and {launch.method} (the launch command)")
+        k_log, k_launch = st.num_speculative_tokens, launch.num_speculative_tokens
+        if k_log and k_launch and k_log != k_launch:
+            out.append(f"k {k_log} (the log's startup lines) and {k_launch} (the launch command)")
+    return out
+
+
+def _release(version: str) -> str:
+    return version.strip().lstrip("v").split("+")[0]
+
+
+def _normal(method: str) -> str:
+    return METHOD_ALIASES.get(method.strip().lower(), method.strip().lower())

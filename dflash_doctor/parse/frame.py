@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..evidence.acceptance import MIN_DRAFTS, AcceptanceSummary
+from .formats import BY_FMT
 from .records import FIELDS, Row, SpecInterval, pp_tuple
 
 _NUMERIC = (
@@ -31,7 +32,7 @@ SERIES_POINTS = 200
 BLOCK_ROWS = 16384
 
 
-def _obj(values) -> Any:
+def obj_array(values) -> Any:
     import numpy as np
 
     arr = np.empty(len(values), dtype=object)
@@ -82,8 +83,8 @@ class RateMatrix:
         return RateMatrix(self.q[rows], self.npos[rows], where[self.exact_idx][keep], self.exact[keep])
 
     def tolist(self) -> list[tuple[float, ...]]:
-        out = [tuple(float(x) / 1000.0 for x in row[:n]) for row, n in zip(self.q, self.npos)]
-        for i, row in zip(self.exact_idx, self.exact):
+        out = [tuple(float(x) / 1000.0 for x in row[:n]) for row, n in zip(self.q, self.npos, strict=False)]
+        for i, row in zip(self.exact_idx, self.exact, strict=False):
             out[i] = tuple(float(x) for x in row[: self.npos[i]])
         return out
 
@@ -120,7 +121,7 @@ def distinct_ints(a) -> list[int]:
     return np.flatnonzero(np.bincount(a.astype(np.int64, copy=False))).tolist()
 
 
-def _rates_from_items(items, npos) -> RateMatrix:
+def rates_from_items(items, npos) -> RateMatrix:
     """Rows' rates given as tuples or printed bytes."""
     import numpy as np
 
@@ -132,7 +133,7 @@ def _rates_from_items(items, npos) -> RateMatrix:
         if not r:
             continue
         t = [round(v * 1000) for v in r]
-        if all(0 <= a <= 1000 and a == v * 1000 for a, v in zip(t, r)):
+        if all(0 <= a <= 1000 and a == v * 1000 for a, v in zip(t, r, strict=False)):
             q[i, : len(t)] = t
         else:
             exact_idx.append(i)
@@ -140,69 +141,6 @@ def _rates_from_items(items, npos) -> RateMatrix:
     return RateMatrix(
         q, npos, np.array(exact_idx, dtype=np.int64), np.array(exact, dtype=float).reshape(len(exact), kmax)
     )
-
-
-def _rates_from_packed(col, k_col) -> RateMatrix:
-    """The fast paths' packed rates: the digit columns go straight into the matrix."""
-    import numpy as np
-
-    npos = np.array(k_col, dtype=np.int64)
-    kmax = int(npos.max()) if len(npos) else 0
-    q = np.zeros((len(npos), kmax), dtype=np.uint16)
-    exact_idx, exact = [], []
-    for pos, m, seg in col.matrices():
-        if seg[0] == "rates":
-            _, n, k, a, b, c, d = seg
-            # thousandths = ((a·10 + b)·10 + c)·10 + d of the digits' codes, less the codes' '0's; in place
-            # in one array (each temporary would be megabytes of fresh memory on a large log)
-            v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16)
-            for digits in (b, c, d):
-                v *= 10
-                v += np.frombuffer(digits, dtype=np.uint8)
-            v -= 48 * 1111
-            q[pos : pos + m, :k] = v.reshape(m, k)
-        else:
-            sub = _rates_from_items(seg[1], npos[pos : pos + m])
-            q[pos : pos + m, : sub.q.shape[1]] = sub.q
-            exact_idx.extend((sub.exact_idx + pos).tolist())
-            exact.extend(np.pad(sub.exact, ((0, 0), (0, kmax - sub.exact.shape[1])), constant_values=np.nan))
-    return RateMatrix(
-        q, npos, np.array(exact_idx, dtype=np.int64), np.array(exact, dtype=float).reshape(len(exact), kmax)
-    )
-
-
-def _runs(col, n: int, dtype):
-    """A column as a numpy array, filled a run at a time when it is kept as runs (packed.PackedRuns);
-    None is NaN in a float column."""
-    import numpy as np
-
-    if isinstance(col, tuple):  # (first, length, value) triples given
-        runs = col
-    elif hasattr(col, "runs"):
-        runs = col.runs()
-    else:
-        return _obj(col) if dtype is object else np.array(col, dtype=dtype)
-    arr = np.empty(n, dtype=dtype)
-    for pos, m, v in runs:
-        if isinstance(v, list):
-            arr[pos : pos + m] = _obj(v) if dtype is object else np.array(v, dtype=dtype)
-        else:
-            arr[pos : pos + m] = np.nan if v is None and dtype is float else v
-    return arr
-
-
-def _text_array(col):
-    """Timestamps as an array: fixed-width bytes when the column is one packed width (no object per
-    line), else objects."""
-    import numpy as np
-
-    segs = getattr(col, "wire", None)
-    if segs is not None:
-        ss = col.wire()
-        if ss and all(seg[0] == "text" for seg in ss) and len({seg[2] for seg in ss}) == 1:
-            w = ss[0][2]
-            return np.frombuffer(ss[0][3] if len(ss) == 1 else b"".join(seg[3] for seg in ss), dtype=f"S{w}")
-    return _obj(list(col))
 
 
 def ts_text(v):
@@ -225,9 +163,9 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         ]
     parts = []
     if rows:
-        cols = list(zip(*rows))
+        cols = list(zip(*rows, strict=False))
         d = {}
-        for name, col in zip(FIELDS, cols):
+        for name, col in zip(FIELDS, cols, strict=False):
             if name in skip:
                 continue
             if name in _NUMERIC:
@@ -235,44 +173,12 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
             elif name in ("estimated", "per_request"):
                 d[name] = np.array(col, dtype=bool)
             elif name != "per_position":
-                d[name] = _obj(col)
+                d[name] = obj_array(col)
         d["npos"] = np.array([len(pp_tuple(x)) for x in cols[9]], dtype=np.int64)
-        d["per_position"] = _rates_from_items(cols[9], d["npos"])
+        d["per_position"] = rates_from_items(cols[9], d["npos"])
         parts.append(d)
-    if fast and len(fast["ts"]):
-        n = len(fast["ts"])
-
-        def num(c):  # a machine array of doubles is read in place (no copy); anything else converted
-            v = fast[c]
-            if getattr(v, "typecode", None) == "d" and len(v) == n:
-                return np.frombuffer(v, dtype=np.float64)
-            return np.array(v, dtype=float)
-
-        rates = _rates_from_packed(fast["pp"], fast["k"])
-        d = {
-            # (one str object shared by every row: np.full would make a copy of it per row)
-            "fmt": _runs(((0, n, "vllm-v1-0.10.2"),), n, object),
-            "source": _runs(fast["src"], n, object),
-            "line_no": None,
-            "timestamp": _text_array(fast["ts"]),
-            "engine": _runs(fast["tag"], n, object),
-            "drafts": num("drafts"),
-            "drafted": np.array(fast["dft"], dtype=float),
-            "accepted": np.array(fast["acc"], dtype=float),
-            "k": np.array(fast["k"], dtype=float),
-            "per_position": rates,
-            "printed_mean": num("mean"),
-            "accepted_throughput": num("athr"),
-            "drafted_throughput": num("dthr"),
-            "emitted": np.full(n, np.nan),
-            "offset": np.array(fast["off"], dtype=float),
-            "estimated": _runs(fast["est"], n, bool),
-            "per_request": np.zeros(n, dtype=bool),
-            "npos": rates.npos,
-        }
-        if "line_no" not in skip:  # (None for every fast row of the grep route: it reads by offset)
-            d["line_no"] = _runs(fast["no"], n, float)
-        parts.append({k: v for k, v in d.items() if k not in skip})
+    if fast:
+        parts.append(fast.arrays(skip))
     if not parts:
         return {}
     if len(parts) == 1:
@@ -313,8 +219,8 @@ def to_frame(data: Any):
     if not d:
         return pd.DataFrame({f: [] for f in FIELDS + ("npos", "prefix_accepted", "tau")})
     d = _with_tau(d)
-    d["per_position"] = _obj(d["per_position"].tolist())
-    d["timestamp"] = _obj([ts_text(t) for t in d["timestamp"]])
+    d["per_position"] = obj_array(d["per_position"].tolist())
+    d["timestamp"] = obj_array([ts_text(t) for t in d["timestamp"]])
     # object columns stay object: inferring an arrow string dtype costs more than the whole sum
     return pd.DataFrame(
         {k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()}, copy=False
@@ -349,7 +255,7 @@ def export_frame(data: Any):
     d = _with_tau(d)
     pp = d.pop("per_position")
     d.pop("npos")
-    d["timestamp"] = _obj([ts_text(t) for t in d["timestamp"]])
+    d["timestamp"] = obj_array([ts_text(t) for t in d["timestamp"]])
     df = pd.DataFrame(
         {k: (pd.Series(v, dtype=object, copy=False) if v.dtype == object else v) for k, v in d.items()}, copy=False
     )
@@ -363,22 +269,28 @@ def export_frame(data: Any):
 
 
 def _standing(fmt: str) -> str:
-    from .formats import BY_FMT
-
     f = BY_FMT.get(fmt)
     return f.standing if f is not None else "engine"
 
 
-def _label(fmt: str) -> tuple[str, str]:
-    from .formats import BY_FMT
+def _rate_from_counts(fmt: str) -> bool:
+    f = BY_FMT.get(fmt)
+    return f.rate_from_counts if f is not None else True
 
+
+def _engine(fmt: str) -> str:
+    f = BY_FMT.get(fmt)
+    return (f.engine or "unrecognised") if f is not None else fmt.split("-")[0]
+
+
+def _label(fmt: str) -> tuple[str, str]:
     f = BY_FMT.get(fmt)
     if f is None:
         return fmt, ""
     return f.label, f.meaning
 
 
-def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:
+def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:  # noqa: C901 - shared masks
     """Drafts-weighted totals. Rows read by the generic reader are used only when no known format gave
     a figure; per-request averages only when no drafts-weighted figure exists (then flagged)."""
     import numpy as np
@@ -403,7 +315,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             "acceptance rate only"
         )
     drafted_c, accepted_c = df["drafted"], df["accepted"]
-    is_sgl = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if f.startswith("sglang")])
+    no_counts = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if not _rate_from_counts(str(f))])
     base = (drafts_c > 0) & ~np.isnan(pref_c)
     primary = base & ~per_req & ~generic
     if primary.any():
@@ -414,7 +326,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
         use_mask, standing = base & per_req, "per-request"
     else:
         use_mask, standing = base, "counts"
-    rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~is_sgl & ~per_req & (~generic | ~primary.any())
+    rate_mask = ~np.isnan(drafted_c) & ~np.isnan(accepted_c) & ~no_counts & ~per_req & (~generic | ~primary.any())
     alternatives = list(getattr(data, "alternatives", ()) or ())
     set_aside = base & ~use_mask
     for i in np.flatnonzero(set_aside & (per_req | generic))[:20]:
@@ -477,7 +389,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             ww = w[idx]
             num[:n] += ww @ mat
             den[:n] += ww.sum()
-        per_pos = [float(a / b) if b > 0 else 0.0 for a, b in zip(num, den)]
+        per_pos = [float(a / b) if b > 0 else 0.0 for a, b in zip(num, den, strict=False)]
     if len(ks) > 1:
         notes.append(
             f"k changed between intervals ({', '.join(map(str, ks))}); each position's rate is summed "
@@ -516,7 +428,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             "drafts": round(float(d), 1),
             "intervals": int(e - s + 1),
         }
-        for s, e, d, p in zip(starts, ends, bw, bp)
+        for s, e, d, p in zip(starts, ends, bw, bp, strict=False)
     ]
 
     eng_codes, eng_names = _factorize(use["engine"])
@@ -547,7 +459,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             f"lines from {len(per_engine)} engines/processes are interleaved "
             f"({', '.join(e['engine'] for e in per_engine)}): kept apart in per_engine and summed here"
         )
-    families = {str(f).split("-")[0] for f in ufmt_names}
+    families = {_engine(str(f)) for f in ufmt_names}
     if len(families) > 1:
         notes.append(f"the log mixes engines ({', '.join(sorted(families))}); the totals sum them, weighted by drafts")
     used = [d for d in details if d["used"]]

@@ -8,7 +8,6 @@ split the JSON into several words) the exact parse error is kept and a corrected
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -16,6 +15,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from .. import pyast
 from ..evidence.payloads import LaunchConfig
 from ..redact import REDACTED, is_secret_key, redact_any, redact_text, redact_words
 from ..textsafe import command
@@ -124,7 +124,7 @@ _OFFLINE_EXAMPLE = {
 }
 
 
-def parse_argv(argv: Sequence[str]) -> LaunchConfig:
+def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch per flag form
     words = redact_words(argv)  # (secrets only the whole command line shows: `curl -u user:PW` among the words)
     env: dict[str, str] = {}
     while words and _ENV.match(words[0]):
@@ -268,7 +268,7 @@ def parse_spec_json(words: Sequence[str]) -> tuple[dict | None, str | None, str 
 def _repair(text: str) -> dict | None:
     """Recover what the user meant from a JSON that lost its quotes or used Python syntax."""
     try:
-        v = ast.literal_eval(text)  # {'method': 'dflash'} (Python dict syntax); literal_eval never runs code
+        v = pyast.literal_eval(text)  # {'method': 'dflash'} (Python dict syntax); literal_eval never runs code
         if isinstance(v, dict):
             return v
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # {[1]: 2} is a TypeError

@@ -15,7 +15,18 @@ import re
 from ..textsafe import strip_ansi
 from . import formats as F
 from .formats._common import VLLM_HEADER as _V1_HEADER
-from .formats._common import BadLine, Impossible, Line, norm_ts, prefix_facts, prefix_ok, prefix_ts, unwrap_json
+from .formats._common import (
+    BadLine,
+    Foreign,
+    Impossible,
+    Line,
+    frame_of,
+    norm_ts,
+    prefix_facts,
+    prefix_ok,
+    prefix_ts,
+    unwrap_json,
+)
 from .records import Salvage
 from .result import LogScan, add_row
 from .startup import StartupBuilder
@@ -99,8 +110,8 @@ class SourceReader:
             return tag, ok, False
         except KeyError:
             text = message(self.decode(prefix))[0]
-            tag = prefix_facts(text)[1]
-            ok = prefix_ok(text, _V1_HEADER)
+            tag = self._tag(text)
+            ok = prefix_ok(text, _V1_HEADER, engine="vllm")
             self.prefixes[key] = (tag, ok)
             return tag, ok, ok and tag not in self.tags
 
@@ -111,8 +122,6 @@ class SourceReader:
         lines after it that a block consumed). `context`: returns (lines after, lines before, byte length
         of each line after), asked only when a block format needs it. `only`: the ids of the formats that
         may read it (all by default)."""
-        after = before = lens = None
-        scan = self.scan
         text, ts_json, msg_at = message(raw_line)
         first: dict[str, int] = {}
         for m in _ANY_LIT.finditer(text):
@@ -120,6 +129,7 @@ class SourceReader:
         if not first:
             return NO_TAG, 0
         foreign = None
+        window: list = []  # the block context, asked for once
         for fmt in F.FORMATS:
             pos = min((first[lit] for lit in fmt.literals if lit in first), default=-1)
             if pos < 0:
@@ -128,65 +138,71 @@ class SourceReader:
                 if self._claims(fmt, text, pos, msg_at):
                     return NO_TAG, 0  # a format tried before the `only` ones reads it: the line is its route's
                 continue
-            if not fmt.checks_prefix:
-                prefix = text[:pos]
-                key = (fmt.id, msg_at, _TIMES.sub("", prefix) if len(prefix) < 400 else prefix)
-                ok = self._ok.get(key)
-                if ok is None:
-                    ok = prefix_ok(prefix, fmt.header, fmt.lead, msg_at)
-                    if len(self._ok) < 4096:
-                        self._ok[key] = ok
-                if not ok:
-                    if fmt.standing == "engine" and only is None:
-                        foreign = foreign or fmt.literals[0]
-                    continue
-            if fmt.block:
-                if context is not None and lens is None:
-                    after, before, lens = context()
-                bl = before[-fmt.look_back :] if before else before
-                line = Line(text, pos, after, bl)
-            else:
-                line = Line(text, pos)
+            if not fmt.checks_prefix and not self._own(fmt, text[:pos], msg_at):
+                if fmt.standing == "engine" and only is None:
+                    foreign = foreign or fmt.literals[0]
+                continue
+            if fmt.block and context is not None and not window:
+                window.append(context())
+            after, before, lens = window[0] if window else (None, None, None)
+            line = (
+                Line(text, pos, after, before[-fmt.look_back :] if before else before) if fmt.block else Line(text, pos)
+            )
             try:
                 parsed = fmt.parse(line)
-            except Impossible as exc:
-                scan.candidate_lines += 1
-                scan.bad(self.source, no, off, str(exc), text, rejected=True)
+            except Foreign:
+                self.scan.alien(self.source, no, off, fmt.literals[0], text)
                 return NO_TAG, 0
             except BadLine as exc:
-                scan.candidate_lines += 1
-                scan.bad(self.source, no, off, str(exc), text)
+                self.scan.candidate_lines += 1
+                self.scan.bad(self.source, no, off, str(exc), text, rejected=isinstance(exc, Impossible))
                 return NO_TAG, 0
             if parsed is None:
                 continue
-            scan.candidate_lines += 1
-            ts, engine = self._facts(text[:pos])
-            if ts_json:
-                ts = norm_ts(ts_json) or ts
-            meta = (self.source, no, ts, engine, off)
-            for r in parsed.rows:
-                scan.count(r["fmt"])
-                add_row(scan, r, meta)
-            for rec in parsed.defer:
-                scan.deferred.append((fmt.id, rec, meta))
-                scan.count(rec.get("count_as") or rec.get("fmt") or fmt.id)
-            for n in parsed.notes:
-                scan.note(n)
-            for alt in parsed.alternatives:
-                if alt not in scan.alternatives:
-                    scan.alternatives.append(alt)
-            if parsed.missing and parsed.rows:
-                scan.salvage(Salvage(self.source, no, off, parsed.rows[0]["fmt"], parsed.missing, parsed.derived))
+            engine = self._record(fmt, parsed, text[:pos], ts_json, no, off)
             return engine, sum(lens[: parsed.consumed]) if parsed.consumed and lens else 0
         if foreign is not None:
-            scan.alien(self.source, no, off, foreign, text)
+            self.scan.alien(self.source, no, off, foreign, text)
         return NO_TAG, 0
+
+    def _own(self, fmt, prefix: str, msg_at: int | None) -> bool:
+        """Whether the text before fmt's literal makes the line the engine's own (cached by its shape)."""
+        key = (fmt.id, msg_at, _TIMES.sub("", prefix) if len(prefix) < 400 else prefix)
+        ok = self._ok.get(key)
+        if ok is None:
+            ok = prefix_ok(prefix, fmt.header, fmt.lead, msg_at, fmt.engine)
+            if len(self._ok) < 4096:
+                self._ok[key] = ok
+        return ok
+
+    def _record(self, fmt, parsed, prefix: str, ts_json: str | None, no: int | None, off: int | None):
+        """What a format read from a line, into the scan; the line's engine tag."""
+        scan = self.scan
+        scan.candidate_lines += 1
+        ts, engine = self._facts(prefix)
+        if ts_json:
+            ts = norm_ts(ts_json) or ts
+        meta = (self.source, no, ts, engine, off)
+        for r in parsed.rows:
+            scan.count(r["fmt"])
+            add_row(scan, r, meta)
+        for rec in parsed.defer:
+            scan.deferred.append((fmt.id, rec, meta))
+            scan.count(rec.get("count_as") or rec.get("fmt") or fmt.id)
+        for n in parsed.notes:
+            scan.note(n)
+        for alt in parsed.alternatives:
+            if alt not in scan.alternatives:
+                scan.alternatives.append(alt)
+        if parsed.missing and parsed.rows:
+            scan.salvage(Salvage(self.source, no, off, parsed.rows[0]["fmt"], parsed.missing, parsed.derived))
+        return engine
 
     def _claims(self, fmt, text: str, pos: int, msg_at: int | None) -> bool:
         """Whether `fmt` (a format outside the `only` ones of a dispatch) would read the line: on the
         streamed route it comes first and keeps the line, so a block format must not take it (the grep
         route reads it through its own literal). Nothing is recorded."""
-        if not fmt.checks_prefix and not prefix_ok(text[:pos], fmt.header, fmt.lead, msg_at):
+        if not fmt.checks_prefix and not prefix_ok(text[:pos], fmt.header, fmt.lead, msg_at, fmt.engine):
             return False
         try:
             return fmt.parse(Line(text, pos)) is not None
@@ -198,11 +214,20 @@ class SourceReader:
         key = _TIMES.sub("", prefix) if len(prefix) < 400 else None
         tag = self._tags.get(key, _MISS) if key is not None else _MISS
         if tag is _MISS:
-            ts, tag = prefix_facts(prefix)
+            ts = prefix_ts(prefix)
+            tag = self._tag(prefix)
             if key is not None and len(self._tags) < 4096:
                 self._tags[key] = tag
             return ts, tag
         return prefix_ts(prefix), tag
+
+    def _tag(self, prefix: str):
+        """The engine tag of a prefix; the capture's frame it names is kept for the tag (LogScan.tag_frames)."""
+        tag = prefix_facts(prefix)[1]
+        frame = frame_of(prefix)
+        if tag is not None and frame is not None:
+            self.scan.tag_frames[tag] = frame
+        return tag
 
     def startup_scan(self, buf: bytes, end: int | None = None) -> None:
         """Feed the startup lines in buf[:end] to the builder, in file order (a later line wins)."""

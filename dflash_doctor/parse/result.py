@@ -3,51 +3,29 @@ formats' deferred records (cumulative counters, weights that need the startup li
 need k), the k hint, lines rejected as forged or damaged, and formats that describe the same
 drafts as a more exact one set aside.
 
-Both scanning routes (stream.py, prefilter.py) and the worker processes (workers.py) fill a LogScan
-the same way; `finish_source` runs once per source, in the process that merges.
+Both routes (stream.py, and the fast route's grep pre-filter and byte-range workers in fast/) fill a
+LogScan the same way; `finish_source` runs once per source, in the process that merges.
 """
 
 from __future__ import annotations
 
-import sys
-from array import array
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from statistics import median
 from typing import Any
 
 from ..evidence.acceptance import StartupFacts
 from ..redact import redact_text
-from ..stats import median
 from . import formats as F
-from .packed import PackedRates, PackedRuns, PackedText
+from .fast.columns import Columns
+from .formats.vllm_v1 import FAST_FMT
 from .records import Malformed, Row, Salvage, SpecInterval
 
-FAST_COLS = ("src", "no", "ts", "tag", "drafts", "dft", "acc", "k", "pp", "mean", "athr", "dthr", "off", "est")
-FAST_FMT = "vllm-v1-0.10.2"
-RUN_COLS = ("src", "no", "tag", "est")  # the same value for long runs of lines (packed.PackedRuns)
 MAX_EXAMPLES = 20
 JUMP_FACTOR = 1000  # an interval drafting this many times the engine's median is not a measurement…
 JUMP_FLOOR = 10**7  # …when it also drafts more tokens than this (far beyond a node's 10 s of work)
 
 Meta = tuple  # (source, line_no, timestamp, engine tag, byte offset)
-
-
-def new_fast() -> dict:
-    """The fast paths' columns: one entry per vLLM >= 0.10.2 line (rates and times packed: packed.py)."""
-    cols = {k: [] for k in FAST_COLS}
-    cols["pp"], cols["ts"] = PackedRates(), PackedText()
-    for c in RUN_COLS:
-        cols[c] = PackedRuns()
-    return cols
-
-
-def keep_fast(fast: dict, idx: list) -> None:
-    """Keep the fast rows at the increasing indices idx."""
-    for c in FAST_COLS:
-        col = fast[c]
-        if isinstance(col, (PackedRates, PackedText, PackedRuns)):
-            col.keep(idx)
-        else:
-            fast[c] = [col[i] for i in idx]
 
 
 @dataclass
@@ -60,7 +38,7 @@ class LogScan:
     lines). Set it before scanning, or later with `apply_k_hint`."""
 
     rows: list[Row] = field(default_factory=list)
-    fast: dict = field(default_factory=new_fast)
+    fast: Columns = field(default_factory=Columns)
     malformed: list[Malformed] = field(default_factory=list)
     malformed_count: int = 0
     rejected_count: int = 0  # of malformed_count: impossible numbers (forged or damaged)
@@ -90,18 +68,18 @@ class LogScan:
     startup_hints: dict = field(default_factory=dict)  # facts a metrics format implies (llama.cpp's drafter kind)
     deferred: list = field(default_factory=list)  # (format id, record, meta) until the source is finished
     k_pending: list = field(default_factory=list)  # (format id, record, meta) whose rows depend on k
+    tag_frames: dict = field(default_factory=dict)  # engine tag -> the capture's frame it came in (compose:svc, …)
+    engine_frames: set = field(default_factory=set)  # the frames the engine's startup lines came in
+    conflicts: list[str] = field(default_factory=list)  # facts one process's startup lines state differently
+    conflicts_said: int = 0  # of `conflicts`: rejected (reported) already
 
     @property
     def n_intervals(self) -> int:
-        return len(self.rows) + len(self.fast["ts"])
+        return len(self.rows) + len(self.fast)
 
     def all_rows(self) -> list[Row]:
         """Every interval as a Row, in file order (sources in scan order)."""
-        f = self.fast
-        fast = [
-            Row(FAST_FMT, src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, None, off, est)
-            for src, no, ts, tag, d, dft, acc, len_k, pp, mean, a, b, off, est in zip(*(f[c] for c in FAST_COLS))
-        ]
+        fast = self.fast.rows()
         if not self.rows:
             return fast
         if not fast:
@@ -116,8 +94,8 @@ class LogScan:
         self.rows = [r for r in self.rows if pred(r.timestamp)]
         f = self.fast
         idx = [i for i, ts in enumerate(f["ts"]) if pred(ts)]
-        if len(idx) != len(f["ts"]):
-            keep_fast(f, idx)
+        if len(idx) != len(f):
+            f.keep(idx)
 
     @property
     def intervals(self) -> list[SpecInterval]:
@@ -156,6 +134,20 @@ class LogScan:
 
     def count(self, fmt: str, n: int = 1) -> None:
         self.formats[fmt] = self.formats.get(fmt, 0) + n
+
+    def uncount(self, fmt: str) -> None:
+        """A line counted as its format's that turned out not to be the engine's."""
+        left = self.formats.get(fmt, 0) - 1
+        if left > 0:
+            self.formats[fmt] = left
+        else:
+            self.formats.pop(fmt, None)
+
+    def foreign_record(self, source: str, line_no: int | None, offset: int | None, reason: str) -> None:
+        """A metrics line whose record is not the engine's (another service's, pod's or unit's): not read."""
+        self.foreign_count += 1
+        if len(self.foreign) < MAX_EXAMPLES:
+            self.foreign.append(Malformed(source, line_no, reason, "", offset))
 
     def apply_k_hint(self, k: int | None, source: str = "the caller") -> None:
         """Give the number of speculative tokens found elsewhere (the launch command, the drafter's config):
@@ -199,15 +191,16 @@ class _Finish:
     def known_k(self, source: str, engine) -> int | None:
         key = (source, engine)
         if key not in self._known:
-            from collections import Counter
-
+            fmts = F.BY_ID[self.fid].fmt_ids
             c = Counter(
                 r.k
                 for r in self.scan.rows
-                if r.source == source and r.engine == engine and r.k and r.fmt.startswith("vllm-v1") and r.per_position
+                if r.source == source and r.engine == engine and r.k and r.fmt in fmts and r.per_position
             )
             f = self.scan.fast
-            c.update(k for s, t, k in zip(f["src"], f["tag"], f["k"]) if s == source and t == engine and k)
+            c.update(
+                k for s, t, k in zip(f["src"], f["tag"], f["k"], strict=False) if s == source and t == engine and k
+            )
             self._known[key] = c.most_common(1)[0][0] if c else None
         return self._known[key]
 
@@ -281,13 +274,15 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
         if items and fmt.finish is not None:
             items.sort(key=lambda it: it[1][4] if it[1][4] is not None else -1)
             fmt.finish(items, _Finish(scan, fmt.id, items))
+    _other_frames(scan, source, first_row)
+    for text in scan.conflicts[scan.conflicts_said :]:
+        scan.bad(source, None, None, f"startup lines disagree: {text} (one of them is not the engine's)", "", True)
+    scan.conflicts_said = len(scan.conflicts)
     if scan.startup_hints:
-        import dataclasses
-
         st = scan.startup
         upd = {k: v for k, v in scan.startup_hints.items() if getattr(st, k, None) is None}
         if upd:
-            scan.startup = dataclasses.replace(st, **upd)
+            scan.startup = replace(st, **upd)
     _reject_jumps(scan, source, first_row)
     _supersede(scan, source)
     # The source's rows in file order, however they were found: deferred records come back at the end,
@@ -297,7 +292,6 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
     tail = scan.rows[first_row:]
     tail.sort(key=_file_order)
     scan.rows[first_row:] = tail
-    scan.fast["ts"].compact()  # (the times in one piece: the aggregation reads them in place)
     if scan.salvaged_count:
         shown = "; ".join(
             f"{s.where} ({s.fmt}): missing {s.missing}" + (f" — {s.derived}" if s.derived else "")
@@ -311,11 +305,42 @@ def finish_source(scan: LogScan, source: str, first_row: int) -> None:
         ex = scan.foreign[0]
         scan.note(
             f"{scan.foreign_count} metrics-like text(s) inside another message (a prompt, a JSON string, an "
-            f"echoed command) were not taken as metrics lines, e.g. {ex.where if ex.line_no or ex.offset else ex.source}"
+            "echoed command) were not taken as metrics lines, e.g. "
+            f"{ex.where if ex.line_no or ex.offset else ex.source}"
         )
 
 
-_CUMULATIVE = {"vllm-v0", "llamacpp-statistics"}
+def _other_frames(scan: LogScan, source: str, first_row: int) -> None:
+    """In a capture of several services, pods or units, the engine's records are those of the frames its
+    startup lines came in: another frame's metrics line (a gateway echoing a user's text, whole engine
+    line included) is not read. Without startup lines in any frame, every frame's lines are read."""
+    engine = scan.engine_frames
+    if not engine:
+        return
+    frames = scan.tag_frames
+
+    def other(tag) -> str | None:
+        frame = frames.get(tag)
+        return frame if frame is not None and frame not in engine else None
+
+    why = f"not a record of the engine's ({', '.join(sorted(engine))}): ignored"
+    keep = []
+    for i, r in enumerate(scan.rows):
+        frame = other(r.engine) if i >= first_row and r.source == source else None
+        if frame is None:
+            keep.append(r)
+            continue
+        scan.uncount(r.fmt)
+        scan.foreign_record(r.source, r.line_no, r.offset, f"a record of {frame}, {why}")
+    scan.rows = keep
+    f = scan.fast
+    drop = [i for i, (s, t) in enumerate(zip(f["src"], f["tag"], strict=False)) if s == source and other(t) is not None]
+    for i in drop:
+        scan.uncount(FAST_FMT)
+        scan.foreign_record(source, f["no"][i], f["off"][i], f"a record of {other(f['tag'][i])}, {why}")
+    if drop:
+        gone = set(drop)
+        f.keep([i for i in range(len(f)) if i not in gone])
 
 
 def _file_order(r: Row) -> int:
@@ -323,16 +348,9 @@ def _file_order(r: Row) -> int:
 
 
 def _series_key(fmt: str, engine) -> tuple:
-    return (fmt.split("-")[0] if fmt != FAST_FMT else "vllm", engine)
-
-
-def _col_max(col) -> int:
-    """The largest count of a fast-path column: numpy's when the aggregation has loaded it already (a
-    machine array's maximum in a C loop, not a Python int per line: 3 ms on a 1 GiB log's counts)."""
-    np = sys.modules.get("numpy")
-    if np is not None and type(col) is array and col.typecode == "q":
-        return int(np.frombuffer(col, dtype=np.int64).max())
-    return max(col)
+    """The lines of one engine's counters: its format's engine and the line's process tag."""
+    f = F.BY_FMT.get(fmt)
+    return (f.engine if f is not None else fmt, engine)
 
 
 def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
@@ -340,16 +358,16 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
     rejected as forged or damaged (see JUMP_FACTOR, JUMP_FLOOR)."""
     f = scan.fast
     if not any(r.drafted is not None and r.drafted > JUMP_FLOOR for r in scan.rows[first_row:]) and (
-        not len(f["dft"]) or _col_max(f["dft"]) <= JUMP_FLOOR
+        not f or max(f["dft"]) <= JUMP_FLOOR
     ):
         return  # (the usual case, decided at C speed: nothing near the floor)
     series: dict = {}
     for i in range(first_row, len(scan.rows)):
         r = scan.rows[i]
         # (cumulative counters' first difference is everything since the engine started: not a jump)
-        if r.source == source and r.drafted is not None and r.fmt not in _CUMULATIVE:
+        if r.source == source and r.drafted is not None and not F.BY_FMT[r.fmt].cumulative:
             series.setdefault(_series_key(r.fmt, r.engine), []).append(("r", i, r.drafted))
-    for i, (s, tag, d) in enumerate(zip(f["src"], f["tag"], f["dft"])):
+    for i, (s, tag, d) in enumerate(zip(f["src"], f["tag"], f["dft"], strict=False)):
         if s == source:
             series.setdefault(_series_key(FAST_FMT, tag), []).append(("f", i, d))
     drop_rows, drop_fast = set(), set()
@@ -385,7 +403,7 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
                 "",
                 rejected=True,
             )
-        keep_fast(f, [i for i in range(len(f["ts"])) if i not in drop_fast])
+        f.keep([i for i in range(len(f)) if i not in drop_fast])
 
 
 def _supersede(scan: LogScan, source: str) -> None:

@@ -3,14 +3,25 @@ gzip (also truncated or damaged: what came before the damage is kept), stdin, a 
 from elsewhere — and whatever its encoding: UTF-16/32 with or without a BOM (a PowerShell `>`
 redirection writes UTF-16 LE with BOM), a UTF-8 BOM, lone-CR line ends (old Mac tools, some
 terminals' captures). Those are transcoded on the fly, chunk by chunk (never loaded whole), and said.
+
+A container runtime's capture is read record by record as the runtime wrote them: a log line longer than
+16 KiB is split into several records — CRI (`containerd`, CRI-O: `TIME stdout P …` records up to the `F`
+one) and Docker's json-file driver (`{"log": …}` records whose text has no line end yet) — and such records
+are joined again (`_Reassemble`) before any line is judged, so that text a prompt put right at a split is
+read as the middle of the prompt's line it is, never as a line of its own.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
+import errno
 import gzip
 import io
+import json
 import os
+import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterable
@@ -130,10 +141,7 @@ class _Transcode(io.RawIOBase):
                 if not data:
                     continue
             eof = not data
-            if self.dec is not None:
-                out = self.dec.decode(data, final=eof).encode("utf-8", "surrogatepass")
-            else:
-                out = data
+            out = self.dec.decode(data, final=eof).encode("utf-8", "surrogatepass") if self.dec is not None else data
             if self.cr and out:
                 if self.pending_cr and out.startswith(b"\n"):
                     out = out[1:]
@@ -157,7 +165,7 @@ _BOMS = (
 )
 
 
-def detect(head: bytes) -> tuple[str | None, int, bool, str | None]:
+def detect(head: bytes) -> tuple[str | None, int, bool, str | None]:  # noqa: C901 - a branch per encoding
     """(encoding to transcode from or None, BOM bytes to skip, lone CRs to translate, a note)."""
     enc, skip, what = None, 0, None
     for bom, e, name in _BOMS:
@@ -195,10 +203,8 @@ def detect(head: bytes) -> tuple[str | None, int, bool, str | None]:
                 enc, what = "utf-16-be", "UTF-16 BE (no byte-order mark)"
     text_head = head[skip:]
     if enc is not None:
-        try:
+        with contextlib.suppress(UnicodeError, LookupError):
             text_head = codecs.getincrementaldecoder(enc)("replace").decode(text_head).encode("utf-8")
-        except (UnicodeError, LookupError):
-            pass
     lf = text_head.count(b"\n")
     lone_cr = text_head.count(b"\r") - text_head.count(b"\r\n")
     cr = lone_cr >= 2 and lone_cr > lf
@@ -230,10 +236,9 @@ def open_source(path: str) -> Opened:
         raw = sys.stdin.buffer
         head = raw.read(HEAD)
         return _wrap(_Prepend(head, raw), head, 0, count_lines=True, plain=False)
-    fh = open(path, "rb", buffering=0)
+    fh = _open_regular(path)
     try:
-        magic = fh.read(2)
-        fh.seek(0)
+        magic = os.pread(fh.fileno(), 2, 0)
         if magic == b"\x1f\x8b":
             gz = _Gunzip(gzip.GzipFile(fileobj=io.BufferedReader(fh, 1 << 20)), fh)
             try:
@@ -249,12 +254,174 @@ def open_source(path: str) -> Opened:
     return _wrap(fh, head, size, count_lines=size < COUNT_LINES_BELOW, plain=True)
 
 
+def _open_regular(path: str) -> io.FileIO:
+    """The file at `path`, opened once: every later read goes through this descriptor (nothing reopens the
+    name, which may by then be another file or a FIFO). Opening never blocks; what is not a regular file
+    (a FIFO, a device, a directory) is refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+        return io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _wrap(stream, head: bytes, size: int, count_lines: bool, plain: bool) -> Opened:
     enc, skip, cr, note = detect(head)
-    if enc is None and not skip and not cr:
-        return Opened(stream, count_lines, plain, size, note)
-    # transcoded: streamed in Python, line numbers counted (offsets would be the transcoded text's)
-    return Opened(_Transcode(stream, enc, cr, skip), True, False, size, note)
+    if enc is not None or skip or cr:
+        # transcoded: streamed in Python, line numbers counted (offsets would be the transcoded text's)
+        stream, count_lines, plain = _Transcode(stream, enc, cr, skip), True, False
+    kind = framing(head)
+    if kind is not None:  # (records joined: streamed in Python; line numbers are the joined records')
+        stream, count_lines, plain = _Reassemble(stream, kind), True, False
+        note = "; ".join(x for x in (note, f"{KINDS[kind]}: records split at 16 KiB joined before reading") if x)
+    return Opened(stream, count_lines, plain, size, note)
+
+
+_CRI = re.compile(rb"^(\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)) (stdout|stderr) ([PF]) ?")
+_DOCKER = re.compile(rb'^\s*\{\s*"log"\s*:\s*"')
+_DOCKER_WHOLE = re.compile(rb'\\n"\s*,\s*"stream"')  # a record whose text ends its line
+KINDS = {"cri": "a CRI container log (stdout/stderr P/F records)", "docker": "a Docker json-file log"}
+
+
+def framing(head: bytes) -> str | None:
+    """Which container runtime's record format the source's first lines are in, if any: "cri" or "docker"."""
+    lines = [ln for ln in head.split(b"\n")[:50] if ln.strip()]
+    if len(lines) > 1 and head.rfind(b"\n") > 0:
+        lines = lines[:-1]  # (the last one may be cut by the head's end)
+    if not lines:
+        return None
+    if sum(1 for ln in lines if _CRI.match(ln)) * 2 > len(lines):
+        return "cri"
+    if sum(1 for ln in lines if _DOCKER.match(ln)) * 2 > len(lines):
+        return "docker"
+    return None
+
+
+class _Reassemble(io.RawIOBase):
+    """A container runtime's records with each split line joined again (see the module doc). A joined line
+    is kept to MAX_JOINED bytes: a longer one is replaced by a note of its own (no line reads it)."""
+
+    MAX_JOINED = 1 << 20
+
+    def __init__(self, raw, kind: str):
+        self.raw, self.kind = raw, kind
+        self.carry = b""
+        self.pending: dict[bytes, list] = {}  # stream -> [first record's head, parts, bytes, over the cap]
+        self.done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        while not self.done:
+            data = self.raw.read(1 << 18)
+            if not data:
+                self.done = True
+                out = self._lines(self.carry + b"\n") if self.carry else b""
+                return out + self._flush()
+            buf = self.carry + data
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                if len(buf) > 2 * self.MAX_JOINED:  # one record without a line end: not a record; passed on
+                    self.carry = b""
+                    return buf
+                self.carry = buf
+                continue
+            self.carry = buf[cut:]
+            out = self._lines(buf[:cut])
+            if out:
+                return out
+        return b""
+
+    def _lines(self, buf: bytes) -> bytes:
+        if not self.pending and not self._split_in(buf):
+            return buf  # (the usual chunk: every record whole, passed on as it is)
+        out = []
+        for ln in buf[:-1].split(b"\n") if buf.endswith(b"\n") else buf.split(b"\n"):
+            joined = self._record(ln)
+            if joined is not None:
+                out.append(joined)
+        return b"".join(x + b"\n" for x in out)
+
+    def _split_in(self, buf: bytes) -> bool:
+        if self.kind == "cri":
+            return b" stdout P" in buf or b" stderr P" in buf
+        return len(re.findall(rb'(?m)^\s*\{\s*"log"\s*:', buf)) != len(_DOCKER_WHOLE.findall(buf))
+
+    def _record(self, ln: bytes) -> bytes | None:
+        """A record in; out the line it ends (None while its line goes on in the next record)."""
+        parsed = self._parse(ln)
+        if parsed is None:
+            return ln
+        head, stream, partial, text, meta = parsed
+        pend = self.pending.get(stream)
+        if pend is None and not partial:
+            return ln
+        if pend is None:
+            pend = self.pending[stream] = [head, [], 0, False, meta]
+        if not pend[3]:
+            pend[1].append(text)
+            pend[2] += len(text)
+            if pend[2] > self.MAX_JOINED:
+                pend[1], pend[3] = [], True
+        if partial:
+            return None
+        del self.pending[stream]
+        return self._emit(pend)
+
+    def _parse(self, ln: bytes):
+        """(head to keep, stream, partial?, text, meta) of a record, or None for a line that is none."""
+        if self.kind == "cri":
+            m = _CRI.match(ln)
+            if m is None:
+                return None
+            return m.group(1) + b" " + m.group(2) + b" F ", m.group(2), m.group(3) == b"P", ln[m.end() :], None
+        if not _DOCKER.match(ln):
+            return None
+        try:
+            rec = json.loads(ln)
+        except (ValueError, RecursionError):
+            return None
+        text = rec.get("log") if isinstance(rec, dict) else None
+        if not isinstance(text, str):
+            return None
+        stream = str(rec.get("stream", "")).encode()
+        return b"", stream, not text.endswith("\n"), text.encode("utf-8", "surrogatepass"), rec
+
+    def _emit(self, pend: list) -> bytes:
+        head, parts, _, over, meta = pend
+        text = b"" if over else b"".join(parts)
+        if over:
+            text = b"(a record of more than 1 MiB, joined from the runtime's split records: not read)"
+        if self.kind == "cri":
+            return head + text
+        rec = dict(meta)
+        rec["log"] = text.decode("utf-8", "surrogatepass") + ("\n" if not over else "")
+        return json.dumps(rec, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+    def _flush(self) -> bytes:
+        """Records whose line never ended (the capture stopped in the middle of one): given as they are."""
+        out = b"".join(self._emit(p) + b"\n" for p in self.pending.values())
+        self.pending = {}
+        return out
+
+    def close(self) -> None:
+        if self.raw is not sys.stdin.buffer:
+            self.raw.close()
+        super().close()
+
+
+def open_lines(lines: Iterable[str]):
+    """Text lines from elsewhere as the stream the scanner reads (a container runtime's records joined)."""
+    reader = LineReader(lines)
+    head = reader.read(HEAD)
+    stream = _Prepend(head, reader)
+    kind = framing(head)
+    return _Reassemble(stream, kind) if kind is not None else stream
 
 
 class LineReader(io.RawIOBase):

@@ -2,44 +2,51 @@
 
 Only lines holding the registry's candidate literal ("ccept", in every metrics format) or one of its
 extra literals are decoded and handed to a parser; everything else is skipped at `bytes.find` speed.
-The vLLM >= 0.10.2 line (nearly all of a modern log) is read by one regex in bytes and kept
-column-wise (the fast path). Memory stays flat: a chunk, a carried partial line (capped at MAX_LINE),
-and one small row per metrics line.
+Under a fast plan the vLLM >= 0.10.2 line (nearly all of a modern log) is read by one regex in bytes
+and kept column-wise (`bulk`: fast/lines.py) instead of going through the registry one line at a time.
+Memory stays flat: a chunk, a carried partial line (capped at MAX_LINE), and one small row per
+metrics line.
 """
 
 from __future__ import annotations
 
 import gzip
-import re
 import zlib
 from typing import IO
 
 from . import formats as F
-from .formats.vllm_v1 import FAST_BODY
-from .linereader import BLOCK_LOOKAHEAD, CHUNK, MAX_LINE, NO_TAG, SourceReader, context_lines, prefix_shape
-from .result import FAST_COLS, RUN_COLS, LogScan, finish_source
+from .fast.lines import VllmLines
+from .linereader import BLOCK_LOOKAHEAD, CHUNK, MAX_LINE, NO_TAG, SourceReader, context_lines
+from .result import LogScan, finish_source
 
-_FAST = re.compile(FAST_BODY + rb"[ \t\r]*$", re.M)
 _CAND = F.CANDIDATE.encode()
-_FAST_BACK = len(b"SpecDecoding metrics: Mean a")  # from the first "ccept" back to the literal
 _EXTRA = tuple(x.encode() for x in F.SCAN_EXTRA)
-_V1_LIT = b"SpecDecoding metrics"
 
 
 class Scanner(SourceReader):
     """The streamed route over one source (see the module doc)."""
 
-    def __init__(self, scan: LogScan, source: str, count_lines: bool):
+    def __init__(self, scan: LogScan, source: str, count_lines: bool, bulk=None):
         super().__init__(scan, source)
         self.count_lines = count_lines
+        self.bulk = bulk  # reads the lines it knows in bulk (take/flush/close), or None: every line dispatched
         self.line_base = 0  # lines before the current buffer (when counting)
+        self.line_pos, self.line_at = 0, 0  # where in the buffer lines were counted up to, and the count there
         self.head_left = CHUNK  # bytes of the source's head not yet startup-scanned
         self.prev_buf, self.prev_stop = b"", 0  # the previous buffer, sliced only when needed
         self.skip_until = 0  # a block's lines, consumed by its parser, end here (absolute offset)
-        self.fast_from = len(scan.fast["ts"])
         self._startup_done = False
 
-    def _new_tag(self, tag, buf: bytes, end: int) -> None:
+    def line_no(self, buf: bytes, ls: int) -> int | None:
+        """The number of the line starting at buf[ls] (lines are asked for in buffer order), or None when
+        the source is addressed by byte offset."""
+        if not self.count_lines:
+            return None
+        self.line_at += buf.count(b"\n", self.line_pos, ls)
+        self.line_pos = ls
+        return self.line_at + 1
+
+    def new_tag(self, tag, buf: bytes, end: int) -> None:
         """A process not seen before (a start or restart): read the startup lines around it."""
         self.tags.add(tag)
         if not self._startup_done:
@@ -62,122 +69,70 @@ class Scanner(SourceReader):
             self.head_left = 0 if cut < end or eof else self.head_left - end
             self._startup_done = True
             self.startup_scan(buf, cut)
-        find, rfind = buf.find, buf.rfind
-        fast = _FAST.match
-        F_ = self.scan.fast
-        a_src, a_no, a_ts, a_tag, a_d, a_dft, a_acc, a_k, a_pp, a_mean, a_athr, a_dthr, a_off, a_est = (
-            F_[c].append for c in FAST_COLS
-        )
-        source, count = self.source, self.count_lines
-        shape_len, shape_head, shape_tail, ts_a, ts_b, tag, ok = -1, b"", b"", 0, 0, None, False
-        stop = end
-        line_pos, line_no = 0, self.line_base
-        n_fast = 0
+        self.line_pos, self.line_at = 0, self.line_base
         seen: set = set()  # line starts handled by the first pass
         skip = max(0, self.skip_until - base)
+        stop = self._candidates(buf, base, end, eof, skip, seen)
+        self._extras(buf, base, end, stop, skip, seen)
+        if self.bulk is not None:
+            self.bulk.flush()
+        if self.count_lines:
+            self.line_base = self.line_at + buf.count(b"\n", self.line_pos, stop)
+        self.prev_buf, self.prev_stop = buf, stop
+        return stop
+
+    def _candidates(self, buf: bytes, base: int, end: int, eof: bool, skip: int, seen: set) -> int:
+        """The lines holding the candidate literal, in order; where processing stopped."""
+        find, bulk = buf.find, self.bulk
         p = find(_CAND, skip, end)
         while p >= 0:
-            s = p - _FAST_BACK
-            m = fast(buf, s) if s >= 0 else None
-            if m is not None:
-                ls = rfind(b"\n", 0, s) + 1
-                le = m.end()
-                prefix = buf[ls:s]
-                # consecutive lines of one process share the prefix's shape: only the time differs
-                if not (len(prefix) == shape_len and prefix.startswith(shape_head) and prefix.endswith(shape_tail)):
-                    shape_len, shape_head, shape_tail, ts_a, ts_b, key = prefix_shape(prefix)
-                    tag, ok, new = self.shape_facts(key, prefix)
-                    if new:
-                        self._new_tag(tag, buf, end)
-                mean, athr, dthr, acc, dft, pp, _rate = m.groups()
-                acc, dft = int(acc), int(dft)
-                if ok and acc <= dft and dft <= 10**15:
-                    ts = prefix[ts_a:ts_b].decode() if ts_b else None
-                    k = pp.count(b",") + 1
-                    no = None
-                    if count:
-                        line_no += buf.count(b"\n", line_pos, ls)
-                        line_pos = ls
-                        no = line_no + 1
-                    if dft % k == 0:
-                        drafts, est = dft / k, False
-                    else:
-                        tot = sum(float(x) for x in pp.split(b","))
-                        drafts, est = (acc / tot if tot else dft / k), True
-                    a_src(source)
-                    a_no(no)
-                    a_ts(ts)
-                    a_tag(tag)
-                    a_d(drafts)
-                    a_dft(dft)
-                    a_acc(acc)
-                    a_k(k)
-                    a_pp(pp)
-                    a_mean(float(mean))
-                    a_athr(float(athr))
-                    a_dthr(float(dthr))
-                    a_off(base + ls)
-                    a_est(est)
-                    n_fast += 1
-                    seen.add(ls)
-                    p = find(_CAND, le, end)
+            if bulk is not None:
+                got = bulk.take(self, buf, p, base, end)
+                if got is not None:
+                    seen.add(got[0])
+                    p = find(_CAND, got[1], end)
                     continue
-            ls = rfind(b"\n", 0, p) + 1
+            ls = buf.rfind(b"\n", 0, p) + 1
             le = find(b"\n", p, end)
-            if le < 0:
-                le = end
+            le = end if le < 0 else le
             seen.add(ls)
-            raw = buf[ls:le]
-            no = None
-            if count:
-                line_no += buf.count(b"\n", line_pos, ls)
-                line_pos = ls
-                no = line_no + 1
-            if not eof and end - ls < BLOCK_LOOKAHEAD:
-                stop = ls  # a block starting here may need lines the next chunk brings: read it then
-                break
-            line_tag, consumed = self.dispatch(self.decode(raw), no, base + ls, self._context(buf, end, ls, le))
-            if line_tag is not NO_TAG and line_tag not in self.tags:
-                self._new_tag(line_tag, buf, end)
-            if consumed:
-                le = min(end, le + consumed)
-                self.skip_until = base + le
-                _mark_block(buf, ls, le, seen)
+            no = self.line_no(buf, ls)
+            if not eof and len(buf) - ls < BLOCK_LOOKAHEAD:
+                # a block starting here may need lines the next chunk brings: read it then (once: a chunk more
+                # is always more than the block's window, whatever the length of the line in progress)
+                return ls
+            le = self._read(buf, base, ls, le, no, end, end, seen)
             p = find(_CAND, le, end)
-        # Lines holding an extra literal but not the candidate one (cut lines, formats without the word):
-        # only when the chunk holds more of a literal than the first pass saw does the per-line search run.
+        return end
+
+    def _extras(self, buf: bytes, base: int, end: int, stop: int, skip: int, seen: set) -> None:
+        """Lines holding an extra literal but not the candidate one (cut lines, formats without the word): only
+        when the chunk holds a literal at all does the per-line search run."""
+        find = buf.find
         for lit in _EXTRA:
             if lit not in buf:
                 continue
             q = find(lit, skip, stop)
             while q >= 0:
-                ls = rfind(b"\n", 0, q) + 1
+                ls = buf.rfind(b"\n", 0, q) + 1
                 le = find(b"\n", q, stop)
-                if le < 0:
-                    le = stop
+                le = stop if le < 0 else le
                 if ls not in seen and find(_CAND, ls, le) < 0:
                     seen.add(ls)
-                    no = (self.line_base + buf.count(b"\n", 0, ls) + 1) if count else None
-                    raw = buf[ls:le]
-                    line_tag, consumed = self.dispatch(
-                        self.decode(raw), no, base + ls, self._context(buf, stop, ls, le)
-                    )
-                    if line_tag is not NO_TAG and line_tag not in self.tags:
-                        self._new_tag(line_tag, buf, end)
-                    if consumed:
-                        le = min(stop, le + consumed)
-                        self.skip_until = max(self.skip_until, base + le)
-                        _mark_block(buf, ls, le, seen)
+                    no = (self.line_base + buf.count(b"\n", 0, ls) + 1) if self.count_lines else None
+                    le = self._read(buf, base, ls, le, no, stop, end, seen)
                 q = find(lit, le, stop)
-        for c in ("pp", "ts") + RUN_COLS:  # (packed a chunk at a time)
-            F_[c].flush()
-        if n_fast:
-            self.scan.count(F.BY_ID["vllm-v1"].fmt_ids[-1], n_fast)
-            self.scan.candidate_lines += n_fast
-        if count:
-            self.line_base = line_no + buf.count(b"\n", line_pos, stop)
-        self.prev_buf, self.prev_stop = buf, stop
-        return stop
+
+    def _read(self, buf: bytes, base: int, ls: int, le: int, no, limit: int, end: int, seen: set) -> int:
+        """Dispatch the line buf[ls:le]; where reading goes on (past the lines a block consumed, up to limit)."""
+        line_tag, consumed = self.dispatch(self.decode(buf[ls:le]), no, base + ls, self._context(buf, limit, ls, le))
+        if line_tag is not NO_TAG and line_tag not in self.tags:
+            self.new_tag(line_tag, buf, end)
+        if consumed:
+            le = min(limit, le + consumed)
+            self.skip_until = max(self.skip_until, base + le)
+            _mark_block(buf, ls, le, seen)
+        return le
 
 
 def _mark_block(buf: bytes, ls: int, le: int, seen: set) -> None:
@@ -192,13 +147,20 @@ def _mark_block(buf: bytes, ls: int, le: int, seen: set) -> None:
 
 
 def scan_stream(
-    fh: IO[bytes], source: str, scan: LogScan, count_lines: bool = True, base: int = 0, part: bool = False
+    fh: IO[bytes],
+    source: str,
+    scan: LogScan,
+    count_lines: bool = True,
+    base: int = 0,
+    part: bool = False,
+    bulk: bool = False,
 ) -> LogScan:
     """Scan a binary stream into `scan`. Errors from a damaged stream (truncated gzip) become notes;
     what was read before them is kept. `part`: one byte range of a file scanned in parallel (the
-    caller finishes the whole file). Ctrl-C keeps what was read: the source is finished with it and
-    `scan.interrupted` is set before KeyboardInterrupt goes on."""
-    sc = Scanner(scan, source, count_lines)
+    caller finishes the whole file). `bulk`: vLLM >= 0.10.2 lines read in bulk (fast/lines.py). Ctrl-C
+    keeps what was read: the source is finished with it and `scan.interrupted` is set before
+    KeyboardInterrupt goes on."""
+    sc = Scanner(scan, source, count_lines, VllmLines(scan) if bulk else None)
     n_before = len(scan.rows)
     if not part:
         scan.sources.append(source)
@@ -209,20 +171,7 @@ def scan_stream(
     first_bytes = None
     try:
         while True:
-            try:
-                data = fh.read(CHUNK)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                scan.note(
-                    f"{source}: compressed stream is damaged or truncated after {total} bytes ({exc}); "
-                    "the part before it was parsed"
-                )
-                data = b""
-            except UnicodeError as exc:
-                scan.note(f"{source}: could not be decoded after {total} bytes ({exc}); the part before it was parsed")
-                data = b""
-            except OSError as exc:
-                scan.note(f"{source}: read failed after {total} bytes ({exc}); the part before it was parsed")
-                data = b""
+            data = _read(fh, scan, source, total)
             eof = not data
             total += len(data)
             if data:
@@ -269,22 +218,37 @@ def scan_stream(
     return scan
 
 
+def _read(fh: IO[bytes], scan: LogScan, source: str, total: int) -> bytes:
+    """The next chunk; a damaged or unreadable stream ends here (b""), said in a note."""
+    try:
+        return fh.read(CHUNK)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        scan.note(
+            f"{source}: compressed stream is damaged or truncated after {total} bytes ({exc}); "
+            "the part before it was parsed"
+        )
+    except UnicodeError as exc:
+        scan.note(f"{source}: could not be decoded after {total} bytes ({exc}); the part before it was parsed")
+    except OSError as exc:
+        scan.note(f"{source}: read failed after {total} bytes ({exc}); the part before it was parsed")
+    return b""
+
+
 def _close(scan, sc, source, count_lines, total, last_byte, first_bytes, part, n_before, skipping) -> None:
     if skipping:
         long_line(scan, source, skipping)
-    # (Ctrl-C may land between two appends of a fast row: the columns are evened out first)
-    n = min(len(col) for col in scan.fast.values())
-    for col in scan.fast.values():
-        del col[n:]
+    scan.fast.even()  # (a Ctrl-C may land between two appends of a line)
     scan.bytes += total
     if count_lines and scan.lines is not None:
         scan.lines += sc.line_base + (1 if total and last_byte != b"\n" else 0)
     elif not count_lines:
         scan.lines = None
     scan.replacements += sc.replacements
-    # the fast path keeps the time as printed; the sortable form has a 'T' between date and time
-    scan.fast["ts"].sortable_from(sc.fast_from)
+    if sc.bulk is not None:
+        sc.bulk.close()
     scan.startup = sc.startup.build()
+    scan.engine_frames |= sc.startup.frames
+    scan.conflicts.extend(c for c in sc.startup.conflicts if c not in scan.conflicts)
     if not part:
         input_notes(scan, source, total, first_bytes or b"", scan.replacements)
         finish_source(scan, source, n_before)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import importlib
 import re
 from collections.abc import Sequence
 
@@ -19,10 +17,7 @@ from ..evidence.engine_facts import EngineSupport
 from ..evidence.payloads import MIN_SERVER_LOG_LINES, EngineId, ScanStats, Workload
 from ..evidence.serialise import to_jsonable
 from ..interpret.advice import advise_k
-from ..interpret.known_issues import default_known_issues
-from ..interpret.reference import default_reference
 from ..knowledge.causes import Knowledge
-from ..models import architectures, engine_support
 from ..models.launch_view import launch_method
 from ..probe.saved_result import add_probe_evidence
 from ..rank.plan import Names, build_plan, fill
@@ -213,45 +208,3 @@ def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
     add_probe_evidence(served, result, Source("command", "probe"))
     checks = [c for c in load_checks().checks if c.id == "probe-vs-served"]
     return [to_jsonable(f) for f in run_checks(checks, served, _launch_method)]
-
-
-# Imported while a host works (the collectors' `meanwhile`): what the diagnosis needs once its answers arrive.
-# pandas is not among them: summaries need numpy only, and on a loopback host the import's CPU is taken
-# from the host's own work.
-WARM_MODULES = (
-    "numpy",
-    "dflash_doctor.parse.frame",
-    "dflash_doctor.models.facts",
-    "dflash_doctor.models.engine_support",
-)
-
-
-def warm_imports() -> None:
-    """Import the modules used after a host's answers arrive (~0.4 s of imports), and the checks."""
-
-    for name in WARM_MODULES:
-        # a module that cannot be imported reports that itself where it is needed
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
-    with contextlib.suppress(Exception):
-        load_checks(include_plugins=False)
-
-
-def warm_report_data(settings: Settings | None = None) -> None:
-    """Parse now the packaged tables every report reads whatever the evidence says (the causes, the
-    baselines, the reference bands, the known issues, the engine and architecture tables; each is
-    cached once parsed), for a caller with time to spare before its evidence is in: the `logs`
-    command while its scan workers read. A table that fails to load is left to fail where the report
-    needs it, with its own message."""
-
-    settings = settings or DEFAULT
-    for load in (
-        lambda: settings.knowledge(None),
-        settings.baselines,
-        default_reference,
-        default_known_issues,
-        engine_support.load_table,
-        architectures.load,
-    ):
-        with contextlib.suppress(Exception):  # (not cached: the report's own call raises it again)
-            load()

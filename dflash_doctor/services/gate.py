@@ -216,19 +216,8 @@ def _span(iv, fmt: str = ".2f") -> str:
     return f"[{format(iv.low, fmt)}–{hi}, {LEVEL:.0%}]"
 
 
-def evaluate(
-    acceptance,
-    thresholds: Thresholds,
-    source: str,
-    report: Report | None = None,
-    no_data_reason: str | None = None,
-    rejected: int = 0,
-    rejected_examples: tuple = (),
-) -> GateResult:
-    """Judge the acceptance summary (parse.AcceptanceSummary or None) against the thresholds. `rejected`:
-    metrics lines the scan rejected as forged or damaged (impossible counts): the gate fails closed on them,
-    whatever the figures say (SECURITY.md)."""
-
+def _integrity(rejected: int, rejected_examples: tuple, conflicts: tuple[str, ...]) -> list[ThresholdResult]:
+    """The results that fail a gate closed whatever the figures: rejected lines, facts the sources disagree on."""
     results: list[ThresholdResult] = []
     if rejected:
         ex = "; ".join(str(e) for e in rejected_examples[:2])
@@ -243,6 +232,36 @@ def evaluate(
                 {"rejected": rejected},
             )
         )
+    if conflicts:
+        results.append(
+            ThresholdResult(
+                "facts-agree",
+                Outcome.FAIL,
+                f"the sources disagree on {len(conflicts)} fact(s), so one of them is not the engine's: "
+                + "; ".join(conflicts[:3]),
+                float(len(conflicts)),
+                0.0,
+                {"conflicts": len(conflicts)},
+            )
+        )
+    return results
+
+
+def evaluate(  # noqa: C901 - one row per kind of threshold
+    acceptance,
+    thresholds: Thresholds,
+    source: str,
+    report: Report | None = None,
+    no_data_reason: str | None = None,
+    rejected: int = 0,
+    rejected_examples: tuple = (),
+    conflicts: tuple[str, ...] = (),
+) -> GateResult:
+    """Judge the acceptance summary (parse.AcceptanceSummary or None) against the thresholds. `rejected`:
+    metrics lines the scan rejected as forged or damaged (impossible counts); `conflicts`: facts two sources
+    state differently (models/launch_view.facts_conflicts). The gate fails closed on either, whatever the
+    figures say (SECURITY.md)."""
+    results = _integrity(rejected, rejected_examples, conflicts)
     measured: dict[str, Any] = {}
     notes: list[str] = []
     drafts = acceptance.drafts if acceptance is not None else 0.0

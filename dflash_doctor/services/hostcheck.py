@@ -22,7 +22,7 @@ from ..hosts.bundle import BundleHost, RecordingHost
 from ..hosts.connect import open_host
 from ..probe.saved_result import attach_probe
 from ..textsafe import command
-from .doctor import build_report, warm_imports, warm_report_data
+from .doctor import build_report
 
 # A host's state after the attempt; only "checked" carries a diagnosis worth reading.
 STATES = ("checked", "unreachable", "failed", "interrupted")
@@ -155,7 +155,6 @@ def check_one(spec: str, opts: HostCheck, progress=None) -> HostResult:
                 host,
                 HostOptions(log=opts.log, pid=opts.pid, timeout=opts.timeout),
                 progress=progress,
-                meanwhile=lambda: _warm(opts.settings, report=True),
             )
     except HostError as exc:
         return HostResult(spec, _unreached(spec, exc.message, settings=opts.settings), "failed", exc.message, exc.hint)
@@ -216,11 +215,7 @@ def check_bundle(path: str, opts: HostCheck) -> HostResult:
     except HostError as exc:
         raise DoctorError(exc.message, exc.hint, ExitCode.USAGE) from None
     manifest = host.manifest.get("options") if isinstance(host.manifest.get("options"), dict) else {}
-    evidence = collect_host(
-        host,
-        HostOptions(log=manifest.get("log"), pid=manifest.get("pid")),
-        meanwhile=lambda: _warm(opts.settings, report=True),
-    )
+    evidence = collect_host(host, HostOptions(log=manifest.get("log"), pid=manifest.get("pid")))
     return _diagnose(path, evidence, opts, "interrupted" if evidence.interrupted else "checked")
 
 
@@ -263,7 +258,7 @@ def collect_bundle(spec: str, out_path: str, opts: HostCheck, tool_version: str)
         raise DoctorError(exc.message, exc.hint) from None
     rec = RecordingHost(live, sanitize=sanitize)
     with rec:
-        evidence = collect_host(rec, HostOptions(log=opts.log, pid=opts.pid), meanwhile=_warm)
+        evidence = collect_host(rec, HostOptions(log=opts.log, pid=opts.pid))
     try:
         rec.write_bundle(
             out_path,
@@ -277,13 +272,3 @@ def collect_bundle(spec: str, out_path: str, opts: HostCheck, tool_version: str)
     except (OSError, FileExistsError) as exc:
         raise UsageError(f"cannot write {out_path}: {exc}") from None
     return Collected(out_path, len(rec.calls), len(evidence))
-
-
-def _warm(settings=None, report: bool = False) -> None:
-    """Run on the collector's pool while the host works: import the diagnosis (doctor.warm_imports) and, for a
-    command that diagnoses, parse the report's tables (doctor.warm_report_data: the causes, baselines, reference
-    bands, known issues). Imported here, not at the top, so that the import itself overlaps the host's work."""
-
-    warm_imports()
-    if report:
-        warm_report_data(settings)

@@ -22,13 +22,14 @@ from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.hosts.bundle import BundleHost, _dec
 from dflash_doctor.hosts.local import LocalHost
 from dflash_doctor.parse import formats as F
+from dflash_doctor.parse.fast.routes import MAIN_PASS, route
 from tests.conftest import FIXTURES
 
 # Server logs. The client tools' summaries (`vllm bench serve`, the offline example, trtllm-bench) are not in a
 # server's log, and the host's log filter (one grep on the host) carries only the server formats of the main grep
-# pass (parse/formats: SERVER_LITERALS; not llama.cpp's or SGLang's request-log lines), so only the fixtures of
-# those formats can read the same both ways.
-_HOST_FORMATS = {f.id for f in F.FORMATS if f.server and f.grep_pass == F.MAIN_PASS}
+# pass (parse/fast/routes.py: SERVER_LITERALS; not llama.cpp's or SGLang's request-log lines), so only the fixtures
+# of those formats can read the same both ways.
+_HOST_FORMATS = {f.id for f in F.FORMATS if route(f).server and route(f).grep_pass == MAIN_PASS}
 _EXPECTED = json.loads((FIXTURES / "logs" / "EXPECTED.json").read_text())
 LOGS = sorted(
     p

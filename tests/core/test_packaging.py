@@ -17,6 +17,17 @@ def test_every_source_package_is_listed_in_pyproject():
     assert found == listed
 
 
+def test_every_folder_of_modules_is_a_package():
+    """A folder of modules without __init__.py imports from a checkout (a namespace package) but is not in the
+    package list, so an installed wheel lacks it (parse/fast/ was such a folder)."""
+    loose = sorted(
+        str(d.relative_to(ROOT))
+        for d in (ROOT / "dflash_doctor").rglob("*")
+        if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").is_file()
+    )
+    assert not loose, loose
+
+
 def test_wheel_contains_builtin_checks_and_data(tmp_path):
     target = tmp_path / "site"
     subprocess.run(

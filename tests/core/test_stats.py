@@ -68,16 +68,3 @@ def test_overdispersion_is_one_for_binomial_like_intervals_and_more_for_spread()
 def test_z_for_common_levels():
     assert stats.z_for(0.95) == pytest.approx(1.95996, abs=1e-4)
     assert stats.z_for(0.99) == pytest.approx(2.5758, abs=1e-3)
-
-
-def test_median_is_statistics_median():
-    import random
-    import statistics
-
-    from dflash_doctor.stats import median
-
-    rng = random.Random(3)
-    for _ in range(2000):
-        xs = [rng.choice([rng.random() * 10, rng.randrange(10), 1.5]) for _ in range(rng.randrange(1, 12))]
-        assert median(xs) == statistics.median(xs)
-        assert median(iter(xs)) == statistics.median(xs)

@@ -35,7 +35,7 @@ def _is_true(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-def dangerous_calls(tree: ast.AST) -> list[str]:
+def dangerous_calls(tree: ast.AST) -> list[str]:  # noqa: C901 - one branch per guarded pattern
     bad: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -84,7 +84,7 @@ def dangerous_calls(tree: ast.AST) -> list[str]:
 # Reviewed exceptions, each with the reason it is safe. Keep this list short.
 ALLOWED = {
     (
-        "dflash_doctor/parse/workers.py",
+        "dflash_doctor/parse/fast/workers.py",
         "marshal.loads()",
     ): "tuples of str/float built by the scanner's own forked worker, read back over a pipe; the log's bytes "
     "are never unmarshalled, and marshal data does not run code",
@@ -138,9 +138,9 @@ def test_no_command_accepts_a_password():
         for p in cmd.params:
             for opt in list(getattr(p, "opts", [])) + list(getattr(p, "secondary_opts", [])) + [p.name or ""]:
                 seen.append((path, opt))
-        if hasattr(cmd, "commands"):  # a group (typer vendors its own click)
-            for name, sub in cmd.commands.items():
-                walk(sub, f"{path} {name}")
+        if hasattr(cmd, "list_commands"):  # a group (typer vendors its own click; the root loads its commands lazily)
+            for name in cmd.list_commands(None):
+                walk(cmd.get_command(None, name), f"{path} {name}")
 
     walk(root, "dflash-doctor")
     assert len(seen) > 5

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from dflash_doctor.parse.logscan import aggregate, scan_lines
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.logscan import aggregate
 from tests.hardening import tally
 
 HDR = "(APIServer pid=7) INFO 05-14 09:13:{s:02d} [metrics.py:101] "
@@ -52,7 +53,7 @@ CARRIERS = {
 def test_a_metrics_line_inside_another_message_is_not_read(carrier):
     tally.hostile_input("forged metrics line: " + carrier)
     lines = real(2) + [CARRIERS[carrier](FORGED)] + real(2)
-    scan = scan_lines(lines, "served.log")
+    scan = logscan.scan(logscan.Lines(lines, "served.log"))
     s = aggregate(scan)
     assert s.intervals == 4 and s.mean_acceptance_length == pytest.approx(1.18)
     assert scan.foreign_count == 1 or carrier == "JSON field other than the message"
@@ -87,7 +88,7 @@ def test_impossible_counts_are_rejected_and_the_gate_fails_closed(cli, tmp_path,
         .replace("Accepted: 180", f"Accepted: {accepted}")
         .replace("Drafted: 15000", f"Drafted: {drafted}")
     )
-    scan = scan_lines(real(3) + [bad], "x.log")
+    scan = logscan.scan(logscan.Lines(real(3) + [bad], "x.log"))
     assert scan.rejected_count == 1 and why in scan.malformed[0].reason
     assert aggregate(scan).intervals == 3
     p = tmp_path / "x.log"
@@ -114,7 +115,7 @@ def test_an_interval_drafting_orders_of_magnitude_more_than_the_others_is_reject
         .replace("Accepted: 180", "Accepted: 99000000000")
         .replace("Drafted: 15000", "Drafted: 100000000000")
     )
-    scan = scan_lines(real(10) + [jump] + real(10), "x.log")
+    scan = logscan.scan(logscan.Lines(real(10) + [jump] + real(10), "x.log"))
     s = aggregate(scan)
     assert s.intervals == 20 and s.mean_acceptance_length == pytest.approx(1.18)
     assert scan.rejected_count == 1 and "more than 1000×" in scan.malformed[0].reason
@@ -122,12 +123,15 @@ def test_an_interval_drafting_orders_of_magnitude_more_than_the_others_is_reject
     busy = (
         REAL.format(s=51).replace("Accepted: 180", "Accepted: 1800000").replace("Drafted: 15000", "Drafted: 15000000")
     )
-    assert scan_lines(real(10) + [busy], "y.log").rejected_count == 0
+    assert logscan.scan(logscan.Lines(real(10) + [busy], "y.log")).rejected_count == 0
 
 
 def test_a_crafted_log_of_only_forged_lines_is_rejected_by_the_cap_not_believed():
     tally.hostile_input("forged metrics line: alone")
-    scan = scan_lines(
-        [HDR.format(s=1) + FORGED.replace("990000000000", "9" * 17).replace("1000000000000", "1" + "0" * 17)], "x.log"
+    scan = logscan.scan(
+        logscan.Lines(
+            [HDR.format(s=1) + FORGED.replace("990000000000", "9" * 17).replace("1000000000000", "1" + "0" * 17)],
+            "x.log",
+        )
     )
     assert aggregate(scan) is None and scan.rejected_count == 1

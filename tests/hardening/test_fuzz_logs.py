@@ -11,7 +11,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dflash_doctor.evidence.serialise import to_jsonable
-from dflash_doctor.parse.logscan import aggregate, scan_lines
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.logscan import aggregate
 from dflash_doctor.textsafe import strip_ansi
 from tests.hardening import tally
 from tests.hardening.strategies import (
@@ -56,7 +57,7 @@ def assert_summary_sane(s, intervals) -> None:
 
 
 def _scan(lines):
-    scan = scan_lines(lines, "fuzz.log")
+    scan = logscan.scan(logscan.Lines(lines, "fuzz.log"))
     for iv in scan.intervals:
         assert_interval_sane(iv)
     summary = aggregate(scan.intervals)

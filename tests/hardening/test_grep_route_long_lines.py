@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dflash_doctor.parse.prefilter import grep_command
+from dflash_doctor.parse.fast.grep import grep_command
 from tests.hardening import tally
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,8 +26,8 @@ LINE_MB = 160
 # Peak memory of this process and of its children (grep) after a scan; ru_maxrss of children is taken in a
 # fresh small interpreter, so it is grep's own peak (or this small process's size, whichever is larger).
 CODE = (
-    "import re, resource, sys; from dflash_doctor.parse.logscan import scan_file; "
-    "s = scan_file(sys.argv[1], workers=int(sys.argv[2])); "
+    "import re, resource, sys; from dflash_doctor.parse.logscan import ScanPlan, scan; "
+    "s = scan(sys.argv[1], ScanPlan(workers=int(sys.argv[2]))); "
     "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
     "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss; "
     "print(s.n_intervals, hwm // 1024, kids // 1024, '|'.join(s.notes) or '-')"

@@ -4,7 +4,7 @@ The tiers, bottom to top (the pipeline is evidence → checks → ranking → re
 diagnosis service sit above what they drive, the CLI above everything):
 
   0  errors, redact, stats, atomic, versions, no dflash_doctor imports but each other's
-     model_ref, safeio, deadline
+     model_ref, safeio, deadline, pyast
   1  textsafe, evidence                       the evidence model and every payload type
   2  check, names                             the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
@@ -39,7 +39,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 TIERS = [
-    {"errors", "redact", "stats", "atomic", "versions", "model_ref", "safeio", "deadline"},
+    {"errors", "redact", "stats", "atomic", "versions", "model_ref", "safeio", "deadline", "pyast"},
     {"textsafe", "evidence"},
     {"check", "names"},
     {"parse", "hosts"},

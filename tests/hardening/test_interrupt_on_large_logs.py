@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from dflash_doctor.parse import logscan, prefilter
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.fast.grep import grep_command
 from tests.hardening import tally
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,12 +43,11 @@ def _interrupt_after(seconds: float) -> threading.Timer:
     return t
 
 
-@pytest.mark.skipif(prefilter.grep_command() is None, reason="no GNU grep")
+@pytest.mark.skipif(grep_command() is None, reason="no GNU grep")
 @pytest.mark.parametrize("workers", [1, 2], ids=["one process", "byte-range workers"])
-def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, monkeypatch, workers):
+def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, workers):
     tally.fault("Ctrl-C on a large log")
-    if workers > 1:
-        monkeypatch.setattr(logscan, "PARALLEL_MIN", 1)
+    plan = logscan.ScanPlan(workers=workers, parallel_from=0)
     # (Python's own Ctrl-C handler, whatever an earlier test left installed; and no gc callbacks, such as the
     # one hypothesis installs: a KeyboardInterrupt raised inside one is swallowed as "unraisable")
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -58,7 +58,7 @@ def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, monkeypatch,
     t0 = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
-            logscan.scan_file(str(big_log), scan, workers=workers)
+            logscan.scan(str(big_log), plan, into=scan)
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
@@ -72,7 +72,7 @@ def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, monkeypatch,
     tally.survived("Ctrl-C on a large log")
 
 
-@pytest.mark.skipif(prefilter.grep_command() is None, reason="no GNU grep")
+@pytest.mark.skipif(grep_command() is None, reason="no GNU grep")
 def test_ctrl_c_through_the_cli_reports_what_was_read(big_log):
     tally.fault("Ctrl-C on a large log")
     env = {"PYTHONPATH": ROOT, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1"}

@@ -10,8 +10,8 @@ import gzip
 
 import pytest
 
-from dflash_doctor.parse import logscan, prefilter
-from dflash_doctor.parse.logscan import aggregate, scan_file
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.logscan import aggregate
 from tests.conftest import FIXTURES
 from tests.hardening import tally
 
@@ -48,7 +48,7 @@ VARIANTS = _variants()
 
 @pytest.fixture(scope="module")
 def reference():
-    return aggregate(scan_file(str(FIXTURES / "logs" / "vllm-0.17.0-compose.log")))
+    return aggregate(logscan.scan(str(FIXTURES / "logs" / "vllm-0.17.0-compose.log")))
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -58,10 +58,9 @@ def test_every_encoding_and_line_end_reads_like_the_original(tmp_path, monkeypat
     data, note = VARIANTS[name]
     p = tmp_path / ("log.gz" if "gzipped" in name else "log.txt")
     p.write_bytes(data)
-    if large:  # what a file of 64 MiB and more does: grep and byte-range workers (transcoded ones are streamed)
-        monkeypatch.setattr(prefilter, "GREP_MIN", 1)
-        monkeypatch.setattr(logscan, "PARALLEL_MIN", 1)
-    scan = scan_file(str(p), workers=2 if large else 1)
+    # large: what a file of 64 MiB and more does: grep and byte-range workers (transcoded ones are streamed)
+    plan = logscan.ScanPlan(grep_from=0, parallel_from=0, workers=2) if large else logscan.ScanPlan()
+    scan = logscan.scan(str(p), plan)
     s = aggregate(scan)
     assert s is not None, scan.notes
     assert s.intervals == reference.intervals == 30
@@ -91,5 +90,5 @@ def test_bytes_that_merely_start_like_a_bom_are_not_transcoded(tmp_path):
     """\\xff\\xfe at the start of a damaged ASCII log is not UTF-16: its lines are still read as they are."""
     p = tmp_path / "junk.log"
     p.write_bytes(b"\xff\xfe\xfa broken\n" + ORIGINAL.encode())
-    s = aggregate(scan_file(str(p)))
+    s = aggregate(logscan.scan(str(p)))
     assert s.intervals == 30

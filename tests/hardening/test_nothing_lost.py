@@ -326,43 +326,6 @@ def test_ctrl_c_during_collection_prints_what_was_gathered(cmd):
     tally.survived(f"SIGINT during collection ({cmd[0]})")
 
 
-def test_a_ctrl_c_mid_import_of_numpy_leaves_it_whole_for_the_partial_report():
-    """The parent imports numpy while its scan workers read (workers.Workers.collect); a Ctrl-C landing inside
-    that import left numpy half set up, and the partial report that follows an interrupt failed with an internal
-    error ('cannot load module more than once per process', a missing numpy attribute). The import now holds
-    the Ctrl-C back until it is done, then takes it."""
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
-    tally.fault("SIGINT inside the numpy import of a large-log run")
-    code = (
-        "import os, signal, threading\n"
-        "from dflash_doctor.parse.workers import _import_whole\n"
-        "threading.Timer(0.003, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
-        "hit = False\n"
-        "try:\n"
-        "    _import_whole('numpy')\n"
-        "    import time; time.sleep(2)\n"
-        "except KeyboardInterrupt:\n"
-        "    hit = True\n"
-        "import numpy\n"
-        "print(hit, int(numpy.nonzero([0, 1])[0][0]))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1"},
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.split() == ["True", "1"]
-    tally.survived("SIGINT inside the numpy import of a large-log run")
-
-
 # A Ctrl-C while a module loads, at each stage of a run: the console entry importing the CLI (typer), the CLI
 # importing its common options, the command importing its services (inside Typer, which turned a Ctrl-C there
 # into exit 130 without a word), the report importing numpy.

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dflash_doctor.parse.logscan import aggregate, scan_file, scan_lines
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.logscan import aggregate
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = (
@@ -56,14 +57,15 @@ def test_binary_junk_with_metrics_lines_inside(cli, tmp_path):
 def test_nul_bytes_inside_a_metrics_line(tmp_path):
     p = tmp_path / "nul.log"
     p.write_bytes(good(2).encode() + GOOD.format(s=9).replace("Drafted:", "Draf\x00ted:").encode() + b"\n")
-    scan = scan_file(str(p))
+    scan = logscan.scan(str(p))
     assert scan.n_intervals == 3  # the NUL is dropped before parsing
     assert any("NUL" in n for n in scan.notes)
 
 
 def test_invalid_utf8(cli, tmp_path):
     p = tmp_path / "bad-utf8.log"
-    p.write_bytes(b"\xff\xfe\xfa broken " + GOOD.format(s=1).encode() + b"\n" + good(2).encode())
+    # (damaged bytes before the line's own start; words there would make it another message: test_log_provenance)
+    p.write_bytes(b"\xff\xfe\xfa " + GOOD.format(s=1).encode() + b"\n" + good(2).encode())
     r, rep = run_logs(cli, p)
     assert rep["acceptance"]["intervals"] == 3
     assert "UTF-8" in notes_of(rep)
@@ -71,10 +73,10 @@ def test_invalid_utf8(cli, tmp_path):
 
 @pytest.mark.parametrize("route, head", [("python", b"x"), ("grep", b"x"), ("grep", b"SpecDecoding metrics: ")])
 def test_100_mb_line_without_newline_keeps_memory_flat(tmp_path, route, head):
-    """A 100 MB file takes the grep pre-filter route when GNU grep is there (prefilter.py), else the
+    """A 100 MB file takes the grep pre-filter route when GNU grep is there (fast/grep.py), else the
     streamed Python scan. Either way the long line costs no memory; a long line that could be a metrics
     line (it holds a literal) is skipped with a note — grep never shows Python one that cannot be."""
-    from dflash_doctor.parse.prefilter import grep_command
+    from dflash_doctor.parse.fast.grep import grep_command
 
     if route == "grep" and grep_command() is None:
         pytest.skip("no GNU grep")
@@ -89,8 +91,8 @@ def test_100_mb_line_without_newline_keeps_memory_flat(tmp_path, route, head):
     # VmHWM, not ru_maxrss: ru_maxrss survives exec, so a child forked from a large pytest process would
     # report the parent's size rather than its own peak.
     code = (
-        "import re, sys; from dflash_doctor.parse.logscan import scan_file; "
-        "s = scan_file(sys.argv[1], grep=sys.argv[2] == 'grep'); "
+        "import re, sys; from dflash_doctor.parse.logscan import ScanPlan, scan; "
+        "s = scan(sys.argv[1], ScanPlan(grep=sys.argv[2] == 'grep')); "
         "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
         "print(s.n_intervals, hwm // 1024, '|'.join(s.notes) or '-')"
     )
@@ -139,7 +141,7 @@ def test_v0_line_cut_mid_number_is_salvaged_from_its_efficiency():
         "0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft tokens: 13311, "
         "Number of emitted tokens: 106"
     )
-    scan = scan_lines([line], "v0-cut.log")
+    scan = logscan.scan(logscan.Lines([line], "v0-cut.log"))
     assert scan.malformed_count == 0 and scan.salvaged_count == 1
     assert "emitted" in scan.salvaged[0].missing and "system efficiency" in scan.salvaged[0].derived
     s = aggregate(scan)
@@ -153,7 +155,7 @@ def test_k_changing_between_lines():
         "Accepted throughput: 40.00 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 400 tokens, Drafted: "
         "2000 tokens, Per-position acceptance rate: 0.300, 0.100, Avg Draft acceptance rate: 20.0%"
     )
-    scan = scan_lines([k4, k2], "k.log")
+    scan = logscan.scan(logscan.Lines([k4, k2], "k.log"))
     s = aggregate(scan)
     assert any("k changed" in n for n in s.notes)
     # positions 1-2 summed over both lines (1000 drafts each), positions 3-4 over the k=4 line only
@@ -164,13 +166,13 @@ def test_k_changing_between_lines():
 @pytest.mark.parametrize(
     "mutate,reason",
     [
-        (lambda l: l.replace("Accepted: 500", "Accepted: -500"), "negative"),
-        (lambda l: l.replace("Accepted: 500", "Accepted: 50000"), "absurd"),
-        (lambda l: l.replace("0.300, 0.150", "7.300, 0.150"), "absurd"),
+        (lambda ln: ln.replace("Accepted: 500", "Accepted: -500"), "negative"),
+        (lambda ln: ln.replace("Accepted: 500", "Accepted: 50000"), "absurd"),
+        (lambda ln: ln.replace("0.300, 0.150", "7.300, 0.150"), "absurd"),
     ],
 )
 def test_negative_or_absurd_numbers_are_rejected_with_a_reason(mutate, reason):
-    scan = scan_lines([GOOD.format(s=1), mutate(GOOD.format(s=2))], "bad.log")
+    scan = logscan.scan(logscan.Lines([GOOD.format(s=1), mutate(GOOD.format(s=2))], "bad.log"))
     assert scan.n_intervals == 1
     assert scan.malformed_count == 1 and reason in scan.malformed[0].reason
 
@@ -215,14 +217,14 @@ def test_a_v0_line_cut_before_its_first_number_is_reported(tmp_path):
     for; the second pass must still show it (it did for V1 lines only)."""
     p = tmp_path / "v0cut.log"
     p.write_text("INFO 07-24 04:03:50 metrics.py:316] Speculative metrics: Draft ac\n")
-    scan = scan_file(str(p))
+    scan = logscan.scan(str(p))
     assert scan.malformed_count == 1 and "Speculative metrics" in scan.malformed[0].text
 
 
 def test_a_startup_line_last_and_without_newline_is_read(tmp_path):
     p = tmp_path / "tail.log"
     p.write_text("INFO 03-02 08:00:00 [api_server.py:1034] vLLM API server version 0.10.1")
-    assert scan_file(str(p)).startup.version == "0.10.1"
+    assert logscan.scan(str(p)).startup.version == "0.10.1"
 
 
 def test_a_summary_line_does_not_swallow_the_log_lines_after_it(tmp_path):
@@ -235,5 +237,5 @@ def test_a_summary_line_does_not_swallow_the_log_lines_after_it(tmp_path):
         "accept len: 2.09, accept rate: 0.23, cuda graph: True, gen throughput (token/s): 166.00, "
         "#queue-req: 0\n"
     )
-    scan = scan_file(str(p))
+    scan = logscan.scan(str(p))
     assert scan.formats.get("sglang") == 1

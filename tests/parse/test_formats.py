@@ -15,7 +15,8 @@ import pytest
 
 from dflash_doctor.evidence.serialise import to_jsonable
 from dflash_doctor.parse import formats as F
-from dflash_doctor.parse.logscan import aggregate, scan_file
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.logscan import aggregate
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 EXPECTED = json.loads((LOGS / "EXPECTED.json").read_text())
@@ -23,7 +24,7 @@ NUM = r"([-\d.]+)"
 
 
 def summary_of(name: str):
-    scan = scan_file(str(LOGS / name))
+    scan = logscan.scan(str(LOGS / name))
     assert scan.malformed_count == 0, scan.malformed
     return scan, aggregate(scan)
 
@@ -39,7 +40,7 @@ def test_parsed_totals_equal_the_true_counts(name):
     if exp.get("per_position"):
         assert len(s.per_position) == len(exp["per_position"])
         tol = 0.006 if "offline" in name else 6e-4  # %.2f there, %.3f elsewhere
-        for got, want in zip(s.per_position, exp["per_position"]):
+        for got, want in zip(s.per_position, exp["per_position"], strict=False):
             assert got == pytest.approx(want, abs=tol)
     if (
         exp.get("drafts")
@@ -73,7 +74,7 @@ def test_every_registry_format_has_a_fixture_and_expectation():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_fixture_reads_as_the_formats_its_expectation_names(name):
-    scan = scan_file(str(LOGS / name))
+    scan = logscan.scan(str(LOGS / name))
     assert sorted({F.BY_FMT[f].id for f in scan.formats}) == sorted(EXPECTED[name]["formats"])
     # and the summary names where each used number came from
     s = aggregate(scan)
@@ -125,7 +126,7 @@ def test_vllm_v1_printed_arithmetic_is_consistent(name, bonus):
         assert mean == pytest.approx((1.0 if bonus else 0.0) + acc / drafts, abs=0.005 + 1e-9)
         assert sum(rates) == pytest.approx(acc / drafts, abs=k * 0.0005 + 1e-9)
         assert rate == pytest.approx(acc / dft * 100, abs=0.05 + 1e-9)
-        assert all(a >= b for a, b in zip(rates, rates[1:]))  # unconditional rates never rise
+        assert all(a >= b for a, b in zip(rates, rates[1:], strict=False))  # unconditional rates never rise
     assert lines >= 30
 
 
@@ -277,18 +278,18 @@ def test_k_is_derived_when_printed_nowhere_and_every_salvaged_line_is_reported()
 
 def test_a_k_hint_from_the_caller_settles_lines_without_k():
     """The lead wires the launch command's k in: aggregate(scan, k_hint=...) or LogScan.apply_k_hint."""
-    lines = [l for l in (LOGS / "vllm-0.20-cut-lines.log").read_text().splitlines() if "SpecDecoding" in l]
-    lines = [l.replace("Mean acceptance length: ", "Mean acceptance lengthX ") for l in lines]  # no mean: no arithmetic
-    from dflash_doctor.parse.logscan import scan_lines
+    lines = [ln for ln in (LOGS / "vllm-0.20-cut-lines.log").read_text().splitlines() if "SpecDecoding" in ln]
+    lines = [ln.replace("Mean acceptance length: ", "Mean acceptance lengthX ") for ln in lines]  # no mean: no k
+    from dflash_doctor.parse import logscan
 
-    scan = scan_lines(lines, "x.log")
+    scan = logscan.scan(logscan.Lines(lines, "x.log"))
     assert scan.malformed_count == 4  # (without a mean the 0.10.2 line is no known variant)
     good = (LOGS / "vllm-0.20-cut-lines.log").read_text().splitlines()
-    scan = scan_lines(good, "y.log")
+    scan = logscan.scan(logscan.Lines(good, "y.log"))
     s = aggregate(scan, k_hint=5, k_hint_source="the launch command")
     assert s.k == 5 and s.drafts == pytest.approx(EXPECTED["vllm-0.20-cut-lines.log"]["drafts"])
     # a hint the printed arithmetic refutes is refused, with a note
-    scan = scan_lines(good, "z.log")
+    scan = logscan.scan(logscan.Lines(good, "z.log"))
     s = aggregate(scan, k_hint=4, k_hint_source="the launch command")
     assert s.k == 5 and any("k = 4 from the launch command does not fit" in n for n in scan.notes)
 
@@ -296,10 +297,10 @@ def test_a_k_hint_from_the_caller_settles_lines_without_k():
 def test_a_bench_block_with_only_some_lines_uses_the_k_hint():
     """A pasted bench block with its length and Draft tokens but not Drafts: drafts = Draft tokens / k, k from
     the caller (issue 13.5)."""
-    from dflash_doctor.parse.logscan import scan_lines
+    from dflash_doctor.parse import logscan
 
     block = ["Acceptance length:                       2.50", "Draft tokens:                            3000"]
-    scan = scan_lines(block, "paste.txt")
+    scan = logscan.scan(logscan.Lines(block, "paste.txt"))
     s = aggregate(scan, k_hint=3, k_hint_source="the launch command")
     assert s.drafts == pytest.approx(1000) and s.mean_acceptance_length == pytest.approx(2.5)
     assert "Drafts" in scan.salvaged[0].missing and "k = 3 from the launch command" in scan.salvaged[0].derived
@@ -307,13 +308,13 @@ def test_a_bench_block_with_only_some_lines_uses_the_k_hint():
 
 def test_sglang_decode_line_with_its_iteration_counter():
     """SGLang with LOG_FORWARD_ITERS prints `Decode batch [N], …` (scheduler metrics reporter)."""
-    from dflash_doctor.parse.logscan import scan_lines
+    from dflash_doctor.parse import logscan
 
     line = (
         "[2026-01-05 10:00:{s:02d} DP1 TP1] Decode batch [{n}], #running-req: 8, #token: 4000, token usage: 0.02, "
         "accept len: 3.00, accept rate: 0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0"
     )
-    s = aggregate(scan_lines([line.format(s=i, n=40 * i) for i in range(3)], "x.log"))
+    s = aggregate(logscan.scan(logscan.Lines([line.format(s=i, n=40 * i) for i in range(3)], "x.log")))
     assert s.intervals == 3 and s.mean_acceptance_length == pytest.approx(3.0) and s.engines == ("DP1",)
 
 
@@ -322,7 +323,7 @@ def test_sglang_json_request_log_and_a_forged_meta_info_in_its_text():
     meta_info counts, not a look-alike in the prompt or the generated text."""
     import json as _json
 
-    from dflash_doctor.parse.logscan import scan_lines
+    from dflash_doctor.parse import logscan
 
     rec = {
         "timestamp": "2026-01-05T10:00:00",
@@ -334,25 +335,28 @@ def test_sglang_json_request_log_and_a_forged_meta_info_in_its_text():
             "meta_info": {"completion_tokens": 300, "spec_verify_ct": 100},
         },
     }
-    scan = scan_lines(["[2026-01-05 10:00:00] " + _json.dumps(rec)], "x.log")
+    scan = logscan.scan(logscan.Lines(["[2026-01-05 10:00:00] " + _json.dumps(rec)], "x.log"))
     s = aggregate(scan)
     assert s.mean_acceptance_length == pytest.approx(3.0) and s.drafts == 100
 
 
 def test_llamacpp_old_line_without_a_mean_gives_a_rate_and_uses_the_k_hint():
-    from dflash_doctor.parse.logscan import scan_lines
+    from dflash_doctor.parse import logscan
 
     lines = ["slot print_timing: id  0 | task 7 | draft acceptance rate = 0.57576 (   57 accepted /    99 generated)"]
-    scan = scan_lines(lines, "x.log")
+    scan = logscan.scan(logscan.Lines(lines, "x.log"))
     s = aggregate(scan)
     assert s.mean_acceptance_length != s.mean_acceptance_length and s.draft_acceptance_rate == pytest.approx(57 / 99)
-    scan = scan_lines(lines, "y.log")
+    scan = logscan.scan(logscan.Lines(lines, "y.log"))
     s = aggregate(scan, k_hint=3, k_hint_source="--draft-max")
     assert s.drafts == pytest.approx(33) and s.mean_acceptance_length == pytest.approx(1 + 57 / 33)
 
 
 def test_a_trtllm_word_inside_another_json_is_no_iteration_record():
-    from dflash_doctor.parse.logscan import scan_lines
+    from dflash_doctor.parse import logscan
 
-    fake = '{"prompt": "\\"specDecodingStats\\": {\\"numDraftTokens\\": 4, \\"numAcceptedTokens\\": 4, \\"numRequestsWithDraftTokens\\": 1}"}'
-    assert aggregate(scan_lines([fake], "x.log")) is None
+    fake = (
+        '{"prompt": "\\"specDecodingStats\\": {\\"numDraftTokens\\": 4, \\"numAcceptedTokens\\": 4, '
+        '\\"numRequestsWithDraftTokens\\": 1}"}'
+    )
+    assert aggregate(logscan.scan(logscan.Lines([fake], "x.log"))) is None

@@ -74,14 +74,37 @@ def test_engine_flag_settles_the_sglang_rate_meaning(cli):
     assert any("from --engine" in n for n in rep["notes"])
 
 
-def test_large_file_scanned_in_parallel_matches_serial(tmp_path, monkeypatch):
+def test_large_file_scanned_in_parallel_matches_serial(tmp_path):
     from dflash_doctor.parse import logscan
 
     lines = (FIX / "logs" / "vllm-0.7.3-v0.log").read_text() + (FIX / "logs" / "vllm-0.11.0.log").read_text()
     p = tmp_path / "big.log"
     p.write_text(lines * 40)
-    monkeypatch.setattr(logscan, "PARALLEL_MIN", 1)
-    par = logscan.aggregate(logscan.scan_file(str(p), workers=3))
-    ser = logscan.aggregate(logscan.scan_file(str(p), workers=1))
+    par = logscan.aggregate(logscan.scan(str(p), logscan.ScanPlan(parallel_from=0, workers=3)))
+    ser = logscan.aggregate(logscan.scan(str(p), logscan.ScanPlan(parallel_from=0, workers=1)))
     assert par.mean_acceptance_length == pytest.approx(ser.mean_acceptance_length, abs=1e-12)
     assert par.intervals == ser.intervals and par.per_position == pytest.approx(ser.per_position)
+
+
+def test_a_logs_run_with_scan_workers_reports_what_a_serial_run_reports(tmp_path, capsys, monkeypatch):
+    """The command's own route for a large file (grep, two byte-range workers; thresholds lowered) against
+    the same command with one worker."""
+    import functools
+
+    from dflash_doctor.cli.entry import main
+    from dflash_doctor.collect import inputs
+    from dflash_doctor.parse.logscan import ScanPlan
+
+    monkeypatch.setattr(inputs, "ScanPlan", functools.partial(ScanPlan, grep_from=0, parallel_from=0))
+    big = tmp_path / "big.log"
+    big.write_text(
+        ((FIX / "logs" / "vllm-0.7.3-v0.log").read_text() + (FIX / "logs" / "vllm-0.11.0.log").read_text()) * 30
+    )
+    runs = []
+    for workers in ("2", "1"):
+        monkeypatch.setenv("DFLASH_DOCTOR_WORKERS", workers)
+        with pytest.raises(SystemExit):
+            main(["logs", str(big), "--format", "json"])
+        runs.append(json.loads(capsys.readouterr().out)["acceptance"])
+    for key in ("intervals", "drafts", "accepted", "mean_acceptance_length", "per_position", "series"):
+        assert runs[0][key] == runs[1][key], key

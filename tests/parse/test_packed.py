@@ -1,11 +1,17 @@
-"""The fast paths' compact columns (parse/packed.py) behave as the plain lists they replace."""
+"""The fast paths' compact columns (parse/fast/columns.py) behave as the plain lists they replace."""
 
 from __future__ import annotations
 
 import math
 
-from dflash_doctor.parse.frame import _rates_from_packed, _runs, _text_array
-from dflash_doctor.parse.packed import PackedRates, PackedRuns, PackedText
+from dflash_doctor.parse.fast.columns import (
+    PackedRates,
+    PackedRuns,
+    PackedText,
+    _rates_from_packed,
+    _runs,
+    _text_array,
+)
 
 
 def _runs_col(items, chunk=3):

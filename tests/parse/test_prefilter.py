@@ -1,11 +1,13 @@
-"""The grep pre-filter route (parse/prefilter.py) must give what the streamed Python scan gives.
+"""The fast route (parse/fast/: the grep pre-filter, byte-range workers, vLLM lines in bulk) must give what
+the plain route (every candidate line through the format registry) gives.
 
-Large plain files take it; here the size threshold is lowered so that every fixture log, and mixes
-of them split across worker processes, go both ways and are compared field by field.
+Large plain files take the grep route; here the plan's thresholds are lowered so that every fixture log, and
+mixes of them split across worker processes, go every way and are compared field by field.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -13,18 +15,23 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dflash_doctor.parse import logscan, prefilter
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.fast import grep as fastgrep
+from dflash_doctor.parse.logscan import ScanPlan
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 LOGS = sorted(p for p in FIX.iterdir() if p.is_file() and p.suffix in (".log", ".txt", ".jsonl"))
 
-pytestmark = pytest.mark.skipif(prefilter.grep_command() is None, reason="no GNU grep")
+pytestmark = pytest.mark.skipif(fastgrep.grep_command() is None, reason="no GNU grep")
 
 
-def _scan(path: Path, monkeypatch, grep: bool, workers: int = 1):
-    monkeypatch.setattr(prefilter, "GREP_MIN", 1 if grep else 1 << 62)
-    monkeypatch.setattr(logscan, "PARALLEL_MIN", 1)
-    scan = logscan.scan_file(str(path), workers=workers)
+GREP = ScanPlan(grep_from=0, parallel_from=0)  # the grep route, in `workers` byte ranges
+STREAM = ScanPlan()  # a small file's route: streamed, vLLM lines in bulk
+PLAIN = ScanPlan(fast=False)  # every candidate line through the registry
+
+
+def _scan(path: Path, plan: ScanPlan, workers: int = 1):
+    scan = logscan.scan(str(path), dataclasses.replace(plan, workers=workers))
     return scan, logscan.aggregate(scan)
 
 
@@ -67,8 +74,10 @@ def _same(a, b, startup: bool = True):
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
-def test_every_fixture_log_reads_the_same_through_grep(log, monkeypatch):
-    _same(_scan(log, monkeypatch, True), _scan(log, monkeypatch, False))
+def test_every_fixture_log_reads_the_same_through_grep(log):
+    plain = _scan(log, PLAIN)
+    _same(_scan(log, GREP), plain)
+    _same(_scan(log, STREAM), plain)
 
 
 def test_a_mixed_log_split_across_workers_reads_the_same(tmp_path, monkeypatch):
@@ -85,12 +94,12 @@ def test_a_mixed_log_split_across_workers_reads_the_same(tmp_path, monkeypatch):
     text = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in servers)
     mixed = tmp_path / "mixed.log"
     mixed.write_bytes(text * 7)
-    python = _scan(mixed, monkeypatch, False, workers=1)
+    python = _scan(mixed, PLAIN, workers=1)
     assert python[0].n_intervals > 100
     for workers in (1, 2, 5):
         # (startup facts not compared: with a dozen deployments' startup lines in one file, the last one a
         # route reads near each new process is 'the' version; single logs and the mixtures below compare them)
-        _same(_scan(mixed, monkeypatch, True, workers=workers), python, startup=False)
+        _same(_scan(mixed, GREP, workers=workers), python, startup=False)
 
 
 def test_offline_summary_at_the_end_of_a_large_file(tmp_path, monkeypatch):
@@ -99,15 +108,15 @@ def test_offline_summary_at_the_end_of_a_large_file(tmp_path, monkeypatch):
     off = (FIX / "vllm-offline-example.txt").read_bytes()
     p = tmp_path / "offline-run.log"
     p.write_bytes(noise + off)
-    scan, summary = _scan(p, monkeypatch, True)
+    scan, summary = _scan(p, GREP)
     assert "vllm-offline" in " ".join(scan.formats)
-    _same((scan, summary), _scan(p, monkeypatch, False))
+    _same((scan, summary), _scan(p, PLAIN))
 
 
 def test_grep_failure_falls_back_to_python(tmp_path, monkeypatch):
     log = FIX / "vllm-0.11.0.log"
-    monkeypatch.setattr(prefilter, "_grep_path", str(tmp_path / "no-such-grep"))
-    _same(_scan(log, monkeypatch, True), _scan(log, monkeypatch, False))
+    monkeypatch.setattr(logscan, "grep_command", lambda: str(tmp_path / "no-such-grep"))
+    _same(_scan(log, GREP), _scan(log, PLAIN))
 
 
 def test_absurd_and_damaged_lines_are_reported_the_same(tmp_path, monkeypatch):
@@ -123,11 +132,11 @@ def test_absurd_and_damaged_lines_are_reported_the_same(tmp_path, monkeypatch):
     lines[11] = "(APIServer pid=9) INFO 05-14 09:11:11 [metrics.py:101] SpecDecoding metrics: Mean acc\n"
     p = tmp_path / "bad.log"
     p.write_text("".join(lines))
-    grep = _scan(p, monkeypatch, True)
+    grep = _scan(p, GREP)
     assert grep[0].malformed_count == 3
     # the lines after a damaged one keep their process tag (the streamed scanner once lost it there)
     assert grep[1].engines == ("pid 9",)
-    _same(grep, _scan(p, monkeypatch, False))
+    _same(grep, _scan(p, PLAIN))
 
 
 def test_unusual_rate_lists_read_the_same(tmp_path, monkeypatch):
@@ -153,7 +162,7 @@ def test_unusual_rate_lists_read_the_same(tmp_path, monkeypatch):
         lines.insert(3 + 3 * i, line.format(s=40 + i, pp=pp))
     p = tmp_path / "odd.log"
     p.write_text("".join(lines))
-    _same(_scan(p, monkeypatch, True), _scan(p, monkeypatch, False))
+    _same(_scan(p, GREP), _scan(p, PLAIN))
 
 
 def test_counts_beyond_the_cap_are_rejected_the_same_way_on_every_route(tmp_path, monkeypatch):
@@ -169,11 +178,11 @@ def test_counts_beyond_the_cap_are_rejected_the_same_way_on_every_route(tmp_path
     lines[30] = line.format(s=30, a=6 * 10**30, d=3 * 10**31)
     p = tmp_path / "huge.log"
     p.write_text("".join(lines))
-    python = _scan(p, monkeypatch, False)
+    python = _scan(p, PLAIN)
     assert python[1].drafted == 39 * 300
     assert python[0].rejected_count == 1 and "cap" in python[0].malformed[0].reason
     for workers in (1, 2, 3):
-        _same(_scan(p, monkeypatch, True, workers=workers), python)
+        _same(_scan(p, GREP, workers=workers), python)
 
 
 def test_a_log_full_of_bench_words_reads_the_same(tmp_path, monkeypatch):
@@ -186,9 +195,9 @@ def test_a_log_full_of_bench_words_reads_the_same(tmp_path, monkeypatch):
     )
     p = tmp_path / "wordy.log"
     p.write_text(noise + bench + noise)
-    grep = _scan(p, monkeypatch, True)
+    grep = _scan(p, GREP)
     assert grep[0].formats
-    _same(grep, _scan(p, monkeypatch, False))
+    _same(grep, _scan(p, PLAIN))
 
 
 # server-log lines (a bench block is found through its header in the grep route: tested above)
@@ -232,16 +241,13 @@ def test_random_mixtures_read_the_same(tmp_path_factory, lines, cut):
     text = text[: max(1, len(text) - cut)]
     p = tmp_path_factory.mktemp("mix") / "mix.log"
     p.write_bytes(text.encode("utf-8", "replace"))
-    with pytest.MonkeyPatch.context() as mp:
-        grep = _scan(p, mp, True, workers=1)
-        python = _scan(p, mp, False)
-    _same(grep, python)
+    _same(_scan(p, GREP), _scan(p, PLAIN))
 
 
 def test_a_pass_is_selected_by_lines_that_start_after_the_file_s_head(tmp_path, monkeypatch):
     """The grep passes other than the main one were chosen by the file's first 256 KiB: a request log whose
     first `Finish:` line comes later (a head full of decode lines, or of long prompts) lost its requests on the
-    grep route. The choice now also samples the tail and windows between (prefilter.selection_sample)."""
+    grep route. The choice now also samples the tail and windows between (fast/grep.py selection_sample)."""
     head = (FIX / "sglang-0.5.23-requests.log").read_text().splitlines()[0] + "\n"
     decode = [ln for ln in (FIX / "sglang-0.5.23-requests.log").read_text().splitlines() if "Decode batch" in ln]
     text = head + "\n".join(decode[i % len(decode)] for i in range(1800)) + "\n"
@@ -251,9 +257,9 @@ def test_a_pass_is_selected_by_lines_that_start_after_the_file_s_head(tmp_path, 
     p = tmp_path / "late-requests.log"
     p.write_text(text)
     assert b"Finish: obj" not in p.read_bytes()[: 300 << 10]
-    grep = _scan(p, monkeypatch, True)
+    grep = _scan(p, GREP)
     assert grep[0].formats.get("sglang-request") == 1000
-    _same(grep, _scan(p, monkeypatch, False))
+    _same(grep, _scan(p, PLAIN))
 
 
 def test_lines_without_a_fast_literal_are_found_by_the_grep_route_too(tmp_path, monkeypatch):
@@ -271,9 +277,9 @@ def test_lines_without_a_fast_literal_are_found_by_the_grep_route_too(tmp_path, 
     )
     p = tmp_path / "llama.log"
     p.write_text("0.00.010.410 I llama_model_loader: loaded meta data\n" + "".join(llama.format(t=t) for t in range(5)))
-    grep = _scan(p, monkeypatch, True)
+    grep = _scan(p, GREP)
     assert grep[0].formats == {"llamacpp-print-timing": 5}
-    _same(grep, _scan(p, monkeypatch, False))
+    _same(grep, _scan(p, PLAIN))
     rec = (
         '[2026-03-02 08:01:0{i}] {{"timestamp": "2026-03-02T08:01:0{i}.5", "event": "request.finished", "rid": "r{i}", '
         '"obj": {{"rid": "r{i}", "stream": false}}, "out": {{"meta_info": {{"id": "r{i}", "completion_tokens": 30{i}, '
@@ -284,9 +290,9 @@ def test_lines_without_a_fast_literal_are_found_by_the_grep_route_too(tmp_path, 
         "[2026-03-02 08:00:00] server_args=ServerArgs(speculative_algorithm='EAGLE3', log_requests=True)\n"
         + "".join(rec.format(i=i) for i in range(5))
     )
-    grep = _scan(p, monkeypatch, True)
+    grep = _scan(p, GREP)
     assert grep[0].formats == {"sglang-request": 5}
-    _same(grep, _scan(p, monkeypatch, False))
+    _same(grep, _scan(p, PLAIN))
 
 
 def test_grep_ending_on_its_own_is_not_a_failure(tmp_path):
@@ -297,7 +303,7 @@ def test_grep_ending_on_its_own_is_not_a_failure(tmp_path):
     size = p.stat().st_size
     with open(p, "rb", buffering=0) as fh:
         for _ in range(40):
-            prefilter.scan_range(fh, str(p), 0, size, size, logscan.LogScan(), prefilter.grep_command())
+            fastgrep.scan_range(fh, str(p), 0, size, size, logscan.LogScan(), fastgrep.grep_command())
 
 
 def _v1_line(prefix: str, i: int) -> str:
@@ -316,7 +322,7 @@ def test_shaped_fast_reading_gives_the_rows_the_general_one_gives(tmp_path, monk
     prefix as that many bytes. Lines of another shape (another process, another prefix length), a line whose
     prefix holds the message's literal within that length, and a prefix of the right length that is not the
     shape's must read as the general reading (and the streamed route) reads them. Small buffers: many of them."""
-    monkeypatch.setattr(prefilter, "READ", 700)
+    monkeypatch.setattr(fastgrep, "READ", 700)
     a = "(APIServer pid=1843) INFO 05-14 09:{m:02d}:{s:02d} [metrics.py:101] "
     b = "(EngineCore_DP1 pid=77) INFO 05-14 09:{m:02d}:{s:02d} [loggers.py:9] "
     lines = []
@@ -332,12 +338,13 @@ def test_shaped_fast_reading_gives_the_rows_the_general_one_gives(tmp_path, monk
     p = tmp_path / "shapes.log"
     p.write_text("\n".join(lines) + "\n")
     seen = []
-    real = prefilter._shaped
-    monkeypatch.setattr(prefilter, "_shaped", lambda n: seen.append(n) or real(n))
-    grep = _scan(p, monkeypatch, True)
+    real = fastgrep._shaped
+    monkeypatch.setattr(fastgrep, "_shaped", lambda n: seen.append(n) or real(n))
+    grep = _scan(p, GREP)
     assert seen, "the shaped regex was never tried"
-    python = _scan(p, monkeypatch, False)
+    python = _scan(p, STREAM)
     _same(grep, python)
+    _same(grep, _scan(p, PLAIN))
     assert grep[0].n_intervals == python[0].n_intervals >= 400
     assert grep[0].foreign_count == python[0].foreign_count
     for c in ("acc", "dft", "off"):

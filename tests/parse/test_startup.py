@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dflash_doctor.parse.logscan import scan_file, scan_lines
+from dflash_doctor.parse import logscan
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -26,7 +26,7 @@ FIX = Path(__file__).resolve().parents[2] / "fixtures"
     ],
 )
 def test_startup_facts(path, engine, version, method, drafter, k):
-    st = scan_file(str(FIX / path)).startup
+    st = logscan.scan(str(FIX / path)).startup
     assert (st.engine, st.version, st.method, st.drafter, st.num_speculative_tokens) == (
         engine,
         version,
@@ -37,7 +37,7 @@ def test_startup_facts(path, engine, version, method, drafter, k):
 
 
 def test_architectures_and_models():
-    st = scan_file(str(FIX / "seed" / "vllm-0.20.1.log")).startup
+    st = logscan.scan(str(FIX / "seed" / "vllm-0.20.1.log")).startup
     assert st.architectures == ("Qwen3_5ForConditionalGeneration", "DFlashDraftModel")
     assert st.model == "Qwen/Qwen3.6-27B"
 
@@ -48,7 +48,7 @@ def test_speculative_config_repr_alone():
         "speculative_config=SpeculativeConfig(method='dflash', model='z-lab/Qwen3-8B-DFlash-b16', "
         "num_spec_tokens=15), tokenizer='Q/Q3-8B'"
     )
-    st = scan_lines([line], "x.log").startup
+    st = logscan.scan(logscan.Lines([line], "x.log")).startup
     assert (st.version, st.method, st.drafter, st.num_speculative_tokens) == (
         "0.11.0",
         "dflash",
@@ -59,7 +59,7 @@ def test_speculative_config_repr_alone():
 
 def test_secrets_in_args_are_redacted():
     for path in ("seed/vllm-0.20.1.log", "logs/vllm-0.8.3.log", "logs/vllm-0.9.2.log", "logs/sglang-0.5.8.log"):
-        st = scan_file(str(FIX / path)).startup
+        st = logscan.scan(str(FIX / path)).startup
         text = repr(st.args) + "\n".join(st.lines)
         for secret in (
             "sk-live-7f3c9a1e5b2d4f6a8c0e",
@@ -79,7 +79,7 @@ def test_argument_reprs_are_never_evaluated(tmp_path):
     ns = (
         f"INFO 04-10 01:00:00 [api_server.py:1] args: Namespace(model='y', x=__import__('os').system('touch {marker}'))"
     )
-    st = scan_lines([line, ns], "hostile.log").startup
+    st = logscan.scan(logscan.Lines([line, ns], "hostile.log")).startup
     assert not marker.exists()
     assert st.args.get("model") == "y"  # the literal parts of the Namespace still count
     assert "evil" not in st.args

@@ -33,7 +33,8 @@ from ...evidence.payloads import (
 from ...hosts.interface import Host
 from ...models.facts import drafter_facts, target_facts
 from ...parse.launch import parse_argv
-from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, scan_lines
+from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, Lines
+from ...parse.logscan import scan as scan_log
 from ...redact import REDACTED, redact_text
 from ..builder import EvidenceBuilder
 from .model_files import BatchFiles, GuardedFiles
@@ -79,10 +80,8 @@ class HostCollector:
         host: Host,
         options: HostOptions | None = None,
         progress: Callable[[str], None] | None = None,
-        meanwhile: Callable[[], None] | None = None,
     ):
         self.host = host
-        self.meanwhile = meanwhile
         self.opt = options or HostOptions()
         self.progress = progress or (lambda msg: None)
         self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
@@ -151,10 +150,6 @@ class HostCollector:
 
     def _collect(self) -> None:
         ev = self.ev
-        # While the host works (the log filter alone takes ~0.5 s per GiB), the caller's `meanwhile` runs
-        # here (the CLI imports what the diagnosis needs afterwards: doctor.warm_imports).
-        if self.meanwhile is not None:
-            self._pool.submit(self.meanwhile)
         # The log needs no survey when its path is known (--log); otherwise AUTOLOG guesses the process
         # the survey will pick and filters its stdout file meanwhile. Either saves a round trip.
         if self.opt.log:
@@ -281,14 +276,17 @@ class HostCollector:
             src,
             Processes(tuple(procs)),
         )
-        l = main.launch
-        if l.spec_error:
+        lc = main.launch
+        if lc.spec_error:
             summary = f"pid {main.pid}: invalid --speculative-config"
-        elif l.speculative:
-            summary = f"pid {main.pid}: {l.engine} {l.model}, method {l.method}, drafter {l.drafter}, k {l.num_speculative_tokens}"
+        elif lc.speculative:
+            summary = (
+                f"pid {main.pid}: {lc.engine} {lc.model}, method {lc.method}, drafter {lc.drafter}, "
+                f"k {lc.num_speculative_tokens}"
+            )
         else:
-            summary = f"pid {main.pid}: {l.engine} {l.model} without a speculative config"
-        self.ev.add(summary, self.src("file", f"/proc/{main.pid}/cmdline"), l)
+            summary = f"pid {main.pid}: {lc.engine} {lc.model} without a speculative config"
+        self.ev.add(summary, self.src("file", f"/proc/{main.pid}/cmdline"), lc)
         # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
         env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
         self.ev.add(
@@ -430,7 +428,7 @@ class HostCollector:
                     "were transferred and scanned (the recent picture)"
                 )
         lines = res.stdout.decode("utf-8", "replace").splitlines()
-        scan = scan_lines(iter(lines), f"{self.label}:{where}")
+        scan = scan_log(Lines(lines, f"{self.label}:{where}"))
         self.build.add_log_scan(
             scan,
             where,
@@ -547,10 +545,10 @@ class HostCollector:
             ev.missing(DrafterFacts, "no serving process: the drafter is unknown")
             ev.missing(TargetFacts, "no serving process: the target is unknown")
             return
-        l = main.launch
+        lc = main.launch
         hub = _hub_dir(main.env)
         wanted = []
-        for kind, ref in ((DrafterFacts, l.drafter), (TargetFacts, l.model)):
+        for kind, ref in ((DrafterFacts, lc.drafter), (TargetFacts, lc.model)):
             if not ref:
                 ev.missing(kind, f"the launch command of pid {main.pid} names no {kind_of(kind).value}")
             else:
@@ -603,10 +601,10 @@ class HostCollector:
     # -- /metrics, scraped on the host by its own curl/wget (the server may listen on loopback only) --
     @staticmethod
     def _metrics_url(main: ServingProcess) -> str:
-        l = main.launch
-        default = 30000 if l.engine == "sglang" else 8000
-        port = l.port if isinstance(l.port, int) and 0 < l.port < 65536 else default
-        bind = l.host if l.host and l.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        lc = main.launch
+        default = 30000 if lc.engine == "sglang" else 8000
+        port = lc.port if isinstance(lc.port, int) and 0 < lc.port < 65536 else default
+        bind = lc.host if lc.host and lc.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
         if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]|[0-9A-Fa-f:.]{2,45}", bind):
             bind = "127.0.0.1"  # a --host value that is no host name or address is not put in a URL
         if ":" in bind and not bind.startswith("["):
@@ -658,8 +656,6 @@ def _size(n: int | None) -> str:
     return f"{n} B"
 
 
-def collect_host(
-    host: Host, options: HostOptions | None = None, progress=None, meanwhile: Callable[[], None] | None = None
-) -> EvidenceSet:
-    """Collect one host's evidence. `meanwhile` runs on the collector's pool while the host works."""
-    return HostCollector(host, options, progress, meanwhile).collect()
+def collect_host(host: Host, options: HostOptions | None = None, progress=None) -> EvidenceSet:
+    """Collect one host's evidence."""
+    return HostCollector(host, options, progress).collect()

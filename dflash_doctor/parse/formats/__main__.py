@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from ..fast.routes import route
 from . import FORMATS
 
 
 def table() -> str:
     out = ["| id | engine | what | meaning | grep route |", "|---|---|---|---|---|"]
     for f in FORMATS:
+        r = route(f)
         grep = (
             "file ends only"
-            if f.grep_edges and not f.grep
-            else f"pass `{f.grep_pass}`: " + ", ".join(f"`{g}`".replace("|", "\\|") for g in f.grep)
+            if r.edges and not r.grep
+            else f"pass `{r.grep_pass}`: " + ", ".join(f"`{g}`".replace("|", "\\|") for g in r.grep)
         )
         out.append(f"| `{f.id}` | {f.engine or '—'} | {f.label.replace('|', '/')} | {f.meaning} | {grep} |")
     return "\n".join(out)

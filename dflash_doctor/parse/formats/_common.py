@@ -30,6 +30,11 @@ class BadLine(Exception):
     """The line is this format's but cannot be read (cut short, a variant not known): reported."""
 
 
+class Foreign(Exception):  # noqa: N818 - named for what the line is
+    """The format's literal is in a record that is not the engine's own (a request body shaped like the
+    engine's record, another logger's message): reported as such, never read."""
+
+
 class Impossible(BadLine):
     """The line's numbers cannot be true (beyond the count cap, more accepted than drafted, a rate
     above 1, non-finite): forged or damaged. Reported as rejected; a gate fails closed on it."""
@@ -77,7 +82,9 @@ _TOKENS = [
     re.compile(p)
     for p in (
         r"[ \t\r\f\v]+",
-        r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)?(?:Z|[+-]\d\d(?::?\d\d)?)?",  # ISO, with or without T/ms/zone
+        r"[\ufffd\x00-\x08\x0e-\x1f\x7f]+",  # damage: bytes that were no UTF-8 text, control bytes (never words)
+        # ISO, with or without T/ms/zone
+        r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)?(?:Z|[+-]\d\d(?::?\d\d)?)?",
         r"\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?",  # vLLM's MM-DD HH:MM:SS
         r"\d\d:\d\d:\d\d(?:[.,]\d+)?Z?",
         r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?(?=\s)",
@@ -133,6 +140,9 @@ _RANK = re.compile(r"\b(DP\d+)\b")
 _COMPOSE = re.compile(r"^\s*(?P<svc>[\w.-]+?)(?:-\d+)?\s+\|\s")
 _JOURNAL = re.compile(r"\b(?P<unit>[\w.-]+)\[(?P<pid>\d+)\]:\s")
 _KUBE = re.compile(r"^\s*\[pod/(?P<pod>[\w.-]+)(?:/[\w.-]+)?\]")
+_PYLOG = re.compile(r"(?:^|\s)(?P<name>[A-Za-z_][\w.]*)\s+-\s+(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+-\s")
+# The package whose loggers are the engine's own, by a format's engine (python logging names its logger).
+ENGINE_PACKAGES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "tensorrt_llm", "llama.cpp": "llama_cpp"}
 
 
 def norm_ts(text: str | None) -> str | None:
@@ -185,10 +195,39 @@ def prefix_facts(prefix: str) -> tuple[str | None, str | None]:
     return (norm_ts(ts.group(0)) if ts else None), ("/".join(tags) or None)
 
 
+def frame_of(prefix: str) -> str | None:
+    """Which record a capture's framing says a line is: the compose service, the kubectl pod or the
+    journald unit in front of it (`compose:vllm`, `pod:vllm-0`, `unit:vllm`), or None without such
+    framing. The engine's own records are those of the frames its startup lines came in (result.py)."""
+    m = _KUBE.search(prefix)
+    if m:
+        return f"pod:{m['pod']}"
+    m = _COMPOSE.search(prefix)
+    if m:
+        return f"compose:{m['svc']}"
+    m = _JOURNAL.search(prefix)
+    if m:
+        return f"unit:{m['unit']}"
+    return None
+
+
+def logger_ok(prefix: str, engine: str | None) -> bool:
+    """A python-logging record (`asctime - name - LEVEL - message`) is the engine's own only when its
+    logger is one of the engine's package (vllm.*): an application's logger echoing the same text is not."""
+    if engine is None:
+        return True
+    m = _PYLOG.search(prefix)
+    if m is None:
+        return True
+    package = ENGINE_PACKAGES.get(engine)
+    return package is None or m["name"].split(".")[0] == package
+
+
 def unwrap_json(line: str) -> tuple[str, str | None, int | None]:
     """A JSON log record (vLLM 0.33, docker's json-file): return (its message with the text before the
     record, timestamp text, where the message starts). Only the record's own message field counts: a
-    metrics literal elsewhere in the record (a prompt, an argument) stays inside it."""
+    metrics literal elsewhere in the record (a prompt, an argument) stays inside it, and a record whose
+    message field is not a string is not unwrapped (no other field stands in for it)."""
     start = line.find("{")
     if start < 0 or '"' not in line[start : start + 3]:
         return line, None, None
@@ -198,8 +237,9 @@ def unwrap_json(line: str) -> tuple[str, str | None, int | None]:
         return line, None, None
     if not isinstance(rec, dict):
         return line, None, None
-    msg = next((rec[k] for k in ("message", "msg", "text", "log") if isinstance(rec.get(k), str)), None)
-    if msg is None:
+    key = next((k for k in ("message", "msg", "text", "log") if k in rec), None)
+    msg = rec[key] if key is not None else None
+    if not isinstance(msg, str):
         return line, None, None
     ts = next((str(rec[k]) for k in ("timestamp", "time", "asctime", "ts") if k in rec), None)
     tag = next((f"(X pid={rec[k]}) " for k in ("process", "pid") if type(rec.get(k)) is int), "")
@@ -217,13 +257,19 @@ SGLANG_HEADER = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-
 
 
 def prefix_ok(
-    prefix: str, header: re.Pattern | None = None, lead: re.Pattern | None = None, msg_at: int | None = None
+    prefix: str,
+    header: re.Pattern | None = None,
+    lead: re.Pattern | None = None,
+    msg_at: int | None = None,
+    engine: str | None = None,
 ) -> bool:
     """Whether the text before a format's literal makes the line the engine's own metrics line: the
     engine's text (`lead`) taken off its end, then either the line's first logger `header` ends right
-    there (anything may come before the header: wrappers, a damaged start), or, with no header in the
-    line, only wrappers are left. In a JSON record (`msg_at`: where its message starts) the message must
-    start with the literal."""
+    there with nothing but wrappers (the capture's framing) before it, or, with no header in the line,
+    only wrappers are left. In a JSON record (`msg_at`: where its message starts) the message must start
+    with the literal. A python-logging record must be the `engine`'s own logger's (`logger_ok`)."""
+    if not logger_ok(prefix, engine):
+        return False
     if lead is not None:
         m = lead.search(prefix)
         if m is not None:
@@ -233,7 +279,7 @@ def prefix_ok(
     if header is not None:
         m = header.search(prefix)
         if m is not None:
-            return m.end() == len(prefix)
+            return m.end() == len(prefix) and is_wrapper(prefix[: m.start()])
     return is_wrapper(prefix)
 
 
@@ -275,7 +321,8 @@ class Parsed:
 @dataclass(frozen=True)
 class Format:
     """One engine output format. The registry (formats/__init__.py) collects every module's FORMAT
-    and derives from them what the scanners, the grep pre-filter and the host filter search for."""
+    and derives from them what the streamed scanner searches for; the fast route's grep routing is
+    its own (fast/routes.py)."""
 
     id: str
     engine: str | None
@@ -289,17 +336,11 @@ class Format:
     checks_prefix: bool = False  # `parse` judges where the record starts itself (JSON records)
     look_back: int = 12  # lines before a block's first line handed to `parse` (as `before`)
     block: bool = False  # the literal's line starts a block: `after`/`before` are filled
-    grep: tuple[str, ...] = ()  # literals for the grep pre-filter's pass (see formats/__init__.py: the rule)
-    grep_pass: str = "main"
-    grep_markers: tuple[str, ...] = ()  # text in a file's head that selects this format's grep pass (its grep
-    #                                     literals select it too)
-    grep_slow: str = ""  # why this format's pass (not the main one) may use a literal with a common first byte:
-    #                      no fast literal is in every line the streamed route reads; only files that select it pay
-    grep_edges: bool = False  # the grep route looks for it only near the file's ends (a script's last output)
     scan_extra: tuple[str, ...] = ()  # literals without "ccept" the streamed scanner must find too
     candidate_in_line: bool = False  # every line of the format holds "ccept" besides its literal
-    server: bool = False  # printed in a serving engine's log: the host's remote filter keeps its (main-pass) lines
     standing: str = "engine"  # "engine", or "unrecognised" (the generic reader of last resort)
+    cumulative: bool = False  # its counters run since the engine started (differenced): no interval is a jump
+    rate_from_counts: bool = True  # its Drafted/Accepted are counts the draft acceptance rate may sum
     finish: Callable[[list, Any], None] | None = None  # deferred records -> rows, once a source is read
     supersedes: tuple[str, ...] = ()  # formats describing the same drafts less exactly: their rows of the same
     #                                   source are set aside (reported, not summed) when this one has rows

@@ -10,9 +10,10 @@ lines naming drafts, draft or accepted tokens, a mean acceptance length, or per-
 
 What the numbers mean is a guess from the words, so the figure is reported as **read from an
 unrecognised format** (standing "unrecognised-format": lower confidence) and used only when no known
-format gave one. Drafts-weighted when a drafts count is printed: τ = 1 + accepted / drafts when both are printed (or per-position counts and drafts:
-1 + Σ counts / drafts), else the printed mean (a mean below 1 is taken as excluding the bonus token,
-and said so); rates above 1 are percentages. A block needs a drafts count or a mean to be read.
+format gave one. Drafts-weighted when a drafts count is printed: τ = 1 + accepted / drafts when both
+are printed (or per-position counts and drafts: 1 + Σ counts / drafts), else the printed mean (a mean
+below 1 is taken as excluding the bonus token, and said so); rates above 1 are percentages. A block needs
+a drafts count or a mean to be read.
 """
 
 from __future__ import annotations
@@ -146,6 +147,5 @@ FORMAT = Format(
     priority=99,
     block=True,
     checks_prefix=True,  # its key must start the line's content: block_fields matches from there
-    grep_edges=True,
     standing="unrecognised",
 )

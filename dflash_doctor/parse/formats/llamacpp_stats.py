@@ -29,7 +29,8 @@ from ._common import BadLine, Format, Impossible, Line, N, Parsed, count, num, r
 LITERAL = "#calls(b,g,a)"
 _LEAD = re.compile(r"(?:spec\s+\S{1,16}:\s+)?statistics\s+(?P<impl>[\w.-]+):\s*$")
 _LINE = re.compile(
-    r"#calls\(b,g,a\) =\s*(?P<b>\d+)\s+(?P<g>\d+)\s+(?P<a>\d+), #gen drafts =\s*(?P<gd>\d+), #acc drafts =\s*(?P<ad>\d+), "
+    r"#calls\(b,g,a\) =\s*(?P<b>\d+)\s+(?P<g>\d+)\s+(?P<a>\d+), "
+    r"#gen drafts =\s*(?P<gd>\d+), #acc drafts =\s*(?P<ad>\d+), "
     r"#gen tokens =\s*(?P<gt>\d+), #acc tokens =\s*(?P<at>\d+)"
     r"(?:, #mean acc len =\s*(?P<mean>" + N + r"), #acc rate/pos = \((?P<pp>[^)]*)\))?"
 )
@@ -122,12 +123,8 @@ FORMAT = Format(
     parse=parse,
     priority=34,
     lead=_LEAD,
-    grep=(LITERAL,),
-    grep_pass="llama.cpp",
-    # its own line selects the pass too: an excerpt holding only statistics lines has no loader lines in its head
-    grep_markers=(LITERAL,),
     scan_extra=(LITERAL,),
-    server=True,
+    cumulative=True,
     finish=finish,
     supersedes=("llamacpp-print-timing",),
 )

@@ -4,8 +4,9 @@ logged through `SLT_INF` as `slot print_timing: id  N | task N | …` when a slo
     draft acceptance rate = 0.57576 (   57 accepted /    99 generated)                       (2024: alone on its line,
                                                       logged with a leading "\n" by SLT_INF, or by SLT_CNT)
     draft acceptance = 0.63158 (   24 accepted /    38 generated)                            (2025)
-    draft acceptance = 0.63158 (   24 accepted /    38 generated), mean len =  2.85          (+ `acc per pos = (…)` at trace level)
-    draft acceptance = 0.64479 (  167 accepted /   259 generated), mean acceptance length =  2.92, acceptance rate per position = (0.805, 0.632, 0.483)
+    draft acceptance = 0.63158 (   24 accepted /    38 generated), mean len =  2.85     (+ `acc per pos`: trace)
+    draft acceptance = 0.64479 (  167 accepted /   259 generated), mean acceptance length =  2.92,
+        acceptance rate per position = (0.805, 0.632, 0.483)                              (one line)
 
 What the numbers mean: **one request** (the slot's counters reset per request). accepted = accepted
 draft tokens, generated = draft tokens proposed (**bonus excluded**); mean = 1 + accepted /
@@ -136,13 +137,5 @@ FORMAT = Format(
     parse=parse,
     priority=35,
     lead=_LEAD,
-    # (the lead is optional: the releases that log the line through SLT_INF with a leading "\n" or through
-    # SLT_CNT print `draft acceptance rate = …` alone on its line, so no fast literal is in every line)
-    grep=("draft acceptance",),
-    grep_pass="llama.cpp",
-    grep_slow="the line can stand alone (`draft acceptance rate = …` after a newline or as a log continuation); "
-    "measured on 1 GiB: 0.45-0.50 CPU-s with `#calls(b,g,a)` beside it, instead of 0.09-0.13 s",
-    grep_markers=("llama_model_loader", "llama_context", "llama-server", "srv  ", "slot ", "common_init_from_params"),
-    server=True,
     finish=finish,
 )

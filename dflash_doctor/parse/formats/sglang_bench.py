@@ -93,9 +93,9 @@ FORMAT = Format(
     "used, the server one (cumulative since start) kept",
     literals=("Acceptance rate (%)", "Acceptance length (", "Accept length:", "Accepted tokens:"),
     parse=parse,
+    rate_from_counts=False,  # SGLang's summary prints its own acceptance rate; not summed with the counts of others
     priority=55,
     block=True,
-    grep=("Speculative Decoding", "Draft tokens:", "Serving Benchmark"),
     finish=finish_summaries,
     variants=("sglang-bench-serving", "sglang-bench-server-avg"),
 )

@@ -5,10 +5,11 @@ What the numbers mean: **per interval** of `decode_log_interval` (40) decode ste
 each line. `accept len` = (accepted draft tokens + verify steps) / verify steps: the mean acceptance
 length **with the bonus token**, the meaning of vLLM's. No counts are printed: each line is weighted
 by `#running-req` × decode_log_interval (an estimate of its request-steps, said as such) and the
-lines are summed drafts-weighted with those weights, so lines of equal batch weigh equally. `accept rate` changed meaning: 0.5.6–0.5.10 print accept_len /
-num_draft_tokens (a floor of 1/num_draft_tokens), 0.5.23 the strict (len-1)/(num_draft_tokens-1);
-`--engine` settles it, otherwise the arithmetic does. With data-parallel attention every DP rank
-logs its own lines (`DPn` in the prefix): they are kept apart as engines and summed.
+lines are summed drafts-weighted with those weights, so lines of equal batch weigh equally. `accept rate`
+changed meaning: 0.5.6–0.5.10 print accept_len / num_draft_tokens (a floor of 1/num_draft_tokens), 0.5.23
+the strict (len-1)/(num_draft_tokens-1); `--engine` settles it, otherwise the arithmetic does. With
+data-parallel attention every DP rank logs its own lines (`DPn` in the prefix): they are kept apart as
+engines and summed.
 Variants: `Decode batch.` (<= 0.5.2), `Decode batch,` (0.5.6+), `Decode batch [iter],`.
 """
 
@@ -129,10 +130,9 @@ FORMAT = Format(
     "#running-req × decode_log_interval (an estimate); DP ranks kept apart",
     literals=(LITERAL,),
     parse=parse,
+    rate_from_counts=False,  # drafted/accepted are estimates (#running-req × the log interval)
     header=SGLANG_HEADER,
     priority=30,
-    grep=(LITERAL,),
     candidate_in_line=True,  # `accept len`
-    server=True,
     finish=finish,
 )

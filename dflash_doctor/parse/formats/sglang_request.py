@@ -18,10 +18,10 @@ any prompt or output text.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 
+from ... import pyast
 from ._common import Format, Impossible, Line, N, Parsed, count, is_wrapper, num, row
 
 _KEYS = (
@@ -43,7 +43,7 @@ def _meta_from_text(msg: str) -> dict | None:
         return None
     body = msg[at + len("'meta_info': ") :]
     try:
-        meta = ast.literal_eval(_balanced(body))
+        meta = pyast.literal_eval(_balanced(body))
         return meta if isinstance(meta, dict) else None
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         pass
@@ -146,16 +146,13 @@ FORMAT = Format(
     id="sglang-request",
     engine="sglang",
     label="SGLang request log (`Finish:` meta_info spec_verify_ct / spec_accept_length)",
-    meaning="one request; completion_tokens / spec_verify_ct includes the bonus token; drafts-weighted with the counts, "
-    "a per-request average with spec_accept_length alone",
+    meaning="one request; completion_tokens / spec_verify_ct includes the bonus token; drafts-weighted with the "
+    "counts, a per-request average with spec_accept_length alone",
     literals=("Finish: obj=", '"request.finished"'),
     parse=parse,
+    rate_from_counts=False,  # no Drafted count: per-request figures
     priority=36,
     checks_prefix=True,
-    grep=("Finish: obj", '"request.finished"'),
-    grep_pass="sglang-requests",
-    grep_markers=("'spec_verify_ct'", '"spec_verify_ct"'),
     scan_extra=("spec_verify_ct",),
-    server=True,
     supersedes=("sglang",),
 )

@@ -200,7 +200,6 @@ FORMAT = Format(
     priority=45,
     block=True,
     look_back=80,
-    grep=("DECODING STATISTICS", "Details ---"),
     scan_extra=("[AL] AVERAGE",),  # [AL] lines pasted without their header
     finish=finish,
 )

@@ -10,7 +10,9 @@ draft tokens proposed, numAcceptedTokens = accepted draft tokens (**bonus exclud
 numRequestsWithDraftTokens = requests that carried drafts in the iteration (the drafts);
 acceptanceLength = (accepted + requests) / requests, **bonus included**, vLLM's τ for that
 iteration. **Drafts-weighted**: iterations are summed by their counts. Only a record's own top-level
-`specDecodingStats` object counts (a JSON string that merely contains the words does not).
+`specDecodingStats` object counts (a JSON string that merely contains the words does not), in a record of
+IterationStats' form: an `iter` number and no field IterationStats does not have (a gateway logging a request
+body that carries a `specDecodingStats` key is not the engine; an unknown field is reported, not read).
 A pretty-printed (multi-line) JSON document is not read line by line: save it with one record per line.
 (trtllm-serve returns these from its /metrics endpoint; they are not in its log by default.)
 """
@@ -19,9 +21,44 @@ from __future__ import annotations
 
 import json
 
-from ._common import BadLine, Format, Impossible, Line, Parsed, count, is_wrapper, row
+from ._common import BadLine, Foreign, Format, Impossible, Line, Parsed, count, is_wrapper, row
 
 LITERAL = "specDecodingStats"
+# The fields of an IterationStats record (executor/types.h IterationStats, its JSON serialisation, and the
+# PyTorch backend's additions).
+ITERATION_FIELDS = frozenset(
+    {
+        "timestamp",
+        "iter",
+        "iterLatencyMS",
+        "gpuForwardTimeMS",
+        "newActiveRequestsQueueLatencyMS",
+        "numNewActiveRequests",
+        "numActiveRequests",
+        "numQueuedRequests",
+        "numCompletedRequests",
+        "maxNumActiveRequests",
+        "maxBatchSizeStatic",
+        "maxBatchSizeTunerRecommended",
+        "maxBatchSizeRuntime",
+        "maxNumTokensStatic",
+        "maxNumTokensTunerRecommended",
+        "maxNumTokensRuntime",
+        "gpuMemUsage",
+        "cpuMemUsage",
+        "pinnedMemUsage",
+        "kvCacheStats",
+        "crossKvCacheStats",
+        "staticBatchingStats",
+        "inflightBatchingStats",
+        "specDecodingStats",
+        "attentionDpRank",
+    }
+)
+
+
+def _iteration_form(rec: dict) -> bool:
+    return isinstance(rec.get("iter"), int) and set(rec) <= ITERATION_FIELDS
 
 
 def _records(text: str):
@@ -51,6 +88,8 @@ def parse(line: Line) -> Parsed | None:
         spec = rec.get("specDecodingStats")
         if not isinstance(spec, dict):
             continue
+        if not _iteration_form(rec):
+            raise Foreign("a record holding specDecodingStats that is not an IterationStats record")
         try:
             dft = count(str(spec["numDraftTokens"]), "numDraftTokens")
             acc = count(str(spec["numAcceptedTokens"]), "numAcceptedTokens")
@@ -92,6 +131,5 @@ FORMAT = Format(
     parse=parse,
     priority=40,
     checks_prefix=True,
-    grep=("DecodingStats",),
     candidate_in_line=True,  # numAcceptedTokens
 )

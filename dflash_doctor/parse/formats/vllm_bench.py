@@ -81,10 +81,8 @@ def to_row(fmt: str, f: dict, what: str) -> Parsed:
     ]
     k = None
     if drafts and drafted is not None:
-        if drafted % drafts == 0:
-            k = drafted // drafts
-        else:
-            k = -(-drafted // drafts)  # drafts shorter than k (n-gram, a request ending mid-draft): k is the ceiling
+        # (drafts shorter than k — n-gram, a request ending mid-draft — make k the ceiling)
+        k = drafted // drafts if drafted % drafts == 0 else -(-drafted // drafts)
     elif pp:
         k = len(pp)
     estimated = False
@@ -175,6 +173,5 @@ FORMAT = Format(
     parse=parse,
     priority=60,
     block=True,
-    grep=("Speculative Decoding", "Draft tokens:"),
     finish=finish_summaries,
 )

@@ -68,8 +68,8 @@ def finish(items: list, ctx) -> None:
         cur = (rec["accepted"], rec["drafted"], emitted)
         prev = state.get(key)
         state[key] = cur
-        if prev is not None and all(c >= p for c, p in zip(cur, prev)):
-            d_acc, d_dft, d_emt = (c - p for c, p in zip(cur, prev))
+        if prev is not None and all(c >= p for c, p in zip(cur, prev, strict=False)):
+            d_acc, d_dft, d_emt = (c - p for c, p in zip(cur, prev, strict=False))
         else:
             if prev is not None:
                 ctx.note("vLLM V0 counters went down between two lines (a restart?): counting afresh from there")
@@ -110,8 +110,7 @@ FORMAT = Format(
     parse=parse,
     header=VLLM_HEADER,
     priority=20,
-    grep=(LITERAL,),
     scan_extra=(LITERAL,),
-    server=True,
+    cumulative=True,
     finish=finish,
 )

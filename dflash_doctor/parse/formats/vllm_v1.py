@@ -28,7 +28,7 @@ from ._common import VLLM_HEADER, BadLine, Format, Impossible, Line, N, Parsed, 
 LITERAL = "SpecDecoding metrics"
 K_MAX = 32  # the largest k the arithmetic considers (DFlash uses 15-16; nothing published drafts more than 32)
 
-# The vLLM >= 0.10.2 line, exactly as vLLM prints it, in bytes: the fast paths (stream.py, prefilter.py).
+# The vLLM >= 0.10.2 line, exactly as vLLM prints it, in bytes: the fast route's bulk readers (fast/lines.py, grep.py).
 FAST_BODY = (
     rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d\d), Accepted throughput: (\d+\.\d\d) ?tokens/s, "
     rb"Drafted throughput: (\d+\.\d\d) ?tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) tokens, "
@@ -235,7 +235,7 @@ def finish(items: list, ctx) -> None:
                 )
             else:
                 # several fit: the one whose τ is nearest the printed means, all of them reported
-                def miss(kk):
+                def miss(kk, group=group):
                     return sum(
                         abs(1.0 + r["accepted"] / (r["drafted"] / kk) - r["mean"])
                         for r, _ in group
@@ -277,9 +277,7 @@ FORMAT = Format(
     parse=parse,
     header=VLLM_HEADER,
     priority=10,
-    grep=(LITERAL,),
     scan_extra=(LITERAL,),
-    server=True,
     finish=finish,
     variants=("vllm-v1-0.8.3", "vllm-v1-0.8.5", "vllm-v1-0.9", FAST_FMT),
 )

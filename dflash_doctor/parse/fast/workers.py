@@ -1,19 +1,22 @@
 """Scanning byte ranges of one file in forked worker processes, and merging what they read.
 
-`Workers(tasks)` forks one worker per task at once and `collect()`s their results later; a task fills
+`Workers(tasks)` forks one worker per task at once and `collect()`s their results; a task fills
 the `LogScan` it is given. Results come back through pipes as `marshal` data (`pack`): plain tuples
 written by our own child a moment ago, never anything read from the input. `merge` adds the parts, in
 file order, to the caller's scan.
 
-Ctrl-C: the workers ignore SIGINT (so do their grep children); the parent, interrupted, asks them
-with SIGUSR1 to stop where they are and send what they have read, waits for that a few seconds,
-merges it and raises KeyboardInterrupt again — the intervals read before are kept (issue 19, item 9).
+Ctrl-C, SIGTERM, SIGHUP: the workers ignore them (so do their grep children: a signal sent to the whole
+process group, as `timeout` sends it, is the parent's to act on); the parent, interrupted, asks them with
+SIGUSR1 to stop where they are and send what they have read, waits for that a few seconds, merges it and
+raises KeyboardInterrupt again — the intervals read before are kept (issue 19, item 9). A worker and a grep
+die with the process that started them (Linux PR_SET_PDEATHSIG): none outlives a parent killed outright.
 """
 
 from __future__ import annotations
 
-import gc
-import importlib
+import contextlib
+import ctypes
+import fcntl
 import marshal
 import os
 import selectors
@@ -22,39 +25,12 @@ import time
 from array import array
 from collections.abc import Callable
 
-from .packed import PackedRates, PackedRuns, PackedText
-from .records import Malformed, Row, Salvage
-from .result import FAST_COLS, LogScan
-from .startup import StartupBuilder
+from ..records import Malformed, Row, Salvage
+from ..result import LogScan
+from ..startup import StartupBuilder
+from .columns import ARRAY_COLS, COLS, Columns, PackedRates, PackedRuns, PackedText
 
 STOP_WAIT = 5.0  # seconds the parent waits for interrupted workers to send what they read
-
-# Numeric fast-path columns travel from a worker as machine arrays (typecode, bytes; packed as the array
-# itself, whose buffer marshal writes as bytes): marshal and numpy then take them whole instead of one
-# Python number at a time.
-ARRAY_COLS = {"drafts": "d", "dft": "q", "acc": "q", "k": "q", "mean": "d", "athr": "d", "dthr": "d", "off": "q"}
-
-
-def extend_numeric(fast: dict, c: str, vals) -> None:
-    """Append to a numeric fast-path column, kept as a machine array while its numbers fit one (an
-    absurd 5000-digit count turns the column back into a list of Python ints)."""
-    col = fast[c]
-    if type(col) is list and not col:
-        fast[c] = col = array(ARRAY_COLS[c])
-    if type(col) is not list:
-        if type(vals) is array and vals.typecode == col.typecode:
-            col.extend(vals)  # (a copy of machine numbers)
-            return
-        if not isinstance(vals, list):
-            vals = list(vals)
-        before = len(col)
-        try:
-            col.extend(vals)
-            return
-        except (OverflowError, TypeError):
-            del col[before:]
-            fast[c] = col = col.tolist()
-    col.extend(vals)
 
 
 def _pack_fast(fast: dict) -> dict:
@@ -74,14 +50,14 @@ def _pack_fast(fast: dict) -> dict:
     return out
 
 
-def _extend_fast(scan: LogScan, c: str, v) -> None:
-    cur = scan.fast[c]
+def _extend_fast(fast: Columns, c: str, v) -> None:
+    cur = fast[c]
     if isinstance(v, tuple) and v and v[0] == "packed":
         cur.extend(type(cur).from_wire(v[1]))
         return
     if not isinstance(v, tuple):
         if c in ARRAY_COLS:
-            extend_numeric(scan.fast, c, v)
+            fast.extend_numeric(c, v)
         else:
             cur.extend(v)
         return
@@ -93,12 +69,12 @@ def _extend_fast(scan: LogScan, c: str, v) -> None:
     arr = array(v[0])
     arr.frombytes(data)
     if not len(cur):
-        scan.fast[c] = arr
+        fast[c] = arr
     elif isinstance(cur, array) and cur.typecode == arr.typecode:
         cur.extend(arr)
     else:
         if isinstance(cur, array):
-            scan.fast[c] = cur = cur.tolist()
+            fast[c] = cur = cur.tolist()
         cur.extend(arr.tolist())
 
 
@@ -125,6 +101,9 @@ def pack(part: LogScan) -> tuple:
         {k: getattr(st, k) for k in st.__dataclass_fields__},
         part.bytes,
         part.interrupted,
+        part.tag_frames,
+        sorted(part.engine_frames),
+        part.conflicts,
     )
 
 
@@ -150,10 +129,13 @@ def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
         st,
         nbytes,
         interrupted,
+        tag_frames,
+        engine_frames,
+        conflicts,
     ) = payload
     scan.rows.extend(Row(*r) for r in rows)
-    for c in FAST_COLS:
-        _extend_fast(scan, c, fast[c])
+    for c in COLS:
+        _extend_fast(scan.fast, c, fast[c])
     for m in bad:
         if len(scan.malformed) < 20:
             scan.malformed.append(Malformed(*m))
@@ -179,27 +161,10 @@ def merge(scan: LogScan, builder: StartupBuilder, payload: tuple) -> None:
             scan.alternatives.append(a)
     scan.bytes += nbytes
     scan.interrupted = scan.interrupted or interrupted
+    scan.tag_frames.update(tag_frames)
+    scan.engine_frames.update(engine_frames)
+    scan.conflicts.extend(c for c in conflicts if c not in scan.conflicts)
     builder.merge(st)
-
-
-def _import_whole(name: str) -> None:
-    """Import a module with Ctrl-C held back until it is done: an import cut short leaves numpy's extension
-    modules half set up (the report that follows the interrupt then failed with 'cannot load module more
-    than once' or a missing attribute). A Ctrl-C meanwhile is noted, then acted on as it would have been."""
-    caught: list[int] = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    except ValueError:  # (not the main thread: signals are not ours to hold)
-        previous = None
-    try:
-        importlib.import_module(name)
-    except ImportError:
-        pass
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-    if caught and callable(previous):
-        previous(signal.SIGINT, None)  # (Python's own handler: KeyboardInterrupt, now)
 
 
 def _loads(data: bytearray) -> tuple | None:
@@ -217,26 +182,25 @@ def _on_usr1(signum, frame):  # pragma: no cover - runs in a worker
 
 class Workers:
     """Worker processes forked now, one per task (a task fills the `LogScan` it is given); `collect`
-    gathers what they send, `abandon` stops them unread. Started early (logscan.start_scan), they scan
-    while this process imports what it needs next."""
+    gathers what they send."""
 
     def __init__(self, tasks: list[Callable[[LogScan], None]], engine_hint=None):
         self.kids: list[tuple[int, int]] = []
         for task in tasks:
             r, w = os.pipe()
             big_pipe(w)
+            parent = os.getpid()
             pid = os.fork()
             if pid == 0:  # worker
                 os.close(r)
                 for _, other in self.kids:  # (the pipes of workers forked before: theirs, not this one's)
                     os.close(other)
-                _worker(task, w, engine_hint)
+                _worker(task, w, engine_hint, parent)
             os.close(w)
             self.kids.append((pid, r))
 
-    def collect(self, meanwhile=None) -> tuple[list, bool]:
-        """(packed parts in task order, None for a worker that failed; whether the run was interrupted).
-        `meanwhile` runs in this process while the workers scan."""
+    def collect(self) -> tuple[list, bool]:
+        """(packed parts in task order, None for a worker that failed; whether the run was interrupted)."""
         interrupted = False
         chunks: dict[int, bytearray] = {r: bytearray() for _, r in self.kids}  # (grown in place: no joined copy)
         open_fds = set(chunks)
@@ -247,9 +211,6 @@ class Workers:
             del chunks[fd]
 
         try:
-            _import_whole("numpy")  # overlap: the workers scan while this process loads what aggregation needs
-            if meanwhile is not None:
-                meanwhile()
             _drain(open_fds, chunks, None, closed)
         except KeyboardInterrupt:
             interrupted = True
@@ -263,18 +224,10 @@ class Workers:
         self._reap(interrupted)
         return payloads, interrupted
 
-    def abandon(self) -> None:
-        """Stop the workers and drop what they read (a scan begun early that nobody asked for)."""
-        chunks: dict[int, bytearray] = {r: bytearray() for _, r in self.kids}
-        self._stop(set(chunks), chunks)
-        self._reap(True)
-
     def _stop(self, open_fds: set, chunks: dict) -> None:
         for pid, _ in self.kids:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGUSR1)
-            except OSError:
-                pass
         _drain(open_fds, chunks, time.monotonic() + STOP_WAIT)
 
     def _reap(self, interrupted: bool) -> None:
@@ -296,10 +249,22 @@ class Workers:
         self.kids = []
 
 
-def _worker(task, w: int, engine_hint) -> None:  # pragma: no cover - runs in a worker, never returns
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what a Ctrl-C ends
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def die_with_parent(parent: int) -> None:  # pragma: no cover - runs in a child
+    """Have the kernel kill this child when its parent dies (Linux); a parent gone already ends it now."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _worker(task, w: int, engine_hint, parent: int) -> None:  # pragma: no cover - runs in a worker, never returns
+    for sig in STOP_SIGNALS:  # the parent decides what a Ctrl-C, a TERM or a HUP ends
+        signal.signal(sig, signal.SIG_IGN)
     signal.signal(signal.SIGUSR1, _on_usr1)
-    gc.disable()  # a short-lived child that makes no cycles: no collector passes over its rows
+    die_with_parent(parent)
     code = 0
     try:
         part = LogScan(engine_hint=engine_hint)
@@ -346,9 +311,5 @@ def _drain(open_fds: set, chunks: dict, deadline: float | None, closed=None) -> 
 
 def big_pipe(fd: int, size: int = 1 << 20) -> None:
     """A 1 MiB pipe buffer (Linux F_SETPIPE_SZ): megabytes then cross in a few large steps."""
-    try:
-        import fcntl
-
+    with contextlib.suppress(OSError):
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
-    except (OSError, ImportError):
-        pass

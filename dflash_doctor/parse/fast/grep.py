@@ -2,12 +2,12 @@
 
 CPython finds one literal at 1–2 GB/s, so covering every format with literals costs several passes
 over a gigabyte. GNU grep finds several literals in ONE pass at the speed of `grep -c` as long as they
-start with at most two, uncommon, bytes (the rule and its measurements: formats/__init__.py, which
-enforces it on every format's literals). So for a regular file of at least GREP_MIN bytes, `grep -F -b`
-reads the file and only its candidate lines, with their byte offsets, reach Python:
+start with at most two, uncommon, bytes (the rule: routes.py, which enforces it on every format's
+literals). So for a large regular file (`ScanPlan.fast_from`), `grep -F -b` reads the file and only its
+candidate lines, with their byte offsets, reach Python:
 
   * vLLM >= 0.10.2 metrics lines (nearly all of a modern log) are parsed a whole buffer at a time
-    with one `findall`, and kept column-wise like the streamed scanner's fast path;
+    with one `split`, and kept column-wise as on the streamed route (lines.py);
   * every other candidate line goes through the same dispatch (linereader.py) as the streamed route;
   * what needs the lines around a hit is read from the file by offset: the startup lines (the
     file's first chunk, and before the first metrics line of each new process), a summary block
@@ -19,27 +19,32 @@ reads the file and only its candidate lines, with their byte offsets, reach Pyth
     or when the main pass found nothing;
   * each source's rows are put in file order once it is read (result.finish_source).
 
-grep runs with SIGINT ignored (a Ctrl-C is this process's to handle: what was read is kept) and with
+grep runs with SIGINT, SIGTERM and SIGHUP ignored (they are this process's to handle: what was read is
+kept; grep is ended with SIGKILL), dies with the process that started it, and runs with
 its data segment capped (RLIMIT_DATA): grep holds a whole line to print it, so a huge line would make
 it grow with the line; capped, it stops ("memory exhausted") and the range is streamed in Python
 instead, which skips the line with a note. The result is the same LogScan the streamed scanner gives
-(tests compare the two). Where grep is not GNU grep, or fails, the caller scans in Python instead.
+(tests compare the two). Where grep is not GNU grep, or fails, the range is streamed in Python instead.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
+import resource
 import shutil
 import signal
+import stat
 import subprocess
 from array import array
 from bisect import bisect_left
 from operator import gt, itemgetter
 
-from . import formats as F
-from .formats.vllm_v1 import FAST_BODY, FAST_FMT
-from .linereader import (
+from .. import formats as F
+from ..formats.vllm_v1 import FAST_BODY, FAST_FMT
+from ..linereader import (
     BLOCK_LOOKAHEAD,
     BLOCK_LOOKBACK,
     CHUNK,
@@ -50,10 +55,10 @@ from .linereader import (
     is_block_start,
     prefix_shape,
 )
-from .result import LogScan
-from .workers import big_pipe, extend_numeric
+from ..result import LogScan
+from .routes import BLOCK_HINTS, EDGE_FORMATS, GREP_PASSES, LINE_LITERALS, MAIN_PASS
+from .workers import STOP_SIGNALS, big_pipe, die_with_parent
 
-GREP_MIN = 64 << 20
 READ = 1 << 18
 TAIL = 1 << 20  # bytes at each end of the file searched for formats without a fast literal
 STARTUP_BEFORE = 256 << 10  # read before the first metrics line of a new process for its startup lines
@@ -95,11 +100,10 @@ def _shaped(length: int) -> re.Pattern:
 
 _DIGITS = b"0123456789"
 _CAND = F.CANDIDATE.encode()
-_HINTS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if f.block and not f.grep_edges for lit in f.grep))
+_HINTS = tuple(lit.encode() for lit in BLOCK_HINTS)
 _BLOCK_IDS = frozenset(f.id for f in F.FORMATS if f.block)
-_EDGE_BLOCK_IDS = frozenset(f.id for f in F.EDGE_FORMATS) | _BLOCK_IDS
-# the line formats' own grep literals: a line holding one was grep's (and is no summary block's)
-_LINE_LITS = tuple(dict.fromkeys(lit.encode() for f in F.FORMATS if not f.block for lit in f.grep))
+_EDGE_BLOCK_IDS = frozenset(f.id for f in EDGE_FORMATS) | _BLOCK_IDS
+_LINE_LITS = tuple(lit.encode() for lit in LINE_LITERALS)
 
 
 def _rates_ok(pp, ks) -> bool:
@@ -107,7 +111,7 @@ def _rates_ok(pp, ks) -> bool:
     (what the streamed fast path accepts, less its optional space). Checked with C-level slices of one blob."""
     k = ks[0]
     if ks.count(k) != len(ks):
-        return all(_rates_ok([p], [kk]) for p, kk in zip(pp, ks))
+        return all(_rates_ok([p], [kk]) for p, kk in zip(pp, ks, strict=False))
     n = len(pp) * k
     blob = b", ".join(pp) + b", "  # each value then fills exactly 7 bytes
     if len(blob) != 7 * n or blob[1::7] != b"." * n or blob[5::7] != b"," * n or blob[6::7] != b" " * n:
@@ -123,64 +127,26 @@ def _rates_ok(pp, ks) -> bool:
     return True
 
 
-_grep_path: str | None | bool = False
-_probe: tuple[str, subprocess.Popen] | None = None  # a `grep --version` begun by probe_grep, not yet read
-
-
-def probe_grep() -> None:
-    """Begin asking grep its version now, in a process of its own, for a caller with other work to do
-    before it needs grep_command()'s answer (logscan.start_scan: the split points, the pass sample)."""
-    global _probe
-    if _grep_path is not False or _probe is not None:
-        return
+@functools.cache
+def grep_command() -> str | None:
+    """Path of a GNU grep (its -b/-a/-F behaviour is what this module relies on), or None."""
     exe = shutil.which("grep")
-    if exe:
-        try:
-            _probe = (
-                exe,
-                subprocess.Popen(
-                    [exe, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-                ),
-            )
-        except OSError:
-            _probe = None
-
-
-def grep_command(enabled: bool = True) -> str | None:
-    """Path of a GNU grep (its -b/-a/-F behaviour is what this module relies on), or None; always None when
-    the pre-filter is switched off (Settings.grep, DFLASH_DOCTOR_GREP=0)."""
-    global _grep_path, _probe
-    if not enabled:
+    if not exe:
         return None
-    if _grep_path is False:
-        _grep_path = None
-        begun, _probe = _probe, None
-        exe = begun[0] if begun is not None else shutil.which("grep")
-        if exe:
-            try:
-                if begun is not None:
-                    try:
-                        out = begun[1].communicate(timeout=5)[0]
-                    except subprocess.TimeoutExpired:
-                        begun[1].kill()
-                        begun[1].communicate()
-                        raise
-                else:
-                    out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
-            except (OSError, subprocess.SubprocessError):
-                out = b""
-            if b"GNU grep" in out:
-                _grep_path = exe
-    return _grep_path or None
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return exe if b"GNU grep" in out else None
 
 
 def passes_for(sample: bytes) -> list[str]:
     """The grep passes a file needs: the main one, and each other pass whose markers the file's
     sample (`selection_sample`) holds. A pass's own literals are among its markers (formats/__init__.py):
     a file holding one of its lines in the sample selects it, whatever else was cut or left out."""
-    out = [F.MAIN_PASS]
-    for name, (_, marks) in F.GREP_PASSES.items():
-        if name != F.MAIN_PASS and any(m.encode() in sample for m in marks):
+    out = [MAIN_PASS]
+    for name, (_, marks) in GREP_PASSES.items():
+        if name != MAIN_PASS and any(m.encode() in sample for m in marks):
             out.append(name)
     return out
 
@@ -203,14 +169,12 @@ class GrepFailed(OSError):
     pass
 
 
-def _grep_child() -> None:  # pragma: no cover - runs between fork and exec
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import resource
-
+def _grep_child(parent: int) -> None:  # pragma: no cover - runs between fork and exec
+    for sig in STOP_SIGNALS:  # (its scanning process decides; it ends grep with SIGKILL)
+        signal.signal(sig, signal.SIG_IGN)
+    die_with_parent(parent)
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_DATA, (GREP_DATA_LIMIT, GREP_DATA_LIMIT))
-    except (ImportError, ValueError, OSError):
-        pass
 
 
 class _GrepScanner:
@@ -218,7 +182,7 @@ class _GrepScanner:
         self.scan, self.source, self.fd = scan, source, fd
         self.start, self.end, self.size = start, end, size
         self.sc = SourceReader(scan, source)
-        self.fast_from = len(scan.fast["ts"])
+        self.fast_from = len(scan.fast)
         self.done: set[int] = set()  # line starts (absolute) of blocks read, their lines included
         self.window_until = -1
         self.shape = (-1, b"", b"", 0, 0, None)
@@ -299,7 +263,7 @@ class _GrepScanner:
             ks = array("q", [k]) * n
         else:
             drafts, est = [], []
-            for d, k, a, p in zip(dft, ks, acc, pp):
+            for d, k, a, p in zip(dft, ks, acc, pp, strict=False):
                 if d % k == 0:
                     drafts.append(d / k)
                     est.append(False)
@@ -334,7 +298,7 @@ class _GrepScanner:
             ("dthr", array("d", map(float, dthr))),
             ("off", offs),
         ):
-            extend_numeric(fast, c, vals)
+            fast.extend_numeric(c, vals)
         self.n_fast += n
         return True
 
@@ -357,7 +321,7 @@ class _GrepScanner:
         ts_out, tags = [], []
         add_ts, add_tag = ts_out.append, tags.append
         sc = self.sc
-        for p, off in zip(pfx, offs):
+        for p, off in zip(pfx, offs, strict=False):
             if not (len(p) == shape_len and p.startswith(head) and p.endswith(tail)):
                 shape_len, head, tail, a, b, key = prefix_shape(p)
                 tag, ok, new = sc.shape_facts(key, p)
@@ -498,8 +462,8 @@ def scan_range(
     lines read before (KeyboardInterrupt goes on up once `scan` holds them)."""
     fd = fh.fileno()
     g = _GrepScanner(scan, path, fd, start, end, size)
-    names = passes or [F.MAIN_PASS]
-    first = _start_grep(path, start, grep, F.GREP_PASSES[names[0]][0])  # (it reads while the head is scanned)
+    names = passes or [MAIN_PASS]
+    first = _start_grep(fd, start, grep, GREP_PASSES[names[0]][0])  # (it reads while the head is scanned)
     try:
         if start == 0 and head:
             g.sc.startup_scan(head_lines(fd, size))
@@ -508,7 +472,7 @@ def scan_range(
         raise
     try:  # (each pass adds its rows in file order; finish_source puts the passes' rows in one file order)
         for i, name in enumerate(names):
-            _grep_pass(g, path, start, end, grep, F.GREP_PASSES[name][0], first if i == 0 else None)
+            _grep_pass(g, path, start, end, grep, GREP_PASSES[name][0], first if i == 0 else None)
         g.edges()
     except KeyboardInterrupt:
         scan.interrupted = True
@@ -521,18 +485,34 @@ def _close(g: _GrepScanner, scan: LogScan, start: int, end: int) -> None:
     if g.n_fast:
         scan.count(FAST_FMT, g.n_fast)
         scan.candidate_lines += g.n_fast
-    n = min(len(col) for col in scan.fast.values())
-    for col in scan.fast.values():
-        del col[n:]
+    scan.fast.even()
     scan.startup = g.sc.startup.build()
+    scan.engine_frames |= g.sc.startup.frames
+    scan.conflicts.extend(c for c in g.sc.startup.conflicts if c not in scan.conflicts)
     scan.bytes += end - start
     scan.replacements += g.sc.replacements
     scan.lines = None
 
 
-def _start_grep(path: str, start: int, grep: str, literals: tuple[str, ...]) -> subprocess.Popen:
-    """grep reading the file from `start` on, its output lines "OFFSET:LINE" (offsets from `start`)."""
-    src = open(path, "rb", buffering=0)  # its own file offset: grep reads from `start`
+def _reopen(fd: int) -> int:
+    """The open file `fd` once more, with an offset of its own (grep reads from its own start): through
+    /proc/self/fd, which names the open file itself — never its path, which may now be another file."""
+    try:
+        new = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GrepFailed(f"the open log cannot be handed to grep: {exc}") from None
+    a, b = os.fstat(fd), os.fstat(new)
+    if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) or not stat.S_ISREG(b.st_mode):
+        os.close(new)
+        raise GrepFailed("the open log cannot be handed to grep")
+    os.set_blocking(new, True)
+    return new
+
+
+def _start_grep(fd: int, start: int, grep: str, literals: tuple[str, ...]) -> subprocess.Popen:
+    """grep reading the open file `fd` from `start` on, its output lines "OFFSET:LINE" (offsets from
+    `start`)."""
+    src = os.fdopen(_reopen(fd), "rb", buffering=0)
     try:
         os.lseek(src.fileno(), start, os.SEEK_SET)
         args = [grep, "-F", "-a", "-b"]
@@ -545,7 +525,7 @@ def _start_grep(path: str, start: int, grep: str, literals: tuple[str, ...]) -> 
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env={"LC_ALL": "C"},
-                preexec_fn=_grep_child,
+                preexec_fn=functools.partial(_grep_child, os.getpid()),
             )  # (grep is an absolute path)
         except OSError as exc:
             raise GrepFailed(str(exc)) from None
@@ -557,10 +537,8 @@ def _start_grep(path: str, start: int, grep: str, literals: tuple[str, ...]) -> 
 
 def _end_grep(proc: subprocess.Popen) -> None:
     """A grep this process will not read: ended (our own child, reading our file, nothing else) and reaped."""
-    try:
-        proc.send_signal(signal.SIGTERM)
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        proc.kill()
     proc.stdout.close()
     proc.stderr.close()
     proc.wait()
@@ -578,7 +556,7 @@ def _grep_pass(
     """One grep pass over [start, end) (`proc`: its grep, started already)."""
     scan = g.scan
     if proc is None:
-        proc = _start_grep(path, start, grep, literals)
+        proc = _start_grep(g.fd, start, grep, literals)
     limit = end - start
     stopped = finished = False
     try:
@@ -613,17 +591,11 @@ def _grep_pass(
             if len(carry) > MAX_LINE:
                 skipping, carry = len(carry) - carry.find(b":") - 1, b""
             # the lines from `end` on belong to the next range: stop there
-            last = buf.rfind(b"\n", 0, len(buf) - 1) + 1
-            if int(buf[last : buf.index(b":", last)]) >= limit:
-                keep = 0
-                for ln in buf.split(b"\n"):
-                    if not ln or int(ln[: ln.index(b":")]) >= limit:
-                        break
-                    keep += len(ln) + 1
-                g.block(_cap(buf[:keep], scan, path))
+            keep = _within(buf, limit)
+            g.block(_cap(buf[:keep], scan, path))
+            if keep < len(buf):
                 stopped = True
                 break
-            g.block(_cap(buf, scan, path))
         if not stopped and carry:
             g.block(_cap(carry + b"\n", scan, path))
         finished = True
@@ -633,16 +605,27 @@ def _grep_pass(
         # at EOF grep is exiting by itself: wait for it. Stopped early (the next range's lines), by an
         # error or by Ctrl-C here, it is ended: our own child, reading our file, nothing else.
         if (stopped or not finished) and proc.poll() is None:
-            try:
-                proc.send_signal(signal.SIGTERM)
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):
+                proc.kill()
         err = proc.stderr.read(4096) if finished and not stopped else b""
         proc.stdout.close()
         proc.stderr.close()
         rc = proc.wait()
     if not stopped and rc not in (0, 1):
         raise GrepFailed(f"grep exit status {rc}: {err.decode('utf-8', 'replace').strip()[:200]}")
+
+
+def _within(buf: bytes, limit: int) -> int:
+    """How much of buf (complete grep output lines) holds lines at offsets below `limit`."""
+    last = buf.rfind(b"\n", 0, len(buf) - 1) + 1
+    if int(buf[last : buf.index(b":", last)]) < limit:
+        return len(buf)
+    keep = 0
+    for ln in buf.split(b"\n"):
+        if not ln or int(ln[: ln.index(b":")]) >= limit:
+            break
+        keep += len(ln) + 1
+    return keep
 
 
 def _cap(buf: bytes, scan: LogScan, path: str) -> bytes:

@@ -1,4 +1,5 @@
-"""Compact columns for the fast paths' per-position rates, timestamps and per-line constants.
+"""The fast paths' vLLM lines kept column-wise (`Columns`), and the compact column types they use for the
+per-position rates, timestamps and per-line constants.
 
 A 1 GiB server log holds ~160 000 vLLM metrics lines (a metrics-dense one ten times that). Kept as one
 bytes object per line, the rate lists alone cost ~150 bytes a line and the timestamps ~70: most of the
@@ -14,8 +15,14 @@ lines: kept as runs (PackedRuns).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
+from itertools import groupby, repeat
 from typing import Any
+
+from ..formats.vllm_v1 import FAST_FMT
+from ..frame import RateMatrix, obj_array, rates_from_items
+from ..records import Row
 
 
 def _width_runs(items: list, kind: type, ascii_only: bool = False) -> Iterator[tuple[list, int | None]]:
@@ -137,7 +144,7 @@ class _Segments:
                 run.append(seg)
                 continue
             if len(run) > 1:
-                columns = zip(*(s[3:] for s in run))
+                columns = zip(*(s[3:] for s in run), strict=False)
                 out.append((tag, sum(s[1] for s in run), run[0][2], *(b"".join(col) for col in columns)))
             else:
                 out.extend(run)
@@ -298,8 +305,6 @@ class PackedRuns(_Segments):
         if items.count(items[0]) == len(items):  # (the usual case: one value, C-level)
             self._run(items[0], len(items))
             return
-        from itertools import groupby
-
         runs = [(v, sum(1 for _ in g)) for v, g in groupby(items)]
         if len(runs) * 8 > len(items):  # short runs: a plain list is smaller
             super()._add(items)
@@ -325,8 +330,6 @@ class PackedRuns(_Segments):
         return seg[2]
 
     def _unpack(self, seg) -> Iterator:
-        from itertools import repeat
-
         return repeat(seg[2], seg[1])
 
     def runs(self) -> Iterator[tuple[int, int, Any]]:
@@ -338,3 +341,175 @@ class PackedRuns(_Segments):
             m = self._seg_len(seg)
             yield pos, m, (seg[2] if seg[0] == "run" else seg[1])
             pos += m
+
+
+# ---- the vLLM >= 0.10.2 lines of a scan, column-wise ---------------------------------------------------
+
+COLS = ("src", "no", "ts", "tag", "drafts", "dft", "acc", "k", "pp", "mean", "athr", "dthr", "off", "est")
+RUN_COLS = ("src", "no", "tag", "est")  # the same value for long runs of lines (PackedRuns)
+# Numeric columns kept as machine arrays (typecode) while their numbers fit one: marshal and numpy then take
+# them whole instead of one Python number at a time.
+ARRAY_COLS = {"drafts": "d", "dft": "q", "acc": "q", "k": "q", "mean": "d", "athr": "d", "dthr": "d", "off": "q"}
+
+
+class Columns(dict):
+    """The fast paths' vLLM >= 0.10.2 lines (`FAST_FMT`), one entry per line in each of COLS: rates and times
+    packed, run-length columns as runs, numbers as machine arrays. A dict of the columns by name, with what
+    the scan and the aggregation need of them as a whole."""
+
+    def __init__(self) -> None:
+        super().__init__((c, []) for c in COLS)
+        self["pp"], self["ts"] = PackedRates(), PackedText()
+        for c in RUN_COLS:
+            self[c] = PackedRuns()
+
+    def __len__(self) -> int:  # (the number of lines, not of columns)
+        return len(self["ts"])
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def even(self) -> None:
+        """Every column as long as the shortest (a Ctrl-C may land between two appends of one line)."""
+        n = min(len(col) for col in self.values())
+        for col in self.values():
+            del col[n:]
+
+    def keep(self, idx: list[int]) -> None:
+        """Keep the lines at the increasing indices idx."""
+        for c in COLS:
+            col = self[c]
+            if isinstance(col, _Segments):
+                col.keep(idx)
+            else:
+                self[c] = [col[i] for i in idx]
+
+    def extend_numeric(self, c: str, vals) -> None:
+        """Append to a numeric column, kept as a machine array while its numbers fit one (an absurd
+        5000-digit count turns the column back into a list of Python ints)."""
+        col = self[c]
+        if type(col) is list and not col:
+            self[c] = col = array(ARRAY_COLS[c])
+        if type(col) is not list:
+            if type(vals) is array and vals.typecode == col.typecode:
+                col.extend(vals)
+                return
+            if not isinstance(vals, list):
+                vals = list(vals)
+            before = len(col)
+            try:
+                col.extend(vals)
+                return
+            except (OverflowError, TypeError):
+                del col[before:]
+                self[c] = col = col.tolist()
+        col.extend(vals)
+
+    def rows(self) -> list[Row]:
+        """Every line as a Row, in order."""
+        return [
+            Row(FAST_FMT, src, no, ts, tag, d, dft, acc, k, pp, mean, a, b, None, off, est)
+            for src, no, ts, tag, d, dft, acc, k, pp, mean, a, b, off, est in zip(
+                *(self[c] for c in COLS), strict=False
+            )
+        ]
+
+    def arrays(self, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The lines as the aggregation's numpy columns (frame.py), read from the packed pieces without a
+        Python object per line; the `skip` ones are not built."""
+        import numpy as np
+
+        n = len(self)
+
+        def num(c):  # a machine array of doubles is read in place (no copy); anything else converted
+            v = self[c]
+            if getattr(v, "typecode", None) == "d" and len(v) == n:
+                return np.frombuffer(v, dtype=np.float64)
+            return np.array(v, dtype=float)
+
+        rates = _rates_from_packed(self["pp"], self["k"])
+        d = {
+            # (one str object shared by every row: np.full would make a copy of it per row)
+            "fmt": _runs(((0, n, FAST_FMT),), n, object),
+            "source": _runs(self["src"], n, object),
+            "line_no": None,
+            "timestamp": _text_array(self["ts"]),
+            "engine": _runs(self["tag"], n, object),
+            "drafts": num("drafts"),
+            "drafted": np.array(self["dft"], dtype=float),
+            "accepted": np.array(self["acc"], dtype=float),
+            "k": np.array(self["k"], dtype=float),
+            "per_position": rates,
+            "printed_mean": num("mean"),
+            "accepted_throughput": num("athr"),
+            "drafted_throughput": num("dthr"),
+            "emitted": np.full(n, np.nan),
+            "offset": np.array(self["off"], dtype=float),
+            "estimated": _runs(self["est"], n, bool),
+            "per_request": np.zeros(n, dtype=bool),
+            "npos": rates.npos,
+        }
+        if "line_no" not in skip:  # (None for every line of the grep route: it reads by offset)
+            d["line_no"] = _runs(self["no"], n, float)
+        return {k: v for k, v in d.items() if k not in skip}
+
+
+def _rates_from_packed(col: PackedRates, k_col) -> RateMatrix:
+    """The packed rates: the digit columns go straight into the matrix."""
+    import numpy as np
+
+    npos = np.array(k_col, dtype=np.int64)
+    kmax = int(npos.max()) if len(npos) else 0
+    q = np.zeros((len(npos), kmax), dtype=np.uint16)
+    exact_idx, exact = [], []
+    for pos, m, seg in col.matrices():
+        if seg[0] == "rates":
+            _, n, k, a, b, c, d = seg
+            # thousandths = ((a·10 + b)·10 + c)·10 + d of the digits' codes, less the codes' '0's; in place
+            # in one array (each temporary would be megabytes of fresh memory on a large log)
+            v = np.frombuffer(a, dtype=np.uint8).astype(np.uint16)
+            for digits in (b, c, d):
+                v *= 10
+                v += np.frombuffer(digits, dtype=np.uint8)
+            v -= 48 * 1111
+            q[pos : pos + m, :k] = v.reshape(m, k)
+        else:
+            sub = rates_from_items(seg[1], npos[pos : pos + m])
+            q[pos : pos + m, : sub.q.shape[1]] = sub.q
+            exact_idx.extend((sub.exact_idx + pos).tolist())
+            exact.extend(np.pad(sub.exact, ((0, 0), (0, kmax - sub.exact.shape[1])), constant_values=np.nan))
+    return RateMatrix(
+        q, npos, np.array(exact_idx, dtype=np.int64), np.array(exact, dtype=float).reshape(len(exact), kmax)
+    )
+
+
+def _runs(col, n: int, dtype):
+    """A column as a numpy array, filled a run at a time when it is kept as runs (PackedRuns); None is NaN
+    in a float column."""
+    import numpy as np
+
+    if isinstance(col, tuple):  # (first, length, value) triples given
+        runs = col
+    elif isinstance(col, PackedRuns):
+        runs = col.runs()
+    else:
+        return obj_array(col) if dtype is object else np.array(col, dtype=dtype)
+    arr = np.empty(n, dtype=dtype)
+    for pos, m, v in runs:
+        if isinstance(v, list):
+            arr[pos : pos + m] = obj_array(v) if dtype is object else np.array(v, dtype=dtype)
+        else:
+            arr[pos : pos + m] = np.nan if v is None and dtype is float else v
+    return arr
+
+
+def _text_array(col: PackedText):
+    """Timestamps as an array: fixed-width bytes when the column is one packed width (no object per line),
+    else objects."""
+    import numpy as np
+
+    segs = col.wire()
+    if segs and all(seg[0] == "text" for seg in segs) and len({seg[2] for seg in segs}) == 1:
+        w = segs[0][2]
+        return np.frombuffer(segs[0][3] if len(segs) == 1 else b"".join(seg[3] for seg in segs), dtype=f"S{w}")
+    return obj_array(list(col))
