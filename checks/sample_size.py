@@ -23,6 +23,8 @@ class SampleSize(Check):
         where = f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)"
         if r.basis == "per-request":
             where = "a per-request average (no draft counts)"
+        elif r.basis == "printed":
+            where = "a printed τ (no draft count)"
         if r.verdict in ("healthy", "problem"):
             return [self.finding(Status.OK, f"{where} settle it: {r.describe()}", refs=(ev.ref,))]
         if r.verdict == "no-band":

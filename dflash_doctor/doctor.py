@@ -79,8 +79,25 @@ def build_report(
         tool_version=__version__,
         advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,
         plan=plan,
+        verdict_detail=_filled_detail(ranking.detail, names),
     )
     return stable_refs(report), warnings
+
+
+def _filled_detail(detail: dict, names) -> dict | None:
+    """The ranking's verdict detail with the evidence's names put into its commands."""
+    if not detail:
+        return None
+    out = dict(detail)
+    for key in ("undecided", "separating_input"):
+        if isinstance(out.get(key), dict):
+            d = dict(out[key])
+            for f in ("how", "step"):
+                if d.get(f):
+                    filled = fill(f"`{d[f]}`", names) if f == "how" else fill(d[f], names)
+                    d[f] = filled.strip("`") if f == "how" else filled
+            out[key] = d
+    return out
 
 
 # Evidence that only restates what the user typed: on its own, nothing was read.

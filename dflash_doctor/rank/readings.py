@@ -34,6 +34,10 @@ DECISIVE = 0.9
 # A per-request average of acceptance lengths is biased against the drafts-weighted τ by the spread of request
 # lengths (short requests weigh as much as long ones): read it as τ ± this share.
 REQUEST_AVERAGE_SPREAD = 0.15
+# A printed τ whose drafts count was not printed (a benchmark client's one line, a server's running average): a
+# whole-run figure, so its sampling error is small, but what stands behind it (warm-up, per-request or per-step
+# mean, the prefill token) is not: read as τ ± this share.
+PRINTED_SPREAD = 0.10
 # Served k values per method when k is not known (chain drafting as engines' docs and recipes show them).
 TYPICAL_K = {
     "eagle3": (3, 4, 5, 7),
@@ -103,6 +107,8 @@ class LevelReading:
         what = f"τ {self.tau:.2f} [{iv.low:.2f}–{hi}, 95 %] over {iv.n:.0f} drafts"
         if self.basis == "per-request":
             what = f"τ {self.tau:.2f} (a per-request average, no draft counts; read as ±{REQUEST_AVERAGE_SPREAD:.0%})"
+        elif self.basis == "printed":
+            what = f"τ {self.tau:.2f} (a printed figure without its draft count; read as ±{PRINTED_SPREAD:.0%})"
         if self.band is None or self.band.low is None:
             return what + "; no healthy band to compare with"
         return f"{what}; {self.band.describe()}"
@@ -166,13 +172,20 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     belief = infer_method(evidence)
     ctx = pair_context(evidence, in_force(evidence))
     tau = acc.mean_acceptance_length
-    basis = "per-request" if acc.per_request else ("estimated-drafts" if acc.standing == "estimated" else "drafts")
+    basis = {"estimated": "estimated-drafts", "printed": "printed"}.get(acc.standing, "drafts")
+    basis = "per-request" if acc.per_request else basis
     k = acc.k
     deff = design_effect(acc, k)
     notes: list[str] = []
-    if basis == "per-request":
-        se = max(REQUEST_AVERAGE_SPREAD * tau, 0.05)
+    if basis in ("per-request", "printed"):
+        spread = REQUEST_AVERAGE_SPREAD if basis == "per-request" else PRINTED_SPREAD
+        se = max(spread * tau, 0.05)
         iv = stats.Interval(tau, max(1.0, tau - 1.96 * se), tau + 1.96 * se, 0.0)
+        if basis == "printed":
+            notes.append(
+                f"τ {tau:.2f} is a printed figure without its draft count: read as ±{PRINTED_SPREAD:.0%} (what it "
+                "averages is known, how many drafts stand behind it is not)"
+            )
     else:
         if k is None:
             # the widest k the numbers allow for the likeliest method bounds the spread of L
@@ -229,7 +242,7 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
         and 1.0 - DECISIVE < top_ph < DECISIVE
         and band is not None
         and band.low is not None
-        and basis != "per-request"
+        and basis not in ("per-request", "printed")
     ):
         gap = abs(tau - band.low)
         var = _var_l(acc, k or best[2])

@@ -243,7 +243,7 @@ def test_several_bundles_make_a_fleet_table():
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     assert lines[0].startswith("dflash-doctor fleet: 2 bundles")
-    assert re.match(r"✗ .*seed +problem +τ 1\.18 +swa-ignored \(0\.91\) — fix: upgrade vLLM", lines[1])
+    assert re.match(r"✗ .*seed +problem +τ 1\.18 +swa-ignored \(0\.87\) — fix: upgrade vLLM", lines[1])
     assert re.match(r"✓ .*healthy-qwen3-8b +healthy +τ 6\.95", lines[2])
     doc = json.loads(
         run_cli("check", "bundle", SEED, str(FIXTURES / "hosts" / "healthy-qwen3-8b"), "--format", "json").stdout
