@@ -84,6 +84,23 @@ def _clear(db, dep, table: bool) -> tuple[Observation, ...]:
     return tuple(out)
 
 
+def _candidates(check, matches, dep, eref):
+    lines = [
+        f"if you run {dep.engine} {m.issue.affected}"
+        + (f" and {'; '.join(u for u in m.unknown[1:])}" if len(m.unknown) > 1 else "")
+        + f": {m.issue.title} ({m.issue.reference()}, fixed in {m.issue.fixed_in})"
+        for m in matches
+    ]
+    return check.finding(
+        Status.WARN,
+        f"release unknown: {len(matches)} known {dep.engine} issue(s) affect some releases — name the release "
+        f"(`--engine {dep.engine}==VERSION`) to check them",
+        refs=(eref,),
+        remedy=f"Give the release: `--engine {dep.engine}==VERSION` (the startup lines name it; `pip show` does too).",
+        details=tuple(lines),
+    )
+
+
 class KnownIssues(Check):
     id = "known-issues"
     area = "engine"
@@ -180,6 +197,10 @@ class KnownIssues(Check):
             for cause, (texts, refs) in sorted(cited.items())
         ]
         obs += [o for o in clear if o.name.split(":", 1)[1] not in best and o.name.split(":", 1)[1] not in cited]
+        if not dep.version:
+            # with the release unknown every entry of the engine is only a candidate: one finding lists them, each
+            # with the releases and conditions it needs ("if you run …"), instead of a warning per entry
+            findings = [_candidates(self, matches, dep, eref)]
         # the observations ride on the first finding: one set per check run
         first = findings[0]
         findings[0] = type(first)(

@@ -246,6 +246,14 @@ class EvidenceBuilder:
                 self.src("derived", "log startup lines"),
                 EngineId(st.engine, st.version, version_from="the log's startup lines" if st.version else None),
             )
+        elif (engine := _engine_of_formats(ev.acceptance())) is not None:
+            # the metrics lines are one engine's own (their format says which): the engine is known, its release not
+            ev.add(
+                Kind.ENGINE,
+                f"{engine} (release not logged)",
+                self.src("derived", "the log's metrics format"),
+                EngineId(engine, None),
+            )
         else:
             ev.missing(Kind.ENGINE, reason_unknown)
 
@@ -275,3 +283,19 @@ class EvidenceBuilder:
             Source("derived", f"engine_support.toml row {row.range} (from {eng.ref})"),
             row,
         )
+
+
+def _engine_of_formats(acc) -> str | None:
+    """The engine whose own metrics lines the acceptance was read from, when they are one engine's (a client's
+    benchmark summary, the generic reader or several engines name none)."""
+    if acc is None:
+        return None
+    from ..parse.formats import BY_FMT
+
+    engines = set()
+    for fmt in acc.formats:
+        f = BY_FMT.get(fmt)
+        if f is None or f.standing != "engine" or not f.server or not f.engine:
+            return None
+        engines.add(f.engine)
+    return engines.pop() if len(engines) == 1 else None

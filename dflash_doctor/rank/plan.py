@@ -312,12 +312,91 @@ def _engine_upgrades(evidence: EvidenceSet, names: Names, cause_ids: Iterable[st
         out[cid] = _Remedy(
             key=("upgrade-engine", names.engine),
             kind="upgrade-engine",
-            action=f"upgrade {pretty}{frm} → {v} or later",
+            # with the release unknown, the known issues are candidates: "if you run a release before X"
+            action=f"upgrade {pretty}{frm} → {v} or later"
+            if current is not None
+            else f"if you run {pretty} before {v}: upgrade to {v} or later",
             version=v,
             details=tuple(details),
             sources=tuple(dict.fromkeys(sources)),
         )
     return out
+
+
+def _plannable(causes: Sequence[Cause], explained: dict[str, str], knowledge) -> list[Cause]:
+    """Causes the plan gives a step: not explained by another, not contradicted (evidence says its fix would not
+    help), likely enough (or the top one when none is)."""
+    open_ = [c for c in causes if c.id not in explained and not _contradicted(c, knowledge)]
+    return [c for c in open_ if c.confidence >= PLAN_FLOOR] or open_[:1]
+
+
+def _release_only_step(rem: _Remedy) -> Step:
+    """The release's known issues are advice even when no ranked cause is theirs: the version drives the plan."""
+    return Step(
+        kind="upgrade-engine",
+        action=rem.action,
+        fixes=(),
+        conditional=True,
+        details=rem.details,
+        sources=rem.sources,
+    )
+
+
+def _contradicted(c: Cause, knowledge) -> str | None:
+    """Why the cause's own fix would not help, when evidence cited against it says so (a rule with
+    contradicts_fix): the plan then does not advise that fix."""
+    for x in c.evidence_against:
+        for rule in knowledge.rules_for(x.observation):
+            if rule.cause == c.id and rule.contradicts_fix:
+                return x.text
+    return None
+
+
+def _if_you_run(m) -> str:
+    """The conditions of a known-issue match that are not known to hold, as "if you run …" words."""
+    unknown = [u for u in m.unknown if u]
+    return "if " + "; ".join(unknown) if unknown else ""
+
+
+def _release_upgrade(evidence: EvidenceSet, names: Names) -> _Remedy | None:
+    """One upgrade past every known issue that may affect this deployment's engine (its release named or not), with
+    each issue and the conditions still unknown ("if you run a dflash drafter", "if the release is in …")."""
+    from .known_issues import default_known_issues, match_deployment
+    from .known_issues.deployment import deployment_from_evidence
+    from .known_issues.versions import VersionError, parse_version
+
+    if not names.engine:
+        return None
+    try:
+        matches = match_deployment(default_known_issues(), deployment_from_evidence(evidence))
+        current = parse_version(names.engine_version) if names.engine_version else None
+    except (VersionError, Exception):  # the plan is advice: a damaged database must not cost the report
+        return None
+    matches = [m for m in matches if current is None or m.issue.fixed_in.key > current.key]
+    if not matches:
+        return None
+    top = max((m.issue.fixed_in for m in matches), key=lambda v: v.key)
+    pretty = ENGINE_NAMES.get(names.engine, names.engine)
+    frm = f" {names.engine_version}" if names.engine_version else ""
+    details = tuple(
+        f"{m.issue.reference()}: {m.issue.title} ({m.quality.value}; fixed in {m.issue.fixed_in}"
+        + (f"; {_if_you_run(m)}" if _if_you_run(m) else "")
+        + ")"
+        for m in matches
+    )
+    action = (
+        f"upgrade {pretty}{frm} → {top} or later ({len(matches)} known issue(s) of this release)"
+        if current is not None
+        else f"if you run {pretty} before {top}: upgrade to {top} or later ({len(matches)} known issue(s) of those)"
+    )
+    return _Remedy(
+        key=("upgrade-engine", names.engine),
+        kind="upgrade-engine",
+        action=action,
+        version=top,
+        details=details,
+        sources=tuple(dict.fromkeys(f"{m.issue.reference()} (known issue {m.issue.id})" for m in matches)),
+    )
 
 
 def _own_remedy(c: Cause) -> _Remedy:
@@ -396,11 +475,13 @@ def build_plan(
             if gd is not None and (gc is None or gd >= gc - 1e-9):
                 explained[c.id] = d.id
                 break
-    planned = [c for c in causes if c.id not in explained and c.confidence >= PLAN_FLOOR]
-    if not planned:
-        planned = [c for c in causes if c.id not in explained][:1]
+    planned = _plannable(causes, explained, knowledge)
 
     upgrades = _engine_upgrades(evidence, names, [c.id for c in planned])
+    release_step = _release_upgrade(evidence, names)
+    if release_step is not None and "engine-bug" not in upgrades:
+        # an engine bug on a release with known drafter-path bugs: the first A/B is the release past them
+        upgrades["engine-bug"] = release_step
     groups: dict[tuple, list[tuple[Cause, _Remedy]]] = {}
     for c in planned:
         r = upgrades.get(c.id) or _own_remedy(c)
@@ -432,6 +513,9 @@ def build_plan(
                 value=val,
             )
         )
+
+    if release_step is not None and not any(st.kind == "upgrade-engine" for st in steps):
+        steps.append(_release_only_step(release_step))
 
     def plan_cause(c: Cause) -> PlanCause:
         g = gain(c)

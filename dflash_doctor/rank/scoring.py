@@ -224,7 +224,11 @@ def _score_cause(spec, st: _Setting) -> Cause | None:
         )
     if spec.silence_note and not evidence.has(Kind.DRAFTER):
         notes.append(spec.silence_note)
-    own_fact = any(not knowledge.is_circumstantial(c.observation) for c in pro)
+    # (a possible known-issue match is the release-unknown case itself: not support of the cause's own)
+    own_fact = any(
+        not knowledge.is_circumstantial(c.observation) and not c.observation.startswith("known-issue-possible:")
+        for c in pro
+    )
     if spec.release_prior is not None and not st.release_known and not own_fact:
         logit += math.log(spec.release_prior)
         notes.append(
