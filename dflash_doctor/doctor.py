@@ -114,7 +114,7 @@ def require_something_read(evidence: EvidenceSet) -> None:
     from .payloads import MIN_SERVER_LOG_LINES
 
     if any(
-        s.intervals or s.malformed or (s.lines or 0) >= MIN_SERVER_LOG_LINES
+        s.intervals or s.malformed or (s.engine_log is not False and (s.lines or 0) >= MIN_SERVER_LOG_LINES)
         for s in (e.value for e in evidence.all(Kind.LOG_SCAN))
     ):
         return
@@ -134,8 +134,8 @@ def require_something_read(evidence: EvidenceSet) -> None:
         raise DoctorError(
             f"{where} is empty"
             if empty
-            else f"{where} holds no spec-decode metrics and no engine startup lines ({lines} line(s) read): "
-            "it does not look like a vLLM or SGLang server log",
+            else f"{where} is not an engine log: no spec-decode metrics, no engine startup lines and no line an "
+            f"inference server writes ({lines} line(s) read)",
             hint="give the server's own log (the lines with 'SpecDecoding metrics' or 'accept len'), or --metrics URL",
             exit_code=ExitCode.NOT_CHECKED,
         )

@@ -28,7 +28,11 @@ def _size(scan: LogScan) -> str:
 
 
 def scan_stats(
-    scan: LogScan, filtered_on_host: bool = False, lines: int | None = None, lines_kept: int | None = None
+    scan: LogScan,
+    filtered_on_host: bool = False,
+    lines: int | None = None,
+    lines_kept: int | None = None,
+    engine_log: bool | None = None,
 ) -> ScanStats:
     return ScanStats(
         lines=lines if lines is not None else scan.lines,
@@ -56,6 +60,7 @@ def scan_stats(
         salvaged=tuple(s.to_dict() for s in scan.salvaged),
         salvaged_count=scan.salvaged_count,
         interrupted=scan.interrupted,
+        engine_log=engine_log,
     )
 
 
@@ -86,13 +91,14 @@ class EvidenceBuilder:
         lines: int | None = None,
         lines_kept: int | None = None,
         filtered_bytes: int = 0,
+        engine_log: bool | None = None,
     ) -> None:
         """LOG_SCAN, then ACCEPTANCE (or why there is none) and STARTUP from one scan."""
         from ..parse.logscan import aggregate
 
         ev = self.ev
         src = self.src("file", where)
-        stats = scan_stats(scan, filtered_on_host, lines, lines_kept)
+        stats = scan_stats(scan, filtered_on_host, lines, lines_kept, engine_log)
         if filtered_on_host:
             summary = (
                 f"filtered on the host: {stats.lines} spec-decode/startup lines "
