@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from . import __version__
 from .check import Check, declared_observations, run_checks
 from .evidence import Contribution, EvidenceSet, Finding, Kind, Report, Status
+from .names import names_of
 from .rank.advice import advise_k
 from .rank.knowledge import Knowledge
 from .rank.plan import Names, build_plan, fill
@@ -48,6 +49,16 @@ def build_report(
     ]
     findings += run_checks(checks, evidence)
     ranking = rank(findings, evidence, knowledge)
+    # a cause's advice follows the release (no runner toggle on a release that has one runner)
+    release = names_of(evidence)
+    ranking = dataclasses.replace(
+        ranking,
+        causes=tuple(
+            dataclasses.replace(c, fix=fix, next_step=step)
+            for c in ranking.causes
+            for fix, step in (_release_advice(c, knowledge, release),)
+        ),
+    )
     extra_notes: tuple[str, ...] = ()
     try:
         plan = build_plan(ranking.causes, evidence, knowledge, invocation)
@@ -82,6 +93,16 @@ def build_report(
         verdict_detail=_filled_detail(ranking.detail, names),
     )
     return stable_refs(report), warnings
+
+
+def _release_advice(c, knowledge: Knowledge, names) -> tuple[str, str]:
+    """The cause's fix and next step for this engine release (its general ones unless a release-specific one
+    applies and no evidence named a more precise fix)."""
+    spec = knowledge.causes.get(c.id)
+    found = spec.fix_for(names.engine, names.engine_version) if spec is not None else None
+    if found is None or c.fix != spec.fix:
+        return c.fix, c.next_step
+    return found
 
 
 def _filled_detail(detail: dict, names) -> dict | None:

@@ -64,6 +64,24 @@ class CauseSpec:
     # no engine source read) the prior is scaled by it, so a release bug has no support of its own until the
     # release is named; once it is, the known-issues check says affected or clear.
     release_prior: float | None = None
+    # The fix and next step for releases where the general ones are wrong advice ("toggle VLLM_USE_V2_MODEL_RUNNER"
+    # on vLLM 0.34, which removed Model Runner V1): (engine, pip-style range, fix, next_step or None).
+    release_fixes: tuple[tuple[str, str, str, str | None], ...] = ()
+
+    def fix_for(self, engine: str | None, version: str | None) -> tuple[str, str] | None:
+        """(fix, next step) for this engine release when a release-specific one applies."""
+        if not engine or not version or not self.release_fixes:
+            return None
+        from .known_issues.versions import VersionError, parse_range, parse_version
+
+        try:
+            v = parse_version(version)
+        except VersionError:
+            return None
+        for eng, versions, fix, step in self.release_fixes:
+            if eng == engine and parse_range(versions).contains(v):
+                return fix, step or self.next_step
+        return None
 
 
 @dataclass(frozen=True)
@@ -139,6 +157,7 @@ _CAUSE_KEYS = {
     "methods",
     "suspect",
     "release_prior",
+    "release_fix",
 }
 _RULE_KEYS = {"observation", "cause", "weight", "text", "contradicts_fix", "fix"}
 _OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
@@ -199,6 +218,7 @@ def _parse_cause(c: dict, where: str, kinds: set[str]) -> CauseSpec:
     ):
         raise KnowledgeError(f"{where}: release_prior must be a share in (0, 1]")
     return CauseSpec(
+        release_fixes=_release_fixes(c.get("release_fix", []), where),
         id=cid,
         title=_req(c, "title", str, where),
         prior=prior,
@@ -211,6 +231,29 @@ def _parse_cause(c: dict, where: str, kinds: set[str]) -> CauseSpec:
         suspect=suspect,
         release_prior=None if release_prior is None else float(release_prior),
     )
+
+
+def _release_fixes(items, where: str) -> tuple[tuple[str, str, str, str | None], ...]:
+    from .known_issues.versions import VersionError, parse_range
+
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise KnowledgeError(f"{where}: release_fix must be a list of [[cause.release_fix]] tables")
+    out = []
+    for x in items:
+        _check_keys(x, {"engine", "versions", "fix", "next_step"}, f"{where} release_fix")
+        try:
+            parse_range(_req(x, "versions", str, where))
+        except VersionError as exc:
+            raise KnowledgeError(f"{where} release_fix: {exc}") from None
+        out.append(
+            (
+                _req(x, "engine", str, where),
+                x["versions"],
+                _req(x, "fix", str, where),
+                _optional_str(x, "next_step", where),
+            )
+        )
+    return tuple(out)
 
 
 def _parse_rule(r: dict, where: str) -> Rule:

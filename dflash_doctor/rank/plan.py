@@ -37,6 +37,8 @@ PLAN_FLOOR = 0.15
 LIKELY = 0.5
 # A cause at least this likely is settled: it needs its fix, not more evidence.
 SETTLED = 0.9
+# With the release unknown, a known issue is worth a conditional step only when its cause is ranked at least this.
+RANKED_FLOOR = 0.1
 
 ENGINE_NAMES = {
     "vllm": "vLLM",
@@ -358,9 +360,10 @@ def _if_you_run(m) -> str:
     return "if " + "; ".join(unknown) if unknown else ""
 
 
-def _release_upgrade(evidence: EvidenceSet, names: Names) -> _Remedy | None:
-    """One upgrade past every known issue that may affect this deployment's engine (its release named or not), with
-    each issue and the conditions still unknown ("if you run a dflash drafter", "if the release is in …")."""
+def _release_upgrade(evidence: EvidenceSet, names: Names, ranked: set[str]) -> _Remedy | None:
+    """One upgrade past the known issues that may affect this deployment's engine, with each issue and the conditions
+    still unknown ("if method is one of dflash", "if the release is in …"): every issue of a named release (the
+    version drives the plan), and with the release unknown the candidates whose cause the ranking holds."""
     from .known_issues import default_known_issues, match_deployment
     from .known_issues.deployment import deployment_from_evidence
     from .known_issues.versions import VersionError, parse_version
@@ -372,7 +375,11 @@ def _release_upgrade(evidence: EvidenceSet, names: Names) -> _Remedy | None:
         current = parse_version(names.engine_version) if names.engine_version else None
     except (VersionError, Exception):  # the plan is advice: a damaged database must not cost the report
         return None
-    matches = [m for m in matches if current is None or m.issue.fixed_in.key > current.key]
+    matches = [
+        m
+        for m in matches
+        if (current is not None and m.issue.fixed_in.key > current.key) or (current is None and m.issue.cause in ranked)
+    ]
     if not matches:
         return None
     top = max((m.issue.fixed_in for m in matches), key=lambda v: v.key)
@@ -478,7 +485,7 @@ def build_plan(
     planned = _plannable(causes, explained, knowledge)
 
     upgrades = _engine_upgrades(evidence, names, [c.id for c in planned])
-    release_step = _release_upgrade(evidence, names)
+    release_step = _release_upgrade(evidence, names, {c.id for c in causes if c.confidence >= RANKED_FLOOR})
     if release_step is not None and "engine-bug" not in upgrades:
         # an engine bug on a release with known drafter-path bugs: the first A/B is the release past them
         upgrades["engine-bug"] = release_step

@@ -189,7 +189,8 @@ def _contributions(spec, st: _Setting) -> tuple[list[Contribution], list[Contrib
             if weight == 0:
                 continue
             if rule.fix and weight > fix_weight:
-                fix, fix_weight = rule.fix, weight
+                # `{detail}` in a rule's fix: the observation says exactly what to change (a key the release refuses)
+                fix, fix_weight = rule.fix.replace("{detail}", obs.detail or ""), weight
             sure = f" ({obs.strength:.0%} sure from the counts)" if obs.strength < 0.995 else ""
             c = Contribution(
                 obs.name, weight, (f"{rule.text} — {obs.detail}" if obs.detail else rule.text) + sure, obs.refs
@@ -386,6 +387,12 @@ def rank(
         }
         if verdict == Verdict.HEALTHY and reading.p_healthy is not None:
             detail["sure"] = round(reading.p_healthy, 3)
+    loose = [o.detail for o in observations if o.name in ("verifier:lossy", "verifier:block")]
+    if loose and acceptance is not None:
+        detail["caveat"] = (
+            f"drafts verified by {'; '.join(loose)}: τ is above what the standard lossless verifier gives, and the "
+            "bands are lossless, token-by-token figures"
+        )
     if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None):
         causes_out: tuple[Cause, ...] = tuple(causes)
     else:

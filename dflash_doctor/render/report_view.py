@@ -134,7 +134,8 @@ def verdict_words(report: Report) -> str:
         level = detail.get("level") or {}
         sure = detail.get("sure")
         how = f" (P {sure:.2f} from {_basis_words(level.get('basis'))})" if isinstance(sure, float) else ""
-        return f"healthy: τ is where this deployment should be{how}"
+        caveat = " — but " + detail["caveat"] if detail.get("caveat") else ""
+        return f"healthy: τ is where this deployment should be{how}{caveat}"
     acc = report.acceptance
     if acc is None:
         why = next((m.reason for m in report.missing if m.kind.value == "acceptance"), None)

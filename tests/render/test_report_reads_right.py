@@ -176,7 +176,7 @@ def test_a_probe_of_the_served_pair_is_used_and_another_pair_is_refused(tmp_path
         (["check", "bundle", "ssh://ops@gpu-7"], 2, "is a host, not a bundle"),
         (["logs", "nope.log"], 2, "nope.log: no such file"),
         (["diagnose", "--engine", "vllm==0.20.1"], 2, "an engine release alone is nothing to diagnose"),
-        (["diagnose", "--log", "-"], 3, "does not look like a vLLM or SGLang server log"),
+        (["diagnose", "--log", "-"], 3, "is not an engine log"),
     ],
     ids=["missing-log", "nothing-given", "path-as-host", "host-as-bundle", "logs-missing", "engine-alone", "not-a-log"],
 )
