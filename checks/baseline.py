@@ -105,7 +105,9 @@ class TauVsBaseline(Check):
         else:
             status = Status.WARN
             settle = (
-                "; the method decides it (name it with --launch or --drafter)"
+                f"; the workload decides it ({reading.workloads()}: name it with --dataset)"
+                if reading.dataset_decides
+                else "; the method decides it (name it with --launch or --drafter)"
                 if reading.method_decides
                 else f"; about {reading.drafts_to_settle:,} drafts at this τ would settle it"
                 if reading.drafts_to_settle

@@ -36,7 +36,9 @@ class SampleSize(Check):
                 )
             ]
         more = (
-            "; the method decides it, not more drafts (name it with --launch or --drafter)"
+            "; the workload decides it, not more drafts (name it with --dataset)"
+            if r.dataset_decides
+            else "; the method decides it, not more drafts (name it with --launch or --drafter)"
             if r.method_decides
             else f"; about {r.drafts_to_settle:,} drafts at this τ would settle it"
             if r.drafts_to_settle

@@ -158,6 +158,8 @@ class FixPlan:
     next_command: str | None = None
     next_why: str | None = None
     names: Names = field(default_factory=Names)
+    # (lowest τ, its workload, highest τ, its workload) of the pair when the workload is unknown
+    reference_range: tuple | None = None
 
     def cause(self, cid: str) -> PlanCause | None:
         return next((c for c in self.causes if c.id == cid), None)
@@ -177,6 +179,7 @@ class FixPlan:
             "tau_now": _r(self.tau_now),
             "reference_tau": _r(self.reference_tau),
             "reference": self.reference,
+            "reference_range": list(self.reference_range) if self.reference_range else None,
             "order": [c.to_dict() for c in self.causes],
             "steps": [s.to_dict() for s in self.steps],
             "next_command": self.next_command,
@@ -432,20 +435,26 @@ def _merge(rems: list[_Remedy], names: Names) -> _Remedy:
 # the plan
 
 
-def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None]:
+def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None, tuple | None]:
+    """(τ the plan computes with, what it is, the range by workload when the workload is unknown). With several
+    published workloads and none named, the plan computes with the lowest (a fix is not credited with a workload
+    nobody stated) but the report shows the whole range, never the lowest as what to expect."""
     try:
         from .baselines import pair_context
 
         ctx = pair_context(evidence, evidence.baselines)
     except Exception:  # advice only
-        return None, None
+        return None, None, None
     if ctx.baseline is None:
-        return None, None
+        return None, None, None
     b = ctx.baseline
     tau = b.tau_at_k(ctx.dataset, ctx.k)
     ds, _, exact = b.tau_for(ctx.dataset)
     what = f"{b.id}, {b.trust} reference" + (f" on {ds}" if exact and ds != "any" else "") + f" at k = {ctx.k or b.k}"
-    return tau, what
+    if not exact and len(b.tau) > 1:
+        by = sorted((b.tau_at_k(name, ctx.k), name) for name in b.tau)
+        return tau, what, (by[0][0], by[0][1], by[-1][0], by[-1][1])
+    return tau, what, None
 
 
 def _has_fact(c: Cause, knowledge) -> bool:
@@ -457,7 +466,7 @@ def build_plan(
 ) -> FixPlan:
     acc = evidence.acceptance()
     tau_now = acc.mean_acceptance_length if acc is not None else None
-    ref_tau, ref_what = _reference(evidence)
+    ref_tau, ref_what, ref_range = _reference(evidence)
     names = names_of(evidence)
     gap = (ref_tau - tau_now) if ref_tau is not None and tau_now is not None and ref_tau > tau_now else None
 
@@ -554,6 +563,7 @@ def build_plan(
         tau_now=tau_now,
         reference_tau=ref_tau,
         reference=ref_what,
+        reference_range=ref_range,
         causes=tuple(out),
         steps=tuple(steps),
         next_command=cmd,

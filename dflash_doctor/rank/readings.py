@@ -76,6 +76,23 @@ class LevelReading:
     drafts_to_settle: int | None = None
     notes: tuple[str, ...] = ()
     by_method: tuple[tuple[str, float, float], ...] = ()  # (method, P(method), P(healthy | method))
+    # With a known pair and the workload unknown: (dataset, the pair's τ there at k, P(healthy) on it), one per
+    # published dataset. The pair's band is the mixture over them: never its lowest figure alone.
+    by_dataset: tuple[tuple[str, float, float], ...] = ()
+
+    @property
+    def dataset_decides(self) -> bool:
+        """The counts settle τ against each of the pair's workloads, but the workloads disagree: naming the
+        workload (--dataset) settles it, more drafts do not."""
+        if len(self.by_dataset) < 2:
+            return False
+        decided = [ph >= DECISIVE or ph <= 1 - DECISIVE for _, _, ph in self.by_dataset]
+        return all(decided) and len({ph >= DECISIVE for _, _, ph in self.by_dataset}) == 2
+
+    def workloads(self) -> str:
+        ok = [d for d, _, ph in self.by_dataset if ph >= 0.5]
+        bad = [d for d, _, ph in self.by_dataset if ph < 0.5]
+        return f"healthy on {', '.join(ok) or 'none'}; below on {', '.join(bad) or 'none'}"
 
     @property
     def method_decides(self) -> bool:
@@ -130,6 +147,9 @@ class LevelReading:
             "by_method": [
                 {"method": m, "p_method": round(pm, 4), "p_healthy": round(ph, 4)} for m, pm, ph in self.by_method
             ],
+            "by_dataset": [
+                {"dataset": d, "tau": round(t, 3), "p_healthy": round(ph, 4)} for d, t, ph in self.by_dataset
+            ],
         }
 
 
@@ -155,6 +175,18 @@ def design_effect(acc: AcceptanceSummary, k: int | None) -> float:
         if od is not None:
             return min(MAX_DESIGN_EFFECT, max(stats.DESIGN_EFFECT, od))
     return stats.DESIGN_EFFECT
+
+
+def _by_dataset(pair, k: int, tau: float, se: float) -> list[tuple[str, float, float]]:
+    """P(healthy) against the pair's band on each workload it was published on (the same margin as every band)."""
+    from .reference import default_reference
+
+    margin = default_reference().margin
+    out = []
+    for name in pair.tau:
+        tau_d = pair.tau_at_k(name, min(k, pair.k))
+        out.append((name, tau_d, p_above(tau, se, margin * tau_d)))
+    return out
 
 
 def p_above(tau: float, se: float, edge: float) -> float:
@@ -204,6 +236,7 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     weight = 0.0
     dead = 0.0
     dead_w = 0.0
+    by_dataset: list[tuple[str, float, float]] = []
     best: tuple[float, Band | None, int | None] = (-1.0, None, None)
     by_method: list[tuple[str, float, float]] = []
     for m, pm in belief.probs.items():
@@ -224,6 +257,9 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
             if b is None or b.low is None:
                 continue
             ph = p_above(tau, se, b.low)
+            if m == pair_method and not ctx.dataset and len(pair.tau) > 1:
+                by_dataset = _by_dataset(pair, kk, tau, se)
+                ph = sum(x for _, _, x in by_dataset) / len(by_dataset)
             num += w * ph
             weight += w
             m_num += w * ph
@@ -265,6 +301,7 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
         drafts_to_settle=settle,
         notes=tuple(notes),
         by_method=tuple(by_method),
+        by_dataset=tuple(by_dataset),
     )
 
 

@@ -287,6 +287,12 @@ def _undecided(causes: list[Cause], knowledge: Knowledge, detail: dict) -> str |
 
 
 def _insufficient_note(reading) -> str:
+    if reading is not None and reading.verdict == "undecided" and reading.dataset_decides:
+        return (
+            f"Verdict insufficient-data: the counts settle τ ({reading.describe()}), but whether that is healthy "
+            f"depends on the workload, which the evidence does not name ({reading.workloads()}). Name it with "
+            "--dataset."
+        )
     if reading is not None and reading.verdict == "undecided" and reading.method_decides:
         fits = ", ".join(f"{m} {'yes' if ph >= 0.5 else 'no'}" for m, pm, ph in reading.by_method if pm >= 0.1)
         return (
@@ -384,6 +390,8 @@ def rank(
             "p_healthy": None if reading.p_healthy is None else round(reading.p_healthy, 3),
             "basis": reading.basis,
             "what": reading.describe(),
+            "decides": "workload" if reading.dataset_decides else "method" if reading.method_decides else None,
+            "workloads": reading.workloads() if reading.by_dataset else None,
         }
         if verdict == Verdict.HEALTHY and reading.p_healthy is not None:
             detail["sure"] = round(reading.p_healthy, 3)

@@ -99,7 +99,13 @@ def tau_line(report: Report) -> str | None:
     if acc.k:
         parts[0] += f" at k = {acc.k}"
     plan = report.plan
-    if plan is not None and plan.reference_tau is not None:
+    if plan is not None and plan.reference_range:
+        lo, lo_ds, hi, hi_ds = plan.reference_range
+        parts.append(
+            f"expected {lo:.2f} ({lo_ds}) – {hi:.2f} ({hi_ds}) by workload ({plan.reference.split(' on ')[0]}; "
+            "the workload is not named: give --dataset)"
+        )
+    elif plan is not None and plan.reference_tau is not None:
         parts.append(f"expected ≈ {plan.reference_tau:.2f} ({plan.reference})")
     return " · ".join(parts)
 
@@ -140,6 +146,13 @@ def verdict_words(report: Report) -> str:
     if acc is None:
         why = next((m.reason for m in report.missing if m.kind.value == "acceptance"), None)
         return f"insufficient-data: {why}" if why else "insufficient-data: no acceptance numbers were read"
+    level = (report.verdict_detail or {}).get("level") or {}
+    if level.get("decides") == "workload":
+        return f"insufficient-data: the workload decides it ({level['workloads']}); name it with --dataset"
+    if level.get("decides") == "method":
+        return "insufficient-data: the method decides it; name it with --launch or --drafter"
+    if level.get("reading") == "undecided" and level.get("what"):
+        return f"insufficient-data: the counts do not separate healthy from impaired ({level['what']})"
     if not acc.sufficient:
         return f"insufficient-data: {acc.drafts:.0f} drafts is too few to judge (at least {acc.min_drafts})"
     return "insufficient-data: τ cannot be judged without a baseline for this pair"
