@@ -84,10 +84,11 @@ class LevelReading:
     def dataset_decides(self) -> bool:
         """The counts settle τ against each of the pair's workloads, but the workloads disagree: naming the
         workload (--dataset) settles it, more drafts do not."""
-        if len(self.by_dataset) < 2:
+        if len(self.by_dataset) < 2 or self.verdict != "undecided":
             return False
-        decided = [ph >= DECISIVE or ph <= 1 - DECISIVE for _, _, ph in self.by_dataset]
-        return all(decided) and len({ph >= DECISIVE for _, _, ph in self.by_dataset}) == 2
+        return any(ph >= DECISIVE for _, _, ph in self.by_dataset) and any(
+            ph <= 1 - DECISIVE for _, _, ph in self.by_dataset
+        )
 
     def workloads(self) -> str:
         ok = [d for d, _, ph in self.by_dataset if ph >= 0.5]
@@ -189,6 +190,31 @@ def _by_dataset(pair, k: int, tau: float, se: float) -> list[tuple[str, float, f
     return out
 
 
+def _p_healthy(band: Band, tau: float, se: float, pair, k: int) -> tuple[float, list]:
+    """P(healthy) against a band; with a known pair whose workload is not named, across its published workloads
+    (and those workloads' readings)."""
+    if pair is None or len(pair.tau) < 2:
+        return p_above(tau, se, band.low), []
+    by_dataset = _by_dataset(pair, k, tau, se)
+    return _across_workloads(by_dataset), by_dataset
+
+
+def _across_workloads(by_dataset: list[tuple[str, float, float]]) -> float:
+    """P(healthy) with the workload unknown, from the pair's published workloads: healthy when τ reaches the band of
+    the median workload (typical or better), below when it misses even the easiest workload's band, and otherwise
+    the workload decides (0.5: neither side can be claimed)."""
+    from ..stats import median
+
+    ordered = sorted(by_dataset, key=lambda x: x[1])
+    p_easiest = ordered[0][2]
+    p_typical = median(ph for _, _, ph in ordered) if len(ordered) % 2 else ordered[len(ordered) // 2][2]
+    if p_typical >= DECISIVE:
+        return p_typical
+    if p_easiest <= 1.0 - DECISIVE:
+        return p_easiest
+    return 0.5
+
+
 def p_above(tau: float, se: float, edge: float) -> float:
     """P(τ_true ≥ edge | τ̂) under a flat prior: Φ((τ̂ − edge) / se)."""
     return _phi((tau - edge) / max(se, 1e-6))
@@ -256,10 +282,8 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
                 dead_w += w
             if b is None or b.low is None:
                 continue
-            ph = p_above(tau, se, b.low)
-            if m == pair_method and not ctx.dataset and len(pair.tau) > 1:
-                by_dataset = _by_dataset(pair, kk, tau, se)
-                ph = sum(x for _, _, x in by_dataset) / len(by_dataset)
+            ph, found = _p_healthy(b, tau, se, pair if m == pair_method and not ctx.dataset else None, kk)
+            by_dataset = found or by_dataset
             num += w * ph
             weight += w
             m_num += w * ph
