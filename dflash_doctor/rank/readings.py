@@ -275,7 +275,13 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
         for kk in ks:
             w = pm / len(ks)
             b = healthy_band(
-                m, kk, ctx.dataset, drafter=pair.id if m == pair_method else None, baselines=in_force(evidence)
+                m,
+                kk,
+                ctx.dataset,
+                drafter=pair.id if m == pair_method else None,
+                baselines=in_force(evidence),
+                temperature=ctx.temperature,
+                thinking=ctx.thinking,
             )
             if b is not None and b.dead_excess is not None:
                 dead += w * _phi((1.0 + b.dead_excess - tau) / max(se, 1e-6))
