@@ -131,7 +131,9 @@ class TauVsBaseline(Check):
                 obs.append(
                     Observation(f"signature:{sig.id}", f"{sig.description}; {where}", refs, strength=max(p_h, p_bad))
                 )
-        if ctx.baseline is not None and band.basis == "pair" and ctx.baseline.trust != "published":
+        if ctx.baseline is not None and band.basis == "pair" and ctx.baseline.trust == "yours":
+            msg += " — your own reference"
+        elif ctx.baseline is not None and band.basis == "pair" and ctx.baseline.trust != "published":
             msg += f" — {ctx.baseline.trust} reference, not a published figure"
         if band.basis != "pair" and (band.extrapolated or band.sparse):
             msg += " — " + ("extrapolated band" if band.extrapolated else "few published figures")

@@ -27,6 +27,9 @@ OBSERVATION = {
     MatchQuality.POSSIBLE: "known-issue-possible",
 }
 CITED = "known-issue-cited"
+# With the release unknown every entry of the engine is a candidate only: named (the plan lists them as "if you run
+# …"), never weighed — a release bug has no support of its own until the release is known.
+CANDIDATE = "known-issue-candidate"
 # What the engine-support check of a cause needs besides the table row (checks/engine_drafter_swa.py needs the
 # drafter config to know whether the drafter has sliding layers at all).
 TABLE_NEEDS = {"swa-ignored": Kind.DRAFTER}
@@ -116,7 +119,9 @@ class KnownIssues(Check):
         Kind.ACCEPTANCE,
         Kind.ENGINE_SUPPORT,
     )
-    observations = tuple(f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED, CLEAR) for cause in CAUSE_IDS)
+    observations = tuple(
+        f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED, CLEAR, CANDIDATE) for cause in CAUSE_IDS
+    )
 
     def run(self, evidence: EvidenceSet):
         db = default_known_issues()
@@ -189,7 +194,9 @@ class KnownIssues(Check):
                 self.finding(status, msg, refs=tuple(sorted(refs)), remedy=m.issue.remedy(), details=tuple(details))
             )
         obs = [
-            Observation(f"{OBSERVATION[q]}:{cause}", "; ".join(texts), tuple(sorted(refs)))
+            Observation(
+                f"{OBSERVATION[q] if dep.version else CANDIDATE}:{cause}", "; ".join(texts), tuple(sorted(refs))
+            )
             for cause, (q, texts, refs) in sorted(best.items())
         ]
         obs += [

@@ -450,7 +450,8 @@ def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None, tuple |
     b = ctx.baseline
     tau = b.tau_at_k(ctx.dataset, ctx.k)
     ds, _, exact = b.tau_for(ctx.dataset)
-    what = f"{b.id}, {b.trust} reference" + (f" on {ds}" if exact and ds != "any" else "") + f" at k = {ctx.k or b.k}"
+    whose = "your reference" if b.trust == "yours" else f"{b.trust} reference"
+    what = f"{b.id}, {whose}" + (f" on {ds}" if exact and ds != "any" else "") + f" at k = {ctx.k or b.k}"
     if not exact and len(b.tau) > 1:
         by = sorted((b.tau_at_k(name, ctx.k), name) for name in b.tau)
         return tau, what, (by[0][0], by[0][1], by[-1][0], by[-1][1])

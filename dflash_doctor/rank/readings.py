@@ -258,6 +258,8 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
 
     pair = ctx.baseline
     pair_method = family(pair.method) if pair is not None else None
+    if pair is not None and pair.method == "any":  # a reference that does not say its method judges the likeliest
+        pair_method = belief.top[0]
     num = 0.0
     weight = 0.0
     dead = 0.0
@@ -265,7 +267,9 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     by_dataset: list[tuple[str, float, float]] = []
     best: tuple[float, Band | None, int | None] = (-1.0, None, None)
     by_method: list[tuple[str, float, float]] = []
-    for m, pm in belief.probs.items():
+    # the user's own reference (--reference) judges the deployment whatever the method belief says
+    mixture = [(pair_method, 1.0)] if pair is not None and pair.trust == "yours" else list(belief.probs.items())
+    for m, pm in mixture:
         if pm < 0.01:
             continue
         m_num = m_w = 0.0
@@ -298,7 +302,7 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
                 best = (w, b, kk)
         if m_w > 0:
             by_method.append((m, pm, m_num / m_w))
-    p_healthy = num / weight if weight > 0.5 * sum(p for p in belief.probs.values() if p >= 0.01) else None
+    p_healthy = num / weight if weight > 0.5 * sum(p for _, p in mixture if p >= 0.01) else None
     p_dead = dead / dead_w if dead_w else 0.0
     band = best[1]
     settle = None

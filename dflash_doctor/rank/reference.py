@@ -552,7 +552,9 @@ def healthy_band(
     if drafter:
         from .baselines import default_baselines
 
-        b = (baselines or default_baselines()).find(drafter)
+        in_force = baselines or default_baselines()
+        user = getattr(in_force, "user", None)
+        b = user if user is not None and drafter == user.id else in_force.find(drafter)
         if b is not None and k >= 1:
             name, _tau, _exact = b.tau_for(dataset)
             curve = b.reference_curve(dataset, min(k, b.k))
