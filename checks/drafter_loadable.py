@@ -15,7 +15,7 @@ class DrafterLoadable(Check):
     title = "Engine release registers the drafter's architecture"
     needs = (Kind.DRAFTER, Kind.ENGINE)
     wants = (Kind.TARGET,)
-    observations = ("engine-arch:registered", "engine-arch:unregistered", "engine-layer-map:raw")
+    observations = ("engine-arch:registered", "engine-arch:unregistered")
 
     def run(self, evidence: EvidenceSet):
         dev, eng = evidence.get(Kind.DRAFTER), evidence.get(Kind.ENGINE)
@@ -36,8 +36,7 @@ class DrafterLoadable(Check):
                     a.sentence,
                     refs=refs,
                     observations=(Observation("engine-arch:registered", a.sentence, refs),),
-                ),
-                *self._aux_placement(evidence.drafter(), evidence.engine(), refs),
+                )
             ]
         if a.loadable is False:
             return [
@@ -51,37 +50,3 @@ class DrafterLoadable(Check):
                 )
             ]
         return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {a.sentence}", refs=refs)]
-
-    def _aux_placement(self, d, eng, refs):
-        """An EAGLE-3 drafter whose aux ids sit where this release does not look is served with the default taps."""
-        from dflash_doctor.models.architectures import aux_placements
-
-        if d.method not in ("eagle3", "peagle") or d.layer_ids_source is None:
-            return []
-        reads = aux_placements(eng.name, eng.version)
-        if reads is None:
-            return []
-        who = f"{eng.name} {eng.version}"
-        if d.layer_ids_source in reads:
-            return [
-                self.finding(
-                    Status.OK,
-                    f"{who} reads the aux ids where the drafter states them ({d.layer_ids_source})",
-                    refs=refs,
-                )
-            ]
-        msg = (
-            f"the drafter states its aux ids in {d.layer_ids_source}, which {who} does not read "
-            f"({', '.join(reads) or 'it reads none'}): it taps its default layers instead of "
-            f"{list(d.target_layer_ids or ())}"
-        )
-        return [
-            self.finding(
-                Status.FAIL,
-                msg,
-                refs=refs,
-                remedy="Copy the ids to the field this release reads (top-level "
-                "eagle_aux_hidden_state_layer_ids), or use a release that reads eagle_config.",
-                observations=(Observation("engine-layer-map:raw", msg, refs),),
-            )
-        ]

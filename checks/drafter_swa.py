@@ -31,6 +31,19 @@ class DrafterSwa(Check):
                 )
             ]
         swa = d.swa_layers
+        other = sorted({la.attention for la in d.layers} - {"full", "sliding"})
+        if other:
+            counts = ", ".join(
+                f"{sum(1 for la in d.layers if la.attention == k)} {k}" for k in ("full", "sliding", *other)
+            )
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: the layers are not all attention layers ({counts}); no drafter "
+                    "reader knows this shape",
+                    refs=(ev.ref,),
+                )
+            ]
         if not swa:
             what = "the drafter's single layer is" if len(d.layers) == 1 else f"all {len(d.layers)} drafter layers are"
             return [

@@ -68,7 +68,7 @@ class DrafterWeights(Check):
                 bad.append(f"weights hold {len(layer_ids)} decoder layers; config says {d.num_hidden_layers}")
             else:
                 good.append(f"{len(layer_ids)} decoder layers")
-        fc = w.tensors.get("fc.weight") or w.tensors.get("model.fc.weight")
+        fc = w.tensors.get("fc.weight") or w.tensors.get("model.fc.weight") or w.tensors.get("encoder.fc.weight")
         n_ids = len(d.target_layer_ids) if d.target_layer_ids else (3 if d.method == "eagle3" else None)
         if fc is not None and hid and n_ids and len(fc.shape) == 2:
             th = d.target_hidden_size or hid

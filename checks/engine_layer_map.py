@@ -71,7 +71,7 @@ class EngineLayerMap(Check):
                 self.finding(
                     Status.NOT_APPLICABLE,
                     f"the drafter is {drafter_method}: the DFlash +1 mapping does not apply "
-                    f"(EAGLE-3 aux ids are used {row.eagle3_aux})",
+                    "(engine-aux-taps compares the layers it taps with the ones it was trained on)",
                     refs=refs,
                 )
             ]

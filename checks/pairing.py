@@ -280,7 +280,7 @@ def _fc_in(d) -> int | None:
     w = d.weights
     if w is None:
         return None
-    for name in ("fc.weight", "model.fc.weight"):
+    for name in ("fc.weight", "model.fc.weight", "encoder.fc.weight"):  # encoder.fc: the Muse-Glimmer assistant
         info = w.tensors.get(name)
         if info is not None and len(info.shape) == 2:
             return info.shape[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections.abc import Sequence
@@ -47,7 +48,7 @@ def build_report(
         Finding("inputs", Status.COULD_NOT_CHECK, f"could not check {what}: {reason}")
         for what, reason in evidence.collection_errors
     ]
-    findings += run_checks(checks, evidence)
+    findings += run_checks(checks, evidence, _launch_method)
     ranking = rank(findings, evidence, knowledge)
     # a cause's advice follows the release (no runner toggle on a release that has one runner)
     release = names_of(evidence)
@@ -123,6 +124,12 @@ def _filled_detail(detail: dict, names) -> dict | None:
 
 # Evidence that only restates what the user typed: on its own, nothing was read.
 _STATED = (Kind.ENGINE, Kind.ENGINE_SUPPORT, Kind.WORKLOAD, Kind.LOG_SCAN)
+
+
+def _launch_method(evidence: EvidenceSet) -> str | None:
+    from .models.launch_view import launch_method
+
+    return launch_method(evidence)[0]
 
 
 def require_something_read(evidence: EvidenceSet) -> None:
@@ -236,7 +243,7 @@ def compare_with_served(result: dict, served: EvidenceSet) -> list[dict]:
 
     add_probe_evidence(served, result, Source("command", "probe"))
     checks = [c for c in load_checks().checks if c.id == "probe-vs-served"]
-    return [f.to_dict() for f in run_checks(checks, served)]
+    return [f.to_dict() for f in run_checks(checks, served, _launch_method)]
 
 
 # Imported while a host works (the collectors' `meanwhile`): what the diagnosis needs once its answers arrive.
@@ -256,14 +263,11 @@ def warm_imports() -> None:
     import importlib
 
     for name in WARM_MODULES:
-        try:
+        # a module that cannot be imported reports that itself where it is needed
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
-        except Exception:  # a module that cannot be imported reports that itself where it is needed
-            pass
-    try:
+    with contextlib.suppress(Exception):
         load_checks(include_plugins=False)
-    except Exception:
-        pass
 
 
 def warm_report_data(settings: Settings | None = None) -> None:
@@ -285,7 +289,5 @@ def warm_report_data(settings: Settings | None = None) -> None:
         engine_support.load_table,
         architectures.load,
     ):
-        try:
+        with contextlib.suppress(Exception):  # (not cached: the report's own call raises it again)
             load()
-        except Exception:  # (not cached: the report's own call raises it again)
-            pass

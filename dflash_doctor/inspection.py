@@ -67,6 +67,22 @@ class Inspection:
             out.append("the +1 on target_layer_ids: each tap reads the layer before the trained one")
         return out
 
+    def taps(self) -> tuple[Any, list[Any]]:
+        """(what the drafter was trained on, what the named engine release serves on each runner): output terms."""
+        from .models import aux_taps
+
+        d, t = self.drafter, self.target
+        n = t.num_hidden_layers if t is not None else None
+        trained = aux_taps.trained(d, n)
+        served: list[Any] = []
+        if self.engine_spec and not d.embedded_in_target and d.method not in (None, "unknown", "mtp", "medusa"):
+            from .collect.files import parse_engine_spec
+
+            name, version = parse_engine_spec(self.engine_spec)
+            kind = (*t.architectures, t.model_type or "") if t is not None else ()
+            served = aux_taps.served(d, name, version, n, None, kind)
+        return trained, served
+
     def eagle3_default_aux_ids(self) -> list[int] | None:
         """The aux ids an engine taps for an EAGLE-3 drafter that states none: (2, n//2, n−3), capture-before."""
         d, t = self.drafter, self.target
@@ -102,6 +118,9 @@ class Inspection:
             "raw_capture_indices": list(d.raw_capture_indices) if d.raw_capture_indices is not None else None,
             "num_target_layers": d.num_target_layers,
             "eagle3_default_aux_ids": self.eagle3_default_aux_ids(),
+            "ids_written": list(d.ids_written) if d.ids_written is not None else None,
+            "trained_on": self.taps()[0].to_dict(),
+            "served_as": [s.to_dict() for s in self.taps()[1]],
             "layers": [la.to_dict() for la in d.layers],
             "swa_layers": list(d.swa_layers),
             "sliding_window": d.sliding_window,
@@ -159,7 +178,7 @@ def inspect(
         row = ev.value(Kind.ENGINE_SUPPORT)
         name, version = parse_engine_spec(engine)
         mt = tfacts.model_type if (dfacts.embedded_in_target and tfacts) else dfacts.model_type
-        arch = support(name, version, dfacts.method, mt, dfacts.speculators_format)
+        arch = support(name, version, dfacts.method, mt, dfacts.speculators_format, tuple(dfacts.architectures or ()))
     else:
         ev.missing(Kind.ENGINE_SUPPORT, "no engine given (--engine NAME==VERSION)")
     if k is not None:

@@ -47,8 +47,10 @@ def static_files(engine: str) -> list[str]:
             ]
             + [models + f for f in vl.DEFAULT_TARGETS]
         )
+    from .auxreads import SG_FILES
+
     models = sg.MODELS[len("sglang/") :]
-    return [p[len("sglang/") :] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS)] + [
+    return [p[len("sglang/") :] for p in (sg.SPEC_INFO, sg.DFLASH_MODEL, sg.DFLASH_UTILS, *SG_FILES)] + [
         models + f for f in sg.DEFAULT_TARGETS
     ]
 
@@ -109,6 +111,8 @@ class EngineAnalysis:
     missing: tuple[str, ...] = ()  # files the analysis wanted and did not have
     source: str = ""  # where the files came from
     notes: tuple[str, ...] = field(default=())
+    # runner -> ((placement, shift), …): where the runner reads a drafter's aux layer ids (auxreads.py)
+    aux_reads: dict[str, Answer] = field(default_factory=dict)
 
     def swa_for(self, arch: str | None) -> vl.SwaRules | None:
         if arch and arch in self.swa:
@@ -136,6 +140,7 @@ class EngineAnalysis:
             "missing": list(self.missing),
             "source": self.source,
             "notes": list(self.notes),
+            "aux_reads": {k: v.to_dict() for k, v in self.aux_reads.items()},
         }
 
 
@@ -149,11 +154,7 @@ def analyse(
     src = Sources(tree)
     version = read_version(engine, tree, log_version)
     archs = tuple(target_architectures)
-    if engine == "vllm":
-        result = _vllm(src, version, archs)
-    else:
-        result = _sglang(src, version, archs)
-    return result
+    return _vllm(src, version, archs) if engine == "vllm" else _sglang(src, version, archs)
 
 
 def _layer_map(shift: Answer, target: Answer, capture: Answer) -> Answer:
@@ -196,6 +197,9 @@ def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> Engi
     swa = {a: vl.swa_rules(src, reg, a) for a in (dflash.value or ())} if dflash.value else {}
     if dflash.value == ():
         layer_map = {r: Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites) for r in layer_map}
+    from .auxreads import vllm_reads
+
+    reads = vllm_reads(src, vl.V1_RUNNER)
     return EngineAnalysis(
         "vllm",
         version,
@@ -209,6 +213,7 @@ def _vllm(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> Engi
         archs,
         tuple(sorted(src.missing)),
         src.tree.name,
+        aux_reads=reads,
     )
 
 
@@ -254,6 +259,9 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
     layer_map = {
         "worker": lm if dflash.value != () else Answer("n/a", CERTAIN, "no DFlash in this release", dflash.cites)
     }
+    from .auxreads import sglang_reads
+
+    reads = {"worker": sglang_reads(src, entries)}
     return EngineAnalysis(
         "sglang",
         version,
@@ -267,6 +275,7 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
         archs,
         tuple(sorted(src.missing)),
         src.tree.name,
+        aux_reads=reads,
     )
 
 

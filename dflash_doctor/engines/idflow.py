@@ -20,7 +20,7 @@ so a +1 on a length never counts as a shift.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 LIST, ELEM = "list", "elem"
@@ -80,21 +80,24 @@ def follow(
     sources: dict[str, str] | None = None,
     sink_attrs: Iterable[str] = SINK_ATTRS,
     sink_calls: Iterable[str] = SINK_CALLS,
+    origin_of: Callable[[ast.expr], str | None] | None = None,
 ) -> Flow:
-    """Interpret `fn`; `sources` maps parameter names to origins (their ids start unshifted)."""
+    """Interpret `fn`; `sources` maps parameter names to origins (their ids start unshifted). `origin_of`, when
+    given, names the origin of a config read instead of the key alone (e.g. by where the key is read from)."""
     env: dict[str, frozenset] = {}
     for name, origin in (sources or {}).items():
         env[name] = frozenset({Tag(origin, 0, LIST, fn.lineno)})
-    it = _Interp(set(sink_attrs), set(sink_calls))
+    it = _Interp(set(sink_attrs), set(sink_calls), origin_of or _source_read)
     it.block(fn.body, env)
     return it.flow
 
 
 class _Interp:
-    def __init__(self, sink_attrs: set[str], sink_calls: set[str]):
+    def __init__(self, sink_attrs: set[str], sink_calls: set[str], origin_of: Callable[[ast.expr], str | None]):
         self.flow = Flow()
         self.sink_attrs = sink_attrs
         self.sink_calls = sink_calls
+        self.origin_of = origin_of
 
     # -- statements: each returns the environment after it, or None when the path ended ------
     def block(self, stmts: list[ast.stmt], env: dict | None) -> dict | None:
@@ -226,7 +229,7 @@ class _Interp:
     def expr(self, e: ast.expr | None, env: dict) -> frozenset:
         if e is None:
             return frozenset()
-        src = _source_read(e)
+        src = self.origin_of(e)
         if src is not None:
             base = frozenset({Tag(src, 0, LIST, e.lineno)})
             if isinstance(e, ast.Call) and call_func(e) == "getattr" and len(e.args) >= 3:
@@ -332,10 +335,10 @@ class _Interp:
         args = [self.expr(a, env) for a in e.args]
         kw = [self.expr(k.value, env) for k in e.keywords]
         # a keyword named after the key the ids came from stores them under that name: `Cfg(target_layer_ids=ids)`
-        for k, v in zip(e.keywords, kw):
+        for k, v in zip(e.keywords, kw, strict=True):
             if k.arg in ORIGIN_KEYS and _ids(v):
                 self.flow.exits.append(Exit(f"kw:{k.arg}", v, e))
-        kw = [v for k, v in zip(e.keywords, kw) if k.arg not in ORIGIN_KEYS]
+        kw = [v for k, v in zip(e.keywords, kw, strict=True) if k.arg not in ORIGIN_KEYS]
         ids_in = frozenset().union(*args, *kw) if (args or kw) else frozenset()
         attr = e.func.attr if isinstance(e.func, ast.Attribute) else None
         if attr in self.sink_calls and _ids(ids_in):

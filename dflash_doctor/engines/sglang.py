@@ -32,8 +32,10 @@ DEFAULT_ENTRY = {"qwen3.py": "Qwen3ForCausalLM", "llama.py": "LlamaForCausalLM",
 
 
 def wanted(listing: tuple[str, ...], target_architectures: tuple[str, ...] = ()) -> list[str]:
+    from .auxreads import SG_FILES
+
     have = set(listing)
-    out = [SPEC_INFO, DFLASH_MODEL, DFLASH_UTILS] + [MODELS + f for f in DEFAULT_TARGETS]
+    out = [SPEC_INFO, DFLASH_MODEL, DFLASH_UTILS, *SG_FILES] + [MODELS + f for f in DEFAULT_TARGETS]
     for arch in target_architectures:
         out += [MODELS + f"{stem}.py" for stem in module_guesses(arch)]
     return [p for p in dict.fromkeys(out) if p in have]
@@ -162,9 +164,12 @@ def default_entries(src: Sources) -> list[tuple[Module, ast.ClassDef]]:
     out = []
     for f, cls in DEFAULT_ENTRY.items():
         mod = src.parsed(MODELS + f)
-        if mod is not None and cls in mod.classes:
-            if src.find_method(src.mro(mod, mod.classes[cls]), "set_dflash_layers_to_capture") is not None:
-                out.append((mod, mod.classes[cls]))
+        if (
+            mod is not None
+            and cls in mod.classes
+            and src.find_method(src.mro(mod, mod.classes[cls]), "set_dflash_layers_to_capture") is not None
+        ):
+            out.append((mod, mod.classes[cls]))
     return out
 
 

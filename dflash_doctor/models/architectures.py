@@ -41,8 +41,40 @@ def _mtp_type(model_type: str | None) -> str:
     return (model_type or "").strip()
 
 
+def _rows_for(
+    engine: str, method: str, model_type: str | None, speculators: bool, archs: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """The rows that decide this drafter: MTP by the target's model_type; otherwise a row naming one of the
+    drafter's own architectures (or its model_type) wins over the method's generic row."""
+    rows = [r for r in load().get("arch", []) if r["engine"] == engine and r["method"] == method]
+    if method == "mtp":
+        return [r for r in rows if r["model_type"] == _mtp_type(model_type)]
+    named = [r for r in rows if r["name"] in archs or (r["model_type"] and r["model_type"] == model_type)]
+    if named:
+        return named[:1]
+    if _names_elsewhere(engine, method, archs, model_type):
+        return []  # another engine registers this architecture by name; this one does not
+    rows = [r for r in rows if not r.get("specific")]
+    if method == "eagle3" and speculators:
+        return [r for r in rows if r["model_type"] == "speculators"] or rows
+    return [r for r in rows if r["model_type"] in ("", "speculators")][:1]
+
+
+def _names_elsewhere(engine: str, method: str, archs: tuple[str, ...], model_type: str | None) -> bool:
+    return any(
+        r["engine"] != engine and r.get("specific") and (r["name"] in archs or r["model_type"] == model_type)
+        for r in load().get("arch", [])
+        if r["method"] == method
+    )
+
+
 def support(
-    engine: str, version: str | None, method: str, model_type: str | None = None, speculators: bool = False
+    engine: str,
+    version: str | None,
+    method: str,
+    model_type: str | None = None,
+    speculators: bool = False,
+    architectures: tuple[str, ...] = (),
 ) -> ArchSupport | None:
     """The architecture row for a drafter `method` on `engine` `version`, or None when the engine is not read."""
     data = load()
@@ -50,13 +82,7 @@ def support(
     releases = data.get("releases", {}).get(engine)
     if not releases or not version:
         return None
-    rows = [r for r in data.get("arch", []) if r["engine"] == engine and r["method"] == method]
-    if method == "mtp":
-        rows = [r for r in rows if r["model_type"] == _mtp_type(model_type)]
-    elif method == "eagle3" and speculators:
-        rows = [r for r in rows if r["model_type"] == "speculators"] or rows
-    else:
-        rows = [r for r in rows if r["model_type"] in ("", "speculators")][:1]
+    rows = _rows_for(engine, method, model_type, speculators, tuple(architectures))
     who = f"{engine} {version}"
     v = vtuple(version)
     last_read = releases[-1]
@@ -106,17 +132,6 @@ def support(
     return ArchSupport(engine, version, method, name, loadable, basis, s)
 
 
-def aux_placements(engine: str, version: str | None) -> tuple[str, ...] | None:
-    """Which config fields this release reads EAGLE-3 aux ids from; None when not established."""
-    if not version:
-        return None
-    v = vtuple(version)
-    for r in load().get("aux_placement", []):
-        if r["engine"] == engine.lower() and vtuple(r["min"]) <= v <= vtuple(r["max"]):
-            return tuple(r["reads"])
-    return None
-
-
 def support_from_evidence(evidence) -> ArchSupport | None:
     """The architecture row for the drafter and engine in `evidence` (Kind.DRAFTER + Kind.ENGINE)."""
     d, eng = evidence.drafter(), evidence.engine()
@@ -124,4 +139,4 @@ def support_from_evidence(evidence) -> ArchSupport | None:
         return None
     tgt = evidence.target()
     mt = tgt.model_type if (d.embedded_in_target and tgt is not None) else d.model_type
-    return support(eng.name, eng.version, d.method, mt, d.speculators_format)
+    return support(eng.name, eng.version, d.method, mt, d.speculators_format, tuple(d.architectures or ()))

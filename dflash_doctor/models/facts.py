@@ -31,7 +31,7 @@ MAX_TOKENIZER_BYTES = 64 << 20
 @dataclass(frozen=True)
 class LayerAttention:
     index: int
-    attention: str  # "full" | "sliding"
+    attention: str  # "full" | "sliding"; a config no reader knows may also show "mamba", "linear", "conv", "mlp", "moe"
     window: int | None
     causal: bool
 
@@ -45,7 +45,9 @@ class RopeFacts:
     scaling: dict | None  # rope_scaling / non-default rope_parameters type
     partial_rotary_factor: float | None
     source: str  # which field the theta came from
-    per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-4, MiMo-V2 swa_rope_theta)
+    per_layer_type: dict[str, float] | None = None  # theta per attention kind (Gemma-3/4, MiMo-V2 swa_rope_theta)
+    nope_kinds: tuple[str, ...] = ()  # attention kinds that apply no RoPE at all (EXAONE-4's global layers)
+    notes: tuple[str, ...] = ()  # defaults applied and per-layer rules, in words
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +56,8 @@ class RopeFacts:
             "partial_rotary_factor": self.partial_rotary_factor,
             "source": self.source,
             "per_layer_type": self.per_layer_type,
+            "nope_kinds": list(self.nope_kinds),
+            "notes": list(self.notes),
         }
 
 
@@ -114,13 +118,13 @@ class DrafterFacts:
     target_model_type: str | None = None
     speculative_tokens: int | None = None
     special_tokens: dict[str, tuple[int, ...]] | None = None  # bos/eos/pad ids stated in the config
+    ids_written: tuple[int, ...] | None = None  # the ids exactly as the config writes them (layer_ids_source)
 
     @property
     def ids_capture_before(self) -> bool:
-        """True when the ids are in the engines' capture-before convention (used as-is, never +1)."""
-        return self.layer_ids_source in AUX_SOURCES or (
-            self.method in ("eagle3", "peagle") and self.target_layer_ids is not None
-        )
+        """True when the config writes its ids in the engines' capture-before convention (id k = the stream
+        entering layer k: speculators' top-level fields); `target_layer_ids` is then ids − 1."""
+        return self.layer_ids_source in AUX_SOURCES
 
     @property
     def aux_ids_absent(self) -> bool:
@@ -240,14 +244,57 @@ _Fields = Fields
 UNSCALED_ROPE = (None, "default", "proportional")
 
 
+# transformers' defaults when a config omits rope_theta (the configuration classes' `default_theta` /
+# `rope_theta` default, transformers 5.x; tests/models/test_rope_defaults.py checks this table against them).
+# Per attention kind where the class keeps two (Gemma-3: global 1e6, local 1e4). A model type not listed gets
+# no assumed theta: its default is the class's own.
+DEFAULT_THETA: dict[str, float | dict[str, float]] = {
+    **dict.fromkeys(
+        (
+            "llama",
+            "qwen2",
+            "qwen2_moe",
+            "qwen3",
+            "qwen3_moe",
+            "mistral",
+            "gemma",
+            "gemma2",
+            "deepseek_v2",
+            "deepseek_v3",
+            "phi3",
+            "exaone4",
+            "glm4_moe",
+            "qwen3_next",
+            "olmo2",
+            "cohere2",
+            "granite",
+            "starcoder2",
+        ),
+        10000.0,
+    ),
+    "mixtral": 1e6,
+    "minimax": 1e6,
+    "minimax_m2": 5e6,
+    "gpt_oss": 150000.0,
+    "gemma3": {"full_attention": 1e6, "sliding_attention": 1e4},
+    "gemma3_text": {"full_attention": 1e6, "sliding_attention": 1e4},
+}
+# transformers' partial_rotary_factor defaults of the classes that rotate part of each head by default
+DEFAULT_PARTIAL = {"glm4_moe": 0.5, "qwen3_next": 0.25}
+
+
 def read_rope(f: _Fields) -> RopeFacts:
     """RoPE as transformers reads it. `rope_parameters` may be keyed by attention kind (Gemma-4:
     {"full_attention": {...}, "sliding_attention": {...}}); MiMo-V2 gives sliding layers their own
-    `swa_rope_theta`. `theta` is the full-attention layers' value; the others are in `per_layer_type`."""
+    `swa_rope_theta`; Gemma-3 its sliding layers `rope_local_base_freq`. `theta` is the full-attention
+    layers' value; the others are in `per_layer_type`. Omitted values are transformers' defaults, said so."""
     params = f.dict("rope_parameters") or {}
     kinds = {k: v for k, v in params.items() if k.endswith("_attention") and isinstance(v, dict)}
-    if kinds:
-        return _rope_per_kind(f, kinds)
+    r = _rope_per_kind(f, kinds) if kinds else _rope_flat(f, params)
+    return _rope_rules(f, r)
+
+
+def _rope_flat(f: _Fields, params: dict) -> RopeFacts:
     per_kind = None
     theta, src = f.num("rope_theta"), "rope_theta"
     if theta is None and params:
@@ -264,6 +311,79 @@ def read_rope(f: _Fields) -> RopeFacts:
         prf = f.num("partial_rotary_factor", params, "rope_parameters.partial_rotary_factor")
     prf = _rotary_fraction(f, prf)
     return RopeFacts(theta, scaling, prf, src if theta is not None else "absent", per_kind)
+
+
+def _rope_rules(f: _Fields, r: RopeFacts) -> RopeFacts:
+    """Model-specific rules on top of the fields: defaults, Gemma-3's local base, rotary_dim, EXAONE-4's NoPE."""
+    from dataclasses import replace
+
+    mt = str(f.cfg.get("model_type") or "")
+    notes = list(r.notes)
+    if r.per_layer_type is None and mt in ("gemma3", "gemma3_text"):
+        r = _gemma3_local(f, r, notes)
+    if r.theta is None and mt in DEFAULT_THETA:
+        d = DEFAULT_THETA[mt]
+        theta = d["full_attention"] if isinstance(d, dict) else d
+        notes.append(f"rope_theta not stated: transformers' default for {mt} is {theta:g}")
+        r = replace(r, theta=theta, source=f"transformers' default for {mt}")
+    elif r.theta is None:
+        notes.append("rope_theta not stated, and its default depends on the model class: not assumed")
+    prf = r.partial_rotary_factor
+    if prf is None:
+        prf = _rotary_dim_fraction(f, notes)
+    if prf is None and mt in DEFAULT_PARTIAL:
+        prf = DEFAULT_PARTIAL[mt]
+        notes.append(f"partial_rotary_factor not stated: transformers' default for {mt} is {prf:g}")
+    nope = _nope(f, mt, notes)
+    return replace(r, partial_rotary_factor=prf, nope_kinds=nope, notes=tuple(notes))
+
+
+def _gemma3_local(f: _Fields, r: RopeFacts, notes: list[str]) -> RopeFacts:
+    """Gemma-3: the sliding layers rotate with rope_local_base_freq (default 1e4), unscaled; the full layers with
+    rope_theta (default 1e6) and rope_scaling (transformers Gemma3TextConfig)."""
+    from dataclasses import replace
+
+    local = f.num("rope_local_base_freq")
+    if local is None:
+        local = 10000.0
+        notes.append("rope_local_base_freq not stated: transformers' default 10000 for Gemma-3's sliding layers")
+    full = r.theta if r.theta is not None else 1e6
+    if r.theta is None:
+        notes.append("rope_theta not stated: transformers' default for gemma3_text is 1e+06 (full-attention layers)")
+    if r.scaling:
+        notes.append("rope_scaling applies to the full-attention layers only; the sliding layers rotate unscaled")
+    source = r.source if r.theta is not None else "transformers' default for gemma3_text"
+    return replace(
+        r,
+        theta=full,
+        source=source + f"; sliding layers {local:g} (rope_local_base_freq)",
+        per_layer_type={"full_attention": full, "sliding_attention": local},
+    )
+
+
+def _rotary_dim_fraction(f: _Fields, notes: list[str]) -> float | None:
+    """`rotary_dim` of `head_dim` (MiniMax-M2: 64 of 128): the same partial rotation, stated in dimensions."""
+    rd = f.int("rotary_dim") if "rotary_dim" in f.cfg else None
+    hd = f.int("head_dim")
+    if hd is None and f.int("hidden_size") and f.int("num_attention_heads"):
+        hd = f.int("hidden_size") // f.int("num_attention_heads")
+    if rd is None or not hd:
+        return None
+    if not 0 < rd <= hd:
+        f.w.append(f"rotary_dim = {rd} is not in (0, head_dim {hd}]; ignored")
+        return None
+    notes.append(f"partial rotary {rd / hd:g} from rotary_dim {rd} of head_dim {hd}")
+    return rd / hd
+
+
+def _nope(f: _Fields, mt: str, notes: list[str]) -> tuple[str, ...]:
+    """EXAONE-4: with a sliding window, the full-attention (global) layers apply no RoPE (transformers
+    modeling_exaone4.py: rotary only when sliding_window is None or the layer slides)."""
+    window = f.cfg.get("sliding_window", 4096)  # Exaone4Config's default when the key is absent
+    if mt in ("exaone4", "exaone4_5_text") and window is not None:
+        notes.append("EXAONE-4: the full-attention layers apply no RoPE (NoPE); only the sliding layers rotate")
+        return ("full_attention",)
+    return ()
 
 
 def _rope_per_kind(f: _Fields, kinds: dict[str, dict]) -> RopeFacts:
@@ -351,6 +471,30 @@ def _layers(
     return tuple(layers), source, (window if source else None)
 
 
+def _disabled_window(cfg: dict, method: str, notes: list[str]) -> None:
+    """A window declared and switched off (Qwen2-style `use_sliding_window: false`): said, not read as sliding."""
+    sw = cfg.get("sliding_window")
+    if cfg.get("use_sliding_window") is False and isinstance(sw, int) and not isinstance(sw, bool) and sw > 0:
+        notes.append(
+            f"sliding_window {sw} is declared but use_sliding_window is false: the window is off and every layer "
+            "attends in full (transformers' rule)"
+        )
+
+
+def _layers_as_target(
+    f: _Fields, cfg: dict, n_layers: int | None, notes: list[str]
+) -> tuple[tuple[LayerAttention, ...], str | None, int | None]:
+    """A config no drafter reader knows: its layer kinds as transformers derives a model's (Mamba, MLP and MoE
+    blocks are not attention layers), never assumed full attention."""
+    kinds, rule, window = target_layers.derive(f, cfg, n_layers)
+    if not kinds:
+        return (), None, None
+    notes.append(f"layer kinds derived as for any model: {rule}")
+    layers = tuple(LayerAttention(i, k, window if k == "sliding" else None, True) for i, k in enumerate(kinds))
+    sliding = any(k == "sliding" for k in kinds)
+    return layers, (rule if sliding else None), (window if sliding else None)
+
+
 _CARD_PATTERNS = (
     (
         "under-training",
@@ -411,20 +555,8 @@ def drafter_facts_from_config(
         n_layers = r.mtp_layers
     n_target = r.num_target_layers
 
-    ids, ids_src = r.ids, r.ids_source
-    if ids is not None and ids_src in AUX_SOURCES:
-        # already in capture-before form (shifted +1 for DFlash); engines use them as-is and they win
-        hf_idx = ids
-        ids = tuple(i - 1 for i in ids) if is_dflash else ids
-    else:
-        if ids is None and is_dflash and n_target and n_layers:
-            ids = default_target_layer_ids(n_target, n_layers)
-            ids_src = "default"
-            warnings.append(
-                "target_layer_ids absent: derived by the older reference's default rule "
-                f"{list(ids)}; newer checkpoints state them"
-            )
-        hf_idx = tuple(i + 1 for i in ids) if ids is not None and is_dflash else ids
+    ids, ids_src = _output_ids(r, is_dflash, n_target, n_layers, warnings)
+    hf_idx = tuple(i + 1 for i in ids) if ids is not None else None
     raw_idx = ids if is_dflash and ids is not None else None
     if ids is None and method in ("eagle3", "peagle"):
         warnings.append(
@@ -440,8 +572,11 @@ def drafter_facts_from_config(
         kind = "sliding" if r.mtp_window is not None else "full"
         layers = tuple(LayerAttention(i, kind, r.mtp_window, True) for i in range(n_layers or 0))
         swa_src, window = (r.mtp_window_source, r.mtp_window) if r.mtp_window is not None else (None, None)
+    elif method == "unknown":
+        layers, swa_src, window = _layers_as_target(f, shape, n_layers, r.notes)
     else:
         layers, swa_src, window = _layers(f, shape, r.dcfg, n_layers, is_dflash)
+    _disabled_window(shape, method, r.notes)
     card, card_file = _card(files, ckpt.directory)
     weights = None
     if with_weights:
@@ -508,7 +643,28 @@ def drafter_facts_from_config(
         target_model_type=r.target_model_type,
         speculative_tokens=r.speculative_tokens,
         special_tokens=special,
+        ids_written=r.ids,
     )
+
+
+def _output_ids(
+    r, is_dflash: bool, n_target: int | None, n_layers: int | None, warnings: list[str]
+) -> tuple[tuple[int, ...] | None, str | None]:
+    """The target layers whose OUTPUT the drafter reads, and the field they came from. Ids written in the
+    capture-before convention (speculators' top-level fields: id k = the stream entering layer k) are
+    ids − 1; every other placement names outputs already (aux_taps.toml, docs/layer-id-conventions.md)."""
+    ids, src = r.ids, r.ids_source
+    if ids is not None and src in AUX_SOURCES:
+        return tuple(i - 1 for i in ids), src
+    if ids is None and is_dflash and n_target and n_layers:
+        ids = default_target_layer_ids(n_target, n_layers)
+        warnings.append(
+            "target_layer_ids absent: derived by the older reference's default rule "
+            f"{list(ids)}; newer checkpoints state them (SGLang applies the same default; vLLM has none: "
+            "its fc expects one state per drafter layer and the runner taps three — a shape error)"
+        )
+        return ids, "default"
+    return ids, src
 
 
 class _LabelledFields(Fields):
@@ -586,6 +742,7 @@ def target_facts(spec: str, files: FileAccess | None = None) -> TargetFacts:
         "mamba": "mamba",
         "conv": "conv",
         "mlp": "mlp",
+        "moe": "moe",
     }
     for k in kinds or ():
         counts[names[k]] = counts.get(names[k], 0) + 1
@@ -621,12 +778,9 @@ def target_facts(spec: str, files: FileAccess | None = None) -> TargetFacts:
 
 
 def _mtp_count(cfg: dict, f: Fields) -> tuple[int | None, str | None]:
-    for key in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers"):
-        if key in cfg:
-            n = f.int(key)
-            if n:
-                return n, key
-    return None, None
+    from .readers.mtp import embedded_count
+
+    return embedded_count(cfg, f)
 
 
 def _tokenizer_ids(

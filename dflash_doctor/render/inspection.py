@@ -65,12 +65,57 @@ def _rope_text(r) -> str:
         text += f", scaling {kind}" + (f" ×{factor:g}" if isinstance(factor, (int, float)) else "")
     if r.partial_rotary_factor:
         text += f", partial rotary {r.partial_rotary_factor:g}"
+    if r.per_layer_type and "sliding_attention" in r.per_layer_type and "sliding" not in r.source:
+        text += f"; sliding layers {r.per_layer_type['sliding_attention']:g}"
+    if r.nope_kinds:
+        text += f"; no RoPE on {', '.join(k.replace('_attention', '') for k in r.nope_kinds)} layers"
+    notes = [n for n in r.notes if not n.startswith("partial rotary")]
+    if notes:
+        text += " — " + "; ".join(notes)
     return text
+
+
+def _outputs(ids) -> str:
+    return ", ".join("embeddings" if i < 0 else str(i) for i in ids)
+
+
+def _ids_rows(insp) -> list[tuple[str, str]]:
+    """The ids as written, what the drafter was trained on and what the named engine taps (output terms)."""
+    d = insp.drafter
+    rows: list[tuple[str, str]] = []
+    eagle = d.method in ("eagle3", "peagle")
+    if not (d.is_dflash or eagle or d.target_layer_ids is not None):
+        return rows
+    label = "EAGLE-3 aux ids" if eagle else "target_layer_ids"
+    if d.ids_written is not None:
+        rows.append((label, f"{list(d.ids_written)} (from {d.layer_ids_source})"))
+    elif d.layer_ids_source == "default":
+        rows.append((label, f"not stated; the reference's default {list(d.target_layer_ids or ())}"))
+    else:
+        rows.append((label, "not stated"))
+    trained, served = insp.taps()
+    if trained.outputs is not None:
+        rows.append(("trained on", f"outputs of layers {_outputs(trained.outputs)} — {trained.how}"))
+    elif eagle:
+        rows.append(("trained on", f"{trained.how} (give --target to see which layers)"))
+    if d.hf_hidden_state_indices is not None and d.is_dflash:
+        rows.append(("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}"))
+    for s in served:
+        who = f"served as ({s.runner}{', the runner in use' if s.chosen else ', if that runner runs'})"
+        if s.taps.error:
+            rows.append((who, f"fails to load — {s.taps.error}"))
+        elif s.taps.outputs is None:
+            rows.append((who, s.taps.how))
+        else:
+            same = trained.outputs is not None and tuple(s.taps.outputs) == tuple(trained.outputs)
+            verdict = "as trained" if same else ("NOT as trained" if trained.outputs is not None else "")
+            text = f"outputs of layers {_outputs(s.taps.outputs)} {verdict} — {s.taps.how}"
+            rows.append((who, text.replace("  ", " ")))
+    return rows
 
 
 def _facts_rows(insp) -> list[tuple[str, str]]:
     d = insp.drafter
-    ids = list(d.target_layer_ids) if d.target_layer_ids is not None else None
     rows = [
         (
             "method",
@@ -85,40 +130,7 @@ def _facts_rows(insp) -> list[tuple[str, str]]:
         rows.append(("block size", f"{d.block_size} (from {d.block_size_source})" if d.block_size else "not stated"))
     if d.is_dflash or d.mask_token_id is not None:
         rows.append(("mask_token_id", _val(d.mask_token_id)))
-    if d.is_dflash or ids is not None:
-        rows.append(
-            (
-                "target_layer_ids" if not d.ids_capture_before or d.is_dflash else "EAGLE-3 aux ids",
-                f"{ids} (from {d.layer_ids_source})" if ids is not None else "not stated",
-            )
-        )
-    if d.hf_hidden_state_indices is not None and d.is_dflash:
-        rows.append(
-            ("hidden_states index (+1)", f"{list(d.hf_hidden_state_indices)}  — what the drafter was trained on")
-        )
-        rows.append(
-            (
-                "raw mapping reads",
-                f"{list(d.raw_capture_indices or ())}  — one layer early, if an engine passes the ids unshifted",
-            )
-        )
-    aux = insp.eagle3_default_aux_ids()
-    if aux is not None:
-        rows.append(
-            (
-                "EAGLE-3 aux ids",
-                f"{aux}  — NOT STATED: the engine default (2, n//2, n−3) is used as-is; "
-                "if the drafter was trained on other layers, acceptance collapses",
-            )
-        )
-    elif d.aux_ids_absent:
-        rows.append(
-            (
-                "EAGLE-3 aux ids",
-                "not stated: engines use their default (2, n//2, n−3) of the target "
-                "(give --target to see which layers)",
-            )
-        )
+    rows += _ids_rows(insp)
     if d.mtp_layers is not None:
         rows.append(
             ("MTP layers", f"{d.mtp_layers}" + (" (inside the target checkpoint)" if d.embedded_in_target else ""))
@@ -184,14 +196,8 @@ def _target_grid(insp) -> list[str]:
     tg = insp.target
     n = tg.num_hidden_layers or 0
     d = insp.drafter
-    if d.embedded_in_target:
-        tapped: set[int] = set()
-    elif d.target_layer_ids is not None and d.ids_capture_before:
-        tapped = {i - 1 for i in (d.hf_hidden_state_indices if d.is_dflash else d.target_layer_ids) or ()}
-    elif d.target_layer_ids is not None:
-        tapped = set(d.target_layer_ids) if d.is_dflash else {i - 1 for i in d.target_layer_ids}
-    else:
-        tapped = {i - 1 for i in insp.eagle3_default_aux_ids() or ()}
+    # the layers whose OUTPUT the drafter was trained on (◆)
+    tapped: set[int] = set() if d.embedded_in_target else set(insp.taps()[0].outputs or ())
     cells = []
     kinds = tg.layer_kinds or ()
     for i in range(min(n, 4096)):
@@ -209,15 +215,17 @@ def _engine_line(insp) -> str:
 
     basis = " (from the reference)"
     if e.verified:
-        if vtuple(e.version) == vtuple(e.verified):
-            basis = f" (verified in the {e.verified} wheel)"
-        elif vtuple(e.version) > vtuple(e.verified):
-            basis = f" (extrapolated: {e.version} was not read; the newest release read for this row is {e.verified})"
+        read = [v.strip() for v in e.verified.split(",") if v.strip()]
+        newest = max(read, key=vtuple)
+        if any(vtuple(e.version) == vtuple(v) for v in read):
+            basis = f" (verified in the {e.version} wheel)"
+        elif vtuple(e.version) > vtuple(newest):
+            basis = f" (extrapolated: {e.version} was not read; the newest release read for this row is {newest})"
         else:
-            basis = f" (this row was verified in the {e.verified} wheel; {e.version} assumed the same)"
+            basis = f" (this row was verified in the {e.verified} wheels; {e.version} assumed the same)"
     return (
         f"DFlash {'yes' if e.dflash else 'no'}; target_layer_ids {e.layer_map or 'n/a'}; drafter sliding windows "
-        f"{e.drafter_swa or 'n/a'}; EAGLE-3 aux ids {e.eagle3_aux}" + basis
+        f"{e.drafter_swa or 'n/a'}" + basis
     )
 
 
@@ -243,54 +251,75 @@ def _terminal(insp, color: bool, width: int) -> str:
         facts.add_row(t(k), t(v))
     con.print(facts)
     con.print()
-    if d.layers:
-        lt = Table(title="Drafter layers", title_justify="left", title_style="bold underline")
-        for col in ("layer", "attention", "window", "causal"):
-            lt.add_column(col)
-        for la in d.layers:
-            style = "yellow" if la.attention == "sliding" else ""
-            lt.add_row(
-                str(la.index),
-                Text(la.attention, style=style),
-                str(la.window or "—"),
-                "causal" if la.causal else "non-causal",
-            )
-        con.print(lt)
-        con.print()
+    _print_layers(con, d)
+    _print_target(con, insp)
+    _print_engine(con, insp)
+    _print_findings(con, insp)
+    from .layout import rstrip_lines
+
+    return rstrip_lines(buf.getvalue())
+
+
+def _print_layers(con, d) -> None:
+    if not d.layers:
+        return
+    lt = Table(title="Drafter layers", title_justify="left", title_style="bold underline")
+    for col in ("layer", "attention", "window", "causal"):
+        lt.add_column(col)
+    for la in d.layers:
+        style = "yellow" if la.attention == "sliding" else ""
+        lt.add_row(
+            str(la.index),
+            Text(la.attention, style=style),
+            str(la.window or "—"),
+            "causal" if la.causal else "non-causal",
+        )
+    con.print(lt)
+    con.print()
+
+
+def _print_target(con, insp) -> None:
     tg = insp.target
-    if tg is not None:
-        con.print(Text("Target ", style="bold underline") + t(f"{tg.source}: {', '.join(tg.architectures)}", "bold"))
-        con.print(t(_target_summary(tg)))
-        con.print(t(_target_kinds(tg)))
-        if tg.hybrid_linear:
-            con.print(
-                t(
-                    "hybrid: 'lin'/'mamb'/'conv' layers are linear attention, Mamba or convolution, not sliding "
-                    "windows",
-                    "dim",
-                )
+    if tg is None:
+        return
+    con.print(Text("Target ", style="bold underline") + t(f"{tg.source}: {', '.join(tg.architectures)}", "bold"))
+    con.print(t(_target_summary(tg)))
+    con.print(t(_target_kinds(tg)))
+    if tg.hybrid_linear:
+        con.print(
+            t(
+                "hybrid: 'lin'/'mamb'/'conv' layers are linear attention, Mamba or convolution, not sliding windows",
+                "dim",
             )
-        con.print(t("◆ = layer whose output the drafter reads", "dim"))
-        for line in _target_grid(insp):
-            con.print(t(line))
-        con.print()
-    if insp.engine_spec:
-        e = insp.engine
-        con.print(Text("Engine ", style="bold underline") + t(insp.engine_spec, "bold"))
-        if insp.arch is not None:
-            con.print(t(insp.arch.sentence, "bold red" if insp.arch.loadable is False else ""))
-        if insp.engine_cannot_load:
-            pass  # nothing the release "does" with a drafter it cannot load is worth listing
-        elif e is None:
-            con.print(t(_engine_line(insp), "yellow"))
-        else:
-            con.print(t(_engine_line(insp)))
-            ignored = insp.silently_ignored()
-            if ignored:
-                con.print(Text("silently ignored by this engine:", style="bold red"))
-                for x in ignored:
-                    con.print(Text("  - ", style="red") + t(x))
-        con.print()
+        )
+    con.print(t("◆ = layer whose output the drafter reads", "dim"))
+    for line in _target_grid(insp):
+        con.print(t(line))
+    con.print()
+
+
+def _print_engine(con, insp) -> None:
+    if not insp.engine_spec:
+        return
+    e = insp.engine
+    con.print(Text("Engine ", style="bold underline") + t(insp.engine_spec, "bold"))
+    if insp.arch is not None:
+        con.print(t(insp.arch.sentence, "bold red" if insp.arch.loadable is False else ""))
+    if insp.engine_cannot_load:
+        pass  # nothing the release "does" with a drafter it cannot load is worth listing
+    elif e is None:
+        con.print(t(_engine_line(insp), "yellow"))
+    else:
+        con.print(t(_engine_line(insp)))
+        ignored = insp.silently_ignored()
+        if ignored:
+            con.print(Text("silently ignored by this engine:", style="bold red"))
+            for x in ignored:
+                con.print(Text("  - ", style="red") + t(x))
+    con.print()
+
+
+def _print_findings(con, insp) -> None:
     con.print(Text("Findings", style="bold underline"))
     for f in insp.report.findings:
         mark, style = MARK[f.status]
@@ -305,9 +334,6 @@ def _terminal(insp, color: bool, width: int) -> str:
         con.print(Text("Warnings", style="bold underline"))
         for w in warns:
             con.print(Text("  ! ", style="yellow") + t(w))
-    from .layout import rstrip_lines
-
-    return rstrip_lines(buf.getvalue())
 
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|<>~"})

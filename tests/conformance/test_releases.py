@@ -67,6 +67,35 @@ def test_release(row):
             assert o.error and o.works
     # the support table row for this release says what the release's source says
     assert compare(a, lookup(engine, version)) == [], [d.describe() for d in compare(a, lookup(engine, version))]
+    _aux_facts(a, row)
+
+
+AUX_PLACEMENTS = (
+    "eagle_aux_hidden_state_layer_ids",
+    "eagle_config.eagle_aux_hidden_state_layer_ids",
+    "dflash_config.target_layer_ids",
+    "target_layer_ids",
+)
+
+
+def _aux_facts(a, row):
+    """Issue 28: where each runner reads a drafter's aux ids, from the source, equals aux_taps.toml's row for the
+    release (the conventions table is re-checked on every release the suite reads) and, where expected.toml
+    states it, the reading written there by hand, citing the function."""
+    from dflash_doctor.models.aux_taps import release_rows
+
+    table = {r["runner"]: r for r in release_rows(row["engine"], row["version"])}
+    for runner, ans in a.aux_reads.items():
+        key = runner.lower()
+        if f"{key}_aux" in row:
+            assert ans.certain and [list(x) for x in ans.value if x[0] in AUX_PLACEMENTS] == row[f"{key}_aux"], ans.why
+            assert _cited(ans, row[f"{key}_aux_at"]), ans.cites
+        if ans.certain and runner in table:
+            got = sorted((p, s) for p, s in ans.value if p in AUX_PLACEMENTS)
+            want = sorted((p, s) for p, s in table[runner]["reads"] if p in AUX_PLACEMENTS)
+            if row["engine"] == "sglang":  # SGLang's source reading covers the EAGLE-3 placement only
+                want = [w for w in want if w[0] == "eagle_config.eagle_aux_hidden_state_layer_ids"]
+            assert got == want, (runner, got, want)
 
 
 def _vllm_facts(a, row):

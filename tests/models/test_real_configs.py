@@ -440,6 +440,115 @@ TABLE = {
         1,
         (),
     ),
+    # fourth round (issue 28): TorchSpec drafters, the Muse-Glimmer assistant, MiniMax MTP, targets read as drafters
+    "torchspec--kimi_k25_eagle3_mla.json": (
+        "eagle3",
+        "nested eagle_config",
+        1,
+        7168,
+        163840,
+        163840,
+        (1, 29, 57),
+        "eagle_config.eagle_aux_hidden_state_layer_ids",
+        None,
+        None,
+        (),
+    ),
+    "torchspec--minimax_m25_eagle3.json": ("eagle3", "EAGLE-3", 1, 3072, 200064, None, None, None, None, None, ()),
+    "torchspec--qwen3_8b_eagle3.json": ("eagle3", "EAGLE-3", 1, 4096, 151936, 32000, None, None, None, None, ()),
+    "torchspec--dflash_draft_config.json": (
+        "dflash",
+        "TorchSpec DFlash",
+        5,
+        4096,
+        151936,
+        None,
+        (1, 9, 17, 25, 33),
+        "target_layer_ids",
+        None,
+        None,
+        (),
+    ),
+    "mlx-vlm--muse-glimmer-30b-assistant.json": (
+        "dflash",
+        "Muse-Glimmer assistant",
+        5,
+        6656,
+        None,
+        None,
+        (1, 13, 25, 37, 49),
+        "target_layer_ids",
+        None,
+        None,
+        (0, 1, 2, 3, 4),
+    ),
+    # MiniMax-M2.5: use_mtp with 3 MTP modules of 1 layer each — 3 drafter layers, not the 62-layer stack
+    "aiconfigurator--MiniMaxAI--MiniMax-M2.5.json": (
+        "mtp",
+        "MiniMax use_mtp",
+        3,
+        3072,
+        200064,
+        None,
+        None,
+        None,
+        None,
+        3,
+        (),
+    ),
+    # no reader knows these: read as unknown (and never as all-full-attention drafters)
+    "aiconfigurator--moonshotai--Kimi-K2.5.json": (
+        "unknown",
+        "unknown",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+    ),
+    "aiconfigurator--nvidia--Nemotron-H-56B-Base-8K.json": (
+        "unknown",
+        "unknown",
+        118,
+        8192,
+        131072,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+    ),
+    "aiconfigurator--nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json": (
+        "unknown",
+        "unknown",
+        52,
+        2688,
+        131072,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+    ),
+    "tt-metal--gemma-3-27b-it-config.json": (
+        "unknown",
+        "unknown",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+    ),
 }
 
 # Targets as transformers (and, where they differ, the engines) read them:
@@ -615,6 +724,68 @@ TARGETS = {
         1e7,
         None,
     ),
+    # fourth round (issue 28)
+    "aiconfigurator--MiniMaxAI--MiniMax-M2.5.json": (
+        62,
+        3072,
+        200064,
+        {"full": 62},
+        "no layer-type fields",
+        None,
+        3,
+        "num_mtp_modules",
+        5e6,
+        None,
+    ),
+    "aiconfigurator--moonshotai--Kimi-K2.5.json": (
+        61,
+        7168,
+        163840,
+        {"full": 61},
+        "no layer-type fields",
+        None,
+        None,
+        None,
+        50000.0,
+        None,
+    ),
+    "aiconfigurator--nvidia--Nemotron-H-56B-Base-8K.json": (
+        118,
+        8192,
+        131072,
+        {"mamba": 54, "mlp": 54, "full": 10},
+        "hybrid_override_pattern",
+        None,
+        None,
+        None,
+        None,
+        None,
+    ),
+    "aiconfigurator--nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json": (
+        52,
+        2688,
+        131072,
+        {"mamba": 23, "moe": 23, "full": 6},
+        "hybrid_override_pattern",
+        None,
+        None,
+        None,
+        1e4,
+        None,
+    ),
+    # Gemma-3 27B states no rope_theta and no rope_local_base_freq: transformers' defaults, per attention kind
+    "tt-metal--gemma-3-27b-it-config.json": (
+        62,
+        5376,
+        None,
+        {"sliding": 52, "full": 10},
+        "sliding_window_pattern = 6, transformers' default",
+        1024,
+        None,
+        None,
+        1e6,
+        {"full_attention": 1e6, "sliding_attention": 1e4},
+    ),
 }
 
 
@@ -642,8 +813,7 @@ def test_what_a_reviewer_reads_from_each_real_config(fixtures_dir, name):
         dvocab,
     )
     assert family in d.family
-    shown = d.hf_hidden_state_indices if d.layer_ids_source == "aux_hidden_state_layer_ids" else d.target_layer_ids
-    assert (shown, d.layer_ids_source) == (ids, ids_src)
+    assert (d.ids_written, d.layer_ids_source) == (ids, ids_src)  # as written; target_layer_ids are in output terms
     assert d.intended_target == intended and d.mtp_layers == mtp and d.swa_layers == swa
 
 
@@ -679,6 +849,8 @@ def _finding(js, check):
 
 
 def test_item1_nested_aux_ids_are_read_and_marked_on_the_target(cli, tmp_path, fixtures_dir):
+    """SpecForge's nested ids name layer OUTPUTS (issue 28): [1, 11, 21] are the outputs of 1, 11, 21 — marked
+    on those layers, not one early. What each engine taps is judged against that (engine-aux-taps)."""
     d = _dir(tmp_path, fixtures_dir, "specforge--gpt-oss-20B-eagle3.json")
     t = write_config(
         tmp_path / "t",
@@ -691,19 +863,25 @@ def test_item1_nested_aux_ids_are_read_and_marked_on_the_target(cli, tmp_path, f
         },
     ).parent
     r, js = _js(cli, d, "--target", t)
-    assert js["target_layer_ids"] == [1, 11, 21] and js["eagle3_default_aux_ids"] is None
-    text = cli("inspect-model", str(d), "--target", str(t)).stdout
-    assert (
-        "the engine default" not in text
-        and "[1, 11, 21] (from eagle_config.eagle_aux_hidden_state_layer_ids)" in " ".join(text.split())
-    )
-    grid = " ".join(text.split())
-    assert "0◆swa" in grid and "10◆swa" in grid and "20◆swa" in grid  # taps before layers 1, 11, 21
-    # vLLM 0.20.1 reads only the top-level field: it taps its default instead
-    _, js = _js(cli, d, "--engine", "vllm==0.20.1")
-    assert any(f["status"] == "fail" and "does not read" in f["message"] for f in _finding(js, "engine-loads-drafter"))
-    _, js = _js(cli, d, "--engine", "vllm==0.22.0")
-    assert not any(f["status"] == "fail" for f in _finding(js, "engine-loads-drafter"))
+    assert js["target_layer_ids"] == [1, 11, 21] and js["ids_written"] == [1, 11, 21]
+    assert js["trained_on"]["outputs"] == [1, 11, 21]
+    text = " ".join(cli("inspect-model", str(d), "--target", str(t)).stdout.split())
+    assert "[1, 11, 21] (from eagle_config.eagle_aux_hidden_state_layer_ids)" in text
+    assert "1◆full" in text and "11◆full" in text and "21◆full" in text and "0◆swa" not in text
+    # vLLM 0.20.1 does not read eagle_config: its default taps the outputs of 1, 11, 20 — not 21
+    _, js = _js(cli, d, "--target", t, "--engine", "vllm==0.20.1")
+    (f,) = _finding(js, "engine-aux-taps")
+    assert f["status"] == "fail" and "outputs of layers 1, 11, 20; the drafter was trained on 1, 11, 21" in f["message"]
+    # the advice restates the ids in vLLM's convention: top-level [2, 12, 22], never the nested ids unchanged
+    assert "eagle_aux_hidden_state_layer_ids = [2, 12, 22]" in f["remedy"]
+    # vLLM 0.22 V1 reads them raw: every tap one layer early
+    _, js = _js(cli, d, "--target", t, "--engine", "vllm==0.22.0")
+    (f,) = _finding(js, "engine-aux-taps")
+    assert f["status"] == "fail" and "every tap one layer early" in f["message"], f["message"]
+    # SGLang adds 1: as trained
+    _, js = _js(cli, d, "--target", t, "--engine", "sglang==0.5.22")
+    (f,) = _finding(js, "engine-aux-taps")
+    assert f["status"] == "ok" and "as trained" in f["message"], f["message"]
 
 
 def test_item2_eagle3_across_tokenizers_fails(cli, tmp_path, fixtures_dir):
@@ -1128,7 +1306,7 @@ def test_gpt_oss_eagle3_taps_marked_on_the_real_target(cli, tmp_path, fixtures_d
     d = _dir(tmp_path, fixtures_dir, "specforge--gpt-oss-20B-eagle3.json")
     t = _dir(tmp_path, fixtures_dir, "aiconfigurator--openai--gpt-oss-20b.json", "t")
     grid = " ".join(cli("inspect-model", str(d), "--target", str(t)).stdout.split())
-    assert "0◆swa" in grid and "10◆swa" in grid and "20◆swa" in grid and "scaling yarn ×32" in grid
+    assert "1◆full" in grid and "11◆full" in grid and "21◆full" in grid and "scaling yarn ×32" in grid
 
 
 def test_mimo_v2_flash_mtp_loads_where_the_engines_register_it(cli, tmp_path, fixtures_dir):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Where aux ids written in the engines' capture-before convention come from (used as-is, never +1).
-AUX_SOURCES = frozenset(
-    {"eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"}
-)
+# Where ids written in the engines' capture-before ("entering") convention come from: id k is the stream entering
+# target layer k, the output of layer k − 1 (speculators; aux_taps.toml's producers with convention "entering").
+# Every other placement names layer outputs (SpecForge/TorchSpec/Model-Optimizer eagle_config, DFlash target_layer_ids).
+AUX_SOURCES = frozenset({"eagle_aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"})
 
 
 @dataclass
@@ -23,7 +23,7 @@ class Reading:
     block_size_source: str | None = None
     mask_token_id: int | None = None
     ids: tuple[int, ...] | None = None  # as written in the config
-    ids_source: str | None = None  # the field they came from (AUX_SOURCES: capture-before convention)
+    ids_source: str | None = None  # the field they came from (AUX_SOURCES: the entering convention)
     num_target_layers: int | None = None
     draft_vocab_size: int | None = None
     target_hidden_size: int | None = None

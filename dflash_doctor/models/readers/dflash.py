@@ -1,6 +1,10 @@
 """z-lab DFlash / DFlash2 configs (and the DFlash-derived DSpark/Domino ones): `dflash_config` with
 mask token and target layer ids, `block_size` at the top level or inside it, `is_causal`, MiMo-style
-`use_swa` + `swa_window_size`, `backbone_rotary_base`, attention sinks."""
+`use_swa` + `swa_window_size`, `backbone_rotary_base`, attention sinks. Also the layouts that keep the
+DFlash fields at the top level: TorchSpec's (`num_target_layers` counts the taps there and
+`target_num_hidden_layers` is the target's depth) and the Muse-Glimmer assistant
+(`model_type: muse_glimmer_assistant`, `MuseGlimmerAssistantModel`: block_size, mask_token_id,
+target_layer_ids at the top level, an `encoder.fc` over the taps)."""
 
 from __future__ import annotations
 
@@ -15,7 +19,9 @@ ARCHS = {
     "DSparkDraftModel": "dspark",
     "Qwen3DSparkModel": "dspark",
     "DominoDraftModel": "domino",
+    "MuseGlimmerAssistantModel": "dflash",
 }
+MUSE_TYPES = ("muse_glimmer_assistant",)
 # dflash_config keys read here; DFlash2's selector/conv keys shape its extra heads, not the pairing.
 KNOWN = {
     "mask_token_id",
@@ -40,19 +46,30 @@ DFLASH2_KNOWN = {
 
 
 def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
-    return any(a in ARCHS for a in archs) or isinstance(cfg.get("dflash_config"), dict)
+    return (
+        any(a in ARCHS for a in archs)
+        or isinstance(cfg.get("dflash_config"), dict)
+        or cfg.get("model_type") in MUSE_TYPES
+    )
 
 
-def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
-    method = next((ARCHS[a] for a in archs if a in ARCHS), "dflash")
-    dcfg = f.dict("dflash_config") or {}
-    family = {
+def _family(method: str, cfg: dict, archs: tuple[str, ...]) -> str:
+    if cfg.get("model_type") in MUSE_TYPES or "MuseGlimmerAssistantModel" in archs:
+        return "Muse-Glimmer assistant (DFlash block drafter, fields at the top level)"
+    if method == "dflash" and "target_num_hidden_layers" in cfg and "dflash_config" not in cfg:
+        return "TorchSpec DFlash (fields at the top level)"
+    return {
         "dflash": "z-lab DFlash",
         "dflash2": "z-lab DFlash2",
         "dspark": "DSpark (DFlash-derived)",
         "domino": "Domino (DFlash-derived)",
     }[method]
-    r = Reading(family=family, method=method, shape=cfg, dcfg=dcfg)
+
+
+def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
+    method = next((ARCHS[a] for a in archs if a in ARCHS), "dflash")
+    dcfg = f.dict("dflash_config") or {}
+    r = Reading(family=_family(method, cfg, archs), method=method, shape=cfg, dcfg=dcfg)
     r.block_size, r.block_size_source = f.int("block_size"), "block_size"
     if r.block_size is None and dcfg:
         r.block_size, r.block_size_source = (
@@ -77,9 +94,7 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
                 r.ids_source = label
                 if r.ids is not None:
                     break
-    r.num_target_layers = f.int("num_target_layers") or (
-        f.int("num_target_layers", dcfg, "dflash_config.num_target_layers") if dcfg else None
-    )
+    _target_depth(r, cfg, dcfg, f)
     r.target_hidden_size = f.int("target_hidden_size")
     r.draft_vocab_size = f.int("draft_vocab_size")
     r.backbone_rotary_base = (
@@ -92,9 +107,49 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     r.attention_sinks = sink_keys(cfg, dcfg)
     known = KNOWN | (DFLASH2_KNOWN if method == "dflash2" else set())
     r.not_understood = unknown_keys({k: v for k, v in dcfg.items() if "sink" not in k.lower()}, known, "dflash_config.")
+    if cfg.get("model_type") in MUSE_TYPES or "MuseGlimmerAssistantModel" in archs:
+        _muse(r)
     if method in ("dspark", "domino"):
         r.notes.append(
             f"{archs[0] if archs else method} is a DFlash-derived drafter: its ids and mask are read as "
             "DFlash's, its own heads are not"
         )
     return r
+
+
+def _target_depth(r: Reading, cfg: dict, dcfg: dict, f: Fields) -> None:
+    """The target's layer count. z-lab's `num_target_layers` is the target's depth; TorchSpec's counts the taps
+    (torchspec/models/draft/dflash.py: `proj_input_dim = num_target_layers * target_hidden_size`) and states
+    the depth as `target_num_hidden_layers`."""
+    stated = f.int("num_target_layers") or (
+        f.int("num_target_layers", dcfg, "dflash_config.num_target_layers") if dcfg else None
+    )
+    depth = f.int("target_num_hidden_layers") if "target_num_hidden_layers" in cfg else None
+    if depth is not None:
+        r.num_target_layers = depth
+        if stated is not None:
+            r.notes.append(
+                f"num_target_layers {stated} counts the tapped layers here (TorchSpec layout); the target's depth "
+                f"is target_num_hidden_layers {depth}"
+            )
+        return
+    taps = len(r.ids) if r.ids else None
+    if stated is not None and taps == stated and r.ids and max(r.ids) >= stated:
+        r.notes.append(
+            f"num_target_layers {stated} equals the number of target_layer_ids and is smaller than the deepest id "
+            f"{max(r.ids)}: it counts the taps, not the target's layers; the target's depth is not stated"
+        )
+        return
+    r.num_target_layers = stated
+
+
+def _muse(r: Reading) -> None:
+    # vLLM 0.33.0 config/speculative.py:1159-1166 merges dflash_config {"causal": False} into this model_type
+    # (a non-causal drafter); mlx-vlm's reference attends with a bidirectional sliding mask.
+    if "causal" not in r.dcfg:
+        r.dcfg = {**r.dcfg, "causal": False}
+    r.notes.append(
+        "Muse-Glimmer assistant: a DFlash block drafter whose block_size, mask_token_id and target_layer_ids sit at "
+        "the top level; engines serve it with method dflash (vLLM 0.28+ as MuseGlimmerAssistantModel, SGLang "
+        "0.5.18+), non-causal (vLLM 0.33 sets dflash_config.causal false for it)"
+    )

@@ -59,7 +59,7 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     elif mo or "next_layer_regular" in ec:
         family = "Model-Optimizer EAGLE-3 export"
     elif ec:
-        family = "SpecForge EAGLE-3 (nested eagle_config)"
+        family = "EAGLE-3, nested eagle_config (SpecForge/TorchSpec layout: ids name layer outputs)"
     elif archs == ("LlamaForCausalLM",):
         family = "yuhuili EAGLE-3 (one-layer LlamaForCausalLM)"
     else:

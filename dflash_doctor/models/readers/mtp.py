@@ -54,7 +54,19 @@ def embedded_count(cfg: dict, f: Fields) -> tuple[int | None, str | None]:
             n = f.int(key, tc)
             if n:
                 return n, key
-    return None, None
+    return _minimax_count(tc, f)
+
+
+def _minimax_count(tc: dict, f: Fields) -> tuple[int | None, str | None]:
+    """MiniMax-M2.x: `use_mtp` with `num_mtp_modules` modules of `mtp_transformer_layers` decoder layers each
+    (MiniMaxAI's configuration_minimax_m2.py; vLLM derives n_predict from num_mtp_modules for MiniMax-M3)."""
+    if tc.get("use_mtp") is not True:
+        return None, None
+    modules = f.int("num_mtp_modules", tc)
+    per = f.int("mtp_transformer_layers", tc) if "mtp_transformer_layers" in tc else 1
+    if not modules or not per:
+        return None, None
+    return modules * per, "num_mtp_modules"
 
 
 def _is_mtp_arch(a: str) -> bool:
@@ -70,8 +82,8 @@ def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
     tc, _ = text_config(cfg)
     return any(
         isinstance(tc.get(k), int) and not isinstance(tc.get(k), bool) and tc.get(k) > 0
-        for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers")
-    )
+        for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", "num_mtp_modules")
+    ) and (tc.get("use_mtp") is not False)
 
 
 def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
@@ -106,11 +118,10 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
         return _mimo_v2(cfg, f, archs)
     if n is None and any(a in QWEN3_NEXT_ARCHS for a in archs):
         return _qwen3_next(cfg, archs)
-    style = (
-        "Qwen3-Next/Qwen3.5 mtp_num_hidden_layers"
-        if key == "mtp_num_hidden_layers"
-        else "DeepSeek/GLM/MiMo num_nextn_predict_layers"
-    )
+    style = {
+        "mtp_num_hidden_layers": "Qwen3-Next/Qwen3.5 mtp_num_hidden_layers",
+        "num_mtp_modules": "MiniMax use_mtp, num_mtp_modules × mtp_transformer_layers",
+    }.get(key or "", "DeepSeek/GLM/MiMo num_nextn_predict_layers")
     r = Reading(
         family=f"MTP inside the target ({style})",
         method="mtp",
@@ -119,8 +130,14 @@ def read(cfg: dict, f: Fields, archs: tuple[str, ...]) -> Reading:
     )
     r.mtp_layers, r.embedded_in_target = n, True
     r.attention_sinks = sink_keys(shape)
+    what = f"{n} MTP layer(s) ({key})"
+    if key == "num_mtp_modules":
+        what = (
+            f"{shape.get('num_mtp_modules')} MTP module(s) of {shape.get('mtp_transformer_layers', 1)} decoder "
+            f"layer(s) each (num_mtp_modules × mtp_transformer_layers = {n})"
+        )
     r.notes.append(
-        f"the drafter is the target's own {n} MTP layer(s) ({key}); the target's "
+        f"the drafter is the target's own {what}; the target's "
         f"{shape.get('num_hidden_layers', '?')} decoder layers are the verifier, not the drafter"
     )
     return r
