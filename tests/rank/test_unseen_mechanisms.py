@@ -198,3 +198,11 @@ def test_close_causes_name_the_input_that_separates_them(tmp_path):
     r = report(logs=[log])
     u = r.verdict_detail["undecided"]
     assert len(u["between"]) == 2 and u["input"] and u["how"]
+
+
+def test_a_lossy_verifier_qualifies_a_healthy_verdict(tmp_path):
+    log = v1_log(tmp_path / "v.log", [0.75, 0.55, 0.4], drafts=2000)
+    r = report(
+        logs=[log], launch=launch("eagle3", "RedHatAI/Qwen3-8B-speculator.eagle3", 3, rejection_sample_method="fly")
+    )
+    assert r.verdict == Verdict.HEALTHY and "lossless" in r.verdict_detail["caveat"]
