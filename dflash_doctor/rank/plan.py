@@ -462,6 +462,23 @@ def _has_fact(c: Cause, knowledge) -> bool:
     return any(not knowledge.is_circumstantial(x.observation) for x in c.evidence_for)
 
 
+def _explained(causes: Sequence[Cause], knowledge, gain) -> dict[str, str]:
+    """A cause only the acceptance figures point at is explained by a likelier, fact-backed cause that buys as much:
+    {explained cause: the cause that explains it}."""
+    explained: dict[str, str] = {}
+    for c in causes:
+        if _has_fact(c, knowledge):
+            continue
+        for d in causes:
+            if d is c or d.confidence <= c.confidence or not _has_fact(d, knowledge) or d.id in explained:
+                continue
+            gc, gd = gain(c), gain(d)
+            if gd is not None and (gc is None or gd >= gc - 1e-9):
+                explained[c.id] = d.id
+                break
+    return explained
+
+
 def build_plan(
     causes: Sequence[Cause], evidence: EvidenceSet, knowledge, invocation: Sequence[str] | None = None
 ) -> FixPlan:
@@ -480,18 +497,7 @@ def build_plan(
         g = gain(c)
         return c.confidence * (g if g is not None else (gap if gap is not None else 1.0))
 
-    # a cause only the acceptance figures point at is explained by a likelier, fact-backed cause that buys as much
-    explained: dict[str, str] = {}
-    for c in causes:
-        if _has_fact(c, knowledge):
-            continue
-        for d in causes:
-            if d is c or d.confidence <= c.confidence or not _has_fact(d, knowledge) or d.id in explained:
-                continue
-            gc, gd = gain(c), gain(d)
-            if gd is not None and (gc is None or gd >= gc - 1e-9):
-                explained[c.id] = d.id
-                break
+    explained = _explained(causes, knowledge, gain)
     planned = _plannable(causes, explained, knowledge)
 
     upgrades = _engine_upgrades(evidence, names, [c.id for c in planned])

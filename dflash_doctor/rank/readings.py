@@ -220,20 +220,9 @@ def p_above(tau: float, se: float, edge: float) -> float:
     return _phi((tau - edge) / max(se, 1e-6))
 
 
-def level_reading(evidence: EvidenceSet) -> LevelReading | None:
-    """The level reading of the evidence's acceptance (None without acceptance numbers)."""
-    acc = evidence.acceptance()
-    if acc is None:
-        return None
-    from .baselines import in_force, pair_context
-
-    belief = infer_method(evidence)
-    ctx = pair_context(evidence, in_force(evidence))
-    tau = acc.mean_acceptance_length
-    basis = {"estimated": "estimated-drafts", "printed": "printed"}.get(acc.standing, "drafts")
-    basis = "per-request" if acc.per_request else basis
-    k = acc.k
-    deff = design_effect(acc, k)
+def _interval(acc, tau: float, basis: str, k: int | None, deff: float, belief) -> tuple[stats.Interval, float, list]:
+    """τ's interval and standard error for its basis: a spread for per-request and printed figures, the counts'
+    interval otherwise (the widest k the numbers allow when k is unknown); with the notes that say which."""
     notes: list[str] = []
     if basis in ("per-request", "printed"):
         spread = REQUEST_AVERAGE_SPREAD if basis == "per-request" else PRINTED_SPREAD
@@ -259,6 +248,24 @@ def level_reading(evidence: EvidenceSet) -> LevelReading | None:
         else:
             iv = stats.tau_interval(acc.drafts, (tau - 1.0) * acc.drafts, acc.per_position, k, design_effect=deff)
         se = (iv.high - iv.low) / (2 * 1.96) if not math.isinf(iv.high) else max(tau, 1.0)
+    return iv, se, notes
+
+
+def level_reading(evidence: EvidenceSet) -> LevelReading | None:
+    """The level reading of the evidence's acceptance (None without acceptance numbers)."""
+    acc = evidence.acceptance()
+    if acc is None:
+        return None
+    from .baselines import in_force, pair_context
+
+    belief = infer_method(evidence)
+    ctx = pair_context(evidence, in_force(evidence))
+    tau = acc.mean_acceptance_length
+    basis = {"estimated": "estimated-drafts", "printed": "printed"}.get(acc.standing, "drafts")
+    basis = "per-request" if acc.per_request else basis
+    k = acc.k
+    deff = design_effect(acc, k)
+    iv, se, notes = _interval(acc, tau, basis, k, deff, belief)
     # mixture over methods (and k when unknown)
     from .method import family
 
