@@ -37,6 +37,18 @@ class Check(ABC):
         return Finding(check_id=self.id, status=status, message=message, **kw)
 
 
+def describe_crash(exc: BaseException) -> str:
+    """`Type: message` of what a check or plugin raised, whatever it raised (a message whose own __str__
+    raises, an exception that is no Exception)."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: it called sys.exit({exc.code!r})"
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 (a plugin's exception may do anything, even in __str__)
+        text = "(its message could not be shown)"
+    return f"{type(exc).__name__}: {text}"[:500]
+
+
 def run_checks(
     checks: Iterable[Check], evidence: EvidenceSet, launch_method: Callable[[EvidenceSet], str | None] | None = None
 ) -> list[Finding]:
@@ -62,13 +74,11 @@ def run_checks(
             continue
         try:
             result = list(check.run(evidence))
-        except (Exception, SystemExit) as exc:  # a crashed check (even one calling sys.exit) is a result
+        except BaseException as exc:  # a crashed check is a result: sys.exit(), a BaseException subclass…
+            if isinstance(exc, KeyboardInterrupt):  # …but not the user's Ctrl-C
+                raise
             findings.append(
-                Finding(
-                    check.id,
-                    Status.COULD_NOT_CHECK,
-                    f"could not check: the check crashed ({type(exc).__name__}: {exc})",
-                )
+                Finding(check.id, Status.COULD_NOT_CHECK, f"could not check: the check crashed ({describe_crash(exc)})")
             )
             continue
         junk = [r for r in result if not isinstance(r, Finding)]

@@ -17,6 +17,7 @@ from .rank.plan import Names, build_plan, fill
 from .rank.scoring import rank
 from .registry import load_checks
 from .settings import DEFAULT, Settings
+from .textsafe import command
 
 
 def build_report(
@@ -171,8 +172,10 @@ def require_something_read(evidence: EvidenceSet) -> None:
         eng = evidence.engine()
         raise UsageError(
             "an engine release alone is nothing to diagnose",
-            hint=f"its known bugs: dflash-doctor known-issues --engine {eng.name}"
-            + (f"=={eng.version}" if eng.version else "")
+            hint="its known bugs: "
+            + command(
+                "dflash-doctor", "known-issues", "--engine", f"{eng.name}=={eng.version}" if eng.version else eng.name
+            )
             + "; add --log server.log to diagnose",
         )
     raise UsageError("nothing to diagnose", hint="give a server log: dflash-doctor diagnose --log server.log")

@@ -12,7 +12,6 @@ build on a sample the counts cannot decide. 181 drafts at τ 1.18 fail a thresho
 from __future__ import annotations
 
 import enum
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -133,12 +132,15 @@ def _round(v: Any) -> Any:
 
 def read_json_flag(path: str, flag: str, hint: str | None = None):
     """The JSON document a flag names (`--baseline`, `--probe`); unreadable or non-JSON is a usage error."""
+    from .safeio import load_json, read_regular
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        raw = read_regular(path, 64 << 20)  # (a FIFO given as --baseline hung the gate)
     except OSError as exc:
         raise UsageError(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:  # not JSON / not UTF-8 / 5000-digit numbers / absurd nesting
+    try:
+        return load_json(raw)
+    except ValueError as exc:  # not JSON / not UTF-8 / 5000-digit numbers / absurd nesting / NaN
         raise UsageError(f"{flag} {path} is not JSON: {str(exc)[:120]}", hint=hint) from None
 
 

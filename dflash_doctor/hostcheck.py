@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import DoctorError, ExitCode, UsageError
 from .evidence import EvidenceSet, Kind, Report, Verdict
+from .textsafe import command
 
 # A host's state after the attempt; only "checked" carries a diagnosis worth reading.
 STATES = ("checked", "unreachable", "failed", "interrupted")
@@ -113,7 +114,8 @@ def refuse_paths_as_hosts(specs: Sequence[str]) -> None:
         if os.path.exists(spec):
             what = "directory" if os.path.isdir(spec) else "file"
             raise UsageError(
-                f"{spec} is a {what} here, not a host", hint=f"did you mean `dflash-doctor check bundle {spec}`?"
+                f"{spec} is a {what} here, not a host",
+                hint=f"did you mean `{command('dflash-doctor', 'check', 'bundle', spec)}`?",
             )
 
 
@@ -205,7 +207,9 @@ def check_bundle(path: str, opts: HostCheck) -> HostResult:
     from .hosts.bundle import BundleHost
 
     if "://" in path and not os.path.exists(path):
-        raise UsageError(f"{path} is a host, not a bundle", hint=f"did you mean `dflash-doctor check host {path}`?")
+        raise UsageError(
+            f"{path} is a host, not a bundle", hint=f"did you mean `{command('dflash-doctor', 'check', 'host', path)}`?"
+        )
     if not os.path.exists(path):
         raise UsageError(
             f"no such bundle: {path}",

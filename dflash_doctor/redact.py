@@ -13,7 +13,7 @@ weights and git revisions, which are evidence, not secrets.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +22,8 @@ REDACTED = "***REDACTED***"
 # Key names whose values are secrets: the last word of the key decides (see is_secret_key).
 _SECRET_KEY = re.compile(
     r"(?i)(api[_-]?key|hf[_-]?token|huggingface[_-]?hub[_-]?token|access[_-]?token|auth[_-]?token|"
-    r"token|secret|password|passwd|credential|private[_-]?key|aws_secret_access_key|authorization|"
-    r"(?:session|account|master|encryption|signing)[_-]?key|pwd)"
+    r"token|secret|password|passwd|passphrase|credential|private[_-]?key|aws_secret_access_key|authorization|"
+    r"(?:session|account|master|encryption|signing)[_-]?key|pwd|sshpass|rediscli_auth)"
 )
 _PASS_KEY = re.compile(r"(?i)(?:^|[_.-])pass$")
 
@@ -32,7 +32,7 @@ _PASS_KEY = re.compile(r"(?i)(?:^|[_.-])pass$")
 # small constant (a 16 KB base64 line took 13 s before; a 4 MB one now takes ~0.1 s per pattern).
 _ENDING = (
     r"(?:(?:api|access|private|secret|auth|session|account|master|encryption|signing)[_-]?key"
-    r"|token|secret|password|passwd|pass|pwd|credentials?)"
+    r"|token|secret|password|passwd|passphrase|pass|pwd|credentials?)"
 )
 _KEY = r"(?<![\w.-])[\w.-]{0,64}" + _ENDING + r"(?![\w-])"
 _FLAG = r"(?<![\w.-])--[\w.-]{0,64}" + _ENDING + r"(?![\w-])"
@@ -106,6 +106,84 @@ _PEM = (
     r"|(?=[^A-Za-z0-9+/=\s:,.\\-])|\Z)"
 )
 
+# -- credentials on the command lines of common tools (a log or a launch line quoting a shell command) -----
+# Between two argv words: spaces, or a list's separator (`', '`, `", "`, JSON-escaped `\", \"`, a JSON list
+# over lines, a YAML `- ` list): the previous word's closing quote is taken, the next word's opening one is not.
+_ARGSEP = r"""(?:\\?['"])?(?:[ \t]*,\s*|\s*\n[ \t]*-[ \t]+|\s+)"""
+# From a tool's name to its flag: the rest of the line, or of a list the command was split into (a new line
+# counts only where it starts with a list item: a quote, or `- `).
+_TOOL_GAP = r"""(?:[^\n]|\n[ \t]*(?=\\?['"]|-[ \t]))"""
+_WORD = r"""(?:\\?['"])?[^\s'"\\]{1,256}"""  # a word before the value (a file, a user name), in any quoting
+
+
+def _argval_rx(keep: str = "", bare: str = r"""[^\s'"\\]""") -> str:
+    """A word's value: quoted (up to its closing quote, which stays) or bare (up to a space or a quote).
+    `keep`: what it starts with that is no secret (curl's `user:`, openssl's `pass:`, htpasswd's file and
+    user), after the opening quote."""
+    return (
+        r"""(?P<q>\\?['"])?(?P<keep>""" + keep + r""")"""
+        r"""(?(q)(?:(?!(?P=q))[^\n]){1,256}?(?=(?P=q))|""" + bare + r"""{1,256})"""
+    )
+
+
+_BAD_NEWLINE = re.compile(r"""\n(?![ \t]*(?:\\?['"]|-[ \t]))""")
+
+
+def _cli(
+    name: str,
+    tools: str,
+    flags: str,
+    gate: tuple[str, ...],
+    *,
+    attached: bool = True,
+    attached_only: bool = False,
+    keep: str = "",
+    skip: int = 0,
+    need: str | None = None,
+) -> Rule:
+    """The rule for `TOOL … FLAG VALUE` on one line (or one argv list), in any serialisation. `attached`:
+    `-pVALUE` counts too (`attached_only`: only that); `keep`: what the value starts with that is no secret
+    (curl's `user:`); `skip`: words between the flag and the value (htpasswd's file and user).
+
+    The pattern starts at the flag; the tool's name is looked for in the 300 characters before it, back to
+    a line break that does not start a list item (linear whatever the text: a pattern starting at the tool
+    with a gap up to the flag cost 7 s per MB of `curl -u `). It runs only where a tool name (`gate`) and the
+    flag (`need`) are both present."""
+    sep = "" if attached_only else r"""(?:=|""" + _ARGSEP + (r"|)" if attached else ")")
+    words = f"(?:{_WORD}{_ARGSEP}){{{skip}}}" if skip else ""
+    value = r"""[^\s'"\\]{1,256}""" if attached_only else _argval_rx(keep)
+    pattern = _rx(r"(?P<pre>(?<![\w-])(?:" + flags + r")" + sep + words + r")" + value)
+    need_rx = _rx(need or flags)
+    if not tools:
+        return Rule(name, pattern, _argval, gate, need_rx)
+    tool = _rx(r"(?<![\w./-])(?:" + tools + r")(?![\w-])")
+
+    def repl(m: re.Match) -> str:
+        text, start = m.string, m.start()
+        lo = max(0, start - 300)
+        cut = max((b.start() for b in _BAD_NEWLINE.finditer(text, lo, start)), default=lo - 1)
+        return _argval(m) if tool.search(text, cut + 1, start) else m.group(0)
+
+    return Rule(name, pattern, repl, gate, need_rx)
+
+
+def _argval(m: re.Match) -> str:
+    g = m.groupdict()
+    return g["pre"] + (g.get("q") or "") + (g.get("keep") or "") + REDACTED
+
+
+_MIXED = re.compile(r"(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9])")
+
+
+def _aws_secret_after_marker(m: re.Match) -> str:
+    """An AWS secret's shape (40 base64 characters with upper case, lower case and a digit: not a hex digest)
+    within 300 characters after a redaction marker (this rule runs after the key id's own)."""
+    secret, start = m.group(), m.start()
+    if _MIXED.match(secret) and m.string.find(REDACTED, max(0, start - 300 - len(REDACTED)), start) >= 0:
+        return REDACTED
+    return secret
+
+
 RULES: tuple[Rule, ...] = (
     # -- key rules (windowed): values named by their key, in every serialisation ----------------------
     # 'api_key': ['k1', 'k2'] -> every element, not only the first (also a JSON list over several lines).
@@ -157,6 +235,74 @@ RULES: tuple[Rule, ...] = (
         ),
         _after_key,
         None,
+    ),
+    # -- credentials given to common tools on their command line ------------------------------------------
+    # (`--password X`, `--token X`, `--api-key X`, `--passphrase X`, `PGPASSWORD=X`, `MYSQL_PWD=X` are key rules.)
+    _cli("curl user:password", "curl", r"-u|-U|--user|--proxy-user", ("curl",), keep=r"[^\s:'\"\\]{0,256}:"),
+    _cli("sshpass -p", "sshpass", "-p", ("sshpass",)),
+    _cli(
+        "registry login -p",
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|helm|az|cf)(?![\w-])" + _TOOL_GAP + r"{0,60}?\blogin",
+        "-p",
+        ("login",),
+    ),
+    # (attached only: `mysql -p NAME` prompts for the password, and NAME is a database)
+    _cli("mysql -pPASSWORD", r"mysql\w*|mariadb[\w-]*", "-p", ("mysql", "mariadb"), attached_only=True),
+    _cli("ngrok authtoken", "ngrok", r"(?:add-)?authtoken", ("ngrok",), attached=False, need="authtoken"),
+    _cli("htpasswd -b FILE USER PASSWORD", "htpasswd", r"-(?![A-Za-z]*n)[A-Za-z]*b[A-Za-z]*", ("htpasswd",), skip=2),
+    _cli("htpasswd -nb USER PASSWORD", "htpasswd", r"-(?=[A-Za-z]*n)[A-Za-z]*b[A-Za-z]*", ("htpasswd",), skip=1),
+    _cli("redis-cli -a", r"redis-cli|keydb-cli|valkey-cli", "-a", ("-cli",), attached=False),
+    _cli("mongo -p", r"mongo\w*", "-p", ("mongo",), attached=False),
+    _cli("ldap -w", r"ldap\w+", "-w", ("ldap",), attached=False),
+    _cli("sqlcmd / bcp -P", r"sqlcmd|bcp|osql|isql", "-P", ("sqlcmd", "bcp", "sql"), attached=False),
+    _cli("zip -P / 7z -p", r"zip|unzip|zipcloak|7za?|7zz", "-[pP]", ("zip", "7z")),
+    _cli(
+        "smbclient -U user%password",
+        r"smbclient|smbget|smbmap|rpcclient|smbcacls|net",
+        r"-U|--user",
+        ("smb", "rpcclient", "net "),
+        keep=r"[^\s%'\"\\]{0,256}%",
+    ),
+    _cli("lftp -u user,password", "lftp", "-u", ("lftp",), attached=False, keep=r"[^\s,'\"\\]{0,256},"),
+    _cli("rabbitmqctl add_user USER PASSWORD", "rabbitmqctl", r"add_user|change_password", ("rabbitmqctl",), skip=1),
+    _cli("vault login TOKEN", "vault", r"login(?=[ \t]+(?!-)[^\s=]{8,}(?:\s|$))", ("vault",), attached=False),
+    _cli(
+        "aws configure set secret",
+        "aws",
+        r"(?:[\w-]+\.)?(?:aws_secret_access_key|aws_session_token)",
+        ("aws_secret_access_key", "aws_session_token"),
+        attached=False,
+        need="aws_secret_access_key|aws_session_token",
+    ),
+    # openssl -passin/-passout/-pass pass:PW (env:VAR and file:PATH name no secret), keytool/jarsigner
+    # -storepass/-keypass, and single-dash -password/-passwd of any tool (influx, java tools).
+    _cli("openssl pass:", "", r"-(?:passin|passout|pass|kpass|passphrase)", ("pass:",), attached=False, keep="pass:"),
+    _cli(
+        "single-dash password flag",
+        "",
+        r"-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|password|passwd)",
+        (
+            "-storepass",
+            "-keypass",
+            "-srcstorepass",
+            "-deststorepass",
+            "-srckeypass",
+            "-destkeypass",
+            "-password",
+            "-passwd",
+        ),
+        attached=False,
+    ),
+    # Environment variables tools read their secret from, under names no key rule ends with (`sshpass -e`
+    # reads SSHPASS, redis-cli REDISCLI_AUTH).
+    Rule(
+        "secret environment variable",
+        _rx(
+            r"""(?i)(?P<pre>(?<![\w.-])(?:SSHPASS|REDISCLI_AUTH)['"]?\s*[:=]\s*)"""
+            + _argval_rx(bare=r"""[^\s'",}\]\\]""")
+        ),
+        _argval,
+        ("sshpass", "rediscli_auth"),
     ),
     # -- armoured keys ---------------------------------------------------------------------------------
     Rule(
@@ -241,19 +387,13 @@ RULES: tuple[Rule, ...] = (
         REDACTED,
         ("akia", "asia"),
     ),
-    # …and after one already redacted: argv words are redacted one by one (`AKIA…` alone, then the secret
-    # alone), and a report lists them as separate strings. Only the AWS secret's shape (40 characters,
-    # mixed case: not a lower-case hex digest) right after the marker.
-    Rule(
-        "AWS secret key after a redacted key id",
-        _rx(
-            r"(?<=\*\*\*REDACTED\*\*\*)(['\",:=\s\[\]]{1,30})"
-            r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])" + _AWS_SECRET
-        ),
-        r"\1" + REDACTED,
-        _AFTER_MARKER,
-    ),
     Rule("AWS access key id", _rx(r"\b" + _AWS_ID + r"\b"), REDACTED, ("akia", "asia")),
+    # …and after one already redacted (this rule comes after the id's own): argv words and dict values are
+    # redacted one by one (`AKIA…` alone, then the secret alone), and a report shows them as separate JSON
+    # strings — `"s3_id": "***REDACTED***",\n  "s3_key": "wJal…"`, or the secret in another list a few lines
+    # on. An AWS secret's shape (40 base64 characters with upper case, lower case and a digit: not a hex
+    # digest) within 300 characters after a marker.
+    Rule("AWS secret key after a redacted key id", _rx(_AWS_SECRET), _aws_secret_after_marker, _AFTER_MARKER),
     Rule(
         "GitHub token",
         _rx(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
@@ -326,7 +466,18 @@ RULES: tuple[Rule, ...] = (
 # ~100x cheaper), and each match holds a key word that ends a run of word characters, so they run only
 # in windows around those (see _windowed_sub). Every other rule needs a literal (its gate) first.
 _KEY_WORDS = ("key", "token", "secret", "pass", "pwd", "credential")
-_KEY_ENDINGS = ("key", "token", "secret", "password", "passwd", "pass", "pwd", "credential", "credentials")
+_KEY_ENDINGS = (
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "passphrase",
+    "pass",
+    "pwd",
+    "credential",
+    "credentials",
+)
 _WORD_RUN = re.compile(r"[\w-]*")
 # From the end of a key word to where its value starts: an optional (escaped) quote, the separator (`:`,
 # `=`, a list's `,` or whitespace), an opening quote, a list's `[` and all the whitespace around them (a
@@ -411,6 +562,24 @@ def redact_text(text: str) -> str:
         elif not rule.gate or any(g in low for g in rule.gate):
             text, ends = rule.pattern.sub(rule.repl, text), _UNKNOWN  # (whatever the rules' order: ends are offsets)
     return text
+
+
+def redact_words(words: Sequence[str]) -> list[str]:
+    """An argv, each word redacted with the command line around it: `curl -u alice:PW` hides PW only beside
+    `curl`, which a word alone does not show (the launch parser then filed `alice:PW` under `args.user`). The
+    words are joined as a shell would read them, redacted, and split again; where that does not give back as
+    many words, each word is redacted alone."""
+    import shlex
+
+    joined = " ".join(shlex.quote(w) for w in words)
+    red = redact_text(joined)
+    if red == joined:
+        return list(words)
+    try:
+        back = shlex.split(red)
+    except ValueError:
+        back = []
+    return back if len(back) == len(words) else [redact_text(w) for w in words]
 
 
 def is_secret_key(key: str) -> bool:

@@ -3,6 +3,7 @@ registered in the entry-point group ``dflash_doctor.checks``. A broken plugin is
 
 from __future__ import annotations
 
+import errno
 import importlib
 import inspect
 import os
@@ -10,7 +11,8 @@ import pkgutil
 import sys
 from dataclasses import dataclass, field
 
-from .check import Check
+from .check import Check, describe_crash
+from .safeio import NotRegularFile, read_regular
 
 ENTRY_POINT_GROUP = "dflash_doctor.checks"
 
@@ -32,7 +34,9 @@ class CheckRegistry:
             return
         try:
             check = check_cls()
-        except (Exception, SystemExit) as exc:  # a plugin's constructor may do anything, sys.exit() included
+        except BaseException as exc:  # a plugin's constructor may do anything, sys.exit() included
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             self.warnings.append(f"check {cid} from {origin} failed to start and was skipped: {_what(exc)}")
             return
         self.checks.append(check)
@@ -40,9 +44,14 @@ class CheckRegistry:
 
 
 def _what(exc: BaseException) -> str:
-    if isinstance(exc, SystemExit):
-        return f"it called sys.exit({exc.code!r})"
-    return f"{type(exc).__name__}: {exc}"
+    return describe_crash(exc)
+
+
+class UnsafeEntryPoints(Exception):
+    """An entry_points.txt that cannot be read safely: not a regular file, or larger than any real one."""
+
+
+MAX_ENTRY_POINTS = 1 << 20
 
 
 def group_declared(group: str) -> bool | None:
@@ -73,11 +82,15 @@ def group_declared(group: str) -> bool | None:
                 continue
             ep = os.path.join(folder, name, "entry_points.txt")
             try:
-                with open(ep, encoding="utf-8", errors="replace") as fh:
-                    if _declares(fh.read(), header):
-                        return True
-            except OSError:
+                text = read_regular(ep, MAX_ENTRY_POINTS).decode("utf-8", "replace")
+            except (NotRegularFile, OSError) as exc:
+                # A FIFO hung every command here (and /dev/zero read until a MemoryError); importlib.metadata
+                # would read the same file the same way: no plugin discovery at all then.
+                if isinstance(exc, NotRegularFile) or exc.errno == errno.EFBIG:
+                    raise UnsafeEntryPoints(f"{ep} is {exc.strerror}") from None
                 continue
+            if _declares(text, header):
+                return True
     return False
 
 
@@ -119,7 +132,12 @@ def load_checks(include_plugins: bool = True) -> CheckRegistry:
             continue
         for cls in _check_classes(module):
             reg.add(cls, "builtin")
-    if include_plugins and group_declared(ENTRY_POINT_GROUP) is not False:
+    try:
+        declared = group_declared(ENTRY_POINT_GROUP) if include_plugins else False
+    except UnsafeEntryPoints as exc:
+        reg.warnings.append(f"plugins not loaded: {exc} (reading it would block or exhaust memory)")
+        declared = False
+    if declared is not False:
         from importlib import metadata
 
         try:
@@ -131,7 +149,9 @@ def load_checks(include_plugins: bool = True) -> CheckRegistry:
             origin = f"plugin {ep.name} ({ep.value})"
             try:
                 obj = ep.load()
-            except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the run (a gate passing on 0)
+            except BaseException as exc:  # sys.exit() at import must not end the run (a gate passing on 0)
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
                 reg.warnings.append(f"{origin} failed to load and was skipped: {_what(exc)}")
                 continue
             if inspect.isclass(obj) and issubclass(obj, Check):

@@ -45,3 +45,27 @@ def plain(text: object, max_len: int | None = None) -> str:
     if max_len is not None and len(s) > max_len:
         s = s[: max_len - 1] + "…"
     return s
+
+
+# Markdown's inline metacharacters, and & (an entity such as &#x202e; renders as the character it names).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def markdown_text(text: object) -> str:
+    """Untrusted text (a Prometheus label, a log-derived string) as inert Markdown on one line: no HTML
+    (`<img …>`), no link (`](javascript:…)`), no emphasis (`**b**`), no code span, no table cell split."""
+    return _MD_SPECIAL.sub(r"\\\1", plain(text).replace("\r", " ").replace("\n", " "))
+
+
+class Placeholder(str):
+    """A word of a suggested command that the user replaces (TARGET, ssh://USER@HOST[:PORT], DIR|REPO_ID):
+    written by us, shown as it is."""
+
+
+def command(*words: object) -> str:
+    """A command for a user to paste into a shell: every word but our own placeholders `shlex.quote`d, so
+    no value taken from evidence (a Prometheus label, a model name out of a log, a path, a host) can run
+    anything when pasted (`m'$(touch x)'x` stays one literal word). Every printed command is built here."""
+    import shlex
+
+    return " ".join(w if isinstance(w, Placeholder) else shlex.quote(str(w)) for w in words)

@@ -168,12 +168,12 @@ def main(argv: list[str] | None = None) -> None:
             print("aborted", file=sys.stderr)
             sys.exit(int(ExitCode.INTERRUPTED))
         if "ClickException" in names:
-            import io
-
-            buf = io.StringIO()
-            exc.show(file=buf)  # type: ignore[attr-defined]  # usage, hint and message: may echo a typed secret
-            for line in buf.getvalue().splitlines():
-                _say(line)
+            # One line, like every other usage error (click's own form is four: usage, try, blank, error);
+            # the message may echo a typed secret: _say redacts.
+            _say("error: " + " ".join(exc.format_message().split()))  # type: ignore[attr-defined]
+            ctx = getattr(exc, "ctx", None)
+            if ctx is not None:
+                _say(f"hint: see {ctx.command_path} --help")
             sys.exit(int(ExitCode.USAGE))
         if debug:
             raise

@@ -9,17 +9,45 @@ host belongs), 3 insufficient data (nothing could be checked, too few drafts, τ
 from __future__ import annotations
 
 import enum
+import math
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import typer
 
-from ..errors import ExitCode
+from ..errors import ExitCode, UsageError
 from ..render import Format
 
 if TYPE_CHECKING:
     from ..evidence import Report
+
+
+def number(flag: str, lo: float, hi: float, *, above: bool = False, integer: bool = False) -> Callable[[object], float]:
+    """The parser of a numeric option (typer's `parser=`): NaN, ±inf and absurd magnitudes (`1e300`, a
+    400-digit integer) are a one-line usage error, never a value a command runs on (`monitor rules
+    --min-acceptance-length nan` once wrote an alert that never fires, with exit 0). `above`: `lo` itself
+    is refused too."""
+    kind = "a whole number" if integer else "a number"
+    lo_s, hi_s = (str(int(lo)), str(int(hi))) if integer else (f"{lo:g}", f"{hi:g}")
+    bounds = f"{'above' if above else 'from'} {lo_s} {'up ' if above else ''}to {hi_s}"
+
+    def parse(text: object) -> float:
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            value: float = text
+        else:
+            raw = str(text).strip()
+            try:
+                value = int(raw) if integer else float(raw)
+            except ValueError:
+                raise UsageError(f"{flag} {raw[:40]!r} is not {kind}", hint=f"{flag} takes {kind} {bounds}") from None
+        if isinstance(value, float) and not math.isfinite(value) or not lo <= value <= hi or (above and value == lo):
+            raise UsageError(f"{flag} {str(text)[:40]}: expected {kind} {bounds}")
+        return value
+
+    parse.__name__ = "INTEGER" if integer else "FLOAT"  # (what --help shows when no metavar is given)
+    return parse
 
 
 class TextOrJson(str, enum.Enum):

@@ -5,7 +5,17 @@ from __future__ import annotations
 import typer
 
 from ..render import Format
-from .common import ForcePairOpt, FormatOpt, OutputOpt, ProbeResultOpt, VerboseOpt, examples, exit_code_for, invocation
+from .common import (
+    ForcePairOpt,
+    FormatOpt,
+    OutputOpt,
+    ProbeResultOpt,
+    VerboseOpt,
+    examples,
+    exit_code_for,
+    invocation,
+    number,
+)
 from .prom_opts import (
     BasicEnvOpt,
     BasicFileOpt,
@@ -69,7 +79,11 @@ def register(app: typer.Typer) -> None:
             help="Workload the log covers (gsm8k, mt-bench, random, etc.): picks the published τ to compare with.",
         ),
         temperature: float | None = typer.Option(
-            None, "--temperature", metavar="T", help="Sampling temperature of the requests."
+            None,
+            "--temperature",
+            metavar="T",
+            help="Sampling temperature of the requests.",
+            parser=number("--temperature", 0, 100),
         ),
         thinking: bool | None = typer.Option(
             None, "--thinking/--no-thinking", help="Whether requests ran with thinking mode."

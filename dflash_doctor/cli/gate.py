@@ -15,7 +15,7 @@ import sys
 import typer
 
 from ..render import Format
-from .common import FormatOpt, OutputOpt, examples
+from .common import FormatOpt, OutputOpt, examples, number
 
 
 def register(app: typer.Typer) -> None:
@@ -42,7 +42,11 @@ def register(app: typer.Typer) -> None:
             None, "--probe", metavar="PROBE.json", help="A saved probe result (JSON with an acceptance block)."
         ),
         min_acceptance_length: float | None = typer.Option(
-            None, "--min-acceptance-length", metavar="TAU", help="Fail when τ (mean acceptance length) is below TAU."
+            None,
+            "--min-acceptance-length",
+            metavar="TAU",
+            help="Fail when τ (mean acceptance length) is below TAU.",
+            parser=number("--min-acceptance-length", 0, 1000),
         ),
         min_position_rate: list[str] = typer.Option(
             [],
@@ -51,7 +55,11 @@ def register(app: typer.Typer) -> None:
             help="Fail when the rate at draft position POS (1-based) is below RATE (repeatable).",
         ),
         max_regression: float | None = typer.Option(
-            None, "--max-regression", metavar="PCT", help="Fail when τ is more than PCT % below the --baseline's τ."
+            None,
+            "--max-regression",
+            metavar="PCT",
+            help="Fail when τ is more than PCT % below the --baseline's τ.",
+            parser=number("--max-regression", 0, 100),
         ),
         baseline: str | None = typer.Option(
             None, "--baseline", metavar="REPORT.json", help="A saved earlier report (JSON) to compare with."
@@ -62,6 +70,7 @@ def register(app: typer.Typer) -> None:
             metavar="N",
             help="An explicit floor: below this many drafts the gate reports no data "
             "(exit 3). Default none: the counts' 95 % interval decides.",
+            parser=number("--min-drafts", 0, 10**15, integer=True),
         ),
         junit: str | None = typer.Option(
             None, "--junit", metavar="FILE.xml", help="Write a JUnit XML file: one testcase per threshold."

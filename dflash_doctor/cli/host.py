@@ -18,11 +18,18 @@ from .common import (
     VerboseOpt,
     examples,
     invocation,
+    number,
 )
 
 HOST = "local|ssh://USER@HOST[:PORT]|ALIAS"
 LogOpt = typer.Option(None, "--log", metavar="PATH", help="The server log's path ON THE HOST (default: discovered).")
-PidOpt = typer.Option(None, "--pid", metavar="PID", help="The serving process to examine when a host runs several.")
+PidOpt = typer.Option(
+    None,
+    "--pid",
+    metavar="PID",
+    help="The serving process to examine when a host runs several.",
+    parser=number("--pid", 1, 2**31 - 1, integer=True),
+)
 NewKeyOpt = typer.Option(
     False, "--accept-new-host-key", help="Trust and record UNKNOWN host keys (changed keys are always refused)."
 )
@@ -57,7 +64,13 @@ def register(app: typer.Typer) -> None:
         ssh_config: str | None = SshConfigOpt,
         known_hosts: str | None = KnownHostsOpt,
         allow_ssh_exec: bool = AllowSSHExecOpt,
-        timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time allowed per remote command."),
+        timeout: float = typer.Option(
+            60.0,
+            "--timeout",
+            metavar="SECONDS",
+            help="Time allowed per remote command.",
+            parser=number("--timeout", 0, 86400, above=True),
+        ),
         probe_result: str | None = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
         verbose: bool = VerboseOpt,
@@ -98,7 +111,9 @@ def register(app: typer.Typer) -> None:
         if len(specs) == 1:
             res = check_one(specs[0], opts)
             if res.state in ("unreachable", "failed"):  # nothing was read: one line, not a report
-                raise DoctorError(f"{specs[0]}: {res.error}", res.hint, ExitCode.NOT_CHECKED)
+                # (a host's own errors start with its name already: said once)
+                error = res.error if res.error.startswith(specs[0]) else f"{specs[0]}: {res.error}"
+                raise DoctorError(error, res.hint, ExitCode.NOT_CHECKED)
             out.info(next((e.summary for e in res.report.evidence if e.kind.value == "host"), ""))
             out.show(res.report)
             return res.exit_code
@@ -169,6 +184,7 @@ def register(app: typer.Typer) -> None:
         Secrets redacted; diagnose it later, anywhere, with `check bundle`."""
         from .. import __version__
         from ..hostcheck import HostCheck, collect_bundle, refuse_paths_as_hosts
+        from ..textsafe import command
         from .output import Output
 
         refuse_paths_as_hosts([host_spec])
@@ -187,6 +203,6 @@ def register(app: typer.Typer) -> None:
         )
         Output().info(
             f"bundle written to {done.path}: {done.answers} recorded answers, {done.evidence} pieces of "
-            f"evidence; diagnose it with: dflash-doctor check bundle {done.path}"
+            f"evidence; diagnose it with: {command('dflash-doctor', 'check', 'bundle', done.path)}"
         )
         return 0

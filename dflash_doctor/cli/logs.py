@@ -120,15 +120,27 @@ def _export(scan, csv: str | None, parquet: str | None, out) -> None:
         # counts and line numbers are integers: a float column (NaN where absent) would print 43.0
         if col in df.columns and df[col].dtype.kind == "f" and (df[col].dropna() % 1 == 0).all():
             df[col] = df[col].astype("Int64")
+    # Rendered in memory, then written by the one writer (atomic.py): the previous file survives a full disk.
+    if csv:
+        blob = df.to_csv(index=False).encode("utf-8")
+    else:
+        import io
+
+        buf = io.BytesIO()
+        try:
+            df.to_parquet(buf, index=False)
+        except ImportError:
+            raise MissingExtra("parquet", "pyarrow") from None
+        blob = buf.getvalue()
+    path = csv or parquet
     try:
-        if csv:
-            df.to_csv(csv, index=False)
-            out.info(f"{len(df)} intervals written to {csv}")
-        else:
-            try:
-                df.to_parquet(parquet, index=False)
-            except ImportError:
-                raise MissingExtra("parquet", "pyarrow") from None
-            out.info(f"{len(df)} intervals written to {parquet}")
+        from ..atomic import write_atomic
+
+        write_atomic(path, blob)
     except OSError as exc:
-        raise DoctorError(f"cannot write {csv or parquet}: {exc.strerror or exc}", exit_code=ExitCode.USAGE) from None
+        raise DoctorError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            hint="nothing was written; a file that was there is unchanged",
+            exit_code=ExitCode.USAGE,
+        ) from None
+    out.info(f"{len(df)} intervals written to {path}")

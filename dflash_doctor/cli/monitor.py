@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import OutputOpt, examples
+from .common import OutputOpt, examples, number
 
 monitor_app = typer.Typer(
     name="monitor",
@@ -16,7 +16,11 @@ monitor_app = typer.Typer(
 )
 
 MinTauOpt = typer.Option(
-    2.0, "--min-acceptance-length", metavar="TAU", help="Alert when τ (mean acceptance length) is below X."
+    2.0,
+    "--min-acceptance-length",
+    metavar="TAU",
+    help="Alert when τ (mean acceptance length) is below X.",
+    parser=number("--min-acceptance-length", 1, 1000, above=True),
 )
 ByOpt = typer.Option(
     "instance", "--by", metavar="LABEL[,LABEL]", help="Label(s) each alert is grouped by (one alert per engine)."
@@ -25,13 +29,18 @@ SelectorOpt = typer.Option(
     None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'."
 )
 FirstPosOpt = typer.Option(
-    0.3, "--min-first-position", metavar="RATE", help="Alert when position-1 acceptance falls below this rate."
+    0.3,
+    "--min-first-position",
+    metavar="RATE",
+    help="Alert when position-1 acceptance falls below this rate.",
+    parser=number("--min-first-position", 0, 1, above=True),
 )
 DropOpt = typer.Option(
     0.2,
     "--max-drop",
     metavar="SHARE",
     help="Alert when accepted tokens per draft fall by more than this share against the engine's own past.",
+    parser=number("--max-drop", 0, 1, above=True),
 )
 OffsetOpt = typer.Option(
     "1d", "--offset", metavar="DURATION", help="How far back the engine's own past is (PromQL offset)."
@@ -85,7 +94,11 @@ def rules(
     offset: str = OffsetOpt,
     window: str = WindowOpt,
     min_drafts: int = typer.Option(
-        200, "--min-drafts", metavar="N", help="No alert on fewer drafts than this in the window."
+        200,
+        "--min-drafts",
+        metavar="N",
+        help="No alert on fewer drafts than this in the window.",
+        parser=number("--min-drafts", 1, 10**15, integer=True),
     ),
     output: str | None = OutputOpt,
 ) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from ..errors import DoctorError, MissingExtra, UsageError
-from .common import AllowSSHExecOpt, OutputOpt, TextOrJson, TextOrJsonOpt, examples
+from .common import AllowSSHExecOpt, OutputOpt, TextOrJson, TextOrJsonOpt, examples, number
 
 
 def _need_torch() -> None:
@@ -43,16 +43,30 @@ def register(app: typer.Typer) -> None:
             metavar="builtin|FILE.jsonl",
             help="Prompts: the built-in set, or JSONL lines (prompt | messages | input_ids).",
         ),
-        max_new_tokens: int = typer.Option(128, "--max-new-tokens", metavar="N", help="Tokens to generate per prompt."),
+        max_new_tokens: int = typer.Option(
+            128,
+            "--max-new-tokens",
+            metavar="N",
+            help="Tokens to generate per prompt.",
+            parser=number("--max-new-tokens", 1, 1 << 20, integer=True),
+        ),
         block_size: int | None = typer.Option(
-            None, "--block-size", metavar="B", help="Draft block size (default: the drafter's)."
+            None,
+            "--block-size",
+            metavar="B",
+            help="Draft block size (default: the drafter's).",
+            parser=number("--block-size", 1, 4096, integer=True),
         ),
         device: str = typer.Option("auto", "--device", metavar="cpu|cuda|auto", help="Where to run."),
         dtype: str | None = typer.Option(
             None, "--dtype", metavar="DTYPE", help="float32, float16 or bfloat16 (default: the checkpoint's)."
         ),
         temperature: float = typer.Option(
-            0.0, "--temperature", metavar="T", help="0 = greedy (lossless); > 0 uses the reference's sampling rule."
+            0.0,
+            "--temperature",
+            metavar="T",
+            help="0 = greedy (lossless); > 0 uses the reference's sampling rule.",
+            parser=number("--temperature", 0, 100),
         ),
         ablate: str | None = typer.Option(
             None, "--ablate", metavar="offset,swa,context", help="Ablations to run (comma list)."
@@ -60,8 +74,20 @@ def register(app: typer.Typer) -> None:
         end_rule: str = typer.Option(
             "reference", "--end-rule", metavar="reference|budget", help="reference (full block every step) or budget."
         ),
-        limit: int | None = typer.Option(None, "--limit", metavar="N", help="Use only the first N prompts."),
-        seed: int = typer.Option(0, "--seed", metavar="N", help="Sampling seed (temperature > 0)."),
+        limit: int | None = typer.Option(
+            None,
+            "--limit",
+            metavar="N",
+            help="Use only the first N prompts.",
+            parser=number("--limit", 1, 10**9, integer=True),
+        ),
+        seed: int = typer.Option(
+            0,
+            "--seed",
+            metavar="N",
+            help="Sampling seed (temperature > 0).",
+            parser=number("--seed", 0, 2**63 - 1, integer=True),
+        ),
         log: list[str] = typer.Option(
             [], "--log", "-l", metavar="LOG", help="Served log to compare the probe with (repeatable)."
         ),
@@ -79,7 +105,13 @@ def register(app: typer.Typer) -> None:
             False, "--accept-new-host-key", help="Trust an unknown SSH host key on first use."
         ),
         allow_ssh_exec: bool = AllowSSHExecOpt,
-        timeout: float = typer.Option(3600.0, "--timeout", metavar="SECONDS", help="Time the remote probe may run."),
+        timeout: float = typer.Option(
+            3600.0,
+            "--timeout",
+            metavar="SECONDS",
+            help="Time the remote probe may run.",
+            parser=number("--timeout", 0, 7 * 86400, above=True),
+        ),
         force_probe_pair: bool = typer.Option(
             False, "--force-probe-pair", help="Compare with --log even when the log serves another pair."
         ),

@@ -8,6 +8,7 @@ import os
 import typer
 
 from ..errors import UsageError
+from .common import number
 
 SelectorOpt = typer.Option(
     None, "--selector", metavar="SELECTOR", help="Label matchers for the engines' series, e.g. '{job=\"vllm\"}'."
@@ -19,7 +20,13 @@ StepOpt = typer.Option("5m", "--step", metavar="DURATION", help="Resolution of Ï
 UntilOpt = typer.Option(
     None, "--until", metavar="TIME", help="End of the window: unix seconds or ISO 8601 (default: now)."
 )
-TimeoutOpt = typer.Option(30.0, "--timeout", metavar="SECONDS", help="Seconds to wait for each Prometheus answer.")
+TimeoutOpt = typer.Option(
+    30.0,
+    "--timeout",
+    metavar="SECONDS",
+    help="Seconds each Prometheus answer may take, whole (not per read).",
+    parser=number("--timeout", 0, 86400, above=True),
+)
 BearerFileOpt = typer.Option(
     None, "--bearer-token-file", metavar="FILE", help="File holding a bearer token for Prometheus."
 )
@@ -45,7 +52,7 @@ InsecureOpt = typer.Option(False, "--insecure-skip-verify", help="Do not verify 
 def make_auth(
     bearer_token_file, bearer_token_env, basic_user, basic_password_file, basic_password_env, ca_file, insecure
 ):
-    from ..prometheus.client import PromAuth
+    from ..prometheus.client import PromAuth, check_secret
 
     if bearer_token_file and bearer_token_env:
         raise UsageError("give one of --bearer-token-file and --bearer-token-env")
@@ -61,6 +68,7 @@ def make_auth(
                 f"environment variable {bearer_token_env} is empty or not set",
                 hint="export it, or give --bearer-token-file FILE",
             )
+        token = check_secret(token, f"environment variable {bearer_token_env}")
     if basic_password_env and not basic_password_file:
         password = os.environ.get(basic_password_env)
         if password is None:
@@ -68,6 +76,7 @@ def make_auth(
                 f"environment variable {basic_password_env} is not set",
                 hint="export it, or give --basic-auth-file FILE",
             )
+        password = check_secret(password, f"environment variable {basic_password_env}")
     return PromAuth(
         bearer_token_file=bearer_token_file,
         bearer_token=token,
@@ -79,24 +88,30 @@ def make_auth(
     )
 
 
+MAX_UNIX_TIME = 32503680000.0  # 3000-01-01
+
+
 def parse_until(text: str | None) -> float | None:
     if not text:
         return None
     from datetime import datetime, timezone
 
+    hint = "unix seconds or ISO 8601, e.g. 2026-05-14T09:15:00Z"
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        pass
-    try:
-        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"--until {text!r} is not a time", hint="unix seconds or ISO 8601, e.g. 2026-05-14T09:15:00Z"
-        ) from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.timestamp()
+        try:
+            t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"--until {text[:60]!r} is not a time", hint=hint) from None
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=timezone.utc)
+        seconds = t.timestamp()
+    # nan, inf, 1e300 or before 1970: no window Prometheus could answer for (a range query with them failed
+    # deep inside, as an internal error)
+    if not 0 < seconds <= MAX_UNIX_TIME:
+        raise UsageError(f"--until {text[:60]!r}: not a time between 1970 and the year 3000", hint=hint)
+    return seconds
 
 
 def prom_source(url, selector, since, step, until, timeout, *auth_args):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..evidence import EvidenceSet, Kind, Source
 from ..payloads import EngineId, MalformedLine, MetricsScrape, ScanStats
+from ..textsafe import command
 
 if TYPE_CHECKING:
     from ..parse.logscan import LogScan
@@ -274,7 +275,7 @@ class EvidenceBuilder:
             return
         name, version = eng.value.name, eng.value.version
         if not version:
-            ev.missing(Kind.ENGINE_SUPPORT, f"{name} release unknown (`--engine {name}==VERSION`)")
+            ev.missing(Kind.ENGINE_SUPPORT, f"{name} release unknown (`--engine {command(name)}==VERSION`)")
             return
         row = lookup(name, version)
         if row is None:

@@ -269,9 +269,10 @@ def read_at_file(value: str) -> str:
     """`@FILE` means the file's content; anything else is the text itself."""
     if value.startswith("@"):
         path = value[1:]
+        from ..safeio import read_regular
+
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                return fh.read(1 << 20)
+            return read_regular(path, 1 << 20).decode("utf-8", "replace")
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     return value

@@ -12,9 +12,10 @@ _INI_SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*$")
 
 def read_hosts_file(path: str) -> list[str]:
     """One host per line, or an Ansible INI inventory (ansible_host / ansible_user / ansible_port)."""
+    from ..safeio import read_regular
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(1 << 20)
+        text = read_regular(path, 1 << 20).decode("utf-8", "replace")
     except OSError as exc:
         raise UsageError(f"cannot read --hosts-file {path}: {exc.strerror or exc}") from None
     hosts: list[str] = []

@@ -19,6 +19,8 @@ import hmac
 import time
 from dataclasses import dataclass, field
 
+from ..safeio import read_regular
+
 CERT_SUFFIX = "-cert-v01@openssh.com"
 # The plain key types whose certificate variants paramiko can read as host keys, best first.
 _CERT_BASES = (
@@ -102,8 +104,7 @@ def load(paths: list[str]) -> KnownHosts:
     kh = KnownHosts()
     for path in paths:
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read(16 << 20)
+            text = read_regular(path, 16 << 20).decode("utf-8", "replace")  # (a FIFO hung `check host`)
         except FileNotFoundError:
             continue
         except OSError as exc:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..textsafe import command as pasteable
 from .base import CommandResult, Host, HostError
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -420,7 +421,7 @@ class SSHHost(Host):
                 f"{self.name}: the host key CHANGED — refusing to connect. It now presents {exc.key.get_name()} "
                 f"{fingerprint(exc.key)}; {self.known_hosts} expects {fingerprint(exc.expected_key)}",
                 hint=f"this can be an attack. If the host was really reinstalled, verify the new fingerprint with its "
-                f"administrator, then run: ssh-keygen -R {shlex.quote(known)} -f {shlex.quote(self.known_hosts)}",
+                f"administrator, then run: {pasteable('ssh-keygen', '-R', known, '-f', self.known_hosts)}",
             )
         except paramiko.AuthenticationException:
             self._close_partial(client)
@@ -436,8 +437,8 @@ class SSHHost(Host):
                 # No SSH banner came back: paramiko's own words for it ("No existing session", "Error reading
                 # SSH protocol banner") do not say what happened.
                 raise HostError(
-                    f"{self.name}: no SSH server answered within {timeout:g}s: the connection to "
-                    f"{self.hostname}:{self.port} opened, but no SSH banner came back",
+                    f"{self.name}: no SSH server answered within {timeout:g} s (the connect timeout): the TCP "
+                    f"connection to {self.hostname}:{self.port} opened, but no whole SSH banner came back",
                     hint="is sshd (and not another service) listening on that port, and is the host "
                     "not overloaded? Raise ConnectTimeout in ~/.ssh/config for a slow host",
                 )
@@ -733,13 +734,13 @@ class _Policy:
                 )
         fp = fingerprint(key)
         if not self.accept_new:
-            port_opt = f"-p {self.host.port} " if self.host.port != 22 else ""
+            port_opt = ["-p", str(self.host.port)] if self.host.port != 22 else []
             ca = " and it presented no certificate from the CA that known_hosts trusts for it" if authorities else ""
             raise HostError(
                 f"{self.host.name}: unknown host key {key.get_name()} {fp} — refusing to connect "
                 f"({hostname} is not in {self.host.known_hosts}{ca})",
                 hint=f"verify the fingerprint with the host's administrator, then trust it: "
-                f"ssh-keyscan {port_opt}{shlex.quote(self.host.hostname)} >> {shlex.quote(self.host.known_hosts)}"
+                f"{pasteable('ssh-keyscan', *port_opt, self.host.hostname)} >> {pasteable(self.host.known_hosts)}"
                 f"  (or rerun with --accept-new-host-key)",
             )
         # Opt-in, like OpenSSH's StrictHostKeyChecking=accept-new: new keys are recorded, changed keys still refuse.

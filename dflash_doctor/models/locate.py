@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import DoctorError, ExitCode, UsageError
+from ..textsafe import command
 from .files import FileAccess, LocalFiles, describe_os_error
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
@@ -66,9 +67,10 @@ def _from_hf_cache(repo_id: str, role: str, cache: str) -> Checkpoint:
             "huggingface_hub is not installed, so repo ids cannot be resolved",
             hint="pass the checkpoint directory instead",
         ) from None
+    download = command("hf", "download", repo_id, "--include", "*.json", "*.safetensors", "README.md")
     fetch = (
-        f"fetch it first (this tool never downloads): hf download {repo_id} --include '*.json' "
-        f"'*.safetensors' README.md  (or huggingface-cli download …), or pass the checkpoint directory"
+        f"fetch it first (this tool never downloads): {download}  (or huggingface-cli download …), "
+        "or pass the checkpoint directory"
     )
     try:
         found = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache)

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..redact import REDACTED, is_secret_key, redact_any, redact_text
+from ..redact import REDACTED, is_secret_key, redact_any, redact_text, redact_words
+from ..textsafe import command
 
 _VLLM_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 _SGLANG_SPEC = {
@@ -146,7 +147,7 @@ _OFFLINE_EXAMPLE = {
 
 
 def parse_argv(argv: Sequence[str]) -> LaunchConfig:
-    words = list(argv)
+    words = redact_words(argv)  # (secrets only the whole command line shows: `curl -u user:PW` among the words)
     env: dict[str, str] = {}
     while words and _ENV.match(words[0]):
         k, v = words.pop(0).split("=", 1)
@@ -276,7 +277,7 @@ def parse_spec_json(words: Sequence[str]) -> tuple[dict | None, str | None, str 
         repaired = _repair(" ".join(words))
         fix = None
         if repaired is not None:
-            fix = "--speculative-config " + shlex.quote(json.dumps(redact_any(repaired)))
+            fix = command("--speculative-config", json.dumps(redact_any(repaired)))
         hint = "wrap the whole JSON in single quotes so the shell keeps its double quotes" + (
             f": {fix}" if fix else ', e.g. --speculative-config \'{"method": "dflash", …}\''
         )

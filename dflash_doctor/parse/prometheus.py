@@ -8,6 +8,7 @@ and summed. Meanings: shared/reference/engine-logs.md.
 
 from __future__ import annotations
 
+import errno
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,16 +253,20 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
 def read_source(source: str, timeout: float = 10.0) -> str:
     """The text of a metrics file or URL, capped at MAX_BYTES."""
     if source.startswith(("http://", "https://")):
-        import urllib.request
+        from ..deadline import fetch_bytes
 
-        req = urllib.request.Request(source, headers={"Accept": "text/plain"})
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (the user's URL)
-            data = resp.read(MAX_BYTES + 1)
+        data = fetch_bytes(source, timeout, MAX_BYTES)  # (the whole answer within `timeout`, not each read)
     else:
         import gzip
 
-        with open(source, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
+        from ..safeio import read_regular
+
+        try:
+            data = read_regular(source, MAX_BYTES)  # (a FIFO hung the run)
+        except OSError as exc:
+            if exc.errno != errno.EFBIG:
+                raise
+            raise MetricsError(f"larger than {MAX_BYTES >> 20} MiB: not a /metrics page") from None
         if data[:2] == b"\x1f\x8b":  # inflate at most the cap: a gzip bomb must not take gigabytes
             import io
             import zlib

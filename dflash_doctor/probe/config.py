@@ -8,7 +8,6 @@ Every placement the published checkpoints use is accepted: fields at the top lev
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,10 +154,17 @@ def parse_drafter_config(cfg: dict, num_target_layers: int | None = None) -> Dra
 def load_drafter_config(path: str | Path) -> DrafterConfig:
     p = Path(path)
     f = p / "config.json" if p.is_dir() else p
+    from ..safeio import load_json, read_regular
+
     try:
-        cfg = json.loads(f.read_text(encoding="utf-8"))
+        cfg = load_json(read_regular(f, 4 << 20))  # (NaN, Infinity, 1e999 refused: no layer id or RoPE base)
     except FileNotFoundError:
         raise UsageError(f"no drafter config at {f}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read drafter config {f}: {exc}") from None
-    return parse_drafter_config(cfg)
+    except OSError as exc:
+        raise UsageError(f"cannot read drafter config {f}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"drafter config {f} is not JSON dflash-doctor reads: {exc}") from None
+    try:
+        return parse_drafter_config(cfg)
+    except (TypeError, ValueError, OverflowError) as exc:  # a field of the wrong type or size
+        raise UsageError(f"drafter config {f}: {str(exc)[:160]}") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -55,15 +54,16 @@ def read_probe_result(path: str) -> SavedProbe:
     from ..errors import UsageError
 
     hint = "save one with `dflash-doctor probe --target T --drafter D --format json -o probe.json`"
+    from ..safeio import load_json, read_regular
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh)
+        result = load_json(read_regular(path, 64 << 20))
     except FileNotFoundError:
         raise UsageError(f"--probe-result {path}: no such file", hint=hint) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageError(
-            f"--probe-result {path}: cannot read it ({type(exc).__name__}: {str(exc)[:120]})", hint=hint
-        ) from None
+    except OSError as exc:
+        raise UsageError(f"--probe-result {path}: cannot read it ({exc.strerror or exc})", hint=hint) from None
+    except ValueError as exc:  # not JSON, NaN, absurd nesting or size
+        raise UsageError(f"--probe-result {path}: not JSON ({str(exc)[:120]})", hint=hint) from None
     if (
         not isinstance(result, dict)
         or result.get("schema") != PROBE_SCHEMA

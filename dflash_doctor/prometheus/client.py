@@ -10,11 +10,13 @@ promise the benchmark checks.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..deadline import Deadline
 from ..errors import DoctorError, ExitCode, UsageError
 
 DEFAULT_TIMEOUT = 30.0
@@ -45,7 +47,7 @@ class PromAuth:
         if self.bearer_token_file:
             token = _read_secret_file(self.bearer_token_file, "--bearer-token-file")
         elif self.bearer_token:
-            token = self.bearer_token.strip()
+            token = check_secret(self.bearer_token, "--bearer-token-env")
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def basic(self) -> tuple[str, str] | None:
@@ -54,7 +56,7 @@ class PromAuth:
         if self.basic_password_file:
             return self.basic_user, _read_secret_file(self.basic_password_file, "--basic-auth-file")
         if self.basic_password is not None:
-            return self.basic_user, self.basic_password
+            return self.basic_user, check_secret(self.basic_password, "--basic-auth-env")
         raise UsageError(
             "--basic-auth-user needs a password source", hint="give --basic-auth-file FILE or --basic-auth-env VAR"
         )
@@ -75,13 +77,40 @@ class PromAuth:
 
 
 def _read_secret_file(path: str, flag: str) -> str:
+    from ..safeio import read_regular
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            value = fh.read(1 << 16).strip()
+        raw = read_regular(path, 1 << 16)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{flag} {path}: not UTF-8 text (byte {exc.start})") from None
+    return check_secret(text, f"{flag} {path}")
+
+
+# A line break, a NUL or another control character inside a secret: the header it goes into would be refused
+# by the HTTP library, whose error quoted the whole header, secret and all, on the user's terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def check_secret(value: str, where: str) -> str:
+    """A token or password read from a file or an environment variable, trimmed like Prometheus trims its
+    `*_file` secrets; one that is empty or holds a control character is refused, without showing it."""
+    value = value.strip()
     if not value:
-        raise UsageError(f"{flag} {path}: the file is empty")
+        raise UsageError(f"{where}: empty")
+    bad = _CONTROL.search(value)
+    if bad:
+        what = {"\n": "a line break", "\r": "a carriage return", "\x00": "a NUL byte"}.get(
+            bad.group(), "a control character"
+        )
+        line = value.count("\n", 0, bad.start()) + 1
+        raise UsageError(
+            f"{where}: the secret holds {what} (line {line}, character {bad.start() + 1}); it is not shown",
+            hint="a token or password is one line of printable text: check the file or the variable",
+        )
     return value
 
 
@@ -157,6 +186,8 @@ class PromClient:
                 timeout=self.timeout,
                 follow_redirects=True,
                 max_redirects=3,
+                # A fresh connection per request (a handful per command): the deadline sees each socket open.
+                limits=httpx2.Limits(max_keepalive_connections=0),
             )
         return self._http
 
@@ -189,6 +220,27 @@ class PromClient:
 
     # --- plumbing ------------------------------------------------------------------------------
 
+    def _failure(self, exc: BaseException, watch: Deadline) -> PrometheusError:
+        import httpx2
+
+        where = self.shown_url
+        if watch.expired or isinstance(exc, httpx2.TimeoutException):
+            return PrometheusError(
+                f"Prometheus at {where} did not answer within {self.timeout:g} s (the whole answer)",
+                hint="raise --timeout, or narrow --since / --selector",
+            )
+        if isinstance(exc, httpx2.ConnectError):
+            return PrometheusError(
+                f"cannot reach Prometheus at {where}: {_reason(exc)}",
+                hint="check the URL and port (Prometheus listens on :9090 by default) "
+                "and that this machine can reach it",
+            )
+        if isinstance(exc, httpx2.TooManyRedirects):
+            return PrometheusError(f"{where} redirects in a loop", hint="give the Prometheus base URL")
+        return PrometheusError(
+            f"cannot read Prometheus at {where}: {_reason(exc)}", hint="check the URL (http vs https) and --ca-file"
+        )
+
     def _result(self, data: dict, want: str) -> list[dict]:
         kind = data.get("resultType")
         result = data.get("result")
@@ -205,29 +257,15 @@ class PromClient:
         where = self.shown_url
         t0 = time.perf_counter()
         self.requests += 1
+        watch = Deadline(self.timeout)
         try:
             client = self._client()
-            with client.stream(method, path, data=form) as resp:
-                body = _read_capped(resp, MAX_RESPONSE_BYTES)
+            with watch, client.stream(method, path, data=form, extensions={"trace": watch.trace}) as resp:
+                body = _read_capped(resp, MAX_RESPONSE_BYTES, watch)
                 status, ctype = resp.status_code, resp.headers.get("content-type", "")
-        except httpx2.TimeoutException:
-            raise PrometheusError(
-                f"Prometheus at {where} did not answer within {self.timeout:g} s",
-                hint="raise --timeout, or narrow --since / --selector",
-            ) from None
-        except httpx2.ConnectError as exc:
-            raise PrometheusError(
-                f"cannot reach Prometheus at {where}: {_reason(exc)}",
-                hint="check the URL and port (Prometheus listens on :9090 by default) "
-                "and that this machine can reach it",
-            ) from None
-        except httpx2.TooManyRedirects:
-            raise PrometheusError(f"{where} redirects in a loop", hint="give the Prometheus base URL") from None
         except (httpx2.HTTPError, OSError) as exc:
-            raise PrometheusError(
-                f"cannot read Prometheus at {where}: {_reason(exc)}", hint="check the URL (http vs https) and --ca-file"
-            ) from None
-        doc = _json(body)
+            raise self._failure(exc, watch) from None
+        doc = _json(body, where)
         if status in (401, 403):
             raise PrometheusError(
                 f"Prometheus at {where} refused the request (HTTP {status})",
@@ -263,9 +301,10 @@ class PromClient:
         return data
 
 
-def _read_capped(resp, cap: int) -> bytes:
+def _read_capped(resp, cap: int, watch: Deadline) -> bytes:
     chunks, total = [], 0
     for chunk in resp.iter_bytes():
+        watch.check()
         total += len(chunk)
         if total > cap:
             raise PrometheusError(
@@ -276,12 +315,19 @@ def _read_capped(resp, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _json(body: bytes) -> Any:
-    import json
+def _json(body: bytes, where: str) -> Any:
+    """The answer as JSON within safeio's caps (a 24 MB list of empty lists took 1.2 GB; 200 000 levels of
+    nesting were an internal error); None when it is not JSON at all (an HTML page: said as such by the caller)."""
+    from ..safeio import JSONError, JSONLimit, load_json
 
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        return load_json(body, max_bytes=MAX_RESPONSE_BYTES)
+    except JSONLimit as exc:
+        raise PrometheusError(
+            f"the answer from {where} is not a JSON document dflash-doctor reads: {exc}",
+            hint="is this a Prometheus-compatible API? narrow --selector if the answer is huge",
+        ) from None
+    except JSONError:
         return None
 
 

@@ -87,6 +87,8 @@ class EngineRow:
     top_cause: dict | None = None
     notes: list[str] = field(default_factory=list)
     report: Any = None  # the engine's diagnosis (evidence.Report), not serialised whole
+    dropped_points: int = 0  # per-step points whose time lies outside the window (a broken or hostile server)
+    invalid: set[str] = field(default_factory=set)  # series whose value cannot be true (a negative count)
 
     @property
     def name(self) -> str:
@@ -208,9 +210,18 @@ def read_fleet(client: PromClient, q: FleetQuery, diagnose: bool = True) -> Flee
     group = q.group
     totals = client.query(combined(FLEET_SERIES, matchers, group, q.since), at=end)
     per_step = client.query_range(combined(TREND_SERIES, matchers, group, step), start=start + step, end=end, step=step)
-    engines = _rows(totals, per_step, group)
+    engines = _rows(totals, per_step, group, (start, end + step))
+    dropped = sum(e.dropped_points for e in engines)
+    if dropped:
+        notes.append(
+            f"{dropped} point(s) of the per-step series lie outside the window asked for (or have no usable "
+            "time): not read"
+        )
     for e in engines:
-        _read_engine(e)
+        if e.invalid:
+            _mark_invalid(e)
+        else:
+            _read_engine(e)
     plain = [e for e in engines if e.kind == "unknown"]
     if plain:
         engines = [e for e in engines if e.kind != "unknown"]
@@ -241,6 +252,45 @@ def read_fleet(client: PromClient, q: FleetQuery, diagnose: bool = True) -> Flee
     return fleet
 
 
+def _metric(item: Any) -> dict:
+    m = item.get("metric") if isinstance(item, dict) else None
+    return m if isinstance(m, dict) else {}
+
+
+def _pair(p: Any) -> tuple[Any, Any]:
+    """A sample `[time, "value"]` as Prometheus gives it; anything else reads as no sample."""
+    return (p[0], p[1]) if isinstance(p, list) and len(p) == 2 else (None, None)
+
+
+def _add_total(e: EngineRow, tag: str, metric: dict, value: float) -> None:
+    if value < 0:  # no count and no gauge read here can be negative: a broken exporter or a hostile server
+        e.invalid.add(tag)
+    elif tag == "pos":
+        try:
+            pos = int(metric.get("position", ""))
+        except ValueError:
+            return
+        if 0 <= pos < 64:
+            e.positions[pos] = e.positions.get(pos, 0.0) + value
+    else:
+        e.values[tag] = e.values.get(tag, 0.0) + value
+
+
+def _add_step(st: Step, tag: str, value: float) -> None:
+    if tag in ("drafts", "sgl_verify"):
+        st.drafts += value
+    elif tag == "accepted":
+        st.accepted += value
+    elif tag == "sgl_generation":
+        st.accepted += value  # emitted; the verify calls and requests are taken off below
+    elif tag == "sgl_requests":
+        st.accepted -= value
+    elif tag in ("resets", "sgl_resets"):
+        st.resets += value
+    elif tag == "sgl_len":
+        st.gauge_tau = value
+
+
 def _key(metric: dict, group: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(metric.get(label, "")) for label in group)
 
@@ -253,56 +303,38 @@ def _num(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _rows(totals: list[dict], per_step: list[dict], group: tuple[str, ...]) -> list[EngineRow]:
+def _rows(
+    totals: list[dict], per_step: list[dict], group: tuple[str, ...], window: tuple[float, float]
+) -> list[EngineRow]:
     rows: dict[tuple[str, ...], EngineRow] = {}
-
-    def row(metric: dict) -> EngineRow:
-        key = _key(metric, group)
-        if key not in rows:
-            rows[key] = EngineRow(labels=dict(zip(group, key)))
-        return rows[key]
-
     for item in totals:
-        metric = item.get("metric") or {}
+        metric = _metric(item)
         tag = metric.get(TAG)
-        value = _num((item.get("value") or [None, None])[1])
+        value = _num(_pair(item.get("value"))[1])
         if tag is None or value is None:
             continue
-        e = row(metric)
-        if tag == "pos":
-            try:
-                pos = int(metric.get("position", ""))
-            except ValueError:
-                continue
-            if 0 <= pos < 64:
-                e.positions[pos] = e.positions.get(pos, 0.0) + value
-        else:
-            e.values[tag] = e.values.get(tag, 0.0) + value
+        key = _key(metric, group)
+        e = rows.setdefault(key, EngineRow(labels=dict(zip(group, key, strict=True))))
+        _add_total(e, str(tag), metric, value)
     steps: dict[tuple[str, ...], dict[float, Step]] = defaultdict(dict)
+    lo, hi = window
     for item in per_step:
-        metric = item.get("metric") or {}
+        metric = _metric(item)
         tag = metric.get(TAG)
         key = _key(metric, group)
         if key not in rows or tag is None:
             continue  # a series seen per step but not over the window is noise at the edge
-        for t, v in item.get("values") or ():
-            value = _num(v)
-            tt = _num(t)
+        values = item.get("values")
+        for t, v in (_pair(p) for p in (values if isinstance(values, list) else ())):
+            value, tt = _num(v), _num(t)
             if value is None or tt is None:
                 continue
-            st = steps[key].setdefault(tt, Step(tt))
-            if tag in ("drafts", "sgl_verify"):
-                st.drafts += value
-            elif tag == "accepted":
-                st.accepted += value
-            elif tag == "sgl_generation":
-                st.accepted += value  # emitted; the verify calls and requests are taken off below
-            elif tag == "sgl_requests":
-                st.accepted -= value
-            elif tag in ("resets", "sgl_resets"):
-                st.resets += value
-            elif tag == "sgl_len":
-                st.gauge_tau = value
+            if not lo <= tt <= hi:  # 1e20 or -1e13: a time no step of this window has (and no date can show)
+                rows[key].dropped_points += 1
+            elif value < 0:
+                rows[key].invalid.add(f"{tag} per step")
+            else:
+                _add_step(steps[key].setdefault(tt, Step(tt)), str(tag), value)
     for key, by_t in steps.items():
         e = rows[key]
         ordered = [by_t[t] for t in sorted(by_t)]
@@ -311,6 +343,16 @@ def _rows(totals: list[dict], per_step: list[dict], group: tuple[str, ...]) -> l
                 st.accepted = max(0.0, st.accepted - st.drafts)
         e.steps = ordered
     return list(rows.values())
+
+
+def _mark_invalid(e: EngineRow) -> None:
+    """A negative increase is no count at all (Prometheus' increase() never gives one): this engine's figures
+    cannot be checked (a τ of −4.0 was printed), the others' still can."""
+    e.kind = "invalid"
+    e.notes.append(
+        f"negative values in {', '.join(sorted(e.invalid))} (a broken exporter or a server that is not "
+        "Prometheus): this engine's acceptance could not be checked"
+    )
 
 
 def _read_engine(e: EngineRow) -> None:
@@ -558,7 +600,7 @@ def _verdict(e: EngineRow) -> None:
     if reasons:
         e.verdict = "problem"
         return
-    if e.tau is None and e.kind in ("vllm-v0", "vllm-0.8.3", "unknown"):
+    if e.tau is None and e.kind in ("vllm-v0", "vllm-0.8.3", "unknown", "invalid"):
         e.verdict = "could-not-check"
         return
     if report is None or not report.acceptance or not report.acceptance.sufficient:

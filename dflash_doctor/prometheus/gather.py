@@ -11,7 +11,7 @@ from ..errors import ExitCode
 from ..evidence import EvidenceSet, Kind, Source
 from ..payloads import MetricsScrape
 from .client import PromAuth, PromClient, PrometheusError
-from .fleet import EngineRow, Fleet, FleetQuery, _iso, _key, _num, read_fleet, restart_times
+from .fleet import EngineRow, Fleet, FleetQuery, _iso, _key, _metric, _num, _pair, read_fleet, restart_times
 from .metrics import VLLM_DRAFT_TOKENS, VLLM_PER_POS, Series
 from .queries import TAG, combined, promql_duration, selector_matchers
 
@@ -116,7 +116,7 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
                 f"{e.name}: τ {c['tau_before']:.2f} before {c['time']}, {c['tau_after']:.2f} after"
                 + (f" (counter reset at {c['restart_time']}: a restart or deploy)" if c["after_restart"] else "")
             )
-    rows = _rows_per_step(engines, pos_steps, fleet)
+    rows = _rows_per_step([e for e in engines if e.kind != "invalid"], pos_steps, fleet)
     if not rows:
         ev.missing(Kind.ACCEPTANCE, "Prometheus holds no draft counts for the selected engine(s) in the window")
         return
@@ -162,11 +162,12 @@ def _rows_per_step(engines: list[EngineRow], pos_steps: list[dict], fleet: Fleet
     pos: dict[tuple, dict[float, dict[int, float]]] = {}
     drafted: dict[tuple, dict[float, float]] = {}
     for item in pos_steps:
-        metric = item.get("metric") or {}
+        metric = _metric(item)
         key = _key(metric, fleet.query.group)
-        for t, v in item.get("values") or ():
+        values = item.get("values") if isinstance(item, dict) else None
+        for t, v in (_pair(p) for p in (values if isinstance(values, list) else ())):
             tt, value = _num(t), _num(v)
-            if tt is None or value is None:
+            if tt is None or value is None or value < 0:
                 continue
             if metric.get(TAG) == "pos":
                 try:

@@ -339,8 +339,16 @@ def parse_knowledge(
 
 
 def load_toml(path: Path | str) -> dict:
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
+    """A TOML file (a regular file of at most 16 MiB: a FIFO hung the run); text that is not UTF-8 is a
+    TOMLDecodeError (it was an internal error)."""
+    from ..safeio import read_regular
+
+    raw = read_regular(path, 16 << 20)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise tomllib.TOMLDecodeError(f"not UTF-8 text (byte {exc.start})") from None
+    return tomllib.loads(text)
 
 
 def _require_declared(r: Rule, declared: frozenset[str]) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..evidence import Cause, EvidenceSet
 from ..names import Names, names_of
+from ..textsafe import Placeholder, command
 
 # Causes below this confidence are listed, not planned for (unless nothing reaches it: then the top one).
 PLAN_FLOOR = 0.15
@@ -210,24 +211,26 @@ def fill(text: str, names: Names) -> str:
 
     def one(m: re.Match) -> str:
         cmd = m.group(1)
+        # Each name goes in as one shell word (a model name read from a log may hold `$(…)`, quotes, spaces).
         if names.engine_source_read:
             cmd = re.sub(r"\s*--engine\s+NAME==VERSION", "", cmd)
             if not cmd.strip():
                 return _EMPTIED
         elif names.engine_spec:
-            cmd = cmd.replace("NAME==VERSION", names.engine_spec)
+            cmd = cmd.replace("NAME==VERSION", command(names.engine_spec))
         elif names.engine:
-            cmd = cmd.replace("NAME==VERSION", f"{names.engine}==VERSION")
+            cmd = cmd.replace("NAME==VERSION", command(names.engine) + "==VERSION")
         if names.drafter:
-            cmd = re.sub(r"(--drafter\s+)(?:DRAFTER|PATH|DIR|D)\b", lambda x: x.group(1) + names.drafter, cmd)
-            cmd = re.sub(r"(inspect-model\s+)DRAFTER\b", lambda x: x.group(1) + names.drafter, cmd)
+            drafter = command(names.drafter)
+            cmd = re.sub(r"(--drafter\s+)(?:DRAFTER|PATH|DIR|D)\b", lambda x: x.group(1) + drafter, cmd)
+            cmd = re.sub(r"(inspect-model\s+)DRAFTER\b", lambda x: x.group(1) + drafter, cmd)
         if names.target:
-            cmd = re.sub(r"(--target\s+)(?:TARGET|PATH|DIR|T)\b", lambda x: x.group(1) + names.target, cmd)
+            target = command(names.target)
+            cmd = re.sub(r"(--target\s+)(?:TARGET|PATH|DIR|T)\b", lambda x: x.group(1) + target, cmd)
         # a probe needs the pair: name it when the evidence does
         if re.match(r"dflash-doctor probe\b", cmd) and names.target and names.drafter and "--target" not in cmd:
-            cmd = cmd.replace(
-                "dflash-doctor probe", f"dflash-doctor probe --target {names.target} --drafter {names.drafter}", 1
-            )
+            pair = command("--target", names.target, "--drafter", names.drafter)
+            cmd = cmd.replace("dflash-doctor probe", f"dflash-doctor probe {pair}", 1)
         return f"`{cmd}`"
 
     out = _CODE.sub(one, text)
@@ -639,47 +642,47 @@ _KIND_WORDS = {
 }
 
 
-def _q(word: str) -> str:
-    import shlex
-
-    return shlex.quote(word)
-
-
 def _rerun(invocation: Sequence[str] | None, *extra: str) -> str | None:
     if not invocation or len(invocation) < 2 or invocation[1] != "diagnose":
         return None
-    return " ".join(_q(w) for w in (*invocation, *extra))
+    return command(*invocation, *extra)
 
 
 def _command_for(kind: str, names: Names, invocation: Sequence[str] | None, open_causes: Sequence[Cause]) -> str | None:
     d, t = names.drafter, names.target
+    model = Placeholder("DIR|REPO_ID")
     if kind == "drafter":
         if not d:
-            return _rerun(invocation, "--drafter", "DIR|REPO_ID") or "dflash-doctor inspect-model DRAFTER"
-        return _rerun(invocation, "--drafter", d) or " ".join(
-            ["dflash-doctor", "inspect-model", _q(d)]
-            + (["--target", _q(t)] if t else [])
-            + (["--engine", _q(names.engine_spec)] if names.engine_spec and not names.engine_source_read else [])
+            return _rerun(invocation, "--drafter", model) or command(
+                "dflash-doctor", "inspect-model", Placeholder("DRAFTER")
+            )
+        return _rerun(invocation, "--drafter", d) or command(
+            "dflash-doctor",
+            "inspect-model",
+            d,
+            *(["--target", t] if t else []),
+            *(["--engine", names.engine_spec] if names.engine_spec and not names.engine_source_read else []),
         )
     if kind == "target":
-        return _rerun(invocation, "--target", t or "DIR|REPO_ID")
+        return _rerun(invocation, "--target", t or model)
     if kind in ("engine", "engine-support"):
-        spec = names.engine_spec or f"{names.engine or 'NAME'}==VERSION"
-        return _rerun(invocation, "--engine", spec)
+        spec = command(names.engine_spec) if names.engine_spec else command(names.engine or "NAME") + "==VERSION"
+        return _rerun(invocation, "--engine", Placeholder(spec))  # (quoted already)
     if kind == "launch":
         return _rerun(invocation, "--launch", "@serve-command.txt")
     if kind == "workload":
-        return _rerun(invocation, "--temperature", "T", "--dataset", "NAME")
+        return _rerun(invocation, "--temperature", Placeholder("T"), "--dataset", Placeholder("NAME"))
     if kind == "engine-source":
-        return f"dflash-doctor check host {names.host or 'ssh://USER@HOST[:PORT]'}"
+        return command("dflash-doctor", "check", "host", names.host or Placeholder("ssh://USER@HOST[:PORT]"))
     if kind == "probe":
         ablate = sorted({ABLATION[c.id] for c in open_causes if c.id in ABLATION})
-        words = ["dflash-doctor", "probe", "--target", _q(t or "TARGET"), "--drafter", _q(d or "DRAFTER")]
+        words: list[str] = ["dflash-doctor", "probe", "--target", t or Placeholder("TARGET")]
+        words += ["--drafter", d or Placeholder("DRAFTER")]
         if ablate:
             words += ["--ablate", ",".join(ablate)]
         for log in names.logs[:1]:
-            words += ["--log", _q(log)]
+            words += ["--log", log]
         if names.host and names.host.startswith("ssh://"):
-            words += ["--host", _q(names.host)]
-        return " ".join(words)
+            words += ["--host", names.host]
+        return command(*words)
     return None

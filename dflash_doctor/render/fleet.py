@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import io
 
-from ..prometheus.queries import promql_duration
+from ..prometheus.queries import label_selector, promql_duration
 from ..redact import redact_text
-from ..textsafe import plain
+from ..textsafe import Placeholder, command, markdown_text, plain
 
 FORMATS = ("terminal", "json", "markdown")
 
@@ -175,11 +175,18 @@ def _terminal(fleet, color: bool, width: int) -> str:
                 for r in e.reasons:
                     con.print(t(f"    {r}"))
                 if e.top_cause:
+                    details = command(
+                        "dflash-doctor",
+                        "diagnose",
+                        "--prometheus",
+                        Placeholder("URL"),
+                        "--selector",
+                        label_selector(e.labels),
+                    )
                     con.print(
                         t(
                             f"    top cause: {e.top_cause['title']} ({e.top_cause['confidence']:.2f}); "
-                            f"details: dflash-doctor diagnose --prometheus URL --selector "
-                            f"'{{{_selector_for(e)}}}'"
+                            f"details: {details}"
                         )
                     )
     notes = list(fleet.notes) + sorted(
@@ -196,19 +203,15 @@ def _terminal(fleet, color: bool, width: int) -> str:
     return rstrip_lines(buf.getvalue())
 
 
-def _selector_for(e) -> str:
-    return ",".join(f'{k}="{v}"' for k, v in e.labels.items() if v)
-
-
 def _md(x) -> str:
-    return plain(str(x)).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(x)
 
 
 def _markdown(fleet) -> str:
     lines = [
         "# dflash-doctor fleet",
         "",
-        f"`{_md(fleet.url)}` · selector `{_md(fleet.query.selector or '(all)')}` · last "
+        f"{_md(fleet.url)} · selector {_md(fleet.query.selector or '(all)')} · last "
         f"{promql_duration(fleet.end - fleet.start)} · "
         f"by {_md(','.join(fleet.query.by))}",
         "",
@@ -219,8 +222,8 @@ def _markdown(fleet) -> str:
     for e in fleet.ordered():
         mark = VERDICT_MARK.get(e.verdict, ("?", ""))[0]
         lines.append(
-            f"| {mark} | {_md(_engine(e, by))} | {_md(_peers(e, by, peers))} | {_tau(e)} | {_drafts(e)} | {_md(_curve(e))} | {_md(_trend(e))} | "
-            f"{e.verdict}{' (outlier)' if e.outlier else ''} | {_md(_cause(e))} |"
+            f"| {mark} | {_md(_engine(e, by))} | {_md(_peers(e, by, peers))} | {_tau(e)} | {_drafts(e)} | "
+            f"{_md(_curve(e))} | {_md(_trend(e))} | {e.verdict}{' (outlier)' if e.outlier else ''} | {_md(_cause(e))} |"
         )
     problems = [e for e in fleet.ordered() if e.reasons]
     if problems:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..textsafe import plain
+from ..textsafe import markdown_text, plain
 from . import Format
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
@@ -76,7 +76,7 @@ def _terminal(audit, color: bool) -> str:
 
 
 def _cell(text: str) -> str:
-    return plain(text).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(text)
 
 
 def _markdown(audit) -> str:
@@ -84,15 +84,14 @@ def _markdown(audit) -> str:
     if audit.deployment is None:
         out += ["| id | engine | title | fixed in | link |", "|---|---|---|---|---|"]
         out += [
-            f"| `{_cell(i.id)}` | {i.engine} | {_cell(i.title)} | {i.fixed_in} | {_cell(i.link)} |"
-            for i in audit.issues
+            f"| {_cell(i.id)} | {i.engine} | {_cell(i.title)} | {i.fixed_in} | {_cell(i.link)} |" for i in audit.issues
         ]
         return "\n".join(out) + "\n"
     if not audit.matches:
         return "\n".join(out) + "\n"
     out += ["| id | match | title | fixed in | link | unknown conditions |", "|---|---|---|---|---|---|"]
     out += [
-        f"| `{_cell(m.issue.id)}` | {m.quality.value} | {_cell(m.issue.title)} | {m.issue.fixed_in} | "
+        f"| {_cell(m.issue.id)} | {m.quality.value} | {_cell(m.issue.title)} | {m.issue.fixed_in} | "
         f"{_cell(m.issue.link)} | {_cell('; '.join(m.unknown)) or '—'} |"
         for m in audit.matches
     ]

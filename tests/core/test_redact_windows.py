@@ -136,6 +136,12 @@ def test_each_need_is_a_part_of_every_match_of_its_rule():
         ],
         "Telegram bot token": ["123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "x 1234567890:" + "-" * 35],
     }
+    # the command-line credential rules: their examples in the one-test-per-rule table
+    from tests.hardening.test_redaction_rules import EXAMPLES
+
+    for rule in R.RULES:
+        if rule.need is not None and rule.name not in samples:
+            samples[rule.name] = [text for text, _, _ in EXAMPLES.get(rule.name, ())]
     for rule in R.RULES:
         if rule.need is None:
             continue

@@ -2,7 +2,7 @@
 or bundle is left behind, the error is one line, and a retry works.
 
 Two honest ways to run out of space, both real kernel errors on real writes:
-* ENOSPC: a 256 KiB tmpfs, filled up, mounted in a private mount namespace (`unshare -m`: nothing
+* ENOSPC: an 8 MiB tmpfs, filled up, mounted in a private mount namespace (`unshare -m`: nothing
   shows outside the test). Needs root or user namespaces; skipped where neither exists.
 * EFBIG: RLIMIT_FSIZE on the dflash-doctor process (Python ignores SIGXFSZ, so the write that crosses
   the limit fails with "File too large"). Works everywhere.
@@ -39,12 +39,13 @@ def _can_mount_tmpfs() -> str | None:
 
 
 def _full_tmpfs(script: str) -> subprocess.CompletedProcess:
-    """Run `script` (sh) with $D a 256 KiB tmpfs in a private mount namespace; `fill` fills it up."""
+    """Run `script` (sh) with $D an 8 MiB tmpfs (room for a collected bundle of a busy machine: 381 KB here)
+    in a private mount namespace; `fill` fills it up."""
     reason = _can_mount_tmpfs()
     if reason:
         pytest.skip(reason)
     prelude = (
-        'D=$(mktemp -d) && mount -t tmpfs -o size=256k tmpfs "$D" && '
+        'D=$(mktemp -d) && mount -t tmpfs -o size=8m tmpfs "$D" && '
         'fill() { dd if=/dev/zero of="$D/fill" bs=4k 2>/dev/null; sync; }; '
     )
     return subprocess.run(

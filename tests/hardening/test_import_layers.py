@@ -3,7 +3,8 @@
 The tiers, bottom to top (the pipeline is evidence → checks → ranking → rendering; collectors and the
 diagnosis service sit above what they drive, the CLI above everything):
 
-  0  errors, redact, stats, atomic            no dflash_doctor imports but each other's
+  0  errors, redact, stats, atomic, safeio,   no dflash_doctor imports but each other's
+     deadline
   1  textsafe, evidence                       the evidence model
   2  payloads, check, names                   typed payloads; the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
@@ -31,7 +32,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 TIERS = [
-    {"errors", "redact", "stats", "atomic"},
+    {"errors", "redact", "stats", "atomic", "safeio", "deadline"},
     {"textsafe", "evidence"},
     {"payloads", "check", "names"},
     {"parse", "hosts"},

@@ -86,6 +86,20 @@ CORPUS = [
     ("jwt=eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ6cTgifQ.Jw7Kq2Xz9Lm4Vp8R", "Jw7Kq2Xz9Lm4Vp8R"),
     ("Cookie: session=Ck7Wq2Xz9Lm4Vp8R; theme=dark", "Ck7Wq2Xz9Lm4Vp8R"),
     ("DB_PASS=Dp3Kw8Zq2Xm7Lv5T", "Dp3Kw8Zq2Xm7Lv5T"),
+    # Credentials on the command lines of common tools (a log quoting an operator's shell history).
+    ("healthcheck: curl -sf -u scraper:Cu7Rq2Wz9Lx4Km8T http://127.0.0.1:8000/health", "Cu7Rq2Wz9Lx4Km8T"),
+    ("deploy: sshpass -p Sp4Wq8Xz2Lm7Kv3N ssh gpu-7", "Sp4Wq8Xz2Lm7Kv3N"),
+    ("docker login -u ci -p Dl3Vq8Wz2Xm7Lk4R registry.example.com", "Dl3Vq8Wz2Xm7Lk4R"),
+    ("results db: mysql -h db -u eval -pMy6Tq2Wz8Xk4Lv9N spec", "My6Tq2Wz8Xk4Lv9N"),
+    ("tunnel: ngrok authtoken 2Ng7Kq3Wz8Xm4Lv9Tp5Rb1", "2Ng7Kq3Wz8Xm4Lv9Tp5Rb1"),
+    ("htpasswd -b /etc/nginx/.htpasswd ops Ht5Wq9Xz3Lm8Kv2N", "Ht5Wq9Xz3Lm8Kv2N"),
+    ("cache: redis-cli -h cache -a Rc8Wq3Xz7Lm2Kv5N ping", "Rc8Wq3Xz7Lm2Kv5N"),
+    ("SSHPASS=Ss9Kq4Wz7Xm2Lv6T sshpass -e rsync", "Ss9Kq4Wz7Xm2Lv6T"),
+    ("gpg --batch --passphrase Gp2Wq7Xz5Lm9Kv3N -d weights.tar.gpg", "Gp2Wq7Xz5Lm9Kv3N"),
+    (
+        "s3 sync --s3-id AKIAQ2XZ7W4N8VK5MT6R --s3-key Xq7Zk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2QaZe5Rw",
+        "Xq7Zk2Wm9Lv4Tn8Rb3Yc6Pd1Hf5Jg0Ks2QaZe5Rw",
+    ),
     # A key block as JSON holds it (a service-account file, a config value): escaped newlines, no END line needed.
     (
         '"blob": "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAx7Kq2Wm9Lv4Tn8Rb3Yc6\\nPd1Hf5Jg0Ks2QaZe5\\n'
@@ -132,7 +146,9 @@ ARGS = {
     "ssl_keyfile_password": "Gh2Vm7Zq5Wt9Lx4K",
 }
 ARG_SECRETS = ["Pk3Wz8Qx2Lm7Vn4R", "Tj5Hc9Yb1Ds6Fg0K", "Rq8Lx3Wv7Mz2Np5T", "Nz6Kw1Qy4Xb9Lc3V", "Gh2Vm7Zq5Wt9Lx4K"]
-ALL_SECRETS = [s for _, s in CORPUS] + [s for _, s in MULTILINE] + ARG_SECRETS + ["AKIAZ3XQ7W2N8VK5MT4R"]
+ALL_SECRETS = (
+    [s for _, s in CORPUS] + [s for _, s in MULTILINE] + ARG_SECRETS + ["AKIAZ3XQ7W2N8VK5MT4R", "AKIAQ2XZ7W4N8VK5MT6R"]
+)
 
 METRICS = (
     "INFO 05-14 09:13:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.19, Accepted "
@@ -383,7 +399,7 @@ def test_no_secret_reaches_the_github_step_summary_or_annotations(tmp_path, metr
 def test_no_secret_reaches_a_usage_error(argv):
     """Before: click echoed the unexpected argument or bad value as typed."""
     res = run_cli(*argv)
-    assert res.returncode == 2 and "Error" in res.stderr, res.stderr
+    assert res.returncode == 2 and res.stderr.startswith("error: "), res.stderr  # (one line, as every usage error)
     assert not _record("usage errors", res.stdout + res.stderr)
 
 

@@ -324,7 +324,7 @@ def test_a_stalled_banner_says_what_happened(sshd):
         with pytest.raises(HostError) as err:
             _ssh(alias, sshd, connect_timeout=1.5)
         assert time.monotonic() - start < 20
-        assert "no SSH banner came back" in err.value.message and "No existing session" not in err.value.message
+        assert "no whole SSH banner came back" in err.value.message and "No existing session" not in err.value.message
     finally:
         proxy.close()
     tally.survived("ssh: banner never comes")
