@@ -14,7 +14,6 @@ Two formats are read (anchors-2026-12.md §1.7, §0.8):
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -30,16 +29,21 @@ class ReferenceError(ValueError):
 
 def load_reference(path: str, thinking: bool | None = None) -> tuple[DrafterBaseline, tuple[str, ...]]:
     """(the reference as a pair baseline that judges the deployment, notes on how it was read)."""
+    from ..safeio import load_json, read_regular
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReferenceError(f"cannot read the reference {path}: {exc}") from None
+        raw = read_regular(p, 4 << 20)  # a regular file of at most 4 MiB (a FIFO would hang the run)
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        raise ReferenceError(f"cannot read the reference {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReferenceError(f"the reference {path} is not UTF-8 text (byte {exc.start})") from None
     if p.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise ReferenceError(f"the reference {path} is not valid JSON: {exc}") from None
+            doc = load_json(raw)
+        except ValueError as exc:  # not JSON / NaN / beyond the caps
+            raise ReferenceError(f"the reference {path} is not valid JSON: {str(exc)[:160]}") from None
         return _profile(doc, p.name)
     import yaml
 
