@@ -6,6 +6,9 @@ Observations, one per implied cause at the strongest match quality (weights in c
   known-issue-likely:CAUSE     the release is affected, one condition is unknown
   known-issue-possible:CAUSE   the release, or several conditions, unknown; nothing known rules it out
   known-issue-cited:CAUSE      an entry the engine-support table already decides (no weight here)
+  known-issue-clear:CAUSE      the release is named and has the fix of every known entry of that cause for this
+                               engine (each ruled out by the release alone): a release bug of that kind has no
+                               support left (entries the engine-support table decides are left to it)
 A certain or likely match whose entry says the bug leaves (almost) no draft accepted is downgraded one
 level when the measured acceptance shows real acceptance: the symptom does not fit.
 """
@@ -28,6 +31,13 @@ OBSERVATION = {
     MatchQuality.POSSIBLE: "known-issue-possible",
 }
 CITED = "known-issue-cited"
+# With the release unknown every entry of the engine is a candidate only: named (the plan lists them as "if you run
+# …"), never weighed — a release bug has no support of its own until the release is known.
+CANDIDATE = "known-issue-candidate"
+# What the engine-support check of a cause needs besides the table row (checks/engine_drafter_swa.py needs the
+# drafter config to know whether the drafter has sliding layers at all).
+TABLE_NEEDS = {"swa-ignored": DrafterFacts}
+CLEAR = "known-issue-clear"
 # Symptoms that say the drafter is as good as dead; a τ − 1 of at least this much contradicts them.
 DEAD_SYMPTOMS = {"all-zero", "cliff-after-first"}
 ALIVE_EXCESS = 0.5
@@ -51,6 +61,54 @@ def _symptom_conflict(m: Match, evidence: EvidenceSet) -> str | None:
     return None
 
 
+def _clear(db, dep, table: bool) -> tuple[Observation, ...]:
+    """known-issue-clear:CAUSE for each cause whose every entry for this engine is ruled out by the release alone."""
+    from dflash_doctor.versions import VersionError, parse_version
+
+    from dflash_doctor.interpret.known_issues import RuledOut, explain
+
+    try:
+        version = parse_version(dep.version) if dep.version else None
+    except VersionError:
+        version = None
+    if version is None:
+        return ()
+    by_cause: dict[str, list] = {}
+    for verdict in explain(db, dep):
+        by_cause.setdefault(verdict.issue.cause, []).append(verdict)
+    out = []
+    for cause, verdicts in sorted(by_cause.items()):
+        if table and all(v.issue.covered_by == "engine-support" for v in verdicts):
+            continue  # the engine-support check weighs these from the same release
+        if all(isinstance(v, RuledOut) and not v.issue.affected.contains(version) for v in verdicts):
+            fixed = ", ".join(sorted({f"{v.issue.reference()} (fixed in {v.issue.fixed_in})" for v in verdicts}))
+            out.append(
+                Observation(
+                    f"{CLEAR}:{cause}",
+                    f"{dep.engine} {dep.version} is outside every known {cause} bug's releases: {fixed}",
+                    tuple(sorted(r for r in {dep.sources.get("version"), dep.sources.get("engine")} if r)),
+                )
+            )
+    return tuple(out)
+
+
+def _candidates(check, matches, dep, eref):
+    lines = [
+        f"if you run {dep.engine} {m.issue.affected}"
+        + (f" and {'; '.join(u for u in m.unknown[1:])}" if len(m.unknown) > 1 else "")
+        + f": {m.issue.title} ({m.issue.reference()}, fixed in {m.issue.fixed_in})"
+        for m in matches
+    ]
+    return check.finding(
+        Status.WARN,
+        f"release unknown: {len(matches)} known {dep.engine} issue(s) affect some releases — name the release "
+        f"(`--engine {dep.engine}==VERSION`) to check them",
+        refs=(eref,),
+        remedy=f"Give the release: `--engine {dep.engine}==VERSION` (the startup lines name it; `pip show` does too).",
+        details=tuple(lines),
+    )
+
+
 class KnownIssues(Check):
     id = "known-issues"
     area = "engine"
@@ -66,7 +124,9 @@ class KnownIssues(Check):
         AcceptanceSummary,
         EngineSupport,
     )
-    observations = tuple(f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED) for cause in cause_ids())
+    observations = tuple(
+        f"{family}:{cause}" for family in (*OBSERVATION.values(), CITED, CLEAR, CANDIDATE) for cause in cause_ids()
+    )
 
     def run(self, evidence: EvidenceSet):
         db = default_known_issues()
@@ -83,6 +143,7 @@ class KnownIssues(Check):
             ]
         matches = match_deployment(db, dep)
         checked = len(db.for_engine(dep.engine))
+        clear = _clear(db, dep, evidence.has(EngineSupport))
         if not matches:
             why = "" if dep.version else " (release unknown)"
             return [
@@ -90,6 +151,7 @@ class KnownIssues(Check):
                     Status.OK,
                     f"none of the {checked} known {dep.engine} issues matches {dep.describe()}{why}",
                     refs=(eref,),
+                    observations=clear,
                 )
             ]
         table = evidence.has(EngineSupport)
@@ -111,7 +173,15 @@ class KnownIssues(Check):
                 details.append(note)
             details.append(f"fixed-in read from the release: {m.issue.verified}")
             status = Status.FAIL if quality == MatchQuality.CERTAIN else Status.WARN
-            covered = m.issue.covered_by == "engine-support" and table and quality != MatchQuality.POSSIBLE
+            # the engine-support checks weigh an entry they decide from the same facts; one they cannot run on this
+            # evidence (the drafter-SWA row needs the drafter config) is weighed here
+            need = TABLE_NEEDS.get(m.issue.cause)
+            covered = (
+                m.issue.covered_by == "engine-support"
+                and table
+                and quality != MatchQuality.POSSIBLE
+                and (need is None or evidence.has(need))
+            )
             text = f"{m.issue.title} ({name}; {quality.value} match)"
             if covered:
                 c = cited.setdefault(m.issue.cause, ([], set()))
@@ -129,13 +199,20 @@ class KnownIssues(Check):
                 self.finding(status, msg, refs=tuple(sorted(refs)), remedy=m.issue.remedy(), details=tuple(details))
             )
         obs = [
-            Observation(f"{OBSERVATION[q]}:{cause}", "; ".join(texts), tuple(sorted(refs)))
+            Observation(
+                f"{OBSERVATION[q] if dep.version else CANDIDATE}:{cause}", "; ".join(texts), tuple(sorted(refs))
+            )
             for cause, (q, texts, refs) in sorted(best.items())
         ]
         obs += [
             Observation(f"{CITED}:{cause}", "; ".join(texts), tuple(sorted(refs)))
             for cause, (texts, refs) in sorted(cited.items())
         ]
+        obs += [o for o in clear if o.name.split(":", 1)[1] not in best and o.name.split(":", 1)[1] not in cited]
+        if not dep.version:
+            # with the release unknown every entry of the engine is only a candidate: one finding lists them, each
+            # with the releases and conditions it needs ("if you run …"), instead of a warning per entry
+            findings = [_candidates(self, matches, dep, eref)]
         # the observations ride on the first finding: one set per check run
         first = findings[0]
         findings[0] = type(first)(

@@ -5,7 +5,24 @@ from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
+from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.payloads import LaunchConfig
+
+
+def _running(evidence: EvidenceSet) -> str | None:
+    """What the log shows running, when it shows speculative decoding at work: the launch string given is then a
+    claim about the launch (often re-quoted in copying), and the running configuration overrides it."""
+    acc = evidence.get(AcceptanceSummary)
+    if acc is None or not acc.drafts or acc.drafts <= 1.0:
+        return None
+    st = evidence.get(StartupFacts)
+    bits = [f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:,.0f} drafts"]
+    if st is not None and st.method:
+        bits.append(f"method {st.method}")
+    k = (st.num_speculative_tokens if st is not None else None) or acc.k
+    if k:
+        bits.append(f"k = {k}")
+    return ", ".join(bits)
 
 
 class SpeculativeConfigParses(Check):
@@ -13,12 +30,25 @@ class SpeculativeConfigParses(Check):
     area = "launch"
     title = "Speculative config parses and names the drafter's method"
     needs = (LaunchConfig,)
+    wants = (AcceptanceSummary, StartupFacts)
     observations = ("launch:invalid-spec-config",)
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.item(LaunchConfig)
         launch = evidence.get(LaunchConfig)
         error = launch.spec_error
+        running = _running(evidence) if error else None
+        if error and running:
+            return [
+                self.finding(
+                    Status.WARN,
+                    f"the launch text given does not parse ({error.split(' — ')[0]}), but the log shows speculative "
+                    f"decoding running ({running}): the text was changed in copying; the log's configuration is what "
+                    "ran",
+                    refs=(ev.ref, evidence.ref(AcceptanceSummary) or ev.ref),
+                    details=(f"as given: {launch.spec_text}",),
+                )
+            ]
         if error:
             fix = launch.spec_fix
             return [

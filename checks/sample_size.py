@@ -24,6 +24,8 @@ class SampleSize(Check):
         where = f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)"
         if r.basis == "per-request":
             where = "a per-request average (no draft counts)"
+        elif r.basis == "printed":
+            where = "a printed τ (no draft count)"
         if r.verdict in ("healthy", "problem"):
             return [self.finding(Status.OK, f"{where} settle it: {r.describe()}", refs=(ev.ref,))]
         if r.verdict == "no-band":
@@ -35,7 +37,9 @@ class SampleSize(Check):
                 )
             ]
         more = (
-            "; the method decides it, not more drafts (name it with --launch or --drafter)"
+            "; the workload decides it, not more drafts (name it with --dataset)"
+            if r.dataset_decides
+            else "; the method decides it, not more drafts (name it with --launch or --drafter)"
             if r.method_decides
             else f"; about {r.drafts_to_settle:,} drafts at this τ would settle it"
             if r.drafts_to_settle

@@ -97,6 +97,13 @@ def register(app: typer.Typer) -> None:
         thinking: bool | None = typer.Option(
             None, "--thinking/--no-thinking", help="Whether requests ran with thinking mode."
         ),
+        reference: str | None = typer.Option(
+            None,
+            "--reference",
+            metavar="FILE",
+            help="Your own healthy figures for this pair: a speculation_profile.json (NVIDIA Model-Optimizer) or "
+            "an InferenceX golden-AL YAML; they judge τ instead of the packaged bands.",
+        ),
         knowledge: list[str] = typer.Option(
             [], "--knowledge", metavar="TOML", help="Extra causes/rules (repeatable; also DFLASH_DOCTOR_KNOWLEDGE)."
         ),
@@ -164,6 +171,8 @@ def register(app: typer.Typer) -> None:
                 ),
             )
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
+        if reference:
+            _use_reference(evidence, settings, reference, thinking)
         if saved is not None:
             attach_probe(evidence, saved, force=force_probe_pair)
         require_something_read(evidence)
@@ -177,3 +186,19 @@ def register(app: typer.Typer) -> None:
             out.warn("interrupted (Ctrl-C): the report above holds only what was gathered before")
             return int(ExitCode.INTERRUPTED)
         return int(exit_code_for(report))
+
+
+def _use_reference(evidence, settings, path: str, thinking: bool | None) -> None:
+    """The user's reference judges this deployment: it becomes the pair baseline in force."""
+    import dataclasses
+
+    from ..errors import UsageError
+    from ..interpret.user_reference import ReferenceError, load_reference
+
+    try:
+        ref, notes = load_reference(path, thinking)
+    except ReferenceError as exc:
+        raise UsageError(str(exc), hint="give a speculation_profile.json or an InferenceX golden-AL YAML") from None
+    evidence.baselines = dataclasses.replace(settings.baselines(), user=ref)
+    for n in notes:
+        evidence.notes.append(n)

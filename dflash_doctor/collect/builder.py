@@ -19,6 +19,8 @@ from ..evidence.engine_facts import EngineSupport
 from ..evidence.model_facts import DrafterFacts
 from ..evidence.payloads import EngineId, LaunchConfig, MalformedLine, MetricsScrape, ScanStats
 from ..models.engine_support import lookup
+from ..parse.fast.routes import route
+from ..parse.formats import BY_FMT
 from ..parse.frame import summarize
 from ..parse.logscan import aggregate
 from ..parse.metrics_text import MetricsError, intervals_from_scrapes, parse_text
@@ -36,7 +38,11 @@ def _size(scan: LogScan) -> str:
 
 
 def scan_stats(
-    scan: LogScan, filtered_on_host: bool = False, lines: int | None = None, lines_kept: int | None = None
+    scan: LogScan,
+    filtered_on_host: bool = False,
+    lines: int | None = None,
+    lines_kept: int | None = None,
+    engine_log: bool | None = None,
 ) -> ScanStats:
     return ScanStats(
         lines=lines if lines is not None else scan.lines,
@@ -64,6 +70,7 @@ def scan_stats(
         salvaged=tuple(s.to_dict() for s in scan.salvaged),
         salvaged_count=scan.salvaged_count,
         interrupted=scan.interrupted,
+        engine_log=engine_log,
     )
 
 
@@ -94,12 +101,13 @@ class EvidenceBuilder:
         lines: int | None = None,
         lines_kept: int | None = None,
         filtered_bytes: int = 0,
+        engine_log: bool | None = None,
     ) -> None:
         """LOG_SCAN, then ACCEPTANCE (or why there is none) and STARTUP from one scan."""
 
         ev = self.ev
         src = self.src("file", where)
-        stats = scan_stats(scan, filtered_on_host, lines, lines_kept)
+        stats = scan_stats(scan, filtered_on_host, lines, lines_kept, engine_log)
         if filtered_on_host:
             summary = (
                 f"filtered on the host: {stats.lines} spec-decode/startup lines "
@@ -244,6 +252,13 @@ class EvidenceBuilder:
                 self.src("derived", "log startup lines"),
                 EngineId(st.engine, st.version, version_from="the log's startup lines" if st.version else None),
             )
+        elif (engine := _engine_of_formats(ev.get(AcceptanceSummary))) is not None:
+            # the metrics lines are one engine's own (their format says which): the engine is known, its release not
+            ev.add(
+                f"{engine} (release not logged)",
+                self.src("derived", "the log's metrics format"),
+                EngineId(engine, None),
+            )
         else:
             ev.missing(EngineId, reason_unknown)
 
@@ -271,3 +286,17 @@ class EvidenceBuilder:
             Source("derived", f"engine_support.toml row {row.range} (from {eng.ref})"),
             row,
         )
+
+
+def _engine_of_formats(acc) -> str | None:
+    """The engine whose own metrics lines the acceptance was read from, when they are one engine's (a client's
+    benchmark summary, the generic reader or several engines name none)."""
+    if acc is None:
+        return None
+    engines = set()
+    for fmt in acc.formats:
+        f = BY_FMT.get(fmt)
+        if f is None or f.standing != "engine" or not route(f).server or not f.engine:
+            return None
+        engines.add(f.engine)
+    return engines.pop() if len(engines) == 1 else None

@@ -130,8 +130,18 @@ def gather_logs(
             f"time window {since or '…'} – {until or '…'}: kept {result.n_intervals} of {before} intervals"
             + (f" ({untimed} without a timestamp dropped)" if untimed else "")
         )
-    EvidenceBuilder(ev).add_log_scan(result, ", ".join(result.sources))
+    EvidenceBuilder(ev).add_log_scan(result, ", ".join(result.sources), engine_log=_sniff(result, paths))
     return result
+
+
+def _sniff(scan: LogScan, paths: list[str]) -> bool | None:
+    """Whether the files read are a serving engine's logs, looked at only when the scan found no engine line."""
+    if scan.n_intervals or scan.malformed_count or scan.startup.engine:
+        return None
+    from ..parse.sniff import sniff_file
+
+    seen = [r for r in (sniff_file(p) for p in paths) if r is not None]
+    return any(seen) if seen else None
 
 
 def gather_engine(ev: EvidenceSet, spec: str) -> None:

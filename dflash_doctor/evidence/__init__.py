@@ -308,6 +308,7 @@ class Report:
     tool_version: str = ""
     generated_at: str = field(default_factory=now_iso)
     plan: Any = None  # rank.plan.FixPlan: the answer a person acts on
+    verdict_detail: Mapping[str, Any] | None = None  # how sure the verdict is; what input would separate the top two
 
     @property
     def exit_code(self) -> int:
@@ -331,4 +332,5 @@ class Report:
             "advice": to_jsonable(self.advice) if self.advice else None,
             "notes": list(self.notes),
             "plan": to_jsonable(self.plan),
+            "verdict_detail": to_jsonable(self.verdict_detail) if self.verdict_detail else None,
         }

@@ -51,7 +51,8 @@ class AcceptanceSummary:
     series: tuple[dict, ...] = ()  # per-interval τ over time (thinned to at most ~200 points)
     throughput: dict | None = None  # mean accepted / drafted tokens/s where printed
     # How the figure stands: "counts" (drafts-weighted from printed or exactly derived counts), "estimated"
-    # (drafts-weighted, some weights estimated), "per-request" (an average over requests, each weighted
+    # (drafts-weighted, some weights estimated), "printed" (printed τ figures whose weight nobody printed: one unit
+    # each), "per-request" (an average over requests, each weighted
     # equally: not comparable with a drafts-weighted mean, and weaker), "unrecognised-format" (read by the
     # generic key-value reader).
     standing: str = "counts"

@@ -186,6 +186,7 @@ class ScanStats:
     salvaged: tuple[Mapping[str, str], ...] = ()  # incomplete lines read anyway: where, format, missing, derived
     salvaged_count: int = 0
     interrupted: bool = False  # Ctrl-C: only what was read before it
+    engine_log: bool | None = None  # the head reads as a serving engine's log (parse/sniff.py); None: not looked at
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..evidence.serialise import serial
 from ..knowledge.causes import KnowledgeError
 from ..models.launch_view import launch_method
 
-TRUST = ("published", "community")
+TRUST = ("published", "community", "yours")  # "yours": a reference the user gave (--reference)
 ANY_DATASET = "any"
 
 
@@ -62,6 +62,9 @@ class DrafterBaseline:
     source: str
     tau: Mapping[str, float]  # dataset -> published τ at k
     curve: tuple[float, ...] | None = None  # explicit reference curve, else geometric from τ
+    # τ measured at several k (a per-k series: an InferenceX golden-AL file, a profile's accept_length_by_k): read at
+    # the served k from these, never by the geometric model (which over-predicts across k)
+    by_k: Mapping[int, float] | None = None
 
     def names(self) -> tuple[str, ...]:
         return (self.id, *self.aliases)
@@ -87,7 +90,23 @@ class DrafterBaseline:
 
     def tau_at_k(self, dataset: str | None, k: int | None) -> float:
         """Reference τ at the served k (a shorter block accepts fewer tokens at best)."""
+        if self.by_k and k:
+            return _series_at(self.by_k, k)
         return 1.0 + sum(self.reference_curve(dataset, min(k or self.k, self.k)))
+
+
+def _series_at(by_k: Mapping[int, float], k: int) -> float:
+    """τ at k from a per-k series: measured, linear between two measured k, the largest k's above them (acceptance
+    saturates), the smallest k's below them (fewer positions accept no more)."""
+    if k in by_k:
+        return by_k[k]
+    below, above = [x for x in by_k if x < k], [x for x in by_k if x > k]
+    if not below:
+        return by_k[min(above)]
+    if not above:
+        return by_k[max(below)]
+    lo, hi = max(below), min(above)
+    return by_k[lo] + (by_k[hi] - by_k[lo]) * (k - lo) / (hi - lo)
 
 
 @dataclass(frozen=True)
@@ -97,6 +116,7 @@ class Baselines:
     cost: CostModel
     effect: Mapping[str, float]
     drafters: tuple[DrafterBaseline, ...]
+    user: DrafterBaseline | None = None  # the user's own reference (--reference): it judges this deployment
 
     def find(self, name: str | None) -> DrafterBaseline | None:
         """The baseline whose id or alias is `name`, a path ending in it, or a repo id naming it."""
@@ -251,9 +271,9 @@ def in_force(evidence) -> Baselines:
 
 
 def pair_context(evidence, baselines: Baselines) -> PairContext:
-    found: DrafterBaseline | None = None
+    found: DrafterBaseline | None = baselines.user
     name = ref = None
-    for cand, cref in drafter_names(evidence):
+    for cand, cref in drafter_names(evidence) if found is None else ():
         b = baselines.find(cand)
         if b is not None:
             found, name, ref = b, cand, cref

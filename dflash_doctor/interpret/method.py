@@ -54,6 +54,7 @@ ALIASES = {
     "peagle": "p-eagle",
     "p-eagle": "p-eagle",
     "dflash": "dflash",
+    "dspark": "dflash",  # DeepSeek's DSpark: a block (parallel) drafter, judged with the DFlash family
     "standalone": "draft",
 }
 

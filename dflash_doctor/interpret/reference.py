@@ -26,9 +26,16 @@ import tomllib
 from ..knowledge.causes import KnowledgeError
 from .baselines import default_baselines
 
-KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes")
+KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes", "benchmark-data")
 ROLES = ("measured", "threshold")
-ALIASES = {"dflash2": "dflash", "eagle-3": "eagle3", "deepseek_mtp": "mtp", "draft_model": "draft", "peagle": "p-eagle"}
+ALIASES = {
+    "dflash2": "dflash",
+    "dspark": "dflash",  # DeepSeek's DSpark: a block (parallel) drafter, judged with the DFlash family
+    "eagle-3": "eagle3",
+    "deepseek_mtp": "mtp",
+    "draft_model": "draft",
+    "peagle": "p-eagle",
+}
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,9 @@ class Figure:
     p1: float | None = None  # stated position-1 rate (per_position[0] or per_position_1)
     use: bool = True
     why: str = ""
+    temperature: float | None = None  # sampling temperature of the measurement (None: greedy, the file's convention)
+    thinking: bool | None = None  # thinking mode of the requests (None: not stated)
+    specific: bool = False  # a workload of its own (structured output, …): shapes a band only when it is named
 
     def model(self) -> tuple[float, float]:
         """(p1, r) of the geometric model rate_i = p1 · r^(i−1) that reproduces τ at this k."""
@@ -76,6 +86,8 @@ class Figure:
             "p1": self.p1,
             "use": self.use,
             "why": self.why,
+            "temperature": self.temperature,
+            "thinking": self.thinking,
             "source": {
                 "id": self.source.id,
                 "title": self.source.title,
@@ -226,9 +238,16 @@ class Reference:
             key = _norm(dataset)
             same = [f for f in out if _norm(f.dataset) == key]
             return same
-        return out
+        return [f for f in out if not f.specific]
 
-    def band(self, method: str, k: int, dataset: str | None = None) -> Band | None:
+    def band(
+        self,
+        method: str,
+        k: int,
+        dataset: str | None = None,
+        temperature: float | None = None,
+        thinking: bool | None = None,
+    ) -> Band | None:
         m = normalise_method(method)
         info = self.methods.get(m)
         if info is None or k < 1:
@@ -237,6 +256,7 @@ class Reference:
         chosen_dataset = dataset if figs else None
         if not figs:
             figs = self.figures_for(m)
+        figs = _matching(figs, temperature, thinking)
         if not info.learned:
             at = tuple(FigureAtK(f, f.tau_at(k), f.p1, k > f.k) for f in figs)
             return Band(
@@ -257,7 +277,7 @@ class Reference:
             )
         if not figs:
             return None
-        at = tuple(FigureAtK(f, f.tau_at(k), f.p1, k > f.k) for f in figs)
+        at = _at_k(figs, k)
         measured = [x for x in at if x.figure.role == "measured"]
         thresholds = [x for x in at if x.figure.role == "threshold"]
         # candidates for the low edge: margin × each measured τ at k, and each CI threshold at k
@@ -289,6 +309,57 @@ class Reference:
         )
 
 
+def _matching(figs: list[Figure], temperature: float | None, thinking: bool | None) -> list[Figure]:
+    """The figures measured like the deployment runs (temperature within 0.3, thinking mode), when some are; all of
+    them otherwise (a band from other conditions is wider, never empty)."""
+    out = figs
+    if temperature is not None:
+        same = [f for f in out if abs((f.temperature or 0.0) - temperature) <= 0.3]
+        out = same or out
+    if thinking is not None:
+        same = [f for f in out if f.thinking in (None, thinking)]
+        out = same or out
+    return out
+
+
+def _at_k(figs: list[Figure], k: int) -> tuple[FigureAtK, ...]:
+    """Each figure's τ at k. A pair measured at several k (a per-k series: InferenceX golden AL, vLLM CI at two k) is
+    read from its own measurements — the one at k, linear between two, the largest k's figure above it (acceptance
+    saturates: a single MTP head reused, a block drafter past its block) — because the geometric model over-predicts
+    across k (anchors-2026-12.md §5: Qwen3.5-397B MTP from k = 1 predicts 6.85 at k = 8, measured 5.21). A pair
+    with one k is extrapolated by the geometric model, and says so."""
+    series: dict[tuple[str, str, float | None, bool | None], dict[int, Figure]] = {}
+    for f in figs:
+        series.setdefault((f.pair, f.dataset, f.temperature, f.thinking), {})[f.k] = f
+    out = []
+    for f in figs:
+        ks = series[(f.pair, f.dataset, f.temperature, f.thinking)]
+        if len(ks) < 2:
+            out.append(FigureAtK(f, f.tau_at(k), f.p1, k > f.k))
+            continue
+        if f.k != _nearest_k(ks, k):
+            continue  # one entry per series: its figure nearest to k speaks for it
+        out.append(FigureAtK(f, _series_tau(ks, k), f.p1, False))
+    return tuple(out)
+
+
+def _nearest_k(ks: dict[int, Figure], k: int) -> int:
+    below = [x for x in ks if x <= k]
+    return max(below) if below else min(ks)
+
+
+def _series_tau(ks: dict[int, Figure], k: int) -> float:
+    if k in ks:
+        return ks[k].tau
+    below, above = [x for x in ks if x < k], [x for x in ks if x > k]
+    if not below:
+        return ks[min(above)].tau_at(k)  # below the series: the smallest k's curve, truncated
+    if not above:
+        return ks[max(below)].tau  # above the series: saturated, never grown by the geometric model
+    lo, hi = max(below), min(above)
+    return ks[lo].tau + (ks[hi].tau - ks[lo].tau) * (k - lo) / (hi - lo)
+
+
 def _norm(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
@@ -304,7 +375,85 @@ def _num(v: Any, where: str, lo: float, hi: float) -> float:
     return float(v)
 
 
-_FIGURE_KEYS = {"method", "k", "tau", "per_position", "per_position_1", "pair", "source", "role", "use", "why"}
+_FIGURE_KEYS = {
+    "method", "k", "tau", "per_position", "per_position_1", "pair", "source", "role", "use", "why", "temperature",
+    "thinking", "specific",
+}  # fmt: skip
+
+
+def _rates(f: Mapping, k: int, where: str) -> tuple[tuple[float, ...], float | None]:
+    """(per-position rates, position-1 rate) a figure states."""
+    pp = f.get("per_position", [])
+    if not isinstance(pp, list) or len(pp) not in (0, k):
+        raise KnowledgeError(f"{where}: per_position must list k = {k} rates")
+    rates = tuple(_num(x, f"{where} per_position", 0.0, 1.0) for x in pp)
+    if any(b > a + 1e-9 for a, b in zip(rates, rates[1:], strict=False)):
+        raise KnowledgeError(f"{where}: per_position must be non-increasing (rates are unconditional)")
+    p1 = rates[0] if rates else None
+    if "per_position_1" in f:
+        if rates:
+            raise KnowledgeError(f"{where}: give per_position or per_position_1, not both")
+        p1 = _num(f["per_position_1"], f"{where} per_position_1", 0.0, 1.0)
+    return rates, p1
+
+
+def _parse_figure(i: int, f: Any, methods: Mapping[str, MethodInfo], sources: Mapping[str, Source]) -> list[Figure]:
+    figures: list[Figure] = []
+    where = f"reference figure #{i + 1} ({f.get('method')!r}, {f.get('source')!r})"
+    if not isinstance(f, dict):
+        raise KnowledgeError(f"{where}: must be a table")
+    unknown = set(f) - _FIGURE_KEYS
+    if unknown:
+        raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
+    method = f.get("method")
+    if method not in methods:
+        raise KnowledgeError(f"{where}: method must be one of the [[method]] ids")
+    k = f.get("k")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 64:
+        raise KnowledgeError(f"{where}: k must be an integer in 1..64")
+    src = sources.get(f.get("source"))
+    if src is None:
+        raise KnowledgeError(f"{where}: source must name a [[source]] id")
+    role = f.get("role", "measured")
+    if role not in ROLES:
+        raise KnowledgeError(f"{where}: role must be measured or threshold")
+    use = f.get("use", True)
+    if not isinstance(use, bool) or (not use and not f.get("why")):
+        raise KnowledgeError(f"{where}: use = false needs a `why`")
+    rates, p1 = _rates(f, k, where)
+    taus = f.get("tau")
+    if not isinstance(taus, dict) or not taus:
+        raise KnowledgeError(f"{where}: tau must be a table dataset = τ")
+    pair = f.get("pair")
+    if not isinstance(pair, str) or not pair:
+        raise KnowledgeError(f"{where}: pair must say which target and drafter")
+    temperature = _num(f["temperature"], f"{where} temperature", 0.0, 2.0) if "temperature" in f else None
+    thinking, specific = f.get("thinking"), f.get("specific", False)
+    if (thinking is not None and not isinstance(thinking, bool)) or not isinstance(specific, bool):
+        raise KnowledgeError(f"{where}: thinking and specific must be true or false")
+    for dataset, tau in taus.items():
+        t = _num(tau, f"{where} tau.{dataset}", 1.0, k + 1.0)
+        if rates and len(taus) == 1 and abs(1.0 + sum(rates) - t) > 0.05 * t:
+            raise KnowledgeError(f"{where}: 1 + Σ per_position = {1 + sum(rates):.2f} disagrees with τ {t}")
+        figures.append(
+            Figure(
+                method=method,
+                k=k,
+                dataset=dataset,
+                tau=t,
+                role=role,
+                pair=pair,
+                source=src,
+                per_position=rates,
+                p1=p1,
+                use=use,
+                why=f.get("why", ""),
+                temperature=temperature,
+                thinking=thinking,
+                specific=specific,
+            )
+        )
+    return figures
 
 
 def parse_reference(data: Mapping) -> Reference:  # noqa: C901 - a branch per field of the table
@@ -348,63 +497,7 @@ def parse_reference(data: Mapping) -> Reference:  # noqa: C901 - a branch per fi
         sources[s["id"]] = Source(s["id"], s["title"], s["url"], s["kind"])
     figures: list[Figure] = []
     for i, f in enumerate(data.get("figure", [])):
-        where = f"reference figure #{i + 1} ({f.get('method')!r}, {f.get('source')!r})"
-        if not isinstance(f, dict):
-            raise KnowledgeError(f"{where}: must be a table")
-        unknown = set(f) - _FIGURE_KEYS
-        if unknown:
-            raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
-        method = f.get("method")
-        if method not in methods:
-            raise KnowledgeError(f"{where}: method must be one of the [[method]] ids")
-        k = f.get("k")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 64:
-            raise KnowledgeError(f"{where}: k must be an integer in 1..64")
-        src = sources.get(f.get("source"))
-        if src is None:
-            raise KnowledgeError(f"{where}: source must name a [[source]] id")
-        role = f.get("role", "measured")
-        if role not in ROLES:
-            raise KnowledgeError(f"{where}: role must be measured or threshold")
-        use = f.get("use", True)
-        if not isinstance(use, bool) or (not use and not f.get("why")):
-            raise KnowledgeError(f"{where}: use = false needs a `why`")
-        pp = f.get("per_position", [])
-        if not isinstance(pp, list) or len(pp) not in (0, k):
-            raise KnowledgeError(f"{where}: per_position must list k = {k} rates")
-        rates = tuple(_num(x, f"{where} per_position", 0.0, 1.0) for x in pp)
-        if any(b > a + 1e-9 for a, b in zip(rates, rates[1:], strict=False)):
-            raise KnowledgeError(f"{where}: per_position must be non-increasing (rates are unconditional)")
-        p1 = rates[0] if rates else None
-        if "per_position_1" in f:
-            if rates:
-                raise KnowledgeError(f"{where}: give per_position or per_position_1, not both")
-            p1 = _num(f["per_position_1"], f"{where} per_position_1", 0.0, 1.0)
-        taus = f.get("tau")
-        if not isinstance(taus, dict) or not taus:
-            raise KnowledgeError(f"{where}: tau must be a table dataset = τ")
-        pair = f.get("pair")
-        if not isinstance(pair, str) or not pair:
-            raise KnowledgeError(f"{where}: pair must say which target and drafter")
-        for dataset, tau in taus.items():
-            t = _num(tau, f"{where} tau.{dataset}", 1.0, k + 1.0)
-            if rates and len(taus) == 1 and abs(1.0 + sum(rates) - t) > 0.05 * t:
-                raise KnowledgeError(f"{where}: 1 + Σ per_position = {1 + sum(rates):.2f} disagrees with τ {t}")
-            figures.append(
-                Figure(
-                    method=method,
-                    k=k,
-                    dataset=dataset,
-                    tau=t,
-                    role=role,
-                    pair=pair,
-                    source=src,
-                    per_position=rates,
-                    p1=p1,
-                    use=use,
-                    why=f.get("why", ""),
-                )
-            )
+        figures.extend(_parse_figure(i, f, methods, sources))
     for m in methods.values():
         if m.learned and not any(f.method == m.id and f.use for f in figures):
             raise KnowledgeError(f"reference: learned method {m.id!r} has no figure in use: it could have no band")
@@ -430,9 +523,11 @@ def default_reference() -> Reference:
     return parse_reference(data)
 
 
-def band(method: str, k: int, dataset: str | None = None) -> Band | None:
+def band(
+    method: str, k: int, dataset: str | None = None, temperature: float | None = None, thinking: bool | None = None
+) -> Band | None:
     """The method's healthy band at k (None for an unknown method or one without figures)."""
-    return default_reference().band(method, k, dataset)
+    return default_reference().band(method, k, dataset, temperature, thinking)
 
 
 def method_prior() -> dict[str, float]:
@@ -440,13 +535,21 @@ def method_prior() -> dict[str, float]:
 
 
 def healthy_band(
-    method: str | None, k: int, dataset: str | None = None, drafter: str | None = None, baselines=None
+    method: str | None,
+    k: int,
+    dataset: str | None = None,
+    drafter: str | None = None,
+    baselines=None,
+    temperature: float | None = None,
+    thinking: bool | None = None,
 ) -> Band | None:
     """A pair baseline (baselines.toml) when the drafter is known there — it overrides the method band —
     else the method band. Pair low edge: the same margin × the pair's reference τ at the served k."""
     ref = default_reference()
     if drafter:
-        b = (baselines or default_baselines()).find(drafter)
+        in_force = baselines or default_baselines()
+        user = getattr(in_force, "user", None)
+        b = user if user is not None and drafter == user.id else in_force.find(drafter)
         if b is not None and k >= 1:
             name, _tau, _exact = b.tau_for(dataset)
             curve = b.reference_curve(dataset, min(k, b.k))
@@ -468,4 +571,4 @@ def healthy_band(
             )
     if not method:
         return None
-    return ref.band(method, k, dataset)
+    return ref.band(method, k, dataset, temperature, thinking)

@@ -20,6 +20,7 @@ from ..evidence import Kind
 from ..evidence.engine_facts import EngineSupport
 from ..probe.runner import ABLATIONS
 from ..safeio import read_regular
+from ..versions import VersionError, parse_range, parse_version
 
 # Speculative methods, as the method belief (interpret/method.py) and the reference bands name them.
 METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
@@ -68,6 +69,27 @@ class CauseSpec:
     remedy: str = "change"  # one of REMEDIES
     ablation: str | None = None  # the probe ablation (`probe --ablate NAME`) that tests it
     table_fix: TableFix | None = None
+    # For a cause that exists only in some engine releases (a release's bug, not a drafter's or a deployment's):
+    # the share of deployments of its methods that run an affected release. With the release unknown (no version,
+    # no engine source read) the prior is scaled by it, so a release bug has no support of its own until the
+    # release is named; once it is, the known-issues check says affected or clear.
+    release_prior: float | None = None
+    # The fix and next step for releases where the general ones are wrong advice ("toggle VLLM_USE_V2_MODEL_RUNNER"
+    # on vLLM 0.34, which removed Model Runner V1): (engine, pip-style range, fix, next_step or None).
+    release_fixes: tuple[tuple[str, str, str, str | None], ...] = ()
+
+    def fix_for(self, engine: str | None, version: str | None) -> tuple[str, str] | None:
+        """(fix, next step) for this engine release when a release-specific one applies."""
+        if not engine or not version or not self.release_fixes:
+            return None
+        try:
+            v = parse_version(version)
+        except VersionError:
+            return None
+        for eng, versions, fix, step in self.release_fixes:
+            if eng == engine and parse_range(versions).contains(v):
+                return fix, step or self.next_step
+        return None
 
 
 @dataclass(frozen=True)
@@ -76,6 +98,12 @@ class Rule:
     cause: str
     weight: float
     text: str
+    # An observation that says the cause's own fix would not help (the weights reach more elsewhere, the clean-room
+    # probe reproduces the served τ): when it is cited against the cause, the plan does not advise that fix.
+    contradicts_fix: bool = False
+    # The fix for the cause when this observation is what points at it (a forced-acceptance setting, a key the
+    # release refuses): more precise than the cause's general fix.
+    fix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,8 +167,10 @@ _CAUSE_KEYS = {
     "remedy",
     "ablation",
     "table_fix",
+    "release_prior",
+    "release_fix",
 }
-_RULE_KEYS = {"observation", "cause", "weight", "text"}
+_RULE_KEYS = {"observation", "cause", "weight", "text", "contradicts_fix", "fix"}
 _OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _EXPECTED = re.compile(r"^(baseline|unknown|effect:[a-z0-9_]+)$")
@@ -170,6 +200,94 @@ def _optional_str(d: dict, key: str, where: str) -> str | None:
     return v
 
 
+def _parse_cause(c: dict, where: str, kinds: set[str]) -> CauseSpec:
+    _check_keys(c, _CAUSE_KEYS, where)
+    cid = _req(c, "id", str, where)
+    if not _ID.match(cid):
+        raise KnowledgeError(f"{where}: id '{cid}' must be lower-case words joined by '-'")
+    decided = c.get("decided_by", [])
+    if not isinstance(decided, list) or not all(isinstance(x, str) for x in decided):
+        raise KnowledgeError(f"{where}: decided_by must be a list of evidence kinds")
+    bad = [x for x in decided if x not in kinds]
+    if bad:
+        raise KnowledgeError(f"{where}: decided_by names unknown evidence kind(s) {', '.join(bad)}")
+    prior = _req(c, "prior", float, where)
+    if not -8.0 <= prior <= 2.0:
+        raise KnowledgeError(f"{where}: prior {prior} is outside -8..2 (log-odds)")
+    expected = c.get("expected_tau", "unknown")
+    if not isinstance(expected, str) or not _EXPECTED.match(expected):
+        raise KnowledgeError(f"{where}: expected_tau must be 'baseline', 'unknown' or 'effect:NAME'")
+    methods = c.get("methods", [])
+    if not isinstance(methods, list) or not all(isinstance(x, str) and x in METHODS for x in methods):
+        raise KnowledgeError(f"{where}: methods must be a list of {', '.join(METHODS)}")
+    suspect = c.get("suspect", False)
+    if not isinstance(suspect, bool):
+        raise KnowledgeError(f"{where}: suspect must be true or false")
+    release_prior = c.get("release_prior")
+    if release_prior is not None and (
+        isinstance(release_prior, bool) or not isinstance(release_prior, (int, float)) or not 0.0 < release_prior <= 1.0
+    ):
+        raise KnowledgeError(f"{where}: release_prior must be a share in (0, 1]")
+    return CauseSpec(
+        release_fixes=_release_fixes(c.get("release_fix", []), where),
+        id=cid,
+        title=_req(c, "title", str, where),
+        prior=prior,
+        fix=_req(c, "fix", str, where),
+        next_step=_req(c, "next_step", str, where),
+        decided_by=tuple(decided),
+        silence_note=_optional_str(c, "silence_note", where),
+        expected_tau=expected,
+        methods=tuple(methods),
+        suspect=suspect,
+        release_prior=None if release_prior is None else float(release_prior),
+        **_plan_facts(c, where),
+    )
+
+
+def _release_fixes(items, where: str) -> tuple[tuple[str, str, str, str | None], ...]:
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise KnowledgeError(f"{where}: release_fix must be a list of [[cause.release_fix]] tables")
+    out = []
+    for x in items:
+        _check_keys(x, {"engine", "versions", "fix", "next_step"}, f"{where} release_fix")
+        try:
+            parse_range(_req(x, "versions", str, where))
+        except VersionError as exc:
+            raise KnowledgeError(f"{where} release_fix: {exc}") from None
+        out.append(
+            (
+                _req(x, "engine", str, where),
+                x["versions"],
+                _req(x, "fix", str, where),
+                _optional_str(x, "next_step", where),
+            )
+        )
+    return tuple(out)
+
+
+def _parse_rule(r: dict, where: str) -> Rule:
+    _check_keys(r, _RULE_KEYS, where)
+    contradicts = r.get("contradicts_fix", False)
+    if not isinstance(contradicts, bool):
+        raise KnowledgeError(f"{where}: contradicts_fix must be true or false")
+    rule = Rule(
+        observation=_req(r, "observation", str, where),
+        cause=_req(r, "cause", str, where),
+        weight=_req(r, "weight", float, where),
+        text=_req(r, "text", str, where),
+        contradicts_fix=contradicts,
+        fix=_optional_str(r, "fix", where),
+    )
+    if not _OBS_NAME.match(rule.observation):
+        raise KnowledgeError(f"{where}: observation must look like 'family:value'")
+    if not math.isfinite(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
+        raise KnowledgeError(f"{where}: weight must be non-zero and within ±{MAX_WEIGHT}")
+    if rule.contradicts_fix and rule.weight > 0:
+        raise KnowledgeError(f"{where}: contradicts_fix is for evidence against a cause (a negative weight)")
+    return rule
+
+
 def parse_knowledge(
     data: dict, extra_sources: list[dict] | None = None, declared: frozenset[str] | None = None
 ) -> Knowledge:
@@ -193,56 +311,13 @@ def parse_knowledge(
                 raise KnowledgeError(f"{src}: 'circumstantial' must be a list of observation families")
         for i, c in enumerate(_tables(doc, "cause", src)):
             where = f"cause #{i + 1}" + (f" of extra file #{doc_no}" if doc_no else "")
-            _check_keys(c, _CAUSE_KEYS, where)
-            cid = _req(c, "id", str, where)
-            if not _ID.match(cid):
-                raise KnowledgeError(f"{where}: id '{cid}' must be lower-case words joined by '-'")
-            if cid in causes:
-                raise KnowledgeError(f"{where}: duplicate cause id '{cid}'")
-            decided = c.get("decided_by", [])
-            if not isinstance(decided, list) or not all(isinstance(x, str) for x in decided):
-                raise KnowledgeError(f"{where}: decided_by must be a list of evidence kinds")
-            bad = [x for x in decided if x not in kinds]
-            if bad:
-                raise KnowledgeError(f"{where}: decided_by names unknown evidence kind(s) {', '.join(bad)}")
-            prior = _req(c, "prior", float, where)
-            if not -8.0 <= prior <= 2.0:
-                raise KnowledgeError(f"{where}: prior {prior} is outside -8..2 (log-odds)")
-            expected = c.get("expected_tau", "unknown")
-            if not isinstance(expected, str) or not _EXPECTED.match(expected):
-                raise KnowledgeError(f"{where}: expected_tau must be 'baseline', 'unknown' or 'effect:NAME'")
-            methods = c.get("methods", [])
-            if not isinstance(methods, list) or not all(isinstance(x, str) and x in METHODS for x in methods):
-                raise KnowledgeError(f"{where}: methods must be a list of {', '.join(METHODS)}")
-            suspect = c.get("suspect", False)
-            if not isinstance(suspect, bool):
-                raise KnowledgeError(f"{where}: suspect must be true or false")
-            causes[cid] = CauseSpec(
-                id=cid,
-                title=_req(c, "title", str, where),
-                prior=prior,
-                fix=_req(c, "fix", str, where),
-                next_step=_req(c, "next_step", str, where),
-                decided_by=tuple(decided),
-                silence_note=_optional_str(c, "silence_note", where),
-                expected_tau=expected,
-                methods=tuple(methods),
-                suspect=suspect,
-                **_plan_facts(c, where),
-            )
+            spec = _parse_cause(c, where, kinds)
+            if spec.id in causes:
+                raise KnowledgeError(f"{where}: duplicate cause id '{spec.id}'")
+            causes[spec.id] = spec
         for i, r in enumerate(_tables(doc, "rule", src)):
             where = f"rule #{i + 1} ({str(r.get('observation'))[:60]!r} -> {str(r.get('cause'))[:60]!r})"
-            _check_keys(r, _RULE_KEYS, where)
-            rule = Rule(
-                observation=_req(r, "observation", str, where),
-                cause=_req(r, "cause", str, where),
-                weight=_req(r, "weight", float, where),
-                text=_req(r, "text", str, where),
-            )
-            if not _OBS_NAME.match(rule.observation):
-                raise KnowledgeError(f"{where}: observation must look like 'family:value'")
-            if not math.isfinite(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
-                raise KnowledgeError(f"{where}: weight must be non-zero and within ±{MAX_WEIGHT}")
+            rule = _parse_rule(r, where)
             if any(x.observation == rule.observation and x.cause == rule.cause for x in rules):
                 raise KnowledgeError(f"{where}: a rule for this observation and cause already exists")
             rules.append(rule)

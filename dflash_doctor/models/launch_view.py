@@ -2,7 +2,8 @@
 
 The launch command (LaunchConfig, a LaunchConfig) and the log's startup lines (StartupFacts, a StartupFacts)
 both state `method`, `drafter` and `num_speculative_tokens` (SGLang's draft-token count already turned into
-k by their parsers); the launch command wins, the newest evidence first.
+k by their parsers). The startup lines win, the newest evidence first: they are what the engine ran, while a launch
+command given to the doctor is a claim about the launch (often retyped or re-quoted since).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ METHOD_ALIASES = {
 
 
 def launch_field(evidence: EvidenceSet, name: str) -> tuple[Any, Evidence | None]:
-    """The first non-empty `name` (method | drafter | num_speculative_tokens) from LAUNCH, then STARTUP."""
-    for kind in (LaunchConfig, StartupFacts):
+    """The first non-empty `name` (method | drafter | num_speculative_tokens) from STARTUP (what ran), then LAUNCH."""
+    for kind in (StartupFacts, LaunchConfig):
         for ev in reversed(evidence.all(kind)):
             v = getattr(ev.value, name)
             if v not in (None, ""):

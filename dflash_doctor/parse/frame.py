@@ -290,6 +290,18 @@ def _label(fmt: str) -> tuple[str, str]:
     return f.label, f.meaning
 
 
+def _with_estimates(standing: str, est, w, notes: list[str]) -> str:
+    """The standing once estimated weights are known: "printed" when every figure is a printed τ whose weight
+    nobody printed (one unit each: a benchmark client's one line), "estimated" when some weights are estimates."""
+    if not est.any():
+        return standing
+    if standing == "counts" and est.all() and bool((w == 1.0).all()):
+        notes.append("τ is a printed figure without its counts: its weight (the drafts behind it) is unknown")
+        return "printed"
+    notes.append(f"{int(est.sum())} interval(s) have an estimated drafts count (not printed by the engine)")
+    return "estimated" if standing == "counts" else standing
+
+
 def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:  # noqa: C901 - shared masks
     """Drafts-weighted totals. Rows read by the generic reader are used only when no known format gave
     a figure; per-request averages only when no drafts-weighted figure exists (then flagged)."""
@@ -395,11 +407,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             f"k changed between intervals ({', '.join(map(str, ks))}); each position's rate is summed "
             "over the intervals that have it"
         )
-    est = use["estimated"].astype(bool)
-    if est.any():
-        notes.append(f"{int(est.sum())} interval(s) have an estimated drafts count (not printed by the engine)")
-        if standing == "counts":
-            standing = "estimated"
+    standing = _with_estimates(standing, use["estimated"].astype(bool), w, notes)
     k_cands = tuple(getattr(data, "k_candidates", ()) or ())
     if k_cands:
         notes.append(

@@ -52,6 +52,13 @@ _TIMES = re.compile(
     r"|\d+\.\d\d\.\d{3}\.\d{3}"
 )
 _MISS = object()
+# a known engine format's own literal (not the generic reader's bare "ccept"): what makes a line a metrics line
+_METRIC_LIT = re.compile(
+    "|".join(
+        re.escape(x)
+        for x in sorted({lit for f in F.FORMATS if f.standing == "engine" for lit in f.literals}, key=len, reverse=True)
+    )
+)
 _LOOK_BACK = max(f.look_back for f in F.FORMATS)
 
 
@@ -243,7 +250,9 @@ class SourceReader:
                 p = buf.find(lit, le, end)
         for ls in sorted(found):
             line = message(self.decode(buf[ls : found[ls]]))[0]
-            if "ccept" not in line:  # metrics lines are the other pass's
+            # metrics lines are the other pass's (a startup line may hold "ccept" in an argument's name:
+            # synthetic_acceptance_length, speculative_accept_threshold_single)
+            if "ccept" not in line or not _METRIC_LIT.search(line):
                 self.startup.feed(line)
 
 

@@ -47,6 +47,8 @@ PLAN_FLOOR = 0.15
 LIKELY = 0.5
 # A cause at least this likely is settled: it needs its fix, not more evidence.
 SETTLED = 0.9
+# With the release unknown, a known issue is worth a conditional step only when its cause is ranked at least this.
+RANKED_FLOOR = 0.1
 
 ENGINE_NAMES = {
     "vllm": "vLLM",
@@ -135,6 +137,8 @@ class FixPlan:
     next_command: str | None = None
     next_why: str | None = None
     names: Names = field(default_factory=Names)
+    # (lowest τ, its workload, highest τ, its workload) of the pair when the workload is unknown
+    reference_range: tuple | None = None
 
     def cause(self, cid: str) -> PlanCause | None:
         return next((c for c in self.causes if c.id == cid), None)
@@ -154,6 +158,7 @@ class FixPlan:
             "tau_now": _r(self.tau_now),
             "reference_tau": _r(self.reference_tau),
             "reference": self.reference,
+            "reference_range": list(self.reference_range) if self.reference_range else None,
             "order": [c.to_dict() for c in self.causes],
             "steps": [s.to_dict() for s in self.steps],
             "next_command": self.next_command,
@@ -277,7 +282,10 @@ def _engine_upgrades(
         out[cid] = _Remedy(
             key=("upgrade-engine", names.engine),
             kind="upgrade-engine",
-            action=f"upgrade {pretty}{frm} → {v} or later",
+            # with the release unknown, the known issues are candidates: "if you run a release before X"
+            action=f"upgrade {pretty}{frm} → {v} or later"
+            if current is not None
+            else f"if you run {pretty} before {v}: upgrade to {v} or later",
             version=v,
             details=tuple(details),
             sources=tuple(dict.fromkeys(sources)),
@@ -307,6 +315,83 @@ def _table_upgrades(evidence: EvidenceSet, names: Names, current, wanted: set[st
     return out
 
 
+def _plannable(causes: Sequence[Cause], explained: dict[str, str], knowledge) -> list[Cause]:
+    """Causes the plan gives a step: not explained by another, not contradicted (evidence says its fix would not
+    help), likely enough (or the top one when none is)."""
+    open_ = [c for c in causes if c.id not in explained and not _contradicted(c, knowledge)]
+    return [c for c in open_ if c.confidence >= PLAN_FLOOR] or open_[:1]
+
+
+def _release_only_step(rem: _Remedy) -> Step:
+    """The release's known issues are advice even when no ranked cause is theirs: the version drives the plan."""
+    return Step(
+        kind="upgrade-engine",
+        action=rem.action,
+        fixes=(),
+        conditional=True,
+        details=rem.details,
+        sources=rem.sources,
+    )
+
+
+def _contradicted(c: Cause, knowledge) -> str | None:
+    """Why the cause's own fix would not help, when evidence cited against it says so (a rule with
+    contradicts_fix): the plan then does not advise that fix."""
+    for x in c.evidence_against:
+        for rule in knowledge.rules_for(x.observation):
+            if rule.cause == c.id and rule.contradicts_fix:
+                return x.text
+    return None
+
+
+def _if_you_run(m) -> str:
+    """The conditions of a known-issue match that are not known to hold, as "if you run …" words."""
+    unknown = [u for u in m.unknown if u]
+    return "if " + "; ".join(unknown) if unknown else ""
+
+
+def _release_upgrade(evidence: EvidenceSet, names: Names, ranked: set[str]) -> _Remedy | None:
+    """One upgrade past the known issues that may affect this deployment's engine, with each issue and the conditions
+    still unknown ("if method is one of dflash", "if the release is in …"): every issue of a named release (the
+    version drives the plan), and with the release unknown the candidates whose cause the ranking holds."""
+    if not names.engine:
+        return None
+    try:
+        matches = match_deployment(default_known_issues(), deployment_from_evidence(evidence))
+        current = parse_version(names.engine_version) if names.engine_version else None
+    except (VersionError, Exception):  # the plan is advice: a damaged database must not cost the report
+        return None
+    matches = [
+        m
+        for m in matches
+        if (current is not None and m.issue.fixed_in.key > current.key) or (current is None and m.issue.cause in ranked)
+    ]
+    if not matches:
+        return None
+    top = max((m.issue.fixed_in for m in matches), key=lambda v: v.key)
+    pretty = ENGINE_NAMES.get(names.engine, names.engine)
+    frm = f" {names.engine_version}" if names.engine_version else ""
+    details = tuple(
+        f"{m.issue.reference()}: {m.issue.title} ({m.quality.value}; fixed in {m.issue.fixed_in}"
+        + (f"; {_if_you_run(m)}" if _if_you_run(m) else "")
+        + ")"
+        for m in matches
+    )
+    action = (
+        f"upgrade {pretty}{frm} → {top} or later ({len(matches)} known issue(s) of this release)"
+        if current is not None
+        else f"if you run {pretty} before {top}: upgrade to {top} or later ({len(matches)} known issue(s) of those)"
+    )
+    return _Remedy(
+        key=("upgrade-engine", names.engine),
+        kind="upgrade-engine",
+        action=action,
+        version=top,
+        details=details,
+        sources=tuple(dict.fromkeys(f"{m.issue.reference()} (known issue {m.issue.id})" for m in matches)),
+    )
+
+
 def _own_remedy(c: Cause, knowledge: Knowledge) -> _Remedy:
     spec = knowledge.causes.get(c.id)
     kind = spec.remedy if spec is not None else "change"
@@ -334,22 +419,46 @@ def _merge(rems: list[_Remedy], names: Names) -> _Remedy:
 # the plan
 
 
-def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None]:
+def _reference(evidence: EvidenceSet) -> tuple[float | None, str | None, tuple | None]:
+    """(τ the plan computes with, what it is, the range by workload when the workload is unknown). With several
+    published workloads and none named, the plan computes with the lowest (a fix is not credited with a workload
+    nobody stated) but the report shows the whole range, never the lowest as what to expect."""
     try:
         ctx = pair_context(evidence, evidence.baselines)
     except Exception:  # advice only
-        return None, None
+        return None, None, None
     if ctx.baseline is None:
-        return None, None
+        return None, None, None
     b = ctx.baseline
     tau = b.tau_at_k(ctx.dataset, ctx.k)
     ds, _, exact = b.tau_for(ctx.dataset)
-    what = f"{b.id}, {b.trust} reference" + (f" on {ds}" if exact and ds != "any" else "") + f" at k = {ctx.k or b.k}"
-    return tau, what
+    whose = "your reference" if b.trust == "yours" else f"{b.trust} reference"
+    what = f"{b.id}, {whose}" + (f" on {ds}" if exact and ds != "any" else "") + f" at k = {ctx.k or b.k}"
+    if not exact and len(b.tau) > 1:
+        by = sorted((b.tau_at_k(name, ctx.k), name) for name in b.tau)
+        return tau, what, (by[0][0], by[0][1], by[-1][0], by[-1][1])
+    return tau, what, None
 
 
 def _has_fact(c: Cause, knowledge) -> bool:
     return any(not knowledge.is_circumstantial(x.observation) for x in c.evidence_for)
+
+
+def _explained(causes: Sequence[Cause], knowledge, gain) -> dict[str, str]:
+    """A cause only the acceptance figures point at is explained by a likelier, fact-backed cause that buys as much:
+    {explained cause: the cause that explains it}."""
+    explained: dict[str, str] = {}
+    for c in causes:
+        if _has_fact(c, knowledge):
+            continue
+        for d in causes:
+            if d is c or d.confidence <= c.confidence or not _has_fact(d, knowledge) or d.id in explained:
+                continue
+            gc, gd = gain(c), gain(d)
+            if gd is not None and (gc is None or gd >= gc - 1e-9):
+                explained[c.id] = d.id
+                break
+    return explained
 
 
 def build_plan(
@@ -357,7 +466,7 @@ def build_plan(
 ) -> FixPlan:
     acc = evidence.get(AcceptanceSummary)
     tau_now = acc.mean_acceptance_length if acc is not None else None
-    ref_tau, ref_what = _reference(evidence)
+    ref_tau, ref_what, ref_range = _reference(evidence)
     names = names_of(evidence)
     gap = (ref_tau - tau_now) if ref_tau is not None and tau_now is not None and ref_tau > tau_now else None
 
@@ -370,23 +479,14 @@ def build_plan(
         g = gain(c)
         return c.confidence * (g if g is not None else (gap if gap is not None else 1.0))
 
-    # a cause only the acceptance figures point at is explained by a likelier, fact-backed cause that buys as much
-    explained: dict[str, str] = {}
-    for c in causes:
-        if _has_fact(c, knowledge):
-            continue
-        for d in causes:
-            if d is c or d.confidence <= c.confidence or not _has_fact(d, knowledge) or d.id in explained:
-                continue
-            gc, gd = gain(c), gain(d)
-            if gd is not None and (gc is None or gd >= gc - 1e-9):
-                explained[c.id] = d.id
-                break
-    planned = [c for c in causes if c.id not in explained and c.confidence >= PLAN_FLOOR]
-    if not planned:
-        planned = [c for c in causes if c.id not in explained][:1]
+    explained = _explained(causes, knowledge, gain)
+    planned = _plannable(causes, explained, knowledge)
 
     upgrades = _engine_upgrades(evidence, names, [c.id for c in planned], knowledge)
+    release_step = _release_upgrade(evidence, names, {c.id for c in causes if c.confidence >= RANKED_FLOOR})
+    if release_step is not None and "engine-bug" not in upgrades:
+        # an engine bug on a release with known drafter-path bugs: the first A/B is the release past them
+        upgrades["engine-bug"] = release_step
     groups: dict[tuple, list[tuple[Cause, _Remedy]]] = {}
     for c in planned:
         r = upgrades.get(c.id) or _own_remedy(c, knowledge)
@@ -419,6 +519,9 @@ def build_plan(
             )
         )
 
+    if release_step is not None and not any(st.kind == "upgrade-engine" for st in steps):
+        steps.append(_release_only_step(release_step))
+
     def plan_cause(c: Cause) -> PlanCause:
         g = gain(c)
         return PlanCause(
@@ -449,6 +552,7 @@ def build_plan(
         tau_now=tau_now,
         reference_tau=ref_tau,
         reference=ref_what,
+        reference_range=ref_range,
         causes=tuple(out),
         steps=tuple(steps),
         next_command=cmd,

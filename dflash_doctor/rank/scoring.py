@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..evidence import (
     PAYLOAD_TYPES,
@@ -37,6 +37,7 @@ from ..evidence import (
     kind_of,
 )
 from ..evidence.acceptance import AcceptanceSummary
+from ..evidence.engine_facts import EngineAnalysis
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId, LaunchConfig, ProbeResult
 from ..interpret.baselines import Baselines, PairContext, in_force, pair_context
@@ -46,6 +47,8 @@ from ..knowledge.causes import Knowledge
 
 # Two causes whose confidences differ by less than this cannot be told apart by the evidence at hand.
 CLOSE = 0.12
+# A cause at least this likely is decided: a close second does not make the verdict undecided.
+SETTLED = 0.9
 # Evidence weight kept when none of a cause's deciding evidence was collected (see module doc).
 MIN_COVERAGE = 0.6
 # Evidence kinds whose absence the report names when a diagnosis rests on a log alone.
@@ -66,6 +69,40 @@ class Ranking:
     causes: tuple[Cause, ...]
     verdict: Verdict
     notes: tuple[str, ...]
+    # How sure the verdict is and what would change it: the level reading's P(in the band) and its basis, the one
+    # missing input that separates the top two causes, and "undecided" when nothing given separates them.
+    detail: dict = field(default_factory=dict)
+
+
+# The inputs a user can add, by evidence kind: (what it is, how to give it), cheapest first (files before a host
+# before a GPU).
+INPUTS = {
+    "drafter": ("the drafter config", "--drafter DIR|REPO_ID"),
+    "target": ("the target config", "--target DIR|REPO_ID"),
+    "engine-support": ("the engine release", "--engine NAME==VERSION"),
+    "engine": ("the engine release", "--engine NAME==VERSION"),
+    "launch": ("the launch command", "--launch @serve-command.txt"),
+    "workload": ("the workload", "--dataset NAME --temperature T --thinking/--no-thinking"),
+    "engine-source": ("the installed engine source", "dflash-doctor check host ssh://USER@HOST"),
+    "probe": ("a clean-room probe on a GPU", "dflash-doctor probe --target TARGET --drafter DRAFTER"),
+}
+_INPUT_COST = {k: i for i, k in enumerate(INPUTS)}
+
+
+def separating_input(a: Cause, b: Cause, knowledge: Knowledge) -> dict | None:
+    """The one missing input that would separate two causes: the cheapest input that decides either of them (one
+    that speaks to both first among equals), with the knowledge's separating step where it has one."""
+    spec_a, spec_b = knowledge.causes.get(a.id), knowledge.causes.get(b.id)
+    missing_a = {m.split(":", 1)[0].strip() for m in a.missing_evidence}
+    missing_b = {m.split(":", 1)[0].strip() for m in b.missing_evidence}
+    both = set(spec_a.decided_by if spec_a else ()) & set(spec_b.decided_by if spec_b else ())
+    candidates = [k for k in (missing_a | missing_b) if k in INPUTS]
+    step = knowledge.separator(a.id, b.id)
+    if not candidates:
+        return {"input": None, "how": None, "step": step} if step else None
+    kind = min(candidates, key=lambda k: (_INPUT_COST[k], k not in both, k))
+    what, how = INPUTS[kind]
+    return {"kind": kind, "input": what, "how": how, "step": step}
 
 
 def observations_of(findings: list[Finding]) -> list[Observation]:
@@ -88,6 +125,12 @@ def coverage_of(decided_by: tuple[str, ...], evidence: EvidenceSet) -> tuple[flo
         return 1.0, []
     missing = [k for k in kinds if not evidence.has(k)]
     return MIN_COVERAGE + (1.0 - MIN_COVERAGE) * (1 - len(missing) / len(kinds)), missing
+
+
+def _release_known(evidence: EvidenceSet) -> bool:
+    """Whether the engine release is named (a version from a flag, the log or the host) or its source was read."""
+    eng = evidence.get(EngineId)
+    return bool(eng is not None and eng.version) or evidence.has(EngineAnalysis)
 
 
 def expected_tau(rule: str, tau_now: float | None, ctx: PairContext, baselines: Baselines) -> float | None:
@@ -136,94 +179,178 @@ def _other_faults_remain(
     return out
 
 
-def rank(
-    findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge, baselines: Baselines | None = None
-) -> Ranking:
-    baselines = baselines or in_force(evidence)
-    observations = observations_of(findings)
-    names = {o.name for o in observations}
-    acceptance = evidence.get(AcceptanceSummary)
-    tau_now = acceptance.mean_acceptance_length if acceptance is not None else None
-    ctx = pair_context(evidence, baselines)
-    belief = infer_method(evidence)
-    reading = level_reading(evidence)
-    causes: list[Cause] = []
-    for spec in knowledge.causes.values():
-        applies = belief.p(spec.methods) if spec.methods else 1.0
-        if applies < 0.01:
-            continue  # a cause that cannot exist for this method (no windows to ignore in an EAGLE-3 head)
-        pro: list[Contribution] = []
-        con: list[Contribution] = []
-        for obs in observations:
-            for rule in knowledge.rules_for(obs.name):
-                if rule.cause != spec.id:
-                    continue
-                weight = rule.weight * max(0.0, min(1.0, obs.strength))
-                if weight == 0:
-                    continue
-                sure = f" ({obs.strength:.0%} sure from the counts)" if obs.strength < 0.995 else ""
-                c = Contribution(
-                    obs.name, weight, (f"{rule.text} — {obs.detail}" if obs.detail else rule.text) + sure, obs.refs
-                )
-                (pro if weight > 0 else con).append(c)
-        if not pro and not (spec.suspect and con):
-            continue  # nothing points at it (a usual suspect is still answered when evidence speaks against it)
-        coverage, missing_kinds = coverage_of(spec.decided_by, evidence)
-        both = pro + con
-        curve = sum(c.weight for c in both if knowledge.is_circumstantial(c.observation))
-        facts = sum(c.weight for c in both if not knowledge.is_circumstantial(c.observation))
-        logit = spec.prior + math.log(applies) + facts + coverage * curve
-        missing = [f"{kind_of(k).value}: {evidence.why_missing(k)}" for k in missing_kinds]
-        notes = []
-        if coverage < 1.0:
-            notes.append(
-                f"curve evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} "
-                f"kinds of deciding evidence are missing"
-            )
-        if applies < 0.99:
-            notes.append(
-                f"applies to {', '.join(spec.methods)} only: {applies:.0%} likely for this deployment's "
-                f"method ({belief.describe()})"
-            )
-        if spec.silence_note and not evidence.has(DrafterFacts):
-            notes.append(spec.silence_note)
-        fixed = expected_tau(spec.expected_tau, tau_now, ctx, baselines)
-        speedup = fixed / tau_now if fixed is not None and tau_now else None
-        if fixed is not None:
-            base = (
-                f"{ctx.baseline.id} reference τ at k={ctx.k or ctx.baseline.k}" if ctx.baseline else "no pair baseline"
-            )
-            notes.append(f"τ if fixed from {spec.expected_tau} ({base})")
-        causes.append(
-            Cause(
-                id=spec.id,
-                title=spec.title,
-                confidence=sigmoid(logit),
-                evidence_for=tuple(sorted(pro, key=lambda c: -c.weight)),
-                evidence_against=tuple(sorted(con, key=lambda c: c.weight)),
-                fix=spec.fix,
-                next_step=spec.next_step,
-                missing_evidence=tuple(missing),
-                expected_tau_if_fixed=fixed,
-                speedup_if_fixed=speedup,
-                notes=tuple(notes),
-            )
-        )
-    causes.sort(key=lambda c: (-c.confidence, c.id))
-    causes = _other_faults_remain(causes, knowledge, baselines, tau_now)
+@dataclass(frozen=True)
+class _Setting:
+    """What every cause is scored against: the evidence's observations and the deployment's facts."""
 
-    notes: list[str] = []
-    if len(causes) >= 2 and causes[0].confidence - causes[1].confidence < CLOSE:
-        a, b = causes[0], causes[1]
-        step = knowledge.separator(a.id, b.id)
-        if step is None:
-            undecided = a if len(a.missing_evidence) >= len(b.missing_evidence) else b
-            step = undecided.next_step
+    observations: list[Observation]
+    evidence: EvidenceSet
+    knowledge: Knowledge
+    baselines: Baselines
+    ctx: PairContext
+    belief: object  # rank.method.MethodBelief
+    tau_now: float | None
+    release_known: bool
+
+
+def _contributions(spec, st: _Setting) -> tuple[list[Contribution], list[Contribution], str]:
+    """(for, against, fix) of one cause: every rule of an observation made, weighted by how sure it is; the fix of
+    the strongest rule that carries its own (the evidence that points at the cause says what to fix)."""
+    pro: list[Contribution] = []
+    con: list[Contribution] = []
+    fix, fix_weight = spec.fix, 0.0
+    for obs in st.observations:
+        for rule in st.knowledge.rules_for(obs.name):
+            if rule.cause != spec.id:
+                continue
+            weight = rule.weight * max(0.0, min(1.0, obs.strength))
+            if weight == 0:
+                continue
+            if rule.fix and weight > fix_weight:
+                # `{detail}` in a rule's fix: the observation says exactly what to change (a key the release refuses)
+                fix, fix_weight = rule.fix.replace("{detail}", obs.detail or ""), weight
+            sure = f" ({obs.strength:.0%} sure from the counts)" if obs.strength < 0.995 else ""
+            c = Contribution(
+                obs.name, weight, (f"{rule.text} — {obs.detail}" if obs.detail else rule.text) + sure, obs.refs
+            )
+            (pro if weight > 0 else con).append(c)
+    return pro, con, fix
+
+
+def _score_cause(spec, st: _Setting) -> Cause | None:
+    applies = st.belief.p(spec.methods) if spec.methods else 1.0
+    if applies < 0.01:
+        return None  # a cause that cannot exist for this method (no windows to ignore in an EAGLE-3 head)
+    pro, con, fix = _contributions(spec, st)
+    if not pro and not (spec.suspect and con):
+        return None  # nothing points at it (a usual suspect is still answered when evidence speaks against it)
+    evidence, knowledge = st.evidence, st.knowledge
+    coverage, missing_kinds = coverage_of(spec.decided_by, evidence)
+    both = pro + con
+    curve = sum(c.weight for c in both if knowledge.is_circumstantial(c.observation))
+    facts = sum(c.weight for c in both if not knowledge.is_circumstantial(c.observation))
+    logit = spec.prior + math.log(applies) + facts + coverage * curve
+    notes = []
+    if coverage < 1.0:
         notes.append(
-            f"The evidence does not separate '{a.id}' ({a.confidence:.2f}) from '{b.id}' "
-            f"({b.confidence:.2f}). To separate them: {step}."
+            f"curve evidence weighted ×{coverage:.2f}: {len(missing_kinds)} of {len(spec.decided_by)} "
+            f"kinds of deciding evidence are missing"
         )
+    if applies < 0.99:
+        notes.append(
+            f"applies to {', '.join(spec.methods)} only: {applies:.0%} likely for this deployment's "
+            f"method ({st.belief.describe()})"
+        )
+    if spec.silence_note and not evidence.has(DrafterFacts):
+        notes.append(spec.silence_note)
+    # (a possible known-issue match is the release-unknown case itself: not support of the cause's own)
+    own_fact = any(
+        not knowledge.is_circumstantial(c.observation) and not c.observation.startswith("known-issue-possible:")
+        for c in pro
+    )
+    if spec.release_prior is not None and not st.release_known and not own_fact:
+        logit += math.log(spec.release_prior)
+        notes.append(
+            f"a bug of some engine releases only: with the release unknown its prior is ×{spec.release_prior:g} "
+            "(the share of deployments on an affected release); name it with --engine NAME==VERSION"
+        )
+    fixed = expected_tau(spec.expected_tau, st.tau_now, st.ctx, st.baselines)
+    if fixed is not None:
+        ctx = st.ctx
+        base = f"{ctx.baseline.id} reference τ at k={ctx.k or ctx.baseline.k}" if ctx.baseline else "no pair baseline"
+        notes.append(f"τ if fixed from {spec.expected_tau} ({base})")
+    return Cause(
+        id=spec.id,
+        title=spec.title,
+        confidence=sigmoid(logit),
+        evidence_for=tuple(sorted(pro, key=lambda c: -c.weight)),
+        evidence_against=tuple(sorted(con, key=lambda c: c.weight)),
+        fix=fix,
+        next_step=spec.next_step,
+        missing_evidence=tuple(f"{kind_of(k).value}: {evidence.why_missing(k)}" for k in missing_kinds),
+        expected_tau_if_fixed=fixed,
+        speedup_if_fixed=fixed / st.tau_now if fixed is not None and st.tau_now else None,
+        notes=tuple(notes),
+    )
 
+
+def _undecided(causes: list[Cause], knowledge: Knowledge, detail: dict) -> str | None:
+    """Fill the separating input of the top two causes into `detail`; the "could not decide" note when they are
+    close and neither is settled."""
+    if len(causes) < 2:
+        return None
+    a, b = causes[0], causes[1]
+    sep = separating_input(a, b, knowledge)
+    if sep is not None:
+        detail["separating_input"] = {"between": [a.id, b.id], **sep}
+    if a.confidence - b.confidence >= CLOSE or a.confidence >= SETTLED:
+        return None
+    step = (sep or {}).get("step")
+    if step is None:
+        undecided = a if len(a.missing_evidence) >= len(b.missing_evidence) else b
+        step = undecided.next_step
+    given = f"{sep['input']} (`{sep['how']}`)" if sep and sep.get("input") else None
+    detail["undecided"] = {
+        "between": [a.id, b.id],
+        "confidences": [round(a.confidence, 3), round(b.confidence, 3)],
+        "input": sep.get("input") if sep else None,
+        "how": sep.get("how") if sep else None,
+        "step": step,
+    }
+    return (
+        f"Could not decide between '{a.id}' ({a.confidence:.2f}) and '{b.id}' ({b.confidence:.2f}): "
+        + (f"{given} would separate them" if given else "nothing given separates them")
+        + f"; to settle it: {step}."
+    )
+
+
+def _insufficient_note(reading) -> str:
+    if reading is not None and reading.verdict == "undecided" and reading.dataset_decides:
+        return (
+            f"Verdict insufficient-data: the counts settle τ ({reading.describe()}), but whether that is healthy "
+            f"depends on the workload, which the evidence does not name ({reading.workloads()}). Name it with "
+            "--dataset."
+        )
+    if reading is not None and reading.verdict == "undecided" and reading.method_decides:
+        fits = ", ".join(f"{m} {'yes' if ph >= 0.5 else 'no'}" for m, pm, ph in reading.by_method if pm >= 0.1)
+        return (
+            f"Verdict insufficient-data: the counts settle τ ({reading.describe()}), but whether that is "
+            f"healthy depends on the method, which the evidence does not name (in the band for: {fits}). "
+            "Name it with --launch or --drafter."
+        )
+    if reading is not None and reading.verdict == "undecided":
+        more = (
+            f" About {reading.drafts_to_settle:,} drafts at this τ would settle it"
+            if reading.drafts_to_settle
+            else " A pair baseline (--drafter) or a probe would settle it"
+        )
+        return (
+            f"Verdict insufficient-data: the counts are consistent with both a healthy and an impaired "
+            f"drafter ({reading.describe()}; P(in the band) {reading.p_healthy:.0%}).{more}."
+        )
+    return (
+        "Verdict insufficient-data: no check failed and no cause is likely, but there is no healthy "
+        f"band to judge τ against ({reading.describe() if reading else 'no acceptance'}); name the "
+        "drafter (--drafter) or the method (--launch), or run `dflash-doctor probe`."
+    )
+
+
+def _verdict(findings: list[Finding], causes: list[Cause], acceptance, reading) -> Verdict:
+    failing = any(f.status == Status.FAIL for f in findings)
+    strong = any(c.confidence >= 0.5 for c in causes)
+    level = reading.verdict if reading is not None else None
+    if acceptance is None:
+        return Verdict.PROBLEM if (failing or strong) else Verdict.INSUFFICIENT_DATA
+    if level == "problem":
+        return Verdict.PROBLEM
+    if level == "healthy":
+        return Verdict.PROBLEM if (failing or strong) else Verdict.HEALTHY
+    return Verdict.PROBLEM if (failing or strong) else Verdict.INSUFFICIENT_DATA
+
+
+def _general_notes(evidence: EvidenceSet, causes: list[Cause], names: set[str], reading, belief) -> list[str]:
+    notes: list[str] = []
+    acceptance = evidence.get(AcceptanceSummary)
     if any(c.expected_tau_if_fixed is not None for c in causes):
         notes.append(f"Expected τ if fixed: {SPEEDUP_FORMULA}.")
     absent = [k for k in CORROBORATING if not evidence.has(k)]
@@ -240,45 +367,61 @@ def rank(
         )
     if reading is not None:
         notes.append(f"Method: {belief.describe()}" + (f" — {belief.conflict}" if belief.conflict else "") + ".")
+    return notes
 
-    failing = [f for f in findings if f.status == Status.FAIL]
-    strong = [c for c in causes if c.confidence >= 0.5]
-    level = reading.verdict if reading is not None else None
-    if acceptance is None:
-        verdict = Verdict.PROBLEM if (failing or strong) else Verdict.INSUFFICIENT_DATA
-    elif level == "problem":
-        verdict = Verdict.PROBLEM
-    elif level == "healthy":
-        verdict = Verdict.PROBLEM if (failing or strong) else Verdict.HEALTHY
-    elif failing or strong:
-        verdict = Verdict.PROBLEM
-    else:
-        verdict = Verdict.INSUFFICIENT_DATA
-        if level == "undecided" and reading.method_decides:
-            fits = ", ".join(f"{m} {'yes' if ph >= 0.5 else 'no'}" for m, pm, ph in reading.by_method if pm >= 0.1)
-            notes.append(
-                f"Verdict insufficient-data: the counts settle τ ({reading.describe()}), but whether that is "
-                f"healthy depends on the method, which the evidence does not name (in the band for: {fits}). "
-                "Name it with --launch or --drafter."
-            )
-        elif level == "undecided":
-            more = (
-                f" About {reading.drafts_to_settle:,} drafts at this τ would settle it"
-                if reading.drafts_to_settle
-                else " A pair baseline (--drafter) or a probe would settle it"
-            )
-            notes.append(
-                f"Verdict insufficient-data: the counts are consistent with both a healthy and an impaired "
-                f"drafter ({reading.describe()}; P(in the band) {reading.p_healthy:.0%}).{more}."
-            )
-        else:
-            notes.append(
-                "Verdict insufficient-data: no check failed and no cause is likely, but there is no healthy "
-                f"band to judge τ against ({reading.describe() if reading else 'no acceptance'}); name the "
-                "drafter (--drafter) or the method (--launch), or run `dflash-doctor probe`."
-            )
+
+def rank(
+    findings: list[Finding], evidence: EvidenceSet, knowledge: Knowledge, baselines: Baselines | None = None
+) -> Ranking:
+    baselines = baselines or in_force(evidence)
+    observations = observations_of(findings)
+    acceptance = evidence.get(AcceptanceSummary)
+    tau_now = acceptance.mean_acceptance_length if acceptance is not None else None
+    belief = infer_method(evidence)
+    reading = level_reading(evidence)
+    st = _Setting(
+        observations,
+        evidence,
+        knowledge,
+        baselines,
+        pair_context(evidence, baselines),
+        belief,
+        tau_now,
+        _release_known(evidence),
+    )
+    causes = [c for c in (_score_cause(spec, st) for spec in knowledge.causes.values()) if c is not None]
+    causes.sort(key=lambda c: (-c.confidence, c.id))
+    causes = _other_faults_remain(causes, knowledge, baselines, tau_now)
+
+    detail: dict = {}
+    undecided_note = _undecided(causes, knowledge, detail)
+    notes = _general_notes(evidence, causes, {o.name for o in observations}, reading, belief)
+    verdict = _verdict(findings, causes, acceptance, reading)
+    if verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None:
+        notes.append(_insufficient_note(reading))
+    if reading is not None:
+        detail["level"] = {
+            "reading": reading.verdict,
+            "p_healthy": None if reading.p_healthy is None else round(reading.p_healthy, 3),
+            "basis": reading.basis,
+            "what": reading.describe(),
+            "decides": "workload" if reading.dataset_decides else "method" if reading.method_decides else None,
+            "workloads": reading.workloads() if reading.by_dataset else None,
+        }
+        if verdict == Verdict.HEALTHY and reading.p_healthy is not None:
+            detail["sure"] = round(reading.p_healthy, 3)
+    loose = [o.detail for o in observations if o.name in ("verifier:lossy", "verifier:block")]
+    if loose and acceptance is not None:
+        detail["caveat"] = (
+            f"drafts verified by {'; '.join(loose)}: τ is above what the standard lossless verifier gives, and the "
+            "bands are lossless, token-by-token figures"
+        )
     if verdict == Verdict.PROBLEM or (verdict == Verdict.INSUFFICIENT_DATA and acceptance is not None):
         causes_out: tuple[Cause, ...] = tuple(causes)
     else:
         causes_out = tuple(c for c in causes if c.confidence >= 0.5)
-    return Ranking(causes=causes_out, verdict=verdict, notes=tuple(notes))
+    if verdict != Verdict.PROBLEM:
+        detail.pop("undecided", None)
+    elif undecided_note:
+        notes.insert(0, undecided_note)
+    return Ranking(causes=causes_out, verdict=verdict, notes=tuple(notes), detail=detail)

@@ -88,13 +88,35 @@ def tau_line(report: Report) -> str | None:
     acc = report.acceptance
     if acc is None:
         return None
-    parts = [f"mean acceptance length τ = {acc.mean_acceptance_length:.2f} over {acc.drafts:,.0f} drafts"]
+    weight = (
+        "a printed figure, its draft count unknown"
+        if acc.standing == "printed"
+        else "a per-request average"
+        if acc.per_request
+        else f"over {acc.drafts:,.0f} drafts"
+    )
+    parts = [f"mean acceptance length τ = {acc.mean_acceptance_length:.2f} {weight}"]
     if acc.k:
         parts[0] += f" at k = {acc.k}"
     plan = report.plan
-    if plan is not None and plan.reference_tau is not None:
+    if plan is not None and plan.reference_range:
+        lo, lo_ds, hi, hi_ds = plan.reference_range
+        parts.append(
+            f"expected {lo:.2f} ({lo_ds}) – {hi:.2f} ({hi_ds}) by workload ({plan.reference.split(' on ')[0]}; "
+            "the workload is not named: give --dataset)"
+        )
+    elif plan is not None and plan.reference_tau is not None:
         parts.append(f"expected ≈ {plan.reference_tau:.2f} ({plan.reference})")
     return " · ".join(parts)
+
+
+def _basis_words(basis: str | None) -> str:
+    return {
+        "drafts": "the draft counts",
+        "estimated-drafts": "estimated draft counts",
+        "printed": "a printed τ without its draft count",
+        "per-request": "a per-request average",
+    }.get(basis or "", "the figures")
 
 
 def verdict_words(report: Report) -> str:
@@ -107,13 +129,30 @@ def verdict_words(report: Report) -> str:
             f"{len(top) - likely} possible" if len(top) > likely else "",
         ]
         words = ", ".join(p for p in parts if p)
+        undecided = (report.verdict_detail or {}).get("undecided")
+        if undecided:
+            a, b = undecided["between"]
+            given = f"; {undecided['input']} would separate them" if undecided.get("input") else ""
+            words = f"could not decide between {a} and {b}{given}" + (f" ({words})" if words else "")
         return "problem" + (f": {words}" if words else "")
     if v == Verdict.HEALTHY:
-        return "healthy: τ is where this pair should be"
+        detail = report.verdict_detail or {}
+        level = detail.get("level") or {}
+        sure = detail.get("sure")
+        how = f" (P {sure:.2f} from {_basis_words(level.get('basis'))})" if isinstance(sure, float) else ""
+        caveat = " — but " + detail["caveat"] if detail.get("caveat") else ""
+        return f"healthy: τ is where this deployment should be{how}{caveat}"
     acc = report.acceptance
     if acc is None:
         why = next((m.reason for m in report.missing if m.kind.value == "acceptance"), None)
         return f"insufficient-data: {why}" if why else "insufficient-data: no acceptance numbers were read"
+    level = (report.verdict_detail or {}).get("level") or {}
+    if level.get("decides") == "workload":
+        return f"insufficient-data: the workload decides it ({level['workloads']}); name it with --dataset"
+    if level.get("decides") == "method":
+        return "insufficient-data: the method decides it; name it with --launch or --drafter"
+    if level.get("reading") == "undecided" and level.get("what"):
+        return f"insufficient-data: the counts do not separate healthy from impaired ({level['what']})"
     if not acc.sufficient:
         return f"insufficient-data: {acc.drafts:.0f} drafts is too few to judge (at least {acc.min_drafts})"
     return "insufficient-data: τ cannot be judged without a baseline for this pair"

@@ -19,6 +19,7 @@ from ..evidence.serialise import to_jsonable
 from ..interpret.advice import advise_k
 from ..knowledge.causes import Knowledge
 from ..models.launch_view import launch_method
+from ..names import names_of
 from ..probe.saved_result import add_probe_evidence
 from ..rank.plan import Names, build_plan, fill
 from ..rank.scoring import rank
@@ -58,6 +59,16 @@ def build_report(
     ]
     findings += run_checks(checks, evidence, _launch_method)
     ranking = rank(findings, evidence, knowledge)
+    # a cause's advice follows the release (no runner toggle on a release that has one runner)
+    release = names_of(evidence)
+    ranking = dataclasses.replace(
+        ranking,
+        causes=tuple(
+            dataclasses.replace(c, fix=fix, next_step=step)
+            for c in ranking.causes
+            for fix, step in (_release_advice(c, knowledge, release),)
+        ),
+    )
     extra_notes: tuple[str, ...] = ()
     try:
         plan = build_plan(ranking.causes, evidence, knowledge, invocation)
@@ -89,8 +100,35 @@ def build_report(
         tool_version=__version__,
         advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,
         plan=plan,
+        verdict_detail=_filled_detail(ranking.detail, names),
     )
     return stable_refs(report), warnings
+
+
+def _release_advice(c, knowledge: Knowledge, names) -> tuple[str, str]:
+    """The cause's fix and next step for this engine release (its general ones unless a release-specific one
+    applies and no evidence named a more precise fix)."""
+    spec = knowledge.causes.get(c.id)
+    found = spec.fix_for(names.engine, names.engine_version) if spec is not None else None
+    if found is None or c.fix != spec.fix:
+        return c.fix, c.next_step
+    return found
+
+
+def _filled_detail(detail: dict, names) -> dict | None:
+    """The ranking's verdict detail with the evidence's names put into its commands."""
+    if not detail:
+        return None
+    out = dict(detail)
+    for key in ("undecided", "separating_input"):
+        if isinstance(out.get(key), dict):
+            d = dict(out[key])
+            for f in ("how", "step"):
+                if d.get(f):
+                    filled = fill(f"`{d[f]}`", names) if f == "how" else fill(d[f], names)
+                    d[f] = filled.strip("`") if f == "how" else filled
+            out[key] = d
+    return out
 
 
 # Evidence that only restates what the user typed: on its own, nothing was read.
@@ -109,7 +147,7 @@ def require_something_read(evidence: EvidenceSet) -> None:
         return
 
     if any(
-        s.intervals or s.malformed or (s.lines or 0) >= MIN_SERVER_LOG_LINES
+        s.intervals or s.malformed or (s.engine_log is not False and (s.lines or 0) >= MIN_SERVER_LOG_LINES)
         for s in (e.value for e in evidence.all(ScanStats))
     ):
         return
@@ -129,8 +167,8 @@ def require_something_read(evidence: EvidenceSet) -> None:
         raise DoctorError(
             f"{where} is empty"
             if empty
-            else f"{where} holds no spec-decode metrics and no engine startup lines ({lines} line(s) read): "
-            "it does not look like a vLLM or SGLang server log",
+            else f"{where} is not an engine log: no spec-decode metrics, no engine startup lines and no line an "
+            f"inference server writes ({lines} line(s) read)",
             hint="give the server's own log (the lines with 'SpecDecoding metrics' or 'accept len'), or --metrics URL",
             exit_code=ExitCode.NOT_CHECKED,
         )

@@ -19,9 +19,20 @@ def test_a_method_band_can_say_healthy_and_names_the_band(cli, log, method):
     assert proc.returncode == 0
 
 
-def test_an_unnamed_method_that_decides_the_level_gives_insufficient_data(cli):
-    """vLLM V0 logs name k but not the method: τ 2.30 at k=4 is in EAGLE-3's band and below MTP's."""
-    proc = cli("diagnose", "--log", str(FIXTURES / "logs" / "vllm-0.7.3-v0.log"), "--format", "json")
+def test_an_unnamed_method_that_decides_the_level_gives_insufficient_data(cli, tmp_path):
+    """Metrics lines alone name k but not the method: τ 1.90 at k = 2 is in EAGLE-3's band (≥ 1.83) and below
+    MTP's (≥ 1.96: native MTP heads land the second token far more often)."""
+    log = tmp_path / "k2.log"
+    log.write_text(
+        "".join(
+            f"(APIServer pid=7) INFO 05-14 09:{10 + i:02d}:00 [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+            "length: 1.90, Accepted throughput: 90.00 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 2700 "
+            "tokens, Drafted: 6000 tokens, Per-position acceptance rate: 0.600, 0.300, Avg Draft acceptance rate: "
+            "45.0%\n"
+            for i in range(30)
+        )
+    )
+    proc = cli("diagnose", "--log", str(log), "--format", "json")
     report = json.loads(proc.stdout)
     assert report["verdict"] == "insufficient-data"
     assert any("depends on the method" in n and "--launch" in n for n in report["notes"])

@@ -19,7 +19,7 @@ def test_seed_log_gives_tau_118_through_diagnose(cli):
 
 def test_logs_terminal_output_names_what_was_launched(cli):
     r = cli("logs", str(FIX / "logs" / "vllm-0.11.0.log"))
-    assert r.returncode in (0, 1)
+    assert r.returncode in (0, 1, 3)  # (3: the workload decides τ 5.22 for this pair)
     out = r.stdout
     assert "τ = 5.22" in out
     assert "version 0.11.0" in out and "method dflash" in out and "z-lab/Qwen3-8B-DFlash-b16" in out

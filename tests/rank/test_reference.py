@@ -111,3 +111,20 @@ def test_per_position_rates_must_add_up_to_the_stated_tau():
     fig["per_position"] = [0.9] * len(fig["per_position"])
     with pytest.raises(KnowledgeError, match="disagrees"):
         parse_reference(data)
+
+
+def test_a_per_k_series_is_read_at_k_not_by_the_geometric_model():
+    """InferenceX measured Qwen3.5-397B MTP at k = 1, 3, 5, 8: at k = 8 the geometric model from k = 1 predicts
+    6.85, the series says 5.21; between two k it interpolates, above the largest it saturates."""
+    from dflash_doctor.interpret.reference import default_reference
+
+    ref = default_reference()
+    figs = [f for f in ref.figures_for("mtp") if f.pair.startswith("Qwen3.5-397B")]
+    from dflash_doctor.interpret.reference import _at_k
+
+    def at(k):
+        return next(x.tau for x in _at_k(figs, k))
+
+    assert at(8) == pytest.approx(5.21) and at(12) == pytest.approx(5.21)
+    assert at(4) == pytest.approx((3.39 + 4.41) / 2)
+    assert figs[0].tau_at(8) > 6.0  # what the geometric model alone would have said

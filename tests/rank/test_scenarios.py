@@ -28,6 +28,13 @@ def test_scenario_verdict_and_top_cause(name):
     if missing:
         pytest.skip(f"needs {', '.join(missing)} evidence, which this build does not collect yet")
     assert report.verdict == Verdict(s.expect["verdict"]), [c.id for c in report.causes]
+    plan = report.plan
+    for text in s.expect.get("plan_mentions", []):  # what the fix plan must say (the version drives it, …)
+        said = [st.action for st in plan.steps] + [d for st in plan.steps for d in st.details]
+        assert any(text in x for x in said), said
+    ranked = [c.id for c in report.causes if c.confidence >= 0.15]
+    for cid in s.expect.get("absent", []):  # causes the evidence must not put forward
+        assert cid not in ranked, ranked
     top = s.expect.get("top")
     if top is None:
         return

@@ -107,7 +107,10 @@ def test_contributions_are_shown_for_and_against_with_their_weights():
 def test_close_causes_get_the_separating_step():
     r = rank([finding("signature:cliff-after-first")], evidence(), KNOW)
     assert abs(r.causes[0].confidence - r.causes[1].confidence) < 0.12
-    assert any("does not separate" in n and "probe --ablate alpha" in n for n in r.notes)
+    assert any("Could not decide between" in n and "probe --ablate alpha" in n for n in r.notes)
+    # the verdict says so, with the one missing input that separates them (alpha is decided by the drafter config)
+    assert r.detail["undecided"]["between"] == [r.causes[0].id, r.causes[1].id]
+    assert r.detail["undecided"]["input"] == "the drafter config"
 
 
 def test_missing_deciding_evidence_discounts_only_curve_evidence():

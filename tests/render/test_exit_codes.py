@@ -12,7 +12,8 @@ from tests.conftest import FIXTURES, run_cli
 LOGS = FIXTURES / "logs"
 SEED_LOG = str(FIXTURES / "seed" / "vllm-0.20.1.log")
 HEALTHY_LOG = str(LOGS / "sglang-0.5.2.log")  # τ inside EAGLE-3's healthy band
-UNJUDGED_LOG = str(LOGS / "vllm-0.7.3-v0.log")  # V0 names k but not the method: the level cannot be judged
+# Qwen3-8B-DFlash-b16 at τ 5.22 with the workload unnamed: healthy on mt-bench, below on gsm8k — the workload decides
+UNJUDGED_LOG = str(LOGS / "vllm-0.11.0.log")
 
 TABLE = [
     # command, args, exit code, verdict words

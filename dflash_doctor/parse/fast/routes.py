@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from .. import formats as F
 from ..formats import FormatRegistryError
 from ..formats._common import Format
+from ..formats.sglang_client import AVERAGE, QUESTIONS
 
 MAIN_PASS = "main"
 _COMMON_FIRST_BYTES = set("abcdefghijklmnopqrstuvwxyz0123456789 \t")
@@ -67,6 +68,14 @@ ROUTES: dict[str, Route] = {
         markers=("llama_model_loader", "llama_context", "llama-server", "srv  ", "slot ", "common_init_from_params"),
         server=True,
     ),
+    # (the main pass's literal of the bench blocks: it is in every ATOM line too; not in the host's remote filter:
+    # adding it changes the filter command every recorded host bundle replays; `logs`/`diagnose` read ATOM logs)
+    "atom-stats": Route(grep=("Draft tokens:",)),
+    # ('_' is no letter: grep's skip-ahead stays fast; a pass of its own anyway)
+    "fastllm": Route(
+        grep=("_accept_rate=[",), grep_pass="fastllm", markers=("MTP] enabled:", "] pos_accept_rate=["), server=True
+    ),
+    "sglang-bench-client": Route(grep=(QUESTIONS, AVERAGE), grep_pass="bench-client", markers=(QUESTIONS, AVERAGE)),
     "sglang-request": Route(
         grep=("Finish: obj", '"request.finished"'),
         grep_pass="sglang-requests",

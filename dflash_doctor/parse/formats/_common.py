@@ -377,44 +377,69 @@ def content_of(line: str) -> tuple[str, str]:
     return line[:pos], line[pos:]
 
 
+# Paste damage inside a block: a block copied out of a chat, an issue or a notebook often comes back with
+# blank lines between its rows (one or two each). A run of blank lines is crossed when the next line is a
+# row of the same block; a row whose key the block already has starts another block, so two blocks
+# printed one after the other are never merged.
+MAX_BLANK_RUN = 3
+
+
+def _key_of(m: re.Match) -> tuple:
+    return tuple(v for k, v in m.groupdict().items() if k != "v" and v is not None) or (m.group(0),)
+
+
+def _next_row(lines, i: int, key_rx: re.Pattern) -> re.Match | None:
+    """The row after the run of blank lines starting at lines[i] (None: not a row, or the run is too long)."""
+    for j in range(i, min(len(lines), i + MAX_BLANK_RUN + 1)):
+        if lines[j].strip():
+            return key_rx.match(content_of(lines[j])[1])
+    return None
+
+
 def block_fields(line: Line, key_rx: re.Pattern, look_back: bool = True) -> tuple[list, int]:
     """The `key: value` lines of a block around `line`: (matches in file order, lines of `after`
     consumed). Walks back through `before` and on through `after` while lines match `key_rx` (matched
-    at the start of a line's content), are rules or single blank lines; stops at anything else, at
-    two blank lines, or after a `=====` rule."""
+    at the start of a line's content), are rules, or runs of up to MAX_BLANK_RUN blank lines followed by
+    another row (paste damage); stops at anything else, at a key the block already has (the next
+    block), or after a `=====` rule."""
+    first = key_rx.match(content_of(line.text)[1])
+    seen = {_key_of(first)} if first else set()
     back: list = []
     if look_back and line.before:
-        blanks = 0
-        for text in reversed(line.before):
+        before = list(reversed(line.before))
+        for i, text in enumerate(before):
             m = key_rx.match(content_of(text)[1])
             if m:
+                if _key_of(m) in seen:
+                    break
+                seen.add(_key_of(m))
                 back.append(m)
-                blanks = 0
                 continue
             if _RULE.match(text) and not text.strip().startswith("="):
                 continue
-            if not text.strip() and blanks == 0:
-                blanks += 1
+            if not text.strip() and _next_row(before, i, key_rx) is not None:
                 continue
             break
-    first = key_rx.match(content_of(line.text)[1])
     found = list(reversed(back)) + ([first] if first else [])
     consumed = 0
-    blanks = 0
-    for i, text in enumerate(line.after or ()):
+    after = line.after or ()
+    for i, text in enumerate(after):
         m = key_rx.match(content_of(text)[1])
         if m:
+            if _key_of(m) in seen:
+                break
+            seen.add(_key_of(m))
             found.append(m)
             consumed = i + 1
-            blanks = 0
             continue
         if _RULE.match(text):
             consumed = i + 1
             if text.strip().startswith("="):
                 break
             continue
-        if not text.strip() and blanks == 0:
-            blanks += 1
-            continue
+        if not text.strip():
+            nxt = _next_row(after, i, key_rx)
+            if nxt is not None and _key_of(nxt) not in seen:
+                continue
         break
     return found, consumed

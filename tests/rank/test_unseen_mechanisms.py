@@ -1,0 +1,208 @@
+"""Diagnosis that holds on cases it has never seen (issue 29): each test is one mechanism, on a log written here from
+the engines' print statements, and the behaviour a user needs from it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dflash_doctor.collect.inputs import FileInputs, gather_files
+from dflash_doctor.services.doctor import build_report
+
+from dflash_doctor.collect.workload import gather_workload
+from dflash_doctor.evidence import Verdict
+from tests.conftest import FIXTURES, run_cli
+
+
+def v1_log(path, pp, k=None, drafts=400, intervals=30, version=None, startup=None):
+    """vLLM V1 `SpecDecoding metrics` lines (metrics.py's format string) for a per-position curve."""
+    k = k or len(pp)
+    lines = []
+    if version:
+        lines.append(f"INFO 05-14 09:00:00 [api_server.py:1000] vLLM API server version {version}")
+    if startup:
+        lines.append(f"(APIServer pid=7) INFO 05-14 09:00:01 [utils.py:189] non-default args: {startup}")
+    for i in range(intervals):
+        acc = [round(p * drafts) for p in pp]
+        a = sum(acc)
+        lines.append(
+            f"(APIServer pid=7) INFO 05-14 09:{10 + i // 6:02d}:{(i % 6) * 10:02d} [metrics.py:101] SpecDecoding "
+            f"metrics: Mean acceptance length: {1 + a / drafts:.2f}, Accepted throughput: 10.00 tokens/s, Drafted "
+            f"throughput: 120.00 tokens/s, Accepted: {a} tokens, Drafted: {drafts * k} tokens, Per-position "
+            f"acceptance rate: {', '.join(f'{x / drafts:.3f}' for x in acc)}, Avg Draft acceptance rate: "
+            f"{a / (drafts * k) * 100:.1f}%"
+        )
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def report(*, dataset=None, **kw):
+    ev = gather_files(FileInputs(**kw))
+    gather_workload(ev, temperature=None, thinking=None, dataset=dataset)
+    return build_report(ev)[0]
+
+
+def launch(method, drafter, k, **extra):
+    spec = json.dumps({"method": method, "model": drafter, "num_speculative_tokens": k, **extra})
+    return f"vllm serve Qwen/Qwen3-8B --speculative-config '{spec}'"
+
+
+CLIFF = [0.22, 0.02, 0.0]
+
+
+def test_a_printed_tau_inside_the_band_is_healthy_and_says_how_sure(tmp_path):
+    """An SGLang benchmark client prints τ without counts: inside EAGLE-3's band at k = 3 it is evidence of health
+    (the bug: insufficient-data, '1 drafts is too few to judge')."""
+    log = tmp_path / "bench.txt"
+    log.write_text("#questions: 80, Throughput: 1234.56 token/s, Acceptance length: 2.71\n")
+    sglang = (
+        "python -m sglang.launch_server --model meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE3 "
+        "--speculative-draft-model-path jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B --speculative-num-steps 3 "
+        "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4"
+    )
+    r = report(logs=[str(log)], launch=sglang)
+    assert r.acceptance.standing == "printed"
+    assert r.verdict == Verdict.HEALTHY
+    assert r.verdict_detail["level"]["basis"] == "printed" and 0.9 <= r.verdict_detail["sure"] < 1.0
+
+
+def test_a_self_trained_drafters_cliff_is_its_training_before_a_release_bug(tmp_path):
+    """No release, no drafter config, a drafter from a training run: the engine-release causes have no support of
+    their own, so weak training / training bugs and RoPE rank above them."""
+    log = v1_log(tmp_path / "cliff.log", CLIFF)
+    r = report(logs=[log], launch=launch("eagle3", "/data/outputs/llama3-eagle3/epoch_9", 3))
+    order = [c.id for c in r.causes]
+    assert order[:2] == ["undertrained-drafter", "rope-mismatch"], order
+    assert "layer-offset" not in order[:2] and "engine-bug" not in order[:1]
+    offset = next(c for c in r.causes if c.id == "layer-offset")
+    assert any("release unknown its prior is ×0.25" in n for n in offset.notes)
+
+
+def test_the_release_in_the_log_drives_the_known_issues_and_the_plan(tmp_path):
+    """`vLLM API server version 0.20.1` in the log: its known DFlash bugs are in the fix plan (the bug: 'try another
+    engine version', with the three issues 30 lines below)."""
+    log = v1_log(tmp_path / "v.log", [0.17, 0.02] + [0.0] * 13, drafts=2600, version="0.20.1")
+    r = report(logs=[log])
+    upgrade = next(s for s in r.plan.steps if s.kind == "upgrade-engine")
+    assert "0.20.1 → 0.26.0" in upgrade.action
+    assert any("#40727" in d for d in upgrade.details)
+
+
+def test_with_the_release_unknown_known_issues_are_candidates(tmp_path):
+    log = v1_log(tmp_path / "v.log", [0.17, 0.02] + [0.0] * 13, drafts=2600)
+    r = report(logs=[log])
+    ki = next(f for f in r.findings if f.check_id == "known-issues")
+    assert ki.message.startswith("release unknown") and all(d.startswith("if you run vllm") for d in ki.details)
+    assert any(s.action.startswith("if you run vLLM before") for s in r.plan.steps)
+
+
+def test_a_requoted_launch_string_does_not_outrank_a_log_that_shows_it_running(tmp_path):
+    args = {
+        "model": "Qwen/Qwen3-8B",
+        "speculative_config": {"method": "dflash", "model": "x/y", "num_speculative_tokens": 15},
+    }
+    log = v1_log(tmp_path / "v.log", [0.8**i for i in range(1, 16)], drafts=2000, startup=repr(args))
+    broken = (
+        'vllm serve Qwen/Qwen3-8B --speculative-config {"method":"dflash","model":"x/y","num_speculative_tokens":15}'
+    )
+    r = report(logs=[log], launch=broken)
+    assert "launch-config" not in [c.id for c in r.causes]
+    f = next(f for f in r.findings if f.check_id == "launch-config")
+    assert "the log shows speculative decoding running" in f.message and "k = 15" in f.message
+
+
+def test_advice_never_contradicts_its_evidence(tmp_path):
+    """A published pair far below its published τ: the weights can do better, so 'use a finished drafter checkpoint'
+    is not advised."""
+    log = v1_log(tmp_path / "v.log", [0.3 * 0.6**i for i in range(15)], drafts=2000)
+    r = report(logs=[log], launch=launch("dflash", "z-lab/Qwen3-8B-DFlash-b16", 15), dataset="gsm8k")
+    weak = next((c for c in r.causes if c.id == "undertrained-drafter"), None)
+    assert weak is not None and any(x.observation == "tau:far-below-pair" for x in weak.evidence_against)
+    assert not any("finished drafter checkpoint" in s.action for s in r.plan.steps)
+
+
+def test_forced_acceptance_from_the_launch_is_named_and_the_tau_called_fake(tmp_path):
+    log = v1_log(tmp_path / "v.log", [1.0, 1.0, 0.3, 0.0, 0.0], drafts=500, intervals=20)
+    forced = launch("eagle3", "RedHatAI/Qwen3-8B-speculator.eagle3", 5, rejection_sample_method="synthetic")
+    r = report(logs=[log], launch=forced)
+    assert r.verdict == Verdict.PROBLEM and r.causes[0].id == "launch-config"
+    assert "forced-acceptance" in r.causes[0].fix and "not the drafter's" in r.causes[0].fix
+
+
+def test_forced_acceptance_is_recognised_from_the_curve_alone(tmp_path):
+    """vLLM's synthetic schedule: exact 1.000s, one fraction, exact 0.000s."""
+    log = v1_log(tmp_path / "v.log", [1.0, 1.0, 0.3, 0.0, 0.0], drafts=500, intervals=20)
+    r = report(logs=[log])
+    assert r.causes[0].id == "launch-config"
+    assert "acceptance:forced-schedule" in {x.observation for x in r.causes[0].evidence_for}
+
+
+def test_vllm_034_refuses_removed_keys_and_has_no_runner_to_toggle(tmp_path):
+    bad = "VLLM_USE_V2_MODEL_RUNNER=0 " + launch(
+        "dflash", "z-lab/Qwen3-8B-DFlash-b16", 15, disable_padded_drafter_batch=True
+    )
+    r = report(engine="vllm==0.34.0", launch=bad)
+    assert r.causes[0].id == "launch-config" and "disable_padded_drafter_batch" in r.causes[0].fix
+    assert "VLLM_USE_V2_MODEL_RUNNER" in r.causes[0].fix
+    log = v1_log(tmp_path / "v.log", CLIFF, drafts=2000)
+    bug = next(c for c in report(logs=[log], engine="vllm==0.34.0").causes if c.id == "engine-bug")
+    assert "toggle VLLM_USE_V2_MODEL_RUNNER" not in bug.fix and "0.33.0" in bug.fix
+
+
+def test_with_the_workload_unknown_the_band_is_shown_and_the_workload_decides(tmp_path):
+    """τ 3.3 on Qwen3-8B-DFlash-b16: healthy for chat (alpaca 3.16), impaired for math (gsm8k 6.55). 'expected ≈
+    3.16' was the bug."""
+    a = 0.775
+    log = v1_log(tmp_path / "v.log", [a**i for i in range(1, 16)], drafts=400)
+    r = report(logs=[log], launch=launch("dflash", "z-lab/Qwen3-8B-DFlash-b16", 15))
+    assert r.verdict == Verdict.INSUFFICIENT_DATA and r.verdict_detail["level"]["decides"] == "workload"
+    assert r.plan.reference_range[1] == "alpaca" and r.plan.reference_range[3] == "math500"
+    math = report(logs=[log], launch=launch("dflash", "z-lab/Qwen3-8B-DFlash-b16", 15), dataset="gsm8k")
+    assert math.verdict == Verdict.PROBLEM
+
+
+@pytest.mark.parametrize("ref", ["golden.yaml", "profile.json"])
+def test_a_users_own_reference_judges_the_run(tmp_path, ref):
+    (tmp_path / "golden.yaml").write_text(
+        "_metadata:\n  draft-model: my/eagle3\nmy-model:\n  thinking_on:\n    1: 1.9\n    3: 3.3\n    5: 3.9\n"
+    )
+    (tmp_path / "profile.json").write_text(
+        json.dumps(
+            {
+                "schema_version": "1.0",
+                "measured": True,
+                "method": "eagle3",
+                "num_speculative_tokens": 3,
+                "marginal_accept_rates": [0.9, 0.8, 0.6],
+                "mean_accept_length": 3.3,
+                "accept_length_model": "chain_analytic",
+            }
+        )
+    )
+    log = v1_log(tmp_path / "v.log", [0.73, 0.52, 0.35], drafts=2000)  # healthy for the packaged EAGLE-3 band
+    r = run_cli("diagnose", "--log", log, "--reference", str(tmp_path / ref), "--format", "json")
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "problem", doc["verdict"]  # but far under the user's own 3.3 at k = 3
+    assert "your reference" in doc["plan"]["reference"]
+
+
+def test_a_reference_that_is_neither_format_is_one_line(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text("{}")
+    r = run_cli("diagnose", "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "--reference", str(p))
+    assert r.returncode == 2 and "not a speculation_profile.json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_close_causes_name_the_input_that_separates_them(tmp_path):
+    log = v1_log(tmp_path / "v.log", [0.17, 0.02] + [0.0] * 13, drafts=2600)
+    r = report(logs=[log])
+    u = r.verdict_detail["undecided"]
+    assert len(u["between"]) == 2 and u["input"] and u["how"]
+
+
+def test_a_lossy_verifier_qualifies_a_healthy_verdict(tmp_path):
+    log = v1_log(tmp_path / "v.log", [0.75, 0.55, 0.4], drafts=2000)
+    r = report(
+        logs=[log], launch=launch("eagle3", "RedHatAI/Qwen3-8B-speculator.eagle3", 3, rejection_sample_method="fly")
+    )
+    assert r.verdict == Verdict.HEALTHY and "lossless" in r.verdict_detail["caveat"]
