@@ -127,6 +127,11 @@ def _argval_rx(keep: str = "", bare: str = r"""[^\s'"\\]""") -> str:
     )
 
 
+# An attached value (`-pPW`, `-p'PW'`, `-p"PW"`): a quoted one only where its closing quote ends the word (in
+# `['mysql', '-p', 'db']` the quote after `-p` closes the flag's own word).
+_ATTACHED_VALUE = r"""(?:(?P<q>\\?['"])(?P<keep>)[^'"\\\n]{1,256}(?=(?P=q)(?![^\s;|&)\]'",\\]))|[^\s'"\\]{1,256})"""
+
+
 _BAD_NEWLINE = re.compile(r"""\n(?![ \t]*(?:\\?['"]|-[ \t]))""")
 
 
@@ -152,7 +157,7 @@ def _cli(
     flag (`need`) are both present."""
     sep = "" if attached_only else r"""(?:=|""" + _ARGSEP + (r"|)" if attached else ")")
     words = f"(?:{_WORD}{_ARGSEP}){{{skip}}}" if skip else ""
-    value = r"""[^\s'"\\]{1,256}""" if attached_only else _argval_rx(keep)
+    value = _ATTACHED_VALUE if attached_only else _argval_rx(keep)
     pattern = _rx(r"(?P<pre>(?<![\w-])(?:" + flags + r")" + sep + words + r")" + value)
     need_rx = _rx(need or flags)
     if not tools:
@@ -171,6 +176,29 @@ def _cli(
 def _argval(m: re.Match) -> str:
     g = m.groupdict()
     return g["pre"] + (g.get("q") or "") + (g.get("keep") or "") + REDACTED
+
+
+# htpasswd's options before FILE [USER]: words of flags, `-C COST` / `-r ROUNDS` taking a number (at most 8 more
+# words: bounded, so a line of many `-b` costs linear time).
+_HT_Q = r"""(?:\\?['"])?"""  # a word's opening quote (in an argv list)
+_HT_NUM = r"(?:(?<=[Cr])" + _ARGSEP + _HT_Q + r"\d{1,9})?"
+_HT_MORE = "(?:" + _ARGSEP + _HT_Q + r"-[A-Za-z0-9]+" + _HT_NUM + "){0,8}"
+_HT_B, _HT_N = r"-[A-Za-z0-9]*b[A-Za-z0-9]*", r"-[A-Za-z0-9]*n[A-Za-z0-9]*"
+_HT_BETWEEN = "(?:" + _ARGSEP + _HT_Q + r"-[A-Za-z0-9]+" + _HT_NUM + "){0,8}?" + _ARGSEP + _HT_Q
+_HTPASSWD_B = r"-(?![A-Za-z0-9]*n)[A-Za-z0-9]*b[A-Za-z0-9]*" + _HT_NUM + _HT_MORE
+_HTPASSWD_NB = (
+    r"(?:-(?=[A-Za-z0-9]*n)[A-Za-z0-9]*b[A-Za-z0-9]*|"  # -nb, -Bnb
+    + _HT_N
+    + _HT_BETWEEN
+    + _HT_B  # -n -B -b
+    + "|"
+    + _HT_B
+    + _HT_BETWEEN
+    + _HT_N  # -b -n
+    + ")"
+    + _HT_NUM
+    + _HT_MORE
+)
 
 
 _MIXED = re.compile(r"(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9])")
@@ -239,7 +267,15 @@ RULES: tuple[Rule, ...] = (
     ),
     # -- credentials given to common tools on their command line ------------------------------------------
     # (`--password X`, `--token X`, `--api-key X`, `--passphrase X`, `PGPASSWORD=X`, `MYSQL_PWD=X` are key rules.)
-    _cli("curl user:password", "curl", r"-u|-U|--user|--proxy-user", ("curl",), keep=r"[^\s:'\"\\]{0,256}:"),
+    # (`-u` may end a cluster of short flags: `curl -sSu alice:PW`)
+    _cli(
+        "curl user:password",
+        "curl",
+        r"-[A-Za-z]*[uU]|--user|--proxy-user",
+        ("curl",),
+        keep=r"[^\s:'\"\\]{0,256}:",
+        need=r"-[A-Za-z]*[uU]|--user|--proxy-user",
+    ),
     _cli("sshpass -p", "sshpass", "-p", ("sshpass",)),
     _cli(
         "registry login -p",
@@ -250,8 +286,10 @@ RULES: tuple[Rule, ...] = (
     # (attached only: `mysql -p NAME` prompts for the password, and NAME is a database)
     _cli("mysql -pPASSWORD", r"mysql\w*|mariadb[\w-]*", "-p", ("mysql", "mariadb"), attached_only=True),
     _cli("ngrok authtoken", "ngrok", r"(?:add-)?authtoken", ("ngrok",), attached=False, need="authtoken"),
-    _cli("htpasswd -b FILE USER PASSWORD", "htpasswd", r"-(?![A-Za-z]*n)[A-Za-z]*b[A-Za-z]*", ("htpasswd",), skip=2),
-    _cli("htpasswd -nb USER PASSWORD", "htpasswd", r"-(?=[A-Za-z]*n)[A-Za-z]*b[A-Za-z]*", ("htpasswd",), skip=1),
+    # (other options may stand between `-b` and the file: `htpasswd -b -B -C 10 FILE USER PW`; `-n` may be a
+    # word of its own: `htpasswd -n -b USER PW`)
+    _cli("htpasswd -b FILE USER PASSWORD", "htpasswd", _HTPASSWD_B, ("htpasswd",), skip=2, need=r"-[A-Za-z0-9]*b"),
+    _cli("htpasswd -nb USER PASSWORD", "htpasswd", _HTPASSWD_NB, ("htpasswd",), skip=1, need=r"-[A-Za-z0-9]*b"),
     _cli("redis-cli -a", r"redis-cli|keydb-cli|valkey-cli", "-a", ("-cli",), attached=False),
     _cli("mongo -p", r"mongo\w*", "-p", ("mongo",), attached=False),
     _cli("ldap -w", r"ldap\w+", "-w", ("ldap",), attached=False),
