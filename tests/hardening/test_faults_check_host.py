@@ -200,6 +200,10 @@ def test_a_fleet_keeps_every_host_result_when_hosts_fail(sshd, tmp_path):
 def test_ctrl_c_during_check_host_prints_what_was_gathered(sshd):
     proxy = TcpProxy(sshd.port)
     alias = proxy.alias(sshd, "slowhost")
+    # the connection and the first answers go through, then the host hangs: the proxy stalls by itself at
+    # the mark (before, the test polled for the mark and stalled after it; on a loaded machine the check had
+    # finished by then, and the SIGINT cut the report's write instead)
+    proxy.stall_after(4000)
     tally.fault("SIGINT during check host")
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
     proc = subprocess.Popen(
@@ -224,11 +228,10 @@ def test_ctrl_c_during_check_host_prints_what_was_gathered(sshd):
         env=env,
     )
     try:
-        # let the connection and the first answers through, then hang the host
-        deadline = time.monotonic() + 20
-        while proxy.down_bytes < 4000 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not proxy.stalled() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        proxy.stall()
+        assert proxy.stalled() and proc.poll() is None, "the check ended before the host stalled"
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)

@@ -94,3 +94,25 @@ def test_ctrl_c_through_the_cli_reports_what_was_read(big_log):
         or "interrupted" in err.decode()
     )
     tally.survived("Ctrl-C on a large log")
+
+
+def test_a_suite_started_with_sigint_ignored_gives_its_children_the_default():
+    """`pytest … &` from a script starts the suite with SIGINT ignored, which exec hands on to every CLI child:
+    the Ctrl-C tests then measured a process that cannot be interrupted (exit 1, not 130). The suite's
+    conftest gives the children the default a terminal gives."""
+    probe = (
+        "import subprocess, sys\n"
+        "import tests.conftest\n"
+        "child = 'import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)'\n"
+        "print(subprocess.run([sys.executable, '-c', child], capture_output=True, text=True).stdout.strip())\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        timeout=120,
+    )
+    assert res.stdout.strip() == "True", (res.stdout, res.stderr[-800:])
