@@ -128,6 +128,20 @@ def test_a_connection_lost_half_way_keeps_the_first_answers(tmp_path):
     tally.survived("check host: connection lost after the first command")
 
 
+def _has_open(pid: int, path: Path) -> bool:
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(path):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def test_a_log_rotated_during_the_scan_gives_a_valid_report(tmp_path):
     """copytruncate and rename+create while `diagnose` reads the log: any timing gives a valid report."""
     lines = [ln for ln in Path(SEED_LOG).read_text().splitlines(keepends=True) if "SpecDecoding" in ln]
@@ -142,7 +156,11 @@ def test_a_log_rotated_during_the_scan_gives_a_valid_report(tmp_path):
             stderr=subprocess.PIPE,
             env=dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1"),
         )
-        time.sleep(0.8)
+        # rotate once the scan has the log open (a fixed 0.8 s was, on a loaded machine, before the process had
+        # imported anything: the log it then found was empty, exit 3 and, rightly, no JSON)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not _has_open(proc.pid, log):
+            time.sleep(0.01)
         if how == "copytruncate":
             with open(log, "r+") as fh:
                 fh.truncate(0)
