@@ -151,6 +151,10 @@ def require_something_read(evidence: EvidenceSet) -> None:
         for s in (e.value for e in evidence.all(ScanStats))
     ):
         return
+    if evidence.interrupted:
+        # Ctrl-C (or SIGTERM/SIGHUP) before a line was read: the stop is what happened, not an unreadable input
+        # (it was exit 3, "could not read log"); the CLI turns 130 into 143/129 for the other signals.
+        raise DoctorError("interrupted before anything was read: nothing to report", exit_code=ExitCode.INTERRUPTED)
     if evidence.collection_errors:
         what, why = evidence.collection_errors[0]
         more = len(evidence.collection_errors) - 1

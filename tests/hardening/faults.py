@@ -11,6 +11,7 @@ fail, deny permission or answer like another OS.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
@@ -18,6 +19,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dflash_doctor.hosts.interface import CommandResult, Host
+
+
+def has_open(pid: int, path) -> bool:
+    """Whether process `pid` has `path` open (its /proc/PID/fd links): a test that must act while a scan reads
+    a file waits for this, not for a fixed time (on a loaded machine the process may still be importing)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(path):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 class TcpProxy:

@@ -21,7 +21,7 @@ from dflash_doctor.render import Format, render
 from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES, ROOT, run_cli
 from tests.hardening import tally
-from tests.hardening.faults import FaultyHost, TcpProxy
+from tests.hardening.faults import FaultyHost, TcpProxy, has_open
 
 SEED_LOG = str(FIXTURES / "seed/vllm-0.20.1.log")
 TOOLS = (
@@ -128,20 +128,6 @@ def test_a_connection_lost_half_way_keeps_the_first_answers(tmp_path):
     tally.survived("check host: connection lost after the first command")
 
 
-def _has_open(pid: int, path: Path) -> bool:
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(path):
-                return True
-        except OSError:
-            continue
-    return False
-
-
 def test_a_log_rotated_during_the_scan_gives_a_valid_report(tmp_path):
     """copytruncate and rename+create while `diagnose` reads the log: any timing gives a valid report."""
     lines = [ln for ln in Path(SEED_LOG).read_text().splitlines(keepends=True) if "SpecDecoding" in ln]
@@ -159,7 +145,7 @@ def test_a_log_rotated_during_the_scan_gives_a_valid_report(tmp_path):
         # rotate once the scan has the log open (a fixed 0.8 s was, on a loaded machine, before the process had
         # imported anything: the log it then found was empty, exit 3 and, rightly, no JSON)
         deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline and not _has_open(proc.pid, log):
+        while proc.poll() is None and time.monotonic() < deadline and not has_open(proc.pid, log):
             time.sleep(0.01)
         if how == "copytruncate":
             with open(log, "r+") as fh:

@@ -18,6 +18,7 @@ import pytest
 from dflash_doctor.parse import logscan
 from dflash_doctor.parse.fast.grep import grep_command
 from tests.hardening import tally
+from tests.hardening.faults import has_open
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # SGLang lines go through the per-line dispatch (no fast path): slow enough to be interrupted mid-file
@@ -82,7 +83,12 @@ def test_ctrl_c_through_the_cli_reports_what_was_read(big_log):
         stderr=subprocess.PIPE,
         env=env,
     )
-    time.sleep(2.0)  # imports, then well into the file
+    # well into the file: the scan has it open (a fixed 2 s was, at load 14, still inside the imports), then
+    # half a second of reading
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline and not has_open(proc.pid, big_log):
+        time.sleep(0.01)
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()[-500:]
@@ -116,3 +122,42 @@ def test_a_suite_started_with_sigint_ignored_gives_its_children_the_default():
         timeout=120,
     )
     assert res.stdout.strip() == "True", (res.stdout, res.stderr[-800:])
+
+
+@pytest.mark.parametrize(("command", "sig"), [("logs", "SIGINT"), ("diagnose", "SIGTERM"), ("logs", "SIGHUP")])
+def test_a_stop_before_anything_was_read_exits_as_a_stop(command, sig):
+    """A stop while the scan waits for its first bytes (stdin, which nothing has written to yet: the earliest
+    moment of a scan, made deterministic): nothing to report, so stdout stays empty and one line says why —
+    and the exit status is the stop's (130, 143, 129), not 3 ("could not read log"), which a script would take
+    for an unreadable input."""
+    tally.fault(f"{sig} before the first byte of the log")
+    argv = [sys.executable, "-m", "dflash_doctor", command, *(["--log"] if command == "diagnose" else []), "-"]
+    r, w = os.pipe()
+    env = {"PYTHONPATH": ROOT, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [*argv, "--format", "json"], stdin=r, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    os.close(r)
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{proc.pid}/wchan") as fh:
+                    if "pipe_read" in fh.read():  # blocked reading the log from stdin
+                        break
+            except OSError:
+                pass
+            time.sleep(0.02)
+        assert proc.poll() is None, "the command ended before it read stdin"
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(w)
+        if proc.poll() is None:
+            proc.kill()
+    text = err.decode()
+    assert proc.returncode == 128 + int(getattr(signal, sig)), text[-800:]
+    assert out == b"", out[:300]
+    errors = [ln for ln in text.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "interrupted" in errors[0] and "Traceback" not in text, text[-800:]
+    tally.survived(f"{sig} before the first byte of the log")
