@@ -1,0 +1,176 @@
+"""Every TOML and JSON input is read through here: a typed shape (a msgspec Struct) per document, and one
+line per problem, named by where it is (`causes.toml: cause[0].prior: expected a number, got str`).
+
+Why msgspec: measured against pydantic v2 on causes.toml (benchmarks/bench_schema_libs.py): it adds
+less to start-up, builds its types and validates faster, and installs smaller; docs/performance.md has
+the figures. Shapes are declared on the types (field types, `Meta` bounds and patterns, `Literal`
+choices, `forbid_unknown_fields` against typos); what only the whole document can say (a rule naming a
+cause that exists, ids used once) stays with the loader that knows it and raises `SchemaError` too.
+
+`--version` and `--help` never import this module (tests/core/test_startup.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import msgspec
+import tomllib
+
+from .safeio import read_regular
+
+T = TypeVar("T")
+
+# Bounds shared by several documents
+Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+Id = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+
+
+class SchemaError(ValueError):
+    """A document that does not have its shape: one line, the document's name and the place in it."""
+
+
+class Shape(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """Base of every document shape: an unknown key is an error (a typo), values are immutable."""
+
+
+_WHAT = {
+    "float": "a number",
+    "int": "an integer",
+    "str": "a string",
+    "bool": "true or false",
+    "array": "a list",
+    "object": "a table",
+    "null": "nothing",
+}
+_EXPECTED = re.compile(r"^Expected `([^`]+)`(.*?)(?:, got `([^`]+)`)?$")
+_UNKNOWN = re.compile(r"^Object contains unknown field `([^`]+)`$")
+_MISSING = re.compile(r"^Object missing required field `([^`]+)`$")
+_AT = re.compile(r"^(.*) - at `\$(.*)`$")
+
+
+def _plain(message: str) -> str:
+    """msgspec's wording as a person's: 'Expected `float`, got `str`' -> 'expected a number, got str'."""
+    if m := _UNKNOWN.match(message):
+        return f"unknown key '{m.group(1)}' (a typo?)"
+    if m := _MISSING.match(message):
+        return f"missing '{m.group(1)}'"
+    m = _EXPECTED.match(message)
+    if not m:
+        return message[:1].lower() + message[1:].replace("`", "'")
+    want, rest, got = m.groups()
+    words = " or ".join(_WHAT.get(w.strip(), w.strip()) for w in want.split("|"))
+    return f"expected {words}{rest.replace('`', chr(39))}" + (f", got {got}" if got else "")
+
+
+def error_line(source: str, exc: msgspec.ValidationError | msgspec.DecodeError) -> str:
+    """`source: path.in.document: what is wrong`, from a msgspec error."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    m = _AT.match(text)
+    if not m:
+        return f"{source}: {_plain(text)}"
+    message, where = m.groups()
+    where = where.lstrip(".") or "(top)"
+    return f"{source}: {where}: {_plain(message)}"
+
+
+def convert(data: Any, shape: type[T], source: str, error: type[Exception] = SchemaError) -> T:
+    """Validate already-parsed data (a TOML or JSON document) against `shape`; `error` (SchemaError or a
+    subclass the caller's callers catch) names the place."""
+    try:
+        return msgspec.convert(data, shape, str_keys=True)
+    except msgspec.ValidationError as exc:
+        raise error(error_line(source, exc)) from None
+
+
+def read_toml(path: Path | str, max_bytes: int = 16 << 20) -> dict[str, Any]:
+    """A TOML file, parsed: a regular file of at most `max_bytes` (a FIFO hung a run), UTF-8, valid TOML.
+    OSError is left to the caller (it knows what the file was for); bad text is SchemaError."""
+    raw = read_regular(path, max_bytes)
+    return parse_toml(raw, str(path))
+
+
+def parse_toml(raw: bytes, source: str) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SchemaError(f"{source}: not valid TOML: {exc}") from None
+
+
+def load_toml(path: Path | str, shape: type[T], max_bytes: int = 16 << 20) -> T:
+    """A TOML file read and validated against `shape`."""
+    return convert(read_toml(path, max_bytes), shape, Path(path).name)
+
+
+def json_schema(shape: Any) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of a shape: published for documents other programs read (report@1)."""
+    return msgspec.json.schema(shape)
+
+
+# causes.toml and --knowledge files (knowledge/causes.py checks what only the whole knowledge can say)
+Method = Literal["eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa"]
+Remedy = Literal["engine", "launch", "drafter", "target", "workload", "change"]
+Observation = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")]
+Weight = Annotated[float, msgspec.Meta(ge=-6.0, le=6.0)]  # causes.MAX_WEIGHT
+
+
+class TableFixShape(Shape):
+    field: str
+    fixed: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
+    fixed_if_uniform: tuple[str, ...] = ()
+
+
+class ReleaseFixShape(Shape):
+    engine: str
+    versions: str
+    fix: str
+    next_step: str | None = None
+
+
+class CauseShape(Shape):
+    id: Id
+    title: str
+    prior: Annotated[float, msgspec.Meta(ge=-8.0, le=2.0)]  # log-odds
+    fix: str
+    next_step: str
+    decided_by: tuple[str, ...] = ()
+    silence_note: str | None = None
+    expected_tau: Annotated[str, msgspec.Meta(pattern=r"^(baseline|unknown|effect:[a-z0-9_]+)$")] = "unknown"
+    methods: tuple[Method, ...] = ()
+    suspect: bool = False
+    remedy: Remedy = "change"
+    ablation: str | None = None
+    table_fix: TableFixShape | None = None
+    release_prior: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] | None = None
+    release_fix: tuple[ReleaseFixShape, ...] = ()
+
+
+class RuleShape(Shape):
+    observation: Observation
+    cause: str
+    weight: Weight
+    text: str
+    contradicts_fix: bool = False
+    fix: str | None = None
+
+
+class SeparatorShape(Shape):
+    causes: Annotated[tuple[str, ...], msgspec.Meta(min_length=2, max_length=2)]
+    step: str
+
+
+class KnowledgeShape(Shape):
+    """causes.toml, and each --knowledge file (whose `schema` may be left out)."""
+
+    schema: Literal[1] = 1
+    cause: tuple[CauseShape, ...] = ()
+    rule: tuple[RuleShape, ...] = ()
+    separator: tuple[SeparatorShape, ...] = ()
+    circumstantial: tuple[Id, ...] = ()
