@@ -174,3 +174,117 @@ class KnowledgeShape(Shape):
     rule: tuple[RuleShape, ...] = ()
     separator: tuple[SeparatorShape, ...] = ()
     circumstantial: tuple[Id, ...] = ()
+
+
+# report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
+# contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
+# fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,
+# details) are open tables: each evidence kind has its own.
+Verdict = Literal["problem", "healthy", "insufficient-data"]
+Status = Literal["ok", "warn", "fail", "could-not-check", "not-applicable"]
+Json = dict[str, Any]
+
+
+class Open(msgspec.Struct, frozen=True, kw_only=True):
+    """A table with the keys below typed and others allowed (a payload may carry more)."""
+
+
+class Contribution(Shape):
+    observation: str
+    weight: float
+    text: str
+    refs: tuple[str, ...] = ()
+
+
+class ReportCause(Shape):
+    id: str
+    title: str
+    confidence: Share | None
+    evidence_for: tuple[Contribution, ...]
+    evidence_against: tuple[Contribution, ...]
+    fix: str
+    next_step: str
+    missing_evidence: tuple[str, ...] = ()
+    expected_tau_if_fixed: float | None = None
+    speedup_if_fixed: float | None = None
+    notes: tuple[str, ...] = ()
+
+
+class ReportObservation(Shape):
+    name: str
+    refs: tuple[str, ...] = ()
+    detail: str = ""
+    strength: float = 1.0
+
+
+class ReportFinding(Shape):
+    check: str
+    status: Status
+    message: str
+    refs: tuple[str, ...] = ()
+    remedy: str | None = None
+    details: tuple[str, ...] = ()
+    observations: tuple[ReportObservation, ...] = ()
+    waiting_for: tuple[str, ...] = ()
+
+
+class ReportSource(Open):
+    kind: str
+    location: str | None = None
+    host: str | None = None
+
+
+class ReportEvidence(Shape):
+    ref: str
+    kind: str
+    source: ReportSource
+    value: Any
+    summary: str = ""
+    collected_at: str = ""
+
+
+class ReportMissing(Shape):
+    kind: str
+    reason: str
+    source: Any = None
+
+
+class ReportAcceptance(Open):
+    mean_acceptance_length: float | None = None
+    draft_acceptance_rate: float | None = None
+    k: int | None = None
+    drafts: float | None = None
+    per_position: tuple[float | None, ...] = ()
+
+
+class Report(Shape):
+    """report@1, as `--format json` writes it."""
+
+    schema: Literal["dflash-doctor/report@1"]
+    tool_version: str
+    generated_at: str
+    target: str
+    verdict: Verdict
+    acceptance: ReportAcceptance | None
+    causes: tuple[ReportCause, ...]
+    findings: tuple[ReportFinding, ...]
+    evidence: tuple[ReportEvidence, ...]
+    missing_evidence: tuple[ReportMissing, ...]
+    advice: Json | None
+    notes: tuple[str, ...]
+    plan: Json | None
+    verdict_detail: Json | None
+
+
+def report_json_schema() -> dict[str, Any]:
+    """docs/report@1.schema.json: report@1's JSON Schema, generated from the shapes above."""
+    doc = json_schema(Report)
+    doc = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "dflash-doctor/report@1", **doc}
+    return doc
+
+
+if __name__ == "__main__":  # `make schema`
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps(report_json_schema(), indent=2, sort_keys=True) + "\n")
