@@ -93,15 +93,16 @@ def read_toml(path: Path | str, max_bytes: int = 16 << 20) -> dict[str, Any]:
     return parse_toml(raw, str(path))
 
 
-def parse_toml(raw: bytes, source: str) -> dict[str, Any]:
+def parse_toml(raw: bytes, source: str, error: type[Exception] = SchemaError) -> dict[str, Any]:
+    """TOML text: UTF-8 and valid, or `error` naming `source`."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SchemaError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+        raise error(f"{source}: not UTF-8 text (byte {exc.start})") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SchemaError(f"{source}: not valid TOML: {exc}") from None
+        raise error(f"{source}: not valid TOML: {exc}") from None
 
 
 def load_toml(path: Path | str, shape: type[T], max_bytes: int = 16 << 20) -> T:
@@ -174,6 +175,58 @@ class KnowledgeShape(Shape):
     rule: tuple[RuleShape, ...] = ()
     separator: tuple[SeparatorShape, ...] = ()
     circumstantial: tuple[Id, ...] = ()
+
+
+# interpret/known_issues/*.toml (one per engine; the loader checks releases, facts and cause ids)
+Text = Annotated[str, msgspec.Meta(min_length=1, pattern=r"\S")]
+Runner = Literal["v1", "v2"]
+Symptom = Literal[
+    "all-zero",
+    "cliff-after-first",
+    "steep",
+    "uniform-low",
+    "small-uniform-drop",
+    "geometric",
+    "worse-with-context",
+    "worse-over-time",
+    "temperature-collapse",
+    "varies-by-request",
+]
+Url = Annotated[str, msgspec.Meta(pattern=r"^https://\S+$")]
+
+
+class KnownIssueShape(Shape, kw_only=True):
+    id: Id
+    title: Text
+    engine: str | None = None
+    affected: Text
+    fixed_in: Text
+    runner: Runner | None = None
+    methods: tuple[str, ...] = ()
+    conditions: dict[str, Any] = {}
+    conditions_any: dict[str, Any] = {}
+    symptoms: tuple[Symptom, ...] = ()
+    cause: Text
+    links: Annotated[tuple[Url, ...], msgspec.Meta(min_length=1)]  # the fix first
+    summary: Text
+    verified: Text
+    covered_by: Literal["engine-support"] | None = None
+    fix: str = ""
+    notes: str = ""
+
+
+class RunnerDefaultShape(Shape):
+    versions: str
+    runner: Runner
+
+
+class KnownIssuesFile(Shape):
+    schema: Literal[1]
+    engine: Literal["vllm", "sglang", "vllm-ascend", "tensorrt-llm"]
+    runner_env: str | None = None
+    runner_default: tuple[RunnerDefaultShape, ...] = ()
+    issue: tuple[KnownIssueShape, ...] = ()
+    source_note: str = ""
 
 
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
