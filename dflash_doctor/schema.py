@@ -229,6 +229,52 @@ class KnownIssuesFile(Shape):
     source_note: str = ""
 
 
+# models/engine_support.toml: what each engine release does with drafters (the loader checks the bounds)
+class EngineRow(Shape, kw_only=True):
+    engine: str
+    min: str
+    max: str
+    dflash: bool
+    dflash2: bool = False
+    layer_map: Literal["", "raw", "plus-one"] = ""
+    drafter_swa: Literal["", "ignored", "uniform-only", "v2-runner", "honoured", "unknown"] = ""
+    causal: Literal["", "config", "per-layer"] = ""
+    runner_unset: Literal["", "v1", "engine"] = ""
+    runner_default: Literal["", "v1-unless-default-model", "v2"] = ""
+    eagle3_aux: str = "as-is"
+    verified: str = ""
+    source: str = ""
+    notes: str = ""
+    v2_dflash: bool | None = None
+    v2_error: str = ""
+    mixed_error: str = ""
+    mixed_forces_v2: bool = False
+    dflash2_forces_v2: bool = False
+    v1_rejects_mixed: bool = False
+    v1_error: str = ""
+
+
+class EngineSupportTable(Shape):
+    row: tuple[EngineRow, ...] = ()
+
+
+# models/architectures.toml: which release registers which drafter architecture
+class ArchRow(Shape, kw_only=True):
+    engine: str
+    method: str
+    model_type: str = ""
+    name: str
+    first: str = ""  # empty: no release read registers it
+    absent_before: str = ""
+    last: str = ""
+    specific: bool = False  # named by one engine only: another engine without the row does not register it
+
+
+class ArchitecturesTable(Shape):
+    releases: dict[str, tuple[str, ...]] = {}  # engine -> the releases read, oldest first
+    arch: tuple[ArchRow, ...] = ()
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,

@@ -19,7 +19,7 @@ from ..probe.runner import ABLATIONS
 from ..versions import VersionError, parse_range, parse_version
 
 if TYPE_CHECKING:
-    from ..schema import CauseShape, RuleShape
+    from ..schema import CauseShape, EngineRow, RuleShape
 
 
 class KnowledgeError(ValueError):
@@ -35,8 +35,8 @@ class TableFix:
     fixed: tuple[str, ...]
     fixed_if_uniform: tuple[str, ...] = ()
 
-    def fixes(self, row: dict, swa: str | None) -> bool:
-        value = row.get(self.field) or ""
+    def fixes(self, row: EngineRow, swa: str | None) -> bool:
+        value = getattr(row, self.field, None) or ""
         return value in self.fixed or (swa in ("uniform", "all") and value in self.fixed_if_uniform)
 
 
