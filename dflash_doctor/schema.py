@@ -275,6 +275,33 @@ class ArchitecturesTable(Shape):
     arch: tuple[ArchRow, ...] = ()
 
 
+# models/aux_taps.toml: which target layers producers train on and engine releases tap
+class ProducerRow(Shape, kw_only=True):
+    name: str
+    placement: str
+    convention: Literal["output", "entering"]
+    default: str = ""
+    cite: str
+
+
+class TapRow(Shape, kw_only=True):
+    engine: str
+    runner: Literal["V1", "V2", "worker"]
+    min: str
+    max: str
+    reads: tuple[tuple[str, int], ...]  # (config key, shift to output terms)
+    default: str = ""
+    dflash_default: str = ""
+    first_id_one_targets: tuple[str, ...] = ()
+    verified: str = ""
+    cite: str = ""
+
+
+class AuxTapsTable(Shape):
+    producer: tuple[ProducerRow, ...] = ()
+    engine: tuple[TapRow, ...] = ()
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,
