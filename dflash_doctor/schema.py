@@ -302,6 +302,35 @@ class AuxTapsTable(Shape):
     engine: tuple[TapRow, ...] = ()
 
 
+# interpret/baselines.toml and DFLASH_DOCTOR_BASELINES files: what a drafter × target pair should reach
+class CostModelShape(Shape, kw_only=True):
+    verify_per_draft_position: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+    one_pass_draft: Annotated[float, msgspec.Meta(ge=0.0, le=5.0)]
+    chained_draft_per_position: Annotated[float, msgspec.Meta(ge=0.0, le=5.0)]
+    one_pass_methods: tuple[str, ...] = ()
+    chained_methods: tuple[str, ...] = ()
+
+
+class DrafterBaselineShape(Shape, kw_only=True):
+    id: Text
+    aliases: tuple[str, ...] = ()
+    method: Text
+    target: str | None = None
+    k: Annotated[int, msgspec.Meta(ge=1, le=64)]
+    trust: Literal["published", "community", "yours"]  # "yours": a reference the user gave (--reference)
+    source: Text
+    tau: Annotated[dict[str, Annotated[float, msgspec.Meta(ge=1.0)]], msgspec.Meta(min_length=1)]  # dataset -> τ
+    curve: tuple[Share, ...] | None = None
+
+
+class BaselinesFile(Shape):
+    schema: Literal[1] = 1
+    version: str = ""
+    cost_model: CostModelShape | None = None  # required in the packaged file
+    effect: dict[str, Annotated[float, msgspec.Meta(ge=1.0, le=10.0)]] = {}
+    drafter: tuple[DrafterBaselineShape, ...] = ()
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,

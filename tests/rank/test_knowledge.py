@@ -176,12 +176,19 @@ def test_unknown_dataset_compares_with_the_lowest_published_tau():
 @pytest.mark.parametrize(
     "mutate,message",
     [
-        (lambda d: d["drafter"][0].update(trust="rumour"), "trust"),
-        (lambda d: d["drafter"][0].update(k=0), "'k'"),
-        (lambda d: d["drafter"][0]["tau"].update(gsm8k=40.0), "gsm8k"),
-        (lambda d: d["drafter"][0].update(curve=[0.5, 0.7]), "non-increasing"),
-        (lambda d: d["cost_model"].update(verify_per_draft_position=-1), "verify_per_draft_position"),
-        (lambda d: d["drafter"].append(dict(d["drafter"][0])), "duplicate"),
+        (lambda d: d["drafter"][0].update(trust="rumour"), "baselines.toml: drafter[0].trust: invalid enum value"),
+        (lambda d: d["drafter"][0].update(k=0), "baselines.toml: drafter[0].k: expected an integer >= 1"),
+        (lambda d: d["drafter"][0]["tau"].update(gsm8k=40.0), "baselines.toml: drafter[0].tau.gsm8k: 40.0 is above"),
+        (
+            lambda d: d["drafter"][0].update(curve=[0.5, 0.7]),
+            "baselines.toml: drafter[0].curve: must be non-increasing",
+        ),
+        (
+            lambda d: d["cost_model"].update(verify_per_draft_position=-1),
+            "baselines.toml: cost_model.verify_per_draft_position: expected a number >= 0.0",
+        ),
+        (lambda d: d["drafter"].append(dict(d["drafter"][0])), "duplicate drafter id"),
+        (lambda d: d["drafter"][0].update(colour="red"), "baselines.toml: drafter[0]: unknown key 'colour'"),
     ],
 )
 def test_bad_baselines_fail_loudly(mutate, message):
@@ -189,7 +196,7 @@ def test_bad_baselines_fail_loudly(mutate, message):
     mutate(data)
     with pytest.raises(KnowledgeError) as exc:
         parse_baselines(data)
-    assert message in str(exc.value)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_a_cause_is_one_place_the_plan_reads_its_remedy_and_ablation_from_the_data(tmp_path):
