@@ -331,6 +331,55 @@ class BaselinesFile(Shape):
     drafter: tuple[DrafterBaselineShape, ...] = ()
 
 
+# interpret/reference.toml: published τ figures per method, their sources, and the band rules
+class RulesShape(Shape, kw_only=True):
+    margin: Annotated[float, msgspec.Meta(ge=0.5, le=1.0)]
+    dead_excess: Annotated[float, msgspec.Meta(ge=0.0, le=0.5)]
+    dead_position_1: Annotated[float, msgspec.Meta(ge=0.0, le=0.5)]
+    min_figures: Annotated[int, msgspec.Meta(ge=1)] = 3
+
+
+class MethodShape(Shape, kw_only=True):
+    id: str
+    learned: bool
+    prior: Share
+    note: str = ""
+
+
+class SourceShape(Shape, kw_only=True):
+    id: str
+    title: str
+    url: Url
+    kind: Literal[
+        "paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes", "benchmark-data"
+    ]
+
+
+class FigureShape(Shape, kw_only=True):
+    method: str
+    k: Annotated[int, msgspec.Meta(ge=1, le=64)]
+    tau: Annotated[dict[str, Annotated[float, msgspec.Meta(ge=1.0)]], msgspec.Meta(min_length=1)]  # dataset -> τ
+    per_position: tuple[Share, ...] = ()
+    per_position_1: Share | None = None
+    pair: Text  # which target and drafter
+    source: str
+    role: Literal["measured", "threshold"] = "measured"
+    use: bool = True
+    why: str = ""
+    temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
+    thinking: bool | None = None
+    specific: bool = False
+
+
+class ReferenceFile(Shape, kw_only=True):
+    schema: Literal[1]
+    version: str = ""
+    rules: RulesShape
+    method: tuple[MethodShape, ...] = ()
+    source: tuple[SourceShape, ...] = ()
+    figure: tuple[FigureShape, ...] = ()
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,
