@@ -380,6 +380,30 @@ class ReferenceFile(Shape, kw_only=True):
     figure: tuple[FigureShape, ...] = ()
 
 
+# interpret/releases.toml: what an engine release refuses, ignores or stopped guarding at launch
+class ReleaseEntry(Shape, kw_only=True):
+    id: Text
+    engine: str
+    versions: str
+    kind: Literal["refused", "ignored", "silent"]
+    where: Literal["spec-key", "env", "method", "drafter", "target"]
+    key: str = ""
+    value: bool | str | None = None
+    unless_value: str | None = None
+    unless_method: tuple[str, ...] = ()
+    only_method: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    error: str
+    fix: str
+    source: str
+
+
+class ReleasesFile(Shape):
+    schema: Literal[1]
+    entry: tuple[ReleaseEntry, ...] = ()
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,
