@@ -404,6 +404,52 @@ class ReleasesFile(Shape):
     entry: tuple[ReleaseEntry, ...] = ()
 
 
+# Saved results other commands read back: gate --baseline (a report or a gate result), gate --probe and
+# --probe-result (a probe's or a report's acceptance block). Open tables: only what is read back is typed.
+Tau = Annotated[float, msgspec.Meta(ge=1.0, le=1000.0)]  # τ ≤ k + 1, and no drafter drafts a thousand a step
+Count = Annotated[int, msgspec.Meta(ge=0, le=10**15)]
+
+
+class TauBlock(msgspec.Struct, frozen=True, kw_only=True):
+    mean_acceptance_length: Tau | None = None
+
+
+class SavedTau(msgspec.Struct, frozen=True, kw_only=True):
+    """gate --baseline: a saved report@1 (its acceptance) or gate@1 (its measured block)."""
+
+    schema: Literal["dflash-doctor/report@1", "dflash-doctor/gate@1"]
+    generated_at: str = ""
+    acceptance: TauBlock | None = None
+    measured: TauBlock | None = None
+
+
+class SavedAcceptance(msgspec.Struct, frozen=True, kw_only=True):
+    mean_acceptance_length: Tau
+    drafts: Annotated[float, msgspec.Meta(ge=0.0, le=1e15)]
+    per_position: tuple[Share, ...] = ()
+    drafted: Count | None = None
+    accepted: Count | None = None
+    k: int | None = None
+    draft_acceptance_rate: Annotated[float, msgspec.Meta(ge=-1e15, le=1e15)] | None = None
+    intervals: Count | None = None
+    formats: tuple[str, ...] = ()
+    min_drafts: Count | None = None
+
+
+class SavedAcceptanceDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """gate --probe: any saved document with an acceptance block (probe@1, report@1)."""
+
+    acceptance: SavedAcceptance | None = None
+
+
+class SavedProbeDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """--probe-result: a probe@1 document (read back as the dict it is; the evidence keeps its own keys)."""
+
+    schema: Literal["dflash-doctor/probe@1"]
+    acceptance: dict[str, Any]
+    pair: dict[str, Any] | None = None
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,
