@@ -450,6 +450,22 @@ class SavedProbeDoc(msgspec.Struct, frozen=True, kw_only=True):
     pair: dict[str, Any] | None = None
 
 
+# A host bundle's manifest.json (hosts/bundle.py; calls.jsonl keeps its own line-by-line reader)
+class BundleOptions(msgspec.Struct, frozen=True, kw_only=True):
+    log: str | None = None
+    pid: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
+class BundleManifest(msgspec.Struct, frozen=True, kw_only=True):
+    format: Literal["dflash-doctor/bundle@1"]
+    host: str = "unknown"
+    calls: Count | None = None
+    collected_at: str = ""
+    tool_version: str = ""
+    note: str = ""
+    options: BundleOptions = BundleOptions()
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,

@@ -269,13 +269,17 @@ class BundleHost(Host):
                 f"{path}: calls.jsonl holds more than {MAX_JSON_VALUES} JSON values; "
                 f"a collection records a few thousand"
             )
+        from ..schema import BundleManifest, SchemaError, convert  # msgspec: not at start-up
+
         try:
-            self.manifest = json.loads(man_raw)
+            manifest = json.loads(man_raw)
         except (ValueError, RecursionError) as exc:
-            raise HostError(f"{path}: manifest.json is not valid JSON ({exc})")
-        if not isinstance(self.manifest, dict) or self.manifest.get("format") != BUNDLE_FORMAT:
-            raise HostError(f"{path}: not a {BUNDLE_FORMAT} bundle")
-        self.origin = str(self.manifest.get("host", "unknown"))
+            raise HostError(f"{path}: manifest.json is not valid JSON ({exc})") from None
+        try:
+            self.manifest = convert(manifest, BundleManifest, f"{path}: manifest.json")
+        except SchemaError as exc:
+            raise HostError(f"{exc} (not a {BUNDLE_FORMAT} bundle)") from None
+        self.origin = self.manifest.host
         self._answers: dict[tuple, deque] = defaultdict(deque)
         for no, line in enumerate(calls_raw.splitlines(), 1):
             if not line.strip():
@@ -284,7 +288,7 @@ class BundleHost(Host):
                 call = json.loads(line)
                 key = self._key_of(call)
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                raise HostError(f"{path}: calls.jsonl line {no} is damaged ({exc})")
+                raise HostError(f"{path}: calls.jsonl line {no} is damaged ({exc})") from None
             self._answers[key].append(call)
 
     @staticmethod
