@@ -466,6 +466,20 @@ class BundleManifest(msgspec.Struct, frozen=True, kw_only=True):
     options: BundleOptions = BundleOptions()
 
 
+# diagnose --reference FILE: an NVIDIA Model-Optimizer speculation_profile.json (interpret/user_reference.py)
+class SpeculationProfile(msgspec.Struct, frozen=True, kw_only=True):
+    marginal_accept_rates: tuple[Share, ...]
+    num_speculative_tokens: Annotated[int, msgspec.Meta(ge=1, le=64)]
+    measured: bool | None = None
+    mean_accept_length: float | None = None
+    accept_length_by_k: dict[str, Any] = {}
+    accept_length_model: str | None = None
+    verification_method: str | None = None
+    measurement_conditions: dict[str, Any] | None = None
+    draft_checkpoint: Any = None
+    method: Any = None
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,

@@ -223,3 +223,12 @@ def test_releases_toml_is_shaped_and_a_bad_entry_is_one_line():
     bad["entry"][0]["kind"] = "forbidden"
     with pytest.raises(schema.SchemaError, match=r"^releases.toml: entry\[0\].kind: invalid enum value 'forbidden'$"):
         schema.convert(bad, schema.ReleasesFile, "releases.toml")
+
+
+def test_a_damaged_profile_is_one_line_naming_the_place(tmp_path):
+    p = tmp_path / "profile.json"
+    p.write_text(json.dumps({"num_speculative_tokens": 3, "marginal_accept_rates": [0.9, "high", 0.6]}))
+    r = run_cli("diagnose", "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "--reference", str(p))
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert errors == ["error: profile.json: marginal_accept_rates[1]: expected a number, got str"], r.stderr
