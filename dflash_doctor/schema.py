@@ -23,7 +23,9 @@ from .safeio import read_regular
 
 T = TypeVar("T")
 
-# Bounds shared by several documents
+# Bounds and words shared by several documents
+Verdict = Literal["problem", "healthy", "insufficient-data"]
+Status = Literal["ok", "warn", "fail", "could-not-check", "not-applicable"]
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
 Id = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9-]*$")]
@@ -480,12 +482,38 @@ class SpeculationProfile(msgspec.Struct, frozen=True, kw_only=True):
     method: Any = None
 
 
+# fixtures/scenarios/NAME/scenario.toml: a ranking scenario (tests/rank/scenarios.py, benchmarks/eval_cases.py)
+class ScenarioArgs(Shape, kw_only=True):
+    log: tuple[str, ...] = ()
+    drafter: str | None = None
+    target: str | None = None
+    engine: str | None = None
+    launch: str | None = None
+    dataset: str | None = None
+    temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
+    thinking: bool | None = None
+
+
+class ScenarioExpect(Shape, kw_only=True):
+    verdict: Verdict | None = None
+    top: str | None = None
+    top_evidence: tuple[str, ...] = ()
+    above: tuple[tuple[str, str], ...] = ()  # (cause ranked above, cause below)
+    absent: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    plan_mentions: tuple[str, ...] = ()
+
+
+class ScenarioFile(Shape, kw_only=True):
+    description: str = ""
+    args: ScenarioArgs = ScenarioArgs()
+    expect: ScenarioExpect = ScenarioExpect()
+
+
 # report@1: the JSON document `--format json` writes (evidence.Report.to_dict). These shapes are its published
 # contract (docs/report@1.schema.json, `make schema`); tests/render/test_report_schema.py holds the goldens and a
 # fresh report to them. A key a reader may rely on is typed here; a payload's own fields (evidence values, advice,
 # details) are open tables: each evidence kind has its own.
-Verdict = Literal["problem", "healthy", "insufficient-data"]
-Status = Literal["ok", "warn", "fail", "could-not-check", "not-applicable"]
 Json = dict[str, Any]
 
 
