@@ -50,7 +50,7 @@ class AcceptanceChangePoint(Check):
                 )
             ]
         drafts = [float(s["drafts"]) for s in series]
-        accepted = [(float(s["tau"]) - 1.0) * d for s, d in zip(series, drafts)]
+        accepted = [(float(s["tau"]) - 1.0) * d for s, d in zip(series, drafts, strict=False)]
         cp = change_point(drafts, accepted, acc.per_position, acc.k, min_drafts=acc.min_drafts)
         if cp is None:
             return [

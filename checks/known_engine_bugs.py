@@ -63,9 +63,8 @@ def _symptom_conflict(m: Match, evidence: EvidenceSet) -> str | None:
 
 def _clear(db, dep, table: bool) -> tuple[Observation, ...]:
     """known-issue-clear:CAUSE for each cause whose every entry for this engine is ruled out by the release alone."""
-    from dflash_doctor.versions import VersionError, parse_version
-
     from dflash_doctor.interpret.known_issues import RuledOut, explain
+    from dflash_doctor.versions import VersionError, parse_version
 
     try:
         version = parse_version(dep.version) if dep.version else None

@@ -13,11 +13,11 @@ cause that exists, ids used once) stays with the loader that knows it and raises
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
-import tomllib
 
 from .safeio import read_regular
 

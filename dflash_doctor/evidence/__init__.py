@@ -13,7 +13,7 @@ import enum
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from .acceptance import AcceptanceSummary, StartupFacts
@@ -37,7 +37,7 @@ REPORT_SCHEMA = "dflash-doctor/report@1"
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 class Kind(str, enum.Enum):

@@ -210,9 +210,9 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
     try:
         tar = tarfile.open(path, "r:*", tarinfo=_CappedTarInfo)
     except _BombError as exc:
-        raise HostError(f"{path}: not a bundle: {exc}")
+        raise HostError(f"{path}: not a bundle: {exc}") from None
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise HostError(f"{path}: not a bundle directory or readable .tar.gz ({exc})")
+        raise HostError(f"{path}: not a bundle directory or readable .tar.gz ({exc})") from None
     found: dict[str, bytes] = {}
     total = declared = 0
     try:
@@ -242,9 +242,9 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
                 fh = tar.extractfile(member)
                 found[parts[-1]] = fh.read(MAX_BUNDLE_BYTES) if fh else b""
     except _BombError as exc:
-        raise HostError(f"{path}: not a bundle: {exc}")
+        raise HostError(f"{path}: not a bundle: {exc}") from None
     except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:
-        raise HostError(f"{path}: damaged archive ({exc})")
+        raise HostError(f"{path}: damaged archive ({exc})") from None
     if MANIFEST not in found or CALLS not in found:
         raise HostError(f"{path}: not a bundle (manifest.json and calls.jsonl are required)")
     return found[MANIFEST], found[CALLS]

@@ -173,7 +173,7 @@ def design_effect(acc: AcceptanceSummary, k: int | None) -> float:
     pts = [s for s in acc.series if s.get("drafts") and s.get("tau") is not None]
     if var and len(pts) >= 5:
         d = [float(s["drafts"]) for s in pts]
-        a = [(float(s["tau"]) - 1.0) * x for s, x in zip(pts, d)]
+        a = [(float(s["tau"]) - 1.0) * x for s, x in zip(pts, d, strict=False)]
         od = stats.overdispersion(d, a, var)
         if od is not None:
             return min(MAX_DESIGN_EFFECT, max(stats.DESIGN_EFFECT, od))

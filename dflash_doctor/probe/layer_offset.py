@@ -163,12 +163,12 @@ def match_dump(target, ids, taps, target_layer_ids=None) -> dict:
             result["offset"] = None
             result["offset_note"] = "at least one tap matches no hidden state closely (cosine < %.2f)" % MATCH_COSINE
         else:
-            shifts = {t["hf_index"] - e for t, e in zip(out_taps, expected)}
+            shifts = {t["hf_index"] - e for t, e in zip(out_taps, expected, strict=False)}
             result["offset"] = shifts.pop() if len(shifts) == 1 else None
             if result["offset"] is None:
                 result["offset_note"] = "the taps disagree on the shift"
         lines = []
-        for j, (t, e) in enumerate(zip(out_taps, expected)):
+        for j, (t, e) in enumerate(zip(out_taps, expected, strict=False)):
             last = len(candidates) - 1
             fed = (
                 "the embeddings"

@@ -17,7 +17,7 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..evidence import EvidenceSet, Source, Verdict
@@ -194,7 +194,7 @@ class Fleet:
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.fromtimestamp(t, UTC).replace(microsecond=0).isoformat()
 
 
 # --- reading --------------------------------------------------------------------------------------

@@ -239,7 +239,10 @@ def grafana_dashboard(s: RuleSettings, title: str = "Speculative decoding accept
             unit="percentunit",
             threshold=1 - s.drop,
             w=24,
-            desc=f"Ratio of τ to the same engine's τ {s.offset} earlier; the line is the drop alert ({1 - s.drop:.0%}).",
+            desc=(
+                f"Ratio of τ to the same engine's τ {s.offset} earlier; "
+                f"the line is the drop alert ({1 - s.drop:.0%})."
+            ),
         ),
     ]
     return {
