@@ -108,7 +108,8 @@ def main() -> int:
         print(f"A  check host, log discovered via /proc (CLI, full diagnosis): median {ma:.2f} s  runs {runs(ta)}")
         print(f"A' check host --log LOG (CLI, full diagnosis):               median {ml:.2f} s  runs {runs(tl)}")
         print(
-            f"B  ssh host grep -F 'SpecDecoding metrics' LOG | wc -l ({count} lines): median {mb:.2f} s  runs {runs(tb)}"
+            f"B  ssh host grep -F 'SpecDecoding metrics' LOG | wc -l ({count} lines): "
+            f"median {mb:.2f} s  runs {runs(tb)}"
         )
         print(f"ratio A/B: {ma / mb:.2f}, A'/B: {ml / mb:.2f}  (target <= 1.5)")
         print(

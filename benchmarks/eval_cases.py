@@ -24,9 +24,8 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 from dflash_doctor.schema import ScenarioFile, convert
 

@@ -69,7 +69,7 @@ def _sane_rows(rows) -> None:
     from dflash_doctor.parse.frame import FIELDS
 
     for r in rows:
-        row = dict(zip(FIELDS, r))
+        row = dict(zip(FIELDS, r, strict=False))
         for key in ("drafts", "drafted", "accepted"):
             v = row.get(key)
             assert v is None or (isinstance(v, (int, float)) and v >= 0 and math.isfinite(v)), (key, v)

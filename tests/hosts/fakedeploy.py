@@ -254,7 +254,8 @@ def write_log(path: Path, s: Scenario, size: int = 400_000, intervals: int = 60,
     head = [
         f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:253]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version {s.engine_version}",
         f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:253]   █▄█▀ █     █     █     █  model   {s.target}",
-        f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:189] non-default args: {{'model_tag': '{s.target}', 'host': '127.0.0.1', "
+        f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:189] non-default args: {{'model_tag': '{s.target}', 'host': "
+        "'127.0.0.1', "
         f"'port': 8000, 'api_key': ['{api_key}'], 'model': '{s.target}', 'speculative_config': {spec!r}}}",
         f"{api} INFO {t:%m-%d %H:%M:%S} [model.py:547] Resolved architecture: {s.target_config['architectures'][0]}",
         f"{api} INFO {t:%m-%d %H:%M:%S} [model.py:547] Resolved architecture: {s.drafter_config['architectures'][0]}",

@@ -201,7 +201,8 @@ def test_help_imports_neither_heavy_libraries_nor_the_http_client(args):
     code = (
         "import atexit, json, runpy, sys\nsys.argv = ['dflash-doctor'] + %r\n"
         "atexit.register(lambda: sys.stderr.write('\\nLOADED=' + json.dumps(sorted(m for m in "
-        "('torch', 'transformers', 'pandas', 'paramiko', 'numpy', 'httpx2', 'httpcore2', 'yaml') if m in sys.modules))))\n"
+        "('torch', 'transformers', 'pandas', 'paramiko', 'numpy', 'httpx2', 'httpcore2', 'yaml') if m in "
+        "sys.modules))))\n"
         "try:\n    runpy.run_module('dflash_doctor', run_name='__main__')\nexcept SystemExit:\n    pass\n" % (args,)
     )
     proc = subprocess.run(

@@ -3,10 +3,9 @@ exactly as `dflash-doctor diagnose` would with the same flags."""
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-
-import tomllib
 
 from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.collect.workload import gather_workload

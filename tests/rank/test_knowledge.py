@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import tomllib
 from importlib import resources
 
 import pytest
-import tomllib
 
 from dflash_doctor.interpret.baselines import default_baselines, geometric_ratio, parse_baselines
 from dflash_doctor.knowledge.causes import KnowledgeError, default_knowledge, parse_knowledge

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import copy
 import json
+import tomllib
 from importlib import resources
 
 import pytest
-import tomllib
 
 from dflash_doctor.evidence import EvidenceSet, Source, Status
 from dflash_doctor.evidence.engine_facts import EngineSupport

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import copy
 import math
+import tomllib
 from importlib import resources
 
 import pytest
-import tomllib
 
 from dflash_doctor.interpret.reference import band, default_reference, healthy_band, method_prior, parse_reference
 from dflash_doctor.knowledge.causes import KnowledgeError

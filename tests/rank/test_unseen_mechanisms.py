@@ -210,12 +210,11 @@ def test_a_lossy_verifier_qualifies_a_healthy_verdict(tmp_path):
 
 def test_releases_toml_is_shaped_and_a_bad_entry_is_one_line():
     import copy
+    import tomllib
     from importlib import resources
 
-    import tomllib
-    from dflash_doctor.checks.launch_release import entries
-
     from dflash_doctor import schema
+    from dflash_doctor.checks.launch_release import entries
 
     assert entries() and all(e["range"] for e in entries())
     data = tomllib.loads(resources.files("dflash_doctor.interpret").joinpath("releases.toml").read_text("utf-8"))
