@@ -41,7 +41,8 @@ def machine_cpu(argv, env=None) -> float:
     while argv ran, from /proc/stat; nan where there is no /proc/stat."""
 
     def busy() -> float:
-        v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        with open("/proc/stat") as fh:
+            v = [int(x) for x in fh.readline().split()[1:]]
         return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
 
     try:

@@ -211,7 +211,7 @@ def target_files(
         for mod, cls in entries:
             for m, _ in src.mro(mod, cls):
                 mods[m.path] = m
-            for name, (dotted, _) in mod.imports.items():
+            for _name, (dotted, _) in mod.imports.items():
                 p = src.module_path(dotted)
                 if p and p.startswith(MODELS) and p not in mods:
                     m = src.parsed(p)

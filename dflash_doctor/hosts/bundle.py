@@ -208,7 +208,7 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
     if not os.path.isfile(path):
         raise HostError(f"{path}: no such bundle")
     try:
-        tar = tarfile.open(path, "r:*", tarinfo=_CappedTarInfo)
+        tar = tarfile.open(path, "r:*", tarinfo=_CappedTarInfo)  # noqa: SIM115 -- opening is guarded apart; `with tar` below
     except _BombError as exc:
         raise HostError(f"{path}: not a bundle: {exc}") from None
     except (tarfile.TarError, OSError, EOFError) as exc:

@@ -10,6 +10,7 @@ shlex.quote, so no word the user or a remote file supplied is ever interpreted b
 from __future__ import annotations
 
 import base64
+import contextlib
 import getpass
 import hashlib
 import logging
@@ -669,10 +670,8 @@ class SSHHost(Host):
 
 def _close_quietly(chan) -> None:
     # Closing sends a message; on a dead connection that raises EOFError, which must not escape run().
-    try:
+    with contextlib.suppress(Exception):  # EOFError, socket errors, paramiko's SSHException
         chan.close()
-    except Exception:  # EOFError, socket errors, paramiko's SSHException
-        pass
 
 
 def _absolute(path: str) -> None:

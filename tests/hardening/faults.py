@@ -9,6 +9,7 @@ fail, deny permission or answer like another OS.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -55,10 +56,8 @@ class TcpProxy:
         with self._lock:
             socks, self._socks = self._socks, []
         for s in socks:
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
 
     def close(self) -> None:
@@ -102,10 +101,8 @@ class TcpProxy:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.close()
-                except OSError:
-                    pass
 
 
 @dataclass

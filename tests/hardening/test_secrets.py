@@ -205,7 +205,7 @@ def plant(tmp_path):
 
 
 def test_the_redactor_removes_every_secret_of_the_corpus():
-    for ctx, secret in CORPUS + MULTILINE:
+    for ctx, _secret in CORPUS + MULTILINE:
         assert not leaks(redact_text(ctx)), ctx
         assert redact_text(redact_text(ctx)) == redact_text(ctx), ctx  # redacting twice changes nothing
     assert not leaks(json.dumps(redact_any(ARGS)))
