@@ -112,7 +112,7 @@ def _is_capture_test(test: ast.AST, idx: str, layer_names: set[str], marks: bool
     return False
 
 
-def _sites_in_loop(mod: Module, cls: ast.ClassDef, loop: ast.For, hook_fns, mixin_ok: bool) -> list[Site]:
+def _sites_in_loop(mod: Module, cls: ast.ClassDef, loop: ast.For, hook_fns, mixin_ok: bool) -> list[Site]:  # noqa: C901 -- AST pattern match over the shapes a capture loop takes in the engines' source
     idx, layer_var = _loop_vars(loop)
     if idx is None:
         return []

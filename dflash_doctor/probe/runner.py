@@ -141,7 +141,7 @@ def _ablation(name: str, summary: dict | None, note: str | None = None) -> dict:
     }
 
 
-def run_probe(
+def run_probe(  # noqa: C901 -- the probe's steps in order (load, tap, draft, verify, ablate), each may stop it
     *,
     target: str,
     drafter: str,

@@ -362,7 +362,7 @@ def _mark_invalid(e: EngineRow) -> None:
     )
 
 
-def _read_engine(e: EngineRow) -> None:
+def _read_engine(e: EngineRow) -> None:  # noqa: C901 -- one branch per series an engine may expose (counts, positions, rates)
     """Counts -> τ, its interval, per-position rates and the trend, by what the engine exposes."""
     v = e.values
     pos = e.positions
