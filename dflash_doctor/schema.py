@@ -124,20 +124,20 @@ Observation = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9-]*:[a-z0-9]
 Weight = Annotated[float, msgspec.Meta(ge=-6.0, le=6.0)]  # causes.MAX_WEIGHT
 
 
-class TableFixShape(Shape):
+class TableFixShape(Shape, frozen=True):
     field: str
     fixed: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
     fixed_if_uniform: tuple[str, ...] = ()
 
 
-class ReleaseFixShape(Shape):
+class ReleaseFixShape(Shape, frozen=True):
     engine: str
     versions: str
     fix: str
     next_step: str | None = None
 
 
-class CauseShape(Shape):
+class CauseShape(Shape, frozen=True):
     id: Id
     title: str
     prior: Annotated[float, msgspec.Meta(ge=-8.0, le=2.0)]  # log-odds
@@ -155,7 +155,7 @@ class CauseShape(Shape):
     release_fix: tuple[ReleaseFixShape, ...] = ()
 
 
-class RuleShape(Shape):
+class RuleShape(Shape, frozen=True):
     observation: Observation
     cause: str
     weight: Weight
@@ -164,12 +164,12 @@ class RuleShape(Shape):
     fix: str | None = None
 
 
-class SeparatorShape(Shape):
+class SeparatorShape(Shape, frozen=True):
     causes: Annotated[tuple[str, ...], msgspec.Meta(min_length=2, max_length=2)]
     step: str
 
 
-class KnowledgeShape(Shape):
+class KnowledgeShape(Shape, frozen=True):
     """causes.toml, and each --knowledge file (whose `schema` may be left out)."""
 
     schema: Literal[1] = 1
@@ -197,7 +197,7 @@ Symptom = Literal[
 Url = Annotated[str, msgspec.Meta(pattern=r"^https://\S+$")]
 
 
-class KnownIssueShape(Shape, kw_only=True):
+class KnownIssueShape(Shape, frozen=True, kw_only=True):
     id: Id
     title: Text
     engine: str | None = None
@@ -217,12 +217,12 @@ class KnownIssueShape(Shape, kw_only=True):
     notes: str = ""
 
 
-class RunnerDefaultShape(Shape):
+class RunnerDefaultShape(Shape, frozen=True):
     versions: str
     runner: Runner
 
 
-class KnownIssuesFile(Shape):
+class KnownIssuesFile(Shape, frozen=True):
     schema: Literal[1]
     engine: Literal["vllm", "sglang", "vllm-ascend", "tensorrt-llm"]
     runner_env: str | None = None
@@ -232,7 +232,7 @@ class KnownIssuesFile(Shape):
 
 
 # models/engine_support.toml: what each engine release does with drafters (the loader checks the bounds)
-class EngineRow(Shape, kw_only=True):
+class EngineRow(Shape, frozen=True, kw_only=True):
     engine: str
     min: str
     max: str
@@ -256,12 +256,12 @@ class EngineRow(Shape, kw_only=True):
     v1_error: str = ""
 
 
-class EngineSupportTable(Shape):
+class EngineSupportTable(Shape, frozen=True):
     row: tuple[EngineRow, ...] = ()
 
 
 # models/architectures.toml: which release registers which drafter architecture
-class ArchRow(Shape, kw_only=True):
+class ArchRow(Shape, frozen=True, kw_only=True):
     engine: str
     method: str
     model_type: str = ""
@@ -272,13 +272,13 @@ class ArchRow(Shape, kw_only=True):
     specific: bool = False  # named by one engine only: another engine without the row does not register it
 
 
-class ArchitecturesTable(Shape):
+class ArchitecturesTable(Shape, frozen=True):
     releases: dict[str, tuple[str, ...]] = {}  # engine -> the releases read, oldest first
     arch: tuple[ArchRow, ...] = ()
 
 
 # models/aux_taps.toml: which target layers producers train on and engine releases tap
-class ProducerRow(Shape, kw_only=True):
+class ProducerRow(Shape, frozen=True, kw_only=True):
     name: str
     placement: str
     convention: Literal["output", "entering"]
@@ -286,7 +286,7 @@ class ProducerRow(Shape, kw_only=True):
     cite: str
 
 
-class TapRow(Shape, kw_only=True):
+class TapRow(Shape, frozen=True, kw_only=True):
     engine: str
     runner: Literal["V1", "V2", "worker"]
     min: str
@@ -299,13 +299,13 @@ class TapRow(Shape, kw_only=True):
     cite: str = ""
 
 
-class AuxTapsTable(Shape):
+class AuxTapsTable(Shape, frozen=True):
     producer: tuple[ProducerRow, ...] = ()
     engine: tuple[TapRow, ...] = ()
 
 
 # interpret/baselines.toml and DFLASH_DOCTOR_BASELINES files: what a drafter × target pair should reach
-class CostModelShape(Shape, kw_only=True):
+class CostModelShape(Shape, frozen=True, kw_only=True):
     verify_per_draft_position: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
     one_pass_draft: Annotated[float, msgspec.Meta(ge=0.0, le=5.0)]
     chained_draft_per_position: Annotated[float, msgspec.Meta(ge=0.0, le=5.0)]
@@ -313,7 +313,7 @@ class CostModelShape(Shape, kw_only=True):
     chained_methods: tuple[str, ...] = ()
 
 
-class DrafterBaselineShape(Shape, kw_only=True):
+class DrafterBaselineShape(Shape, frozen=True, kw_only=True):
     id: Text
     aliases: tuple[str, ...] = ()
     method: Text
@@ -325,7 +325,7 @@ class DrafterBaselineShape(Shape, kw_only=True):
     curve: tuple[Share, ...] | None = None
 
 
-class BaselinesFile(Shape):
+class BaselinesFile(Shape, frozen=True):
     schema: Literal[1] = 1
     version: str = ""
     cost_model: CostModelShape | None = None  # required in the packaged file
@@ -334,21 +334,21 @@ class BaselinesFile(Shape):
 
 
 # interpret/reference.toml: published τ figures per method, their sources, and the band rules
-class RulesShape(Shape, kw_only=True):
+class RulesShape(Shape, frozen=True, kw_only=True):
     margin: Annotated[float, msgspec.Meta(ge=0.5, le=1.0)]
     dead_excess: Annotated[float, msgspec.Meta(ge=0.0, le=0.5)]
     dead_position_1: Annotated[float, msgspec.Meta(ge=0.0, le=0.5)]
     min_figures: Annotated[int, msgspec.Meta(ge=1)] = 3
 
 
-class MethodShape(Shape, kw_only=True):
+class MethodShape(Shape, frozen=True, kw_only=True):
     id: str
     learned: bool
     prior: Share
     note: str = ""
 
 
-class SourceShape(Shape, kw_only=True):
+class SourceShape(Shape, frozen=True, kw_only=True):
     id: str
     title: str
     url: Url
@@ -357,7 +357,7 @@ class SourceShape(Shape, kw_only=True):
     ]
 
 
-class FigureShape(Shape, kw_only=True):
+class FigureShape(Shape, frozen=True, kw_only=True):
     method: str
     k: Annotated[int, msgspec.Meta(ge=1, le=64)]
     tau: Annotated[dict[str, Annotated[float, msgspec.Meta(ge=1.0)]], msgspec.Meta(min_length=1)]  # dataset -> τ
@@ -373,7 +373,7 @@ class FigureShape(Shape, kw_only=True):
     specific: bool = False
 
 
-class ReferenceFile(Shape, kw_only=True):
+class ReferenceFile(Shape, frozen=True, kw_only=True):
     schema: Literal[1]
     version: str = ""
     rules: RulesShape
@@ -383,7 +383,7 @@ class ReferenceFile(Shape, kw_only=True):
 
 
 # interpret/releases.toml: what an engine release refuses, ignores or stopped guarding at launch
-class ReleaseEntry(Shape, kw_only=True):
+class ReleaseEntry(Shape, frozen=True, kw_only=True):
     id: Text
     engine: str
     versions: str
@@ -401,7 +401,7 @@ class ReleaseEntry(Shape, kw_only=True):
     source: str
 
 
-class ReleasesFile(Shape):
+class ReleasesFile(Shape, frozen=True):
     schema: Literal[1]
     entry: tuple[ReleaseEntry, ...] = ()
 
@@ -483,7 +483,7 @@ class SpeculationProfile(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # fixtures/scenarios/NAME/scenario.toml: a ranking scenario (tests/rank/scenarios.py, benchmarks/eval_cases.py)
-class ScenarioArgs(Shape, kw_only=True):
+class ScenarioArgs(Shape, frozen=True, kw_only=True):
     log: tuple[str, ...] = ()
     drafter: str | None = None
     target: str | None = None
@@ -494,7 +494,7 @@ class ScenarioArgs(Shape, kw_only=True):
     thinking: bool | None = None
 
 
-class ScenarioExpect(Shape, kw_only=True):
+class ScenarioExpect(Shape, frozen=True, kw_only=True):
     verdict: Verdict | None = None
     top: str | None = None
     top_evidence: tuple[str, ...] = ()
@@ -504,7 +504,7 @@ class ScenarioExpect(Shape, kw_only=True):
     plan_mentions: tuple[str, ...] = ()
 
 
-class ScenarioFile(Shape, kw_only=True):
+class ScenarioFile(Shape, frozen=True, kw_only=True):
     description: str = ""
     args: ScenarioArgs = ScenarioArgs()
     expect: ScenarioExpect = ScenarioExpect()
@@ -521,14 +521,14 @@ class Open(msgspec.Struct, frozen=True, kw_only=True):
     """A table with the keys below typed and others allowed (a payload may carry more)."""
 
 
-class Contribution(Shape):
+class Contribution(Shape, frozen=True):
     observation: str
     weight: float
     text: str
     refs: tuple[str, ...] = ()
 
 
-class ReportCause(Shape):
+class ReportCause(Shape, frozen=True):
     id: str
     title: str
     confidence: Share | None
@@ -542,14 +542,14 @@ class ReportCause(Shape):
     notes: tuple[str, ...] = ()
 
 
-class ReportObservation(Shape):
+class ReportObservation(Shape, frozen=True):
     name: str
     refs: tuple[str, ...] = ()
     detail: str = ""
     strength: float = 1.0
 
 
-class ReportFinding(Shape):
+class ReportFinding(Shape, frozen=True):
     check: str
     status: Status
     message: str
@@ -560,13 +560,13 @@ class ReportFinding(Shape):
     waiting_for: tuple[str, ...] = ()
 
 
-class ReportSource(Open):
+class ReportSource(Open, frozen=True, kw_only=True):
     kind: str
     location: str | None = None
     host: str | None = None
 
 
-class ReportEvidence(Shape):
+class ReportEvidence(Shape, frozen=True):
     ref: str
     kind: str
     source: ReportSource
@@ -575,13 +575,13 @@ class ReportEvidence(Shape):
     collected_at: str = ""
 
 
-class ReportMissing(Shape):
+class ReportMissing(Shape, frozen=True):
     kind: str
     reason: str
     source: Any = None
 
 
-class ReportAcceptance(Open):
+class ReportAcceptance(Open, frozen=True, kw_only=True):
     mean_acceptance_length: float | None = None
     draft_acceptance_rate: float | None = None
     k: int | None = None
@@ -589,7 +589,7 @@ class ReportAcceptance(Open):
     per_position: tuple[float | None, ...] = ()
 
 
-class Report(Shape):
+class Report(Shape, frozen=True):
     """report@1, as `--format json` writes it."""
 
     schema: Literal["dflash-doctor/report@1"]
