@@ -38,8 +38,8 @@ class AcceptanceChangePoint(Check):
     NEAR = 900.0
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
         series = [s for s in acc.series if s.get("drafts") and s.get("tau") is not None]
         if len(series) < 4:
             return [

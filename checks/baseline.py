@@ -59,8 +59,8 @@ class TauVsBaseline(Check):
     )
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
         reading = level_reading(evidence)
         ctx = pair_context(evidence, in_force(evidence))
         refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])

@@ -31,8 +31,8 @@ class EngineDrafterSwa(Check):
     observations = SWA_OBSERVATIONS + LAUNCH_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        dev, sev = evidence.item(DrafterFacts), evidence.item(EngineSupport)
-        d, row = evidence.get(DrafterFacts), evidence.get(EngineSupport)
+        dev, sev = evidence.require_item(DrafterFacts), evidence.require_item(EngineSupport)
+        d, row = evidence.require(DrafterFacts), evidence.require(EngineSupport)
         refs = (dev.ref, sev.ref)
         src_o, _ = source_outcome(evidence)
         if src_o is not None and src_o.decided:

@@ -15,8 +15,8 @@ class HostCollection(Check):
     wants = (GpuInventory, Processes)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(HostSummary)
-        h = evidence.get(HostSummary)
+        ev = evidence.require_item(HostSummary)
+        h = evidence.require(HostSummary)
         details = [f"{h.commands} read-only commands, {h.bytes_received} bytes received, {h.seconds} s"]
         if h.log_bytes:
             details.append(

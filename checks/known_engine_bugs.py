@@ -130,7 +130,7 @@ class KnownIssues(Check):
     def run(self, evidence: EvidenceSet):
         db = default_known_issues()
         dep = deployment_from_evidence(evidence)
-        eref = evidence.item(EngineId).ref
+        eref = evidence.require_item(EngineId).ref
         if dep.engine not in db.engines:
             return [
                 self.finding(

@@ -95,7 +95,7 @@ class LaunchRelease(Check):
     observations = ("launch:refused-by-release", "engine-launch:refused", "release:guard-dropped")
 
     def run(self, evidence: EvidenceSet):
-        eng = evidence.get(EngineId)
+        eng = evidence.require(EngineId)
         try:
             version = parse_version(eng.version) if eng.version else None
         except VersionError:

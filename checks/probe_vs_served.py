@@ -39,8 +39,8 @@ class ProbeVsServed(Check):
     )
 
     def run(self, evidence: EvidenceSet):  # noqa: C901 -- one branch per way a probe and the served run can disagree, each its own sentence
-        pev, aev = evidence.item(ProbeResult), evidence.item(AcceptanceSummary)
-        probe, served = evidence.get(ProbeResult), evidence.get(AcceptanceSummary)
+        pev, aev = evidence.require_item(ProbeResult), evidence.require_item(AcceptanceSummary)
+        probe, served = evidence.require(ProbeResult), evidence.require(AcceptanceSummary)
         refs = (pev.ref, aev.ref)
         s_tau = served.mean_acceptance_length
         k = served.k

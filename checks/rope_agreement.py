@@ -45,7 +45,7 @@ class RopeAgreement(Check):
     observations = ("rope:mismatch", "rope:ok")
 
     def run(self, evidence: EvidenceSet):
-        dev, tev = evidence.item(DrafterFacts), evidence.item(TargetFacts)
+        dev, tev = evidence.require_item(DrafterFacts), evidence.require_item(TargetFacts)
         dr, tr = dev.value.rope, tev.value.rope
         refs = (dev.ref, tev.ref)
         launch = evidence.get(LaunchConfig) if evidence.has(LaunchConfig) else None

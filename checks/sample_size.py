@@ -18,8 +18,8 @@ class SampleSize(Check):
     observations = ("sample:insufficient",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
         r = level_reading(evidence)
         where = f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)"
         if r.basis == "per-request":
