@@ -254,9 +254,11 @@ def _interval(acc, tau: float, basis: str, k: int | None, deff: float, belief) -
 def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     """The level reading of the evidence's acceptance (None without acceptance numbers)."""
     acc = evidence.get(AcceptanceSummary)
-    if acc is None:
-        return None
+    return None if acc is None else read_level(evidence, acc)
 
+
+def read_level(evidence: EvidenceSet, acc: AcceptanceSummary) -> LevelReading:
+    """The level reading of these acceptance numbers, with what else the evidence says (pair, method)."""
     belief = infer_method(evidence)
     ctx = pair_context(evidence, in_force(evidence))
     tau = acc.mean_acceptance_length
