@@ -74,7 +74,7 @@ class EngineDrafterSwa(Check):
         where = f"the engine-support table ({row.engine} {row.range}" + (
             f", read from {row.verified} wheels)" if row.verified else ", from the reference)"
         )
-        extra = ()
+        extra: tuple[str, ...] = ()
         if d.swa_layers and row.verified:
             extra = tuple(
                 f"{row.engine} {row.verified} source: {x}"
