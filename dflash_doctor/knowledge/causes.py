@@ -222,10 +222,10 @@ def parse_knowledge(
             if spec.id in causes:
                 raise KnowledgeError(f"{src}: cause[{i}].id: duplicate cause id '{spec.id}'")
             causes[spec.id] = spec
-        for i, r in enumerate(doc.rule):
-            rule = _rule(r, f"{src}: rule[{i}]")
+        for i, shaped in enumerate(doc.rule):
+            rule = _rule(shaped, f"{src}: rule[{i}]")
             if any(x.observation == rule.observation and x.cause == rule.cause for x in rules):
-                raise KnowledgeError(f"{src}: rule[{i}]: a rule for {r.observation} -> {r.cause} already exists")
+                raise KnowledgeError(f"{src}: rule[{i}]: a rule for {rule.observation} -> {rule.cause} already exists")
             rules.append(rule)
         separators += [Separator(frozenset(s.causes), s.step) for s in doc.separator]
     for r in rules:
