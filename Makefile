@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: demo test conformance venv bench clean
+.PHONY: demo test lint typecheck schema conformance venv bench clean
 
 venv: $(BIN)/python
 $(BIN)/python:
@@ -21,7 +21,22 @@ demo: venv
 test: venv
 	$(PIP) install -q -c constraints.txt torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[probe,plot,test]"
+	$(MAKE) lint
 	$(BIN)/python -m pytest -q
+
+# Format and lint checks (versions pinned in the test extra; configuration in pyproject.toml).
+lint:
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+# Type checks of dflash_doctor/ and checks/ ([tool.mypy] in pyproject.toml). Not yet part of `make lint`:
+# it still reports errors (most of them an Optional payload read after a check's `needs` made it present).
+typecheck:
+	$(BIN)/mypy
+
+# report@1's JSON Schema, generated from the shapes in dflash_doctor/schema.py (tests/render/test_report_schema.py).
+schema:
+	$(BIN)/python -m dflash_doctor.schema > docs/report@1.schema.json
 
 # The engine-source probes against the real vLLM 0.19.0–0.33.0 / SGLang 0.5.15–0.5.23 wheels (tests/conformance).
 # Downloads the wheels the cache lacks (~6 GB for vLLM), extracts only their .py files beside them; ~1 min once cached.

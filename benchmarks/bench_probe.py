@@ -4,7 +4,7 @@ The floor of one draft-and-verify step is one target forward over a block plus o
 the probe's per-step time (decode time without prefill, divided by steps) should sit close to it.
 
     PYTHONPATH=$PWD python benchmarks/bench_probe.py                       # the committed tiny pair, CPU
-    PYTHONPATH=$PWD python benchmarks/bench_probe.py --random-1b --device cuda   # random ~1B target + drafter (no downloads)
+    PYTHONPATH=$PWD python benchmarks/bench_probe.py --random-1b --device cuda   # random ~1B pair (no downloads)
     PYTHONPATH=$PWD python benchmarks/bench_probe.py --random-small --max-new 32  # the same code path, CPU-sized
 
 Random weights accept almost nothing (τ ≈ 1), so those runs measure step cost, not τ.
@@ -75,7 +75,8 @@ def sync(dev):
 
 @torch.no_grad()
 def floor_step(target, drafter, cfg, taps, prompt, block, reps=20):
-    """Median of (one target forward over a block with a warm cache) + (one drafter forward with a warm context cache)."""
+    """Median of (one target forward over a block with a warm cache) + (one drafter forward with a warm
+    context cache)."""
     dev = target.device
     ids = torch.tensor([prompt], device=dev)
     cache = target.new_cache()

@@ -41,7 +41,8 @@ def machine_cpu(argv, env=None) -> float:
     while argv ran, from /proc/stat; nan where there is no /proc/stat."""
 
     def busy() -> float:
-        v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        with open("/proc/stat") as fh:
+            v = [int(x) for x in fh.readline().split()[1:]]
         return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
 
     try:
@@ -108,7 +109,8 @@ def main() -> int:
         print(f"A  check host, log discovered via /proc (CLI, full diagnosis): median {ma:.2f} s  runs {runs(ta)}")
         print(f"A' check host --log LOG (CLI, full diagnosis):               median {ml:.2f} s  runs {runs(tl)}")
         print(
-            f"B  ssh host grep -F 'SpecDecoding metrics' LOG | wc -l ({count} lines): median {mb:.2f} s  runs {runs(tb)}"
+            f"B  ssh host grep -F 'SpecDecoding metrics' LOG | wc -l ({count} lines): "
+            f"median {mb:.2f} s  runs {runs(tb)}"
         )
         print(f"ratio A/B: {ma / mb:.2f}, A'/B: {ml / mb:.2f}  (target <= 1.5)")
         print(

@@ -24,9 +24,10 @@ import json
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
-import tomllib
+from dflash_doctor.schema import ScenarioFile, convert
 
 ROOT = Path(__file__).resolve().parents[1]
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0001)
@@ -126,6 +127,7 @@ def score_scenarios(scen_dir: Path, dd: str) -> tuple[dict, list[tuple[float, in
     preds: list[tuple[float, int]] = []
     for d in sorted(p for p in scen_dir.iterdir() if (p / "scenario.toml").exists()):
         spec = tomllib.loads((d / "scenario.toml").read_text())
+        convert(spec, ScenarioFile, f"{d.name}/scenario.toml")
         args: list[str] = []
         for key, value in (spec.get("args") or {}).items():
             flag = "--" + key.replace("_", "-")
@@ -155,7 +157,7 @@ def reliability(preds: list[tuple[float, int]]) -> tuple[float | None, list[tupl
         return None, []
     brier = sum((p - y) ** 2 for p, y in preds) / len(preds)
     rows = []
-    for lo, hi in zip(BINS, BINS[1:]):
+    for lo, hi in zip(BINS, BINS[1:], strict=False):
         sel = [(p, y) for p, y in preds if lo <= p < hi]
         if sel:
             rows.append(
@@ -220,7 +222,8 @@ def main() -> int:
         print(line)
     if r is not None:
         print(
-            f"score: tau {r['tau_ok']}/{r['tau_n']}, top-2 {r['top2']}/{r['labelled']}, top-1 {r['top1']}/{r['labelled']}, "
+            f"score: tau {r['tau_ok']}/{r['tau_n']}, top-2 {r['top2']}/{r['labelled']}, "
+            f"top-1 {r['top1']}/{r['labelled']}, "
             f"decisive {r['decisive_ok']}/{r['decisive']}, overclaims {r['u_bad']}/{r['u']}  ({r['n']} cases)"
         )
     if a.scenarios:

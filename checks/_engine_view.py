@@ -46,7 +46,7 @@ def deployment(evidence: EvidenceSet) -> Deployment:
     e = evidence.get(Environment)
     if e is not None:
         env.update({k: str(v) for k, v in e.variables.items()})
-        env_known = evidence.item(Environment).source.location.startswith("/proc/")  # the process's own
+        env_known = evidence.require_item(Environment).source.location.startswith("/proc/")  # the process's own
     launch = evidence.get(LaunchConfig)
     if launch is not None and launch.env:
         env.update({k: str(v) for k, v in launch.env.items()})
@@ -207,6 +207,11 @@ def source_outcome(evidence: EvidenceSet) -> tuple[Outcome | None, EngineAnalysi
     if a is None:
         return None, None
     return decide(a, deployment(evidence)), a
+
+
+def analysed_outcome(evidence: EvidenceSet, a: EngineAnalysis) -> Outcome:
+    """What the engine source `a` decides for this deployment (for the checks that need EngineAnalysis)."""
+    return decide(a, deployment(evidence))
 
 
 def table_outcome(evidence: EvidenceSet, row) -> Outcome:

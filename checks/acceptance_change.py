@@ -38,8 +38,8 @@ class AcceptanceChangePoint(Check):
     NEAR = 900.0
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
         series = [s for s in acc.series if s.get("drafts") and s.get("tau") is not None]
         if len(series) < 4:
             return [
@@ -50,7 +50,7 @@ class AcceptanceChangePoint(Check):
                 )
             ]
         drafts = [float(s["drafts"]) for s in series]
-        accepted = [(float(s["tau"]) - 1.0) * d for s, d in zip(series, drafts)]
+        accepted = [(float(s["tau"]) - 1.0) * d for s, d in zip(series, drafts, strict=False)]
         cp = change_point(drafts, accepted, acc.per_position, acc.k, min_drafts=acc.min_drafts)
         if cp is None:
             return [

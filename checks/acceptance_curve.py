@@ -22,8 +22,8 @@ class AcceptanceCurve(Check):
     observations = ("signature:all-zero", "signature:cliff-after-first", "signature:steep", "signature:geometric")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
         sig = classify(acc, design_effect(acc, acc.k))
         detail = f"τ {acc.mean_acceptance_length:.2f}, per-position {_curve(acc.per_position)}"
         if sig.id in ("noise", "unknown"):

@@ -18,8 +18,8 @@ class AcceptanceTrend(Check):
     DROP = 0.15
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
         if acc.tau_first_third is None or acc.tau_last_third is None:
             return [
                 self.finding(

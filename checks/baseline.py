@@ -10,7 +10,7 @@ from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.model_facts import DrafterFacts
 from dflash_doctor.evidence.payloads import LaunchConfig, Workload
 from dflash_doctor.interpret.baselines import geometric_ratio, in_force, pair_context
-from dflash_doctor.interpret.readings import DECISIVE, level_reading
+from dflash_doctor.interpret.readings import DECISIVE, read_level
 from dflash_doctor.interpret.signature import against_reference, excess_ratio
 
 # Below this share of the reference's accepted tokens/draft, τ is "far below" the pair or band.
@@ -59,9 +59,9 @@ class TauVsBaseline(Check):
     )
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
-        reading = level_reading(evidence)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
+        reading = read_level(evidence, acc)
         ctx = pair_context(evidence, in_force(evidence))
         refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])
         band = reading.band

@@ -20,7 +20,7 @@ class DrafterLoadable(Check):
     observations = ("engine-arch:registered", "engine-arch:unregistered")
 
     def run(self, evidence: EvidenceSet):
-        dev, eng = evidence.item(DrafterFacts), evidence.item(EngineId)
+        dev, eng = evidence.require_item(DrafterFacts), evidence.require_item(EngineId)
         refs = (dev.ref, eng.ref)
         a = support_from_evidence(evidence)
         if a is None:

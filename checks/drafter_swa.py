@@ -21,8 +21,8 @@ class DrafterSwa(Check):
     observations = ("drafter-swa:present", "drafter-swa:absent")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(DrafterFacts)
-        d = evidence.get(DrafterFacts)
+        ev = evidence.require_item(DrafterFacts)
+        d = evidence.require(DrafterFacts)
         if not d.layers:
             return [
                 self.finding(

@@ -18,7 +18,7 @@ class DrafterWeights(Check):
     needs = (DrafterFacts,)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(DrafterFacts)
+        ev = evidence.require_item(DrafterFacts)
         d, w = ev.value, ev.value.weights
         refs = (ev.ref,)
         if w is None:

@@ -31,9 +31,11 @@ class EngineAuxTaps(Check):
     observations = OBS
 
     def run(self, evidence: EvidenceSet):
-        d, eng, t = evidence.get(DrafterFacts), evidence.get(EngineId), evidence.get(TargetFacts)
+        d, eng, t = evidence.require(DrafterFacts), evidence.require(EngineId), evidence.get(TargetFacts)
         assert d is not None and eng is not None  # both are in `needs`
-        refs = tuple(e.ref for e in (evidence.item(DrafterFacts), evidence.item(EngineId)) if e is not None)
+        refs = tuple(
+            e.ref for e in (evidence.require_item(DrafterFacts), evidence.require_item(EngineId)) if e is not None
+        )
         skip = _not_this_check(d)
         if skip:
             return [self.finding(Status.NOT_APPLICABLE, skip, refs=refs)]

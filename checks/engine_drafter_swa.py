@@ -31,8 +31,8 @@ class EngineDrafterSwa(Check):
     observations = SWA_OBSERVATIONS + LAUNCH_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        dev, sev = evidence.item(DrafterFacts), evidence.item(EngineSupport)
-        d, row = evidence.get(DrafterFacts), evidence.get(EngineSupport)
+        dev, sev = evidence.require_item(DrafterFacts), evidence.require_item(EngineSupport)
+        d, row = evidence.require(DrafterFacts), evidence.require(EngineSupport)
         refs = (dev.ref, sev.ref)
         src_o, _ = source_outcome(evidence)
         if src_o is not None and src_o.decided:
@@ -74,7 +74,7 @@ class EngineDrafterSwa(Check):
         where = f"the engine-support table ({row.engine} {row.range}" + (
             f", read from {row.verified} wheels)" if row.verified else ", from the reference)"
         )
-        extra = ()
+        extra: tuple[str, ...] = ()
         if d.swa_layers and row.verified:
             extra = tuple(
                 f"{row.engine} {row.verified} source: {x}"

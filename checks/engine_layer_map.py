@@ -32,8 +32,8 @@ class EngineLayerMap(Check):
     observations = MAP_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        sev = evidence.item(EngineSupport)
-        row = evidence.get(EngineSupport)
+        sev = evidence.require_item(EngineSupport)
+        row = evidence.require(EngineSupport)
         src_o, _ = source_outcome(evidence)
         if src_o is not None and src_o.layer_map is not None and src_o.layer_map.decided:
             # The installed source on the host outranks the release table (patched or source installs differ).

@@ -14,7 +14,7 @@ from dflash_doctor.evidence.engine_facts import EngineAnalysis, EngineSupport
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 
-from ._engine_view import MAP_OBSERVATIONS, map_finding, not_dflash, origin, source_analysis, source_outcome, table_note
+from ._engine_view import MAP_OBSERVATIONS, analysed_outcome, map_finding, not_dflash, origin, table_note
 
 
 class EngineLayerMap(Check):
@@ -26,7 +26,7 @@ class EngineLayerMap(Check):
     observations = MAP_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        a, ev = source_analysis(evidence)
+        a, ev = evidence.require(EngineAnalysis), evidence.require_item(EngineAnalysis)
         refs = (ev.ref,) + tuple(e.ref for e in (evidence.item(DrafterFacts),) if e is not None)
         method = not_dflash(evidence)
         if method:
@@ -49,5 +49,5 @@ class EngineLayerMap(Check):
                     Status.OK, msg, refs=refs, observations=(Observation("engine-layer-map:plus-one", msg, refs),)
                 )
             ]
-        o, _ = source_outcome(evidence)
+        o = analysed_outcome(evidence, a)
         return [map_finding(self, o, refs, origin(a), who, table_note(a, evidence.get(EngineSupport), ("layer_map",)))]

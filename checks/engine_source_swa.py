@@ -19,11 +19,10 @@ from dflash_doctor.evidence.payloads import Environment, LaunchConfig
 from ._engine_view import (
     LAUNCH_OBSERVATIONS,
     SWA_OBSERVATIONS,
+    analysed_outcome,
     drafter_span,
     not_dflash,
     origin,
-    source_analysis,
-    source_outcome,
     swa_finding,
     table_note,
 )
@@ -38,7 +37,7 @@ class EngineSlidingWindow(Check):
     observations = SWA_OBSERVATIONS + LAUNCH_OBSERVATIONS
 
     def run(self, evidence: EvidenceSet):
-        a, ev = source_analysis(evidence)
+        a, ev = evidence.require(EngineAnalysis), evidence.require_item(EngineAnalysis)
         dev = evidence.item(DrafterFacts)
         refs = (ev.ref,) + ((dev.ref,) if dev else ())
         method = not_dflash(evidence)
@@ -50,7 +49,7 @@ class EngineSlidingWindow(Check):
                     refs=refs,
                 )
             ]
-        o, _ = source_outcome(evidence)
+        o = analysed_outcome(evidence, a)
         extra = table_note(
             a,
             evidence.get(EngineSupport),

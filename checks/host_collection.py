@@ -15,8 +15,8 @@ class HostCollection(Check):
     wants = (GpuInventory, Processes)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(HostSummary)
-        h = evidence.get(HostSummary)
+        ev = evidence.require_item(HostSummary)
+        h = evidence.require(HostSummary)
         details = [f"{h.commands} read-only commands, {h.bytes_received} bytes received, {h.seconds} s"]
         if h.log_bytes:
             details.append(
@@ -27,7 +27,8 @@ class HostCollection(Check):
         if gpu is not None:
             details.append(f"GPU: {gpu.summary}")
         refs = (ev.ref,) + ((gpu.ref,) if gpu else ())
-        if not evidence.has(Processes):
+        proc = evidence.item(Processes)
+        if proc is None:
             return [
                 self.finding(
                     Status.WARN,
@@ -37,5 +38,4 @@ class HostCollection(Check):
                     remedy="run where the server runs (as its user or root), or point --log at its log",
                 )
             ]
-        proc = evidence.item(Processes)
         return [self.finding(Status.OK, proc.summary, refs=refs + (proc.ref,), details=tuple(details))]

@@ -28,13 +28,13 @@ class KChoice(Check):
     needs = (AcceptanceSummary,)
 
     def run(self, evidence: EvidenceSet):
-        ref = evidence.item(AcceptanceSummary).ref
+        ref = evidence.require_item(AcceptanceSummary).ref
         a = advise_k(evidence)
         if a is None or not a.get("advised"):
             reason = a["reason"] if a else "no acceptance figures"
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {reason}", refs=(ref,))]
         details = tuple(a["notes"]) + (a["formula"], cost_words(a["cost_model"]))
-        acc = evidence.get(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
         sig = classify(acc).id
         if sig in BROKEN and a["recommended_k"] != a["current_k"]:
             return [

@@ -63,9 +63,8 @@ def _symptom_conflict(m: Match, evidence: EvidenceSet) -> str | None:
 
 def _clear(db, dep, table: bool) -> tuple[Observation, ...]:
     """known-issue-clear:CAUSE for each cause whose every entry for this engine is ruled out by the release alone."""
-    from dflash_doctor.versions import VersionError, parse_version
-
     from dflash_doctor.interpret.known_issues import RuledOut, explain
+    from dflash_doctor.versions import VersionError, parse_version
 
     try:
         version = parse_version(dep.version) if dep.version else None
@@ -131,7 +130,7 @@ class KnownIssues(Check):
     def run(self, evidence: EvidenceSet):
         db = default_known_issues()
         dep = deployment_from_evidence(evidence)
-        eref = evidence.item(EngineId).ref
+        eref = evidence.require_item(EngineId).ref
         if dep.engine not in db.engines:
             return [
                 self.finding(

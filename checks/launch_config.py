@@ -34,8 +34,8 @@ class SpeculativeConfigParses(Check):
     observations = ("launch:invalid-spec-config",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(LaunchConfig)
-        launch = evidence.get(LaunchConfig)
+        ev = evidence.require_item(LaunchConfig)
+        launch = evidence.require(LaunchConfig)
         error = launch.spec_error
         running = _running(evidence) if error else None
         if error and running:

@@ -20,8 +20,8 @@ class LaunchMethod(Check):
     observations = ("method:ok", "method:mismatch")
 
     def run(self, evidence: EvidenceSet):
-        dev = evidence.item(DrafterFacts)
-        d = evidence.get(DrafterFacts)
+        dev = evidence.require_item(DrafterFacts)
+        d = evidence.require(DrafterFacts)
         method, written, mev = launch_method(evidence)
         refs = tuple(e.ref for e in (dev, mev) if e is not None)
         if method is None:

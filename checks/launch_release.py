@@ -16,44 +16,30 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import tomllib
-from dflash_doctor.versions import VersionError, parse_range, parse_version
-
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
 from dflash_doctor.evidence.payloads import EngineId, Environment, LaunchConfig
 from dflash_doctor.models.launch_view import launch_method
-
-_KEYS = {
-    "id", "engine", "versions", "kind", "where", "key", "value", "unless_value", "unless_method", "only_method",
-    "methods", "facts", "error", "fix", "source",
-}  # fmt: skip
-_KINDS = ("refused", "ignored", "silent")
-_WHERE = ("spec-key", "env", "method", "drafter", "target")
+from dflash_doctor.versions import VersionError, parse_range, parse_version
 
 
 @cache
 def entries() -> tuple[dict[str, Any], ...]:
-    """interpret/releases.toml, validated (a bad entry fails loudly with its id)."""
+    """interpret/releases.toml, validated by schema.ReleasesFile (a bad entry fails loudly with its place)."""
     from dflash_doctor.knowledge.causes import KnowledgeError
+    from dflash_doctor.schema import ReleasesFile, convert, parse_toml
 
-    data = tomllib.loads(resources.files("dflash_doctor.interpret").joinpath("releases.toml").read_text("utf-8"))
-    if data.get("schema") != 1:
-        raise KnowledgeError("releases.toml: unsupported schema")
+    raw = resources.files("dflash_doctor.interpret").joinpath("releases.toml").read_bytes()
+    data = parse_toml(raw, "releases.toml", KnowledgeError)
+    convert(data, ReleasesFile, "releases.toml", KnowledgeError)
     out = []
-    for e in data.get("entry", []):
-        where = f"releases.toml entry {e.get('id')!r}"
-        if set(e) - _KEYS or not {"id", "engine", "versions", "kind", "where", "error", "fix", "source"} <= set(e):
-            raise KnowledgeError(f"{where}: unknown or missing keys")
-        if e["kind"] not in _KINDS or e["where"] not in _WHERE:
-            raise KnowledgeError(f"{where}: kind must be one of {_KINDS}, where one of {_WHERE}")
+    for i, e in enumerate(data["entry"]):
         try:
-            e = dict(e, range=parse_range(e["versions"]))
+            out.append(dict(e, range=parse_range(e["versions"])))
         except VersionError as exc:
-            raise KnowledgeError(f"{where}: {exc}") from None
-        out.append(e)
+            raise KnowledgeError(f"releases.toml: entry[{i}].versions: {exc}") from None
     return tuple(out)
 
 
@@ -109,7 +95,7 @@ class LaunchRelease(Check):
     observations = ("launch:refused-by-release", "engine-launch:refused", "release:guard-dropped")
 
     def run(self, evidence: EvidenceSet):
-        eng = evidence.get(EngineId)
+        eng = evidence.require(EngineId)
         try:
             version = parse_version(eng.version) if eng.version else None
         except VersionError:

@@ -14,8 +14,8 @@ class LogInputNotes(Check):
     needs = (ScanStats,)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(ScanStats)
-        notes = evidence.get(ScanStats).notes
+        ev = evidence.require_item(ScanStats)
+        notes = evidence.require(ScanStats).notes
         if not notes:
             return [self.finding(Status.OK, "no damage, binary data or odd input found in the log", refs=(ev.ref,))]
         return [

@@ -35,8 +35,8 @@ class LogReadable(Check):
         ]
 
     def _parsed(self, evidence: EvidenceSet) -> list:
-        ev = evidence.item(ScanStats)
-        stats = evidence.get(ScanStats)
+        ev = evidence.require_item(ScanStats)
+        stats = evidence.require(ScanStats)
         bad = stats.malformed
         if not bad:
             return [

@@ -27,8 +27,8 @@ class DrafterCard(Check):
     observations = ("card:under-training", "card:preview", "card:non-thinking")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(DrafterFacts)
-        d = evidence.get(DrafterFacts)
+        ev = evidence.require_item(DrafterFacts)
+        d = evidence.require(DrafterFacts)
         if d.card_file is None:
             return [
                 self.finding(

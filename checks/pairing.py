@@ -21,8 +21,8 @@ class DrafterTargetPairing(Check):
     observations = ("pairing:mismatch", "pairing:unloadable", "pairing:ok")
 
     def run(self, evidence: EvidenceSet):
-        dev, tev = evidence.item(DrafterFacts), evidence.item(TargetFacts)
-        d, t = evidence.get(DrafterFacts), evidence.get(TargetFacts)
+        dev, tev = evidence.require_item(DrafterFacts), evidence.require_item(TargetFacts)
+        d, t = evidence.require(DrafterFacts), evidence.require(TargetFacts)
         refs = (dev.ref, tev.ref)
         p = _Pairing()
         if t.hybrid_linear:

@@ -14,8 +14,8 @@ class ProbeLossless(Check):
     needs = (ProbeResult,)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(ProbeResult)
-        probe = evidence.get(ProbeResult)
+        ev = evidence.require_item(ProbeResult)
+        probe = evidence.require(ProbeResult)
         lossless = probe.lossless
         if lossless is None:
             return [

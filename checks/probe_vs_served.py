@@ -38,22 +38,22 @@ class ProbeVsServed(Check):
         "probe:ablation-offset-matches",
     )
 
-    def run(self, evidence: EvidenceSet):
-        pev, aev = evidence.item(ProbeResult), evidence.item(AcceptanceSummary)
-        probe, served = evidence.get(ProbeResult), evidence.get(AcceptanceSummary)
+    def run(self, evidence: EvidenceSet):  # noqa: C901 -- one branch per way a probe and the served run can disagree, each its own sentence
+        pev, aev = evidence.require_item(ProbeResult), evidence.require_item(AcceptanceSummary)
+        probe, served = evidence.require(ProbeResult), evidence.require(AcceptanceSummary)
         refs = (pev.ref, aev.ref)
         s_tau = served.mean_acceptance_length
         k = served.k
         per = list(probe.per_position)
-        if s_tau is None or not per:
+        if k is not None and k > len(per):
+            k = None  # served drafts more tokens than the probe's block: compare the whole probe curve
+        p_tau = tau_at(per, k)  # None: the probe has no per-position rates
+        if s_tau is None or p_tau is None:
             return [
                 self.finding(
                     Status.COULD_NOT_CHECK, "could not check: the probe or the served acceptance has no τ", refs=refs
                 )
             ]
-        if k is not None and k > len(per):
-            k = None  # served drafts more tokens than the probe's block: compare the whole probe curve
-        p_tau = tau_at(per, k)
         tol = tolerance(p_tau)
         at = f" at k={k}" if k else ""
         findings = []

@@ -45,9 +45,9 @@ class RopeAgreement(Check):
     observations = ("rope:mismatch", "rope:ok")
 
     def run(self, evidence: EvidenceSet):
-        dev, tev = evidence.item(DrafterFacts), evidence.item(TargetFacts)
+        dev, tev = evidence.require_item(DrafterFacts), evidence.require_item(TargetFacts)
         dr, tr = dev.value.rope, tev.value.rope
-        refs = (dev.ref, tev.ref)
+        refs: tuple[str, ...] = (dev.ref, tev.ref)
         launch = evidence.get(LaunchConfig) if evidence.has(LaunchConfig) else None
         notes: list[str] = []
         bad: list[tuple[str, float]] = []
@@ -56,7 +56,7 @@ class RopeAgreement(Check):
         if override:
             lref = evidence.ref(LaunchConfig)
             refs = refs + ((lref,) if lref else ())
-            if launch.engine == "sglang":
+            if launch is not None and launch.engine == "sglang":
                 served = _apply(dr, override)
                 changed = _differences(dr, served)
                 if changed:
@@ -158,7 +158,7 @@ def _rope_override(launch) -> tuple[str | None, dict]:
         except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
-            text = obj.get("text_config") if isinstance(obj.get("text_config"), dict) else {}
+            text: dict = obj["text_config"] if isinstance(obj.get("text_config"), dict) else {}
             found = {k: v for src in (obj, text) for k, v in src.items() if k in ROPE_KEYS}
             if found:
                 return flag, found

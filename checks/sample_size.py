@@ -7,7 +7,7 @@ from __future__ import annotations
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.interpret.readings import level_reading
+from dflash_doctor.interpret.readings import read_level
 
 
 class SampleSize(Check):
@@ -18,9 +18,9 @@ class SampleSize(Check):
     observations = ("sample:insufficient",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(AcceptanceSummary)
-        acc = evidence.get(AcceptanceSummary)
-        r = level_reading(evidence)
+        ev = evidence.require_item(AcceptanceSummary)
+        acc = evidence.require(AcceptanceSummary)
+        r = read_level(evidence, acc)
         where = f"{acc.drafts:.0f} drafts over {acc.intervals} interval(s)"
         if r.basis == "per-request":
             where = "a per-request average (no draft counts)"

@@ -17,8 +17,8 @@ class SpecDecodeActive(Check):
     observations = ("launch:no-spec-lines",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(ScanStats)
-        stats = evidence.get(ScanStats)
+        ev = evidence.require_item(ScanStats)
+        stats = evidence.require(ScanStats)
         size = f"{stats.lines} lines" if stats.lines is not None else f"{stats.bytes} bytes"
         if stats.intervals > 0:
             return [

@@ -18,8 +18,8 @@ class SpecTokensVsBlock(Check):
     wants = (LaunchConfig, StartupFacts)
 
     def run(self, evidence: EvidenceSet):
-        dev = evidence.item(DrafterFacts)
-        d = evidence.get(DrafterFacts)
+        dev = evidence.require_item(DrafterFacts)
+        d = evidence.require(DrafterFacts)
         k, kev = launch_k(evidence)
         refs = tuple(e.ref for e in (dev, kev) if e is not None)
         if not d.is_dflash:

@@ -20,7 +20,7 @@ class TargetQuantRotation(Check):
     observations = ("quant:rotation",)
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(TargetFacts)
+        ev = evidence.require_item(TargetFacts)
         q = ev.value.quantization
         if not q:
             return [self.finding(Status.OK, "the target config has no quantization_config", refs=(ev.ref,))]

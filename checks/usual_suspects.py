@@ -31,8 +31,8 @@ class UsualSuspects(Check):
     observations = ("launch:prefix-caching", "launch:enforce-eager", "launch:tensor-parallel", "launch:k-large")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(LaunchConfig)
-        launch = evidence.get(LaunchConfig)
+        ev = evidence.require_item(LaunchConfig)
+        launch = evidence.require(LaunchConfig)
         args = launch.args or {}
         refs = (ev.ref,)
         said: list[tuple[str, str]] = []

@@ -18,8 +18,8 @@ class DraftVocabMap(Check):
     observations = ("vocab-map:missing", "vocab-map:ok")
 
     def run(self, evidence: EvidenceSet):
-        dev, tev = evidence.item(DrafterFacts), evidence.item(TargetFacts)
-        d = evidence.get(DrafterFacts)
+        dev, tev = evidence.require_item(DrafterFacts), evidence.item(TargetFacts)
+        d = evidence.require(DrafterFacts)
         refs = tuple(e.ref for e in (dev, tev) if e is not None)
         if d.draft_vocab_size is None:
             msg = (

@@ -19,8 +19,8 @@ class WorkloadStated(Check):
     observations = ("temperature:positive", "temperature:zero", "thinking:on", "workload:random-prompts")
 
     def run(self, evidence: EvidenceSet):
-        ev = evidence.item(Workload)
-        w = evidence.get(Workload)
+        ev = evidence.require_item(Workload)
+        w = evidence.require(Workload)
         out = []
         temp = w.temperature
         if isinstance(temp, (int, float)):

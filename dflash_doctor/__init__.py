@@ -17,4 +17,4 @@ if (
     and _os.path.isfile(_os.path.join(_root, "checks", "__init__.py"))
     and _os.path.isfile(_os.path.join(_root, "pyproject.toml"))
 ):
-    __path__.append(_root)  # type: ignore[name-defined]  # noqa: F821
+    __path__.append(_root)  # noqa: F821

@@ -3,7 +3,7 @@ bundles. What it promises (SECURITY.md, "What is written never destroys"):
 
 - **Never destroys before it has the new content whole.** A regular file is written to a temporary file
   beside it, flushed to disk, then renamed over it: a full disk, a quota, a crash or Ctrl-C mid-write
-  leaves the previous file as it was (a truncated baseline once read as 8 KB of broken JSON). Where a
+  leaves the previous file as it was (never a truncated baseline read back as broken JSON). Where a
   rename cannot keep the file's owner (another user's file we may write to) or the directory is
   read-only, the file is written in place, but only once the space for the new content is reserved
   (`posix_fallocate`): on a full disk it is still unchanged.

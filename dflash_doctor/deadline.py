@@ -1,7 +1,7 @@
 """A whole-answer deadline for HTTP requests made with httpx2 (Prometheus' API, a /metrics page).
 
 httpx's timeouts are per operation: each read may take that long, so a server trickling a byte a second keeps a
-request alive for as many seconds as it has bytes (`fleet --timeout 3` waited 221 s for a 221-byte answer).
+request alive for as many seconds as it has bytes. This deadline bounds the whole answer.
 """
 
 from __future__ import annotations

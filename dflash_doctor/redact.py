@@ -30,7 +30,7 @@ _PASS_KEY = re.compile(r"(?i)(?:^|[_.-])pass$")
 
 # The last word of a key whose value is a secret. Matches start only where a key can start ((?<![\w.-]))
 # and the key is at most 64 + a few characters, so a long run of word characters costs linear time with a
-# small constant (a 16 KB base64 line took 13 s before; a 4 MB one now takes ~0.1 s per pattern).
+# small constant (measurements: docs/performance.md, "Redaction").
 _ENDING = (
     r"(?:(?:api|access|private|secret|auth|session|account|master|encryption|signing)[_-]?key"
     r"|token|secret|password|passwd|passphrase|pass|pwd|credentials?)"
@@ -152,9 +152,9 @@ def _cli(
     (curl's `user:`); `skip`: words between the flag and the value (htpasswd's file and user).
 
     The pattern starts at the flag; the tool's name is looked for in the 300 characters before it, back to
-    a line break that does not start a list item (linear whatever the text: a pattern starting at the tool
-    with a gap up to the flag cost 7 s per MB of `curl -u `). It runs only where a tool name (`gate`) and the
-    flag (`need`) are both present."""
+    a line break that does not start a list item, so the cost is linear whatever the text (a pattern starting
+    at the tool, with a gap up to the flag, was not: docs/performance.md). It runs only where a tool name
+    (`gate`) and the flag (`need`) are both present."""
     sep = "" if attached_only else r"""(?:=|""" + _ARGSEP + (r"|)" if attached else ")")
     words = f"(?:{_WORD}{_ARGSEP}){{{skip}}}" if skip else ""
     value = _ATTACHED_VALUE if attached_only else _argval_rx(keep)
@@ -500,10 +500,10 @@ RULES: tuple[Rule, ...] = (
     Rule("Telegram bot token", _rx(r"(?<![\w:])\d{8,10}:[0-9A-Za-z_-]{35}"), REDACTED, (), _rx(r":[0-9A-Za-z_-]{35}")),
 )
 
-# The key rules cost ~0.4 s per MB each when run over a whole text: at every word start they try 64
-# characters of key. None can match unless one of these words is present (a lower-cased `in` test is
-# ~100x cheaper), and each match holds a key word that ends a run of word characters, so they run only
-# in windows around those (see _windowed_sub). Every other rule needs a literal (its gate) first.
+# Run over a whole text, the key rules try 64 characters of key at every word start (the cost:
+# docs/performance.md). None can match unless one of these words is present (a lower-cased `in` test is far
+# cheaper), and each match holds a key word that ends a run of word characters, so they run only in windows
+# around those (see _windowed_sub). Every other rule needs a literal (its gate) first.
 _KEY_WORDS = ("key", "token", "secret", "pass", "pwd", "credential")
 _KEY_ENDINGS = (
     "key",

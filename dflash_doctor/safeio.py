@@ -2,12 +2,11 @@
 document" may be.
 
 - `read_regular`: a file named where a file is expected is opened without blocking and refused unless it is a
-  regular file (a FIFO hung every command when it was an `entry_points.txt`; `/dev/zero` read until a
-  MemoryError), then read up to a byte cap.
-- `load_json`: JSON with a size cap, a cap on the values it would allocate (`[[],[],…]` costs ~60 bytes of
-  memory per 3 bytes of text: a 24 MB Prometheus answer took 1.2 GB), a depth cap (the decoder's own
-  recursion limit, caught: a document nested 200 000 deep was an internal error), and no NaN/Infinity (not
-  JSON, and a number no check can reason with).
+  regular file (a FIFO would block the read for ever, a device like `/dev/zero` never ends), then read up to a
+  byte cap.
+- `load_json`: JSON with a size cap, a cap on the values it would allocate (`[[],[],…]` allocates far more
+  memory than its text: docs/performance.md), a depth cap (the decoder's own recursion limit, caught), and no
+  NaN/Infinity (not JSON, and a number no check can reason with).
 
 Both raise `ValueError`/`OSError` subclasses with a one-line reason; callers turn them into their own one-line
 error or "could not check".

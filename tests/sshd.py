@@ -128,8 +128,8 @@ def start_sshd(tmp_path: Path, host_key: Path | None = None, port: int | None = 
     known.write_text(f"[127.0.0.1]:{port} {pub[0]} {pub[1]}\n")
     ssh_config = d / "ssh_config"
     ssh_config.write_text(_host_block("testhost", "127.0.0.1", port, user, user_key, known))
-    log = open(d / "sshd.log", "ab")
-    proc = subprocess.Popen([SSHD_BIN, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=log)
+    with open(d / "sshd.log", "ab") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen([SSHD_BIN, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=log)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if proc.poll() is not None:

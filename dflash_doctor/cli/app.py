@@ -20,7 +20,6 @@ from ..errors import DoctorError, ExitCode
 from ..redact import redact_text
 from ..textsafe import plain
 from . import common
-from .output import INTERRUPT_SAID
 
 if TYPE_CHECKING:
     import click
@@ -196,7 +195,7 @@ def _run(argv: list[str] | None) -> int | str | None:
         return exc.code
     except Exception as exc:  # click usage errors and the unexpected
         return _failed(exc, debug)
-    if rv == int(ExitCode.INTERRUPTED) and not INTERRUPT_SAID:
+    if rv == int(ExitCode.INTERRUPTED) and not common.INTERRUPT_SAID:
         print("interrupted", file=sys.stderr)  # (a Ctrl-C Typer ended the command at, before it could say it)
     return rv if isinstance(rv, int) else 0
 

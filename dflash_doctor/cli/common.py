@@ -21,6 +21,10 @@ from ..errors import ExitCode, UsageError
 from ..redact import redact_text
 from ..render import Format
 
+# A command that stopped at a Ctrl-C and said so (its warning): cli/app.py says "interrupted" for any other
+# (Typer turns a Ctrl-C in a command into exit status 130 without a word).
+INTERRUPT_SAID: list[str] = []
+
 if TYPE_CHECKING:
     from ..evidence import Report
 

@@ -9,7 +9,6 @@ file (--junit), GitHub Actions annotations and step summary when running in GitH
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import sys
 
@@ -219,47 +218,22 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
 
 def _acceptance_from_saved(path: str):
     """An AcceptanceSummary from a saved report's acceptance block (e.g. `probe --format json`)."""
+    from ..schema import SavedAcceptanceDoc, convert  # msgspec: not at start-up
 
-    data = read_json_flag(path, "--probe")
-    acc = data.get("acceptance") if isinstance(data, dict) else None
-    if not isinstance(acc, dict):
+    acc = convert(read_json_flag(path, "--probe"), SavedAcceptanceDoc, f"--probe {path}", UsageError).acceptance
+    if acc is None:
         return None, f"{path} (no acceptance block)"
-
-    def num(key, default=None, cast=float):
-        v = acc.get(key, default) if default is not None else acc[key]
-        if v is None and default is not None:
-            v = default
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"'{key}' is not a number")
-        if isinstance(v, float) and not math.isfinite(v) or isinstance(v, int) and abs(v) > 10**15:
-            raise ValueError(f"'{key}' is {str(v)[:30]}")
-        return cast(v)
-
-    try:
-        pp = tuple(float(x) for x in acc.get("per_position") or ())
-        if not all(0.0 <= x <= 1.0 for x in pp):  # also refuses NaN and inf
-            raise ValueError("'per_position' holds a rate outside 0..1")
-        summary = AcceptanceSummary(
-            mean_acceptance_length=num("mean_acceptance_length"),
-            per_position=pp,
-            drafts=num("drafts"),
-            drafted=num("drafted", 0, int),
-            accepted=num("accepted", 0, int),
-            k=acc.get("k") if isinstance(acc.get("k"), int) else (len(pp) or None),
-            draft_acceptance_rate=num("draft_acceptance_rate", -1.0)
-            if acc.get("draft_acceptance_rate") is not None
-            else None,
-            intervals=num("intervals", 1, int),
-            formats=tuple(str(f) for f in acc.get("formats") or ("saved-report",)),
-            min_drafts=num("min_drafts", MIN_DRAFTS, int),
-        )
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise UsageError(
-            f"--probe {path}: the acceptance block is incomplete or damaged ({type(exc).__name__}: {exc})"
-        ) from None
-    if not 1.0 <= summary.mean_acceptance_length <= 1000.0 or summary.drafts < 0:
-        raise UsageError(
-            f"--probe {path}: mean acceptance length {summary.mean_acceptance_length:g} over "
-            f"{summary.drafts:g} drafts is impossible"
-        )
+    pp = tuple(float(x) for x in acc.per_position)
+    summary = AcceptanceSummary(
+        mean_acceptance_length=float(acc.mean_acceptance_length),
+        per_position=pp,
+        drafts=float(acc.drafts),
+        drafted=acc.drafted or 0,
+        accepted=acc.accepted or 0,
+        k=acc.k if acc.k is not None else (len(pp) or None),
+        draft_acceptance_rate=None if acc.draft_acceptance_rate is None else float(acc.draft_acceptance_rate),
+        intervals=1 if acc.intervals is None else acc.intervals,
+        formats=acc.formats or ("saved-report",),
+        min_drafts=MIN_DRAFTS if acc.min_drafts is None else acc.min_drafts,
+    )
     return summary, path

@@ -18,11 +18,7 @@ from ..redact import redact_text
 from ..render import Format, Style, render
 from ..settings import Settings
 from ..textsafe import plain
-from .common import color_allowed
-
-# A command that stopped at a Ctrl-C and said so (its warning): cli/app.py says "interrupted" for any other
-# (Typer turns a Ctrl-C in a command into exit status 130 without a word).
-INTERRUPT_SAID: list[str] = []
+from .common import INTERRUPT_SAID, color_allowed
 
 
 @dataclass

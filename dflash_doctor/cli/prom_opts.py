@@ -4,7 +4,7 @@ connection and its authentication, turned into a PromAuth (secrets are read only
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import typer
 
@@ -107,7 +107,7 @@ def parse_until(text: str | None) -> float | None:
         except ValueError:
             raise UsageError(f"--until {text[:60]!r} is not a time", hint=hint) from None
         if t.tzinfo is None:
-            t = t.replace(tzinfo=timezone.utc)
+            t = t.replace(tzinfo=UTC)
         seconds = t.timestamp()
     # nan, inf, 1e300 or before 1970: no window Prometheus could answer for (a range query with them failed
     # deep inside, as an internal error)

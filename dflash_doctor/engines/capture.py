@@ -78,18 +78,23 @@ def _offset(node: ast.AST, idx: str) -> int | None:
     if isinstance(node, ast.Name) and node.id == idx:
         return 0
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        l, r = node.left, node.right
+        left, right = node.left, node.right
         sign = 1 if isinstance(node.op, ast.Add) else -1
-        if isinstance(l, ast.Name) and l.id == idx and isinstance(r, ast.Constant) and isinstance(r.value, int):
-            return sign * r.value
+        if (
+            isinstance(left, ast.Name)
+            and left.id == idx
+            and isinstance(right, ast.Constant)
+            and isinstance(right.value, int)
+        ):
+            return sign * right.value
         if (
             isinstance(node.op, ast.Add)
-            and isinstance(r, ast.Name)
-            and r.id == idx
-            and isinstance(l, ast.Constant)
-            and isinstance(l.value, int)
+            and isinstance(right, ast.Name)
+            and right.id == idx
+            and isinstance(left, ast.Constant)
+            and isinstance(left.value, int)
         ):
-            return l.value
+            return left.value
     return None
 
 
@@ -107,7 +112,7 @@ def _is_capture_test(test: ast.AST, idx: str, layer_names: set[str], marks: bool
     return False
 
 
-def _sites_in_loop(mod: Module, cls: ast.ClassDef, loop: ast.For, hook_fns, mixin_ok: bool) -> list[Site]:
+def _sites_in_loop(mod: Module, cls: ast.ClassDef, loop: ast.For, hook_fns, mixin_ok: bool) -> list[Site]:  # noqa: C901 -- AST pattern match over the shapes a capture loop takes in the engines' source
     idx, layer_var = _loop_vars(loop)
     if idx is None:
         return []
@@ -165,9 +170,7 @@ def _is_layer_call(n: ast.Call, layer_names: set[str], idx: str) -> bool:
     f = n.func
     if isinstance(f, ast.Name) and f.id in layer_names:
         return True
-    if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Attribute) and f.value.attr == "layers":
-        return True
-    return False
+    return bool(isinstance(f, ast.Subscript) and isinstance(f.value, ast.Attribute) and f.value.attr == "layers")
 
 
 def _placed(mod: Module, node: ast.AST, c: int | None, first: int, last: int, how: str, certain: bool = True) -> Site:

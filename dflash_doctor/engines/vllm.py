@@ -76,7 +76,7 @@ def registry(src: Sources) -> tuple[dict[str, tuple[str, str, Cite]], Module | N
         return out, None
     for node in ast.walk(mod.tree):
         if isinstance(node, ast.Dict):
-            for k, v in zip(node.keys, node.values):
+            for k, v in zip(node.keys, node.values, strict=False):
                 arch = const_str(k)
                 pair = str_tuple(v)
                 if arch and pair and len(pair) == 2:
@@ -211,7 +211,7 @@ def target_files(
         for mod, cls in entries:
             for m, _ in src.mro(mod, cls):
                 mods[m.path] = m
-            for name, (dotted, _) in mod.imports.items():
+            for _name, (dotted, _) in mod.imports.items():
                 p = src.module_path(dotted)
                 if p and p.startswith(MODELS) and p not in mods:
                     m = src.parsed(p)
@@ -472,7 +472,7 @@ def _env_rule(envs: Module | None) -> tuple[Answer, Answer]:
         return u, u
     for node in ast.walk(envs.tree):
         if isinstance(node, ast.Dict):
-            for k, v in zip(node.keys, node.values):
+            for k, v in zip(node.keys, node.values, strict=False):
                 if const_str(k) != ENV:
                     continue
                 getenv = next((c for c in ast.walk(v) if isinstance(c, ast.Call) and call_name(c) == "getenv"), None)

@@ -13,7 +13,7 @@ import enum
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from .acceptance import AcceptanceSummary, StartupFacts
@@ -37,7 +37,7 @@ REPORT_SCHEMA = "dflash-doctor/report@1"
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 class Kind(str, enum.Enum):
@@ -127,6 +127,10 @@ class Missing:
     source: Source | None = None
 
 
+class MissingEvidence(LookupError):
+    """A check read a payload it did not declare in `needs` (a bug in the check, not in the input)."""
+
+
 class EvidenceSet:
     """The evidence gathered for one deployment. Collectors add to it; checks only read it.
 
@@ -199,6 +203,19 @@ class EvidenceSet:
         """The most recently added payload of a type, or None."""
         ev = self.item(payload_type)
         return ev.value if ev else None
+
+    def require(self, payload_type: type[P]) -> P:
+        """The payload a check declared in `needs` (the runner ran it only with one present). Absent, it is a
+        check reading what it did not declare: MissingEvidence, reported as that check's crash."""
+        ev = self.require_item(payload_type)
+        return ev.value
+
+    def require_item(self, payload_type: type) -> Evidence:
+        """The evidence item of a payload type a check declared in `needs` (see `require`)."""
+        ev = self.item(payload_type)
+        if ev is None:
+            raise MissingEvidence(f"no {kind_of(payload_type).value} evidence, which the check did not declare")
+        return ev
 
     def ref(self, payload_type: type) -> str | None:
         ev = self.item(payload_type)

@@ -191,7 +191,7 @@ class RecordingHost(Host):
             write_dir_atomic(out, {MANIFEST: man, CALLS: calls})
 
 
-def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
+def _read_bundle_files(path: str) -> tuple[bytes, bytes]:  # noqa: C901 -- archive guards (size, count, depth, member kind) kept together in read order
     if os.path.isdir(path):
         found = {}
         for name in (MANIFEST, CALLS):
@@ -208,11 +208,11 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
     if not os.path.isfile(path):
         raise HostError(f"{path}: no such bundle")
     try:
-        tar = tarfile.open(path, "r:*", tarinfo=_CappedTarInfo)
+        tar = tarfile.open(path, "r:*", tarinfo=_CappedTarInfo)  # noqa: SIM115 -- opening is guarded apart; `with tar` below
     except _BombError as exc:
-        raise HostError(f"{path}: not a bundle: {exc}")
+        raise HostError(f"{path}: not a bundle: {exc}") from None
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise HostError(f"{path}: not a bundle directory or readable .tar.gz ({exc})")
+        raise HostError(f"{path}: not a bundle directory or readable .tar.gz ({exc})") from None
     found: dict[str, bytes] = {}
     total = declared = 0
     try:
@@ -242,9 +242,9 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:
                 fh = tar.extractfile(member)
                 found[parts[-1]] = fh.read(MAX_BUNDLE_BYTES) if fh else b""
     except _BombError as exc:
-        raise HostError(f"{path}: not a bundle: {exc}")
+        raise HostError(f"{path}: not a bundle: {exc}") from None
     except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:
-        raise HostError(f"{path}: damaged archive ({exc})")
+        raise HostError(f"{path}: damaged archive ({exc})") from None
     if MANIFEST not in found or CALLS not in found:
         raise HostError(f"{path}: not a bundle (manifest.json and calls.jsonl are required)")
     return found[MANIFEST], found[CALLS]
@@ -269,13 +269,17 @@ class BundleHost(Host):
                 f"{path}: calls.jsonl holds more than {MAX_JSON_VALUES} JSON values; "
                 f"a collection records a few thousand"
             )
+        from ..schema import BundleManifest, SchemaError, convert  # msgspec: not at start-up
+
         try:
-            self.manifest = json.loads(man_raw)
+            manifest = json.loads(man_raw)
         except (ValueError, RecursionError) as exc:
-            raise HostError(f"{path}: manifest.json is not valid JSON ({exc})")
-        if not isinstance(self.manifest, dict) or self.manifest.get("format") != BUNDLE_FORMAT:
-            raise HostError(f"{path}: not a {BUNDLE_FORMAT} bundle")
-        self.origin = str(self.manifest.get("host", "unknown"))
+            raise HostError(f"{path}: manifest.json is not valid JSON ({exc})") from None
+        try:
+            self.manifest = convert(manifest, BundleManifest, f"{path}: manifest.json")
+        except SchemaError as exc:
+            raise HostError(f"{exc} (not a {BUNDLE_FORMAT} bundle)") from None
+        self.origin = self.manifest.host
         self._answers: dict[tuple, deque] = defaultdict(deque)
         for no, line in enumerate(calls_raw.splitlines(), 1):
             if not line.strip():
@@ -284,7 +288,7 @@ class BundleHost(Host):
                 call = json.loads(line)
                 key = self._key_of(call)
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                raise HostError(f"{path}: calls.jsonl line {no} is damaged ({exc})")
+                raise HostError(f"{path}: calls.jsonl line {no} is damaged ({exc})") from None
             self._answers[key].append(call)
 
     @staticmethod

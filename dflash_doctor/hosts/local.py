@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -77,20 +78,16 @@ def run_argv(
         except (BrokenPipeError, OSError):
             pass
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 proc.stdin.close()
-            except OSError:
-                pass
     timed_out = False
     try:
         rc: int | None = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         # Only our own command is stopped (its process group), never anything else on the host.
         timed_out = True
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         proc.wait()
         rc = None
     deadline = time.monotonic() + 2.0

@@ -10,6 +10,7 @@ shlex.quote, so no word the user or a remote file supplied is ever interpreted b
 from __future__ import annotations
 
 import base64
+import contextlib
 import getpass
 import hashlib
 import logging
@@ -113,7 +114,7 @@ while IFS=' ' read -r m n; do
   set --
   while [ "$n" -gt 0 ]; do IFS= read -r w || exit 0; x=$(printf '%s' "$w" | base64 -d; echo .); set -- "$@" "${x%.}"; n=$((n-1)); done
   case $m in B) job 4 "$@" & ;; *) job 3 "$@" ;; esac
-done"""
+done"""  # noqa: E501 -- shell text sent verbatim; its long lines are single commands
 SESSION_STDERR_CAP = 65536
 
 
@@ -306,7 +307,7 @@ class _Session:
 class SSHHost(Host):
     """One SSH connection, opened on construction; reused for every command of a collection."""
 
-    def __init__(
+    def __init__(  # noqa: C901 -- SSH connect: config, agent, keys, known_hosts and proxy each refuse in their own words
         self,
         spec: str,
         *,
@@ -376,7 +377,7 @@ class SSHHost(Host):
                 self._jump.close()
                 raise HostError(
                     f"{self.name}: the jump host {first} could not reach {self.hostname}:{self.port} ({exc})"
-                )
+                ) from None
 
         client = paramiko.SSHClient()
         # known_hosts read line by line (paramiko's reader fails on @cert-authority / @revoked lines and on
@@ -415,20 +416,20 @@ class SSHHost(Host):
         except paramiko.BadHostKeyException as exc:
             self._close_partial(client)
             if self._known.is_revoked(exc.key):
-                raise HostError(_revoked(self, exc.key))
+                raise HostError(_revoked(self, exc.key)) from None
             raise HostError(
                 f"{self.name}: the host key CHANGED — refusing to connect. It now presents {exc.key.get_name()} "
                 f"{fingerprint(exc.key)}; {self.known_hosts} expects {fingerprint(exc.expected_key)}",
                 hint=f"this can be an attack. If the host was really reinstalled, verify the new fingerprint with its "
                 f"administrator, then run: {pasteable('ssh-keygen', '-R', known, '-f', self.known_hosts)}",
-            )
+            ) from None
         except paramiko.AuthenticationException:
             self._close_partial(client)
             raise HostError(
                 f"{self.name}: authentication failed for user {self.user}",
                 hint="dflash-doctor uses SSH keys only: load one into the agent (ssh-add) or set "
                 "IdentityFile for this host in ~/.ssh/config",
-            )
+            ) from None
         except paramiko.SSHException as exc:
             transport = client.get_transport()
             self._close_partial(client)
@@ -440,14 +441,14 @@ class SSHHost(Host):
                     f"connection to {self.hostname}:{self.port} opened, but no whole SSH banner came back",
                     hint="is sshd (and not another service) listening on that port, and is the host "
                     "not overloaded? Raise ConnectTimeout in ~/.ssh/config for a slow host",
-                )
-            raise HostError(f"{self.name}: SSH failed: {exc}")
+                ) from exc
+            raise HostError(f"{self.name}: SSH failed: {exc}") from None
         except TimeoutError:
             self._close_partial(client)
             raise HostError(
                 f"{self.name}: timed out connecting after {timeout:g}s",
                 hint="check the address and port, or raise ConnectTimeout in ~/.ssh/config",
-            )
+            ) from None
         except paramiko.ssh_exception.NoValidConnectionsError as exc:
             self._close_partial(client)
             errs = list(exc.errors.values())
@@ -455,20 +456,20 @@ class SSHHost(Host):
                 raise HostError(
                     f"{self.name}: connection refused on port {self.port}",
                     hint="is sshd running there, and is the port right?",
-                )
-            raise HostError(f"{self.name}: cannot connect ({'; '.join(str(e) for e in errs) or exc})")
+                ) from exc
+            raise HostError(f"{self.name}: cannot connect ({'; '.join(str(e) for e in errs) or exc})") from None
         except ConnectionRefusedError:
             self._close_partial(client)
             raise HostError(
                 f"{self.name}: connection refused on port {self.port}",
                 hint="is sshd running there, and is the port right?",
-            )
+            ) from None
         except socket.gaierror as exc:
             self._close_partial(client)
-            raise HostError(f"{self.name}: cannot resolve {self.hostname} ({exc.strerror or exc})")
+            raise HostError(f"{self.name}: cannot resolve {self.hostname} ({exc.strerror or exc})") from None
         except OSError as exc:
             self._close_partial(client)
-            raise HostError(f"{self.name}: cannot connect ({exc.strerror or exc})")
+            raise HostError(f"{self.name}: cannot connect ({exc.strerror or exc})") from None
         self._client = client
 
     # -- connection ---------------------------------------------------------------------------
@@ -552,7 +553,7 @@ class SSHHost(Host):
             return CommandResult(argv, None, bytes(job.out), job.err, truncated=job.truncated, error=job.error)
         return CommandResult(argv, job.rc, bytes(job.out), job.err, truncated=job.truncated)
 
-    def _run_channel(
+    def _run_channel(  # noqa: C901 -- one-channel run: stdin, streamed stderr, caps and timeout in one select loop
         self, argv: tuple[str, ...], timeout: float, max_bytes: int, stdin: bytes | None, on_stderr
     ) -> CommandResult:
         """One channel, one login shell, for this command alone (stdin, streamed stderr, or no session)."""
@@ -674,10 +675,8 @@ class SSHHost(Host):
 
 def _close_quietly(chan) -> None:
     # Closing sends a message; on a dead connection that raises EOFError, which must not escape run().
-    try:
+    with contextlib.suppress(Exception):  # EOFError, socket errors, paramiko's SSHException
         chan.close()
-    except Exception:  # EOFError, socket errors, paramiko's SSHException
-        pass
 
 
 def _absolute(path: str) -> None:
@@ -722,7 +721,7 @@ class _Policy:
                     f"{self.host.name}: host key {key.get_name()} {fingerprint(key)} refused — known_hosts trusts "
                     f"host certificates signed by a CA for {hostname} (@cert-authority), but {exc}",
                     hint="check the host's HostCertificate with its administrator (ssh-keygen -L -f CERT)",
-                )
+                ) from None
         fp = fingerprint(key)
         if not self.accept_new:
             port_opt = ["-p", str(self.host.port)] if self.host.port != 22 else []
@@ -741,4 +740,6 @@ class _Policy:
             with open(self.host.known_hosts, "a", encoding="ascii") as fh:
                 fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
         except OSError as exc:
-            raise HostError(f"cannot record the new host key in {self.host.known_hosts}: {exc.strerror or exc}")
+            raise HostError(
+                f"cannot record the new host key in {self.host.known_hosts}: {exc.strerror or exc}"
+            ) from None

@@ -109,7 +109,7 @@ def expand(path: str, scope: list[str] | None = None, depth: int = 0, seen_bytes
                     if os.path.isfile(found):
                         out += expand(found, inner, depth + 1, seen_bytes)
             # back to the block the Include sat in (OpenSSH restores it after the included files)
-            out.append(_header(scope + block) if block is not None or scope else "Host *")
+            out.append(_header(scope + (block or [])) if block is not None or scope else "Host *")
         else:
             out.append(raw)
     return out

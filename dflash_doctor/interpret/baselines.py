@@ -7,14 +7,13 @@ deployment runs from whatever evidence names the drafter (log startup lines, lau
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-
-import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..evidence.acceptance import AcceptanceSummary, StartupFacts
 from ..evidence.model_facts import DrafterFacts
@@ -22,6 +21,9 @@ from ..evidence.payloads import LaunchConfig, Workload
 from ..evidence.serialise import serial
 from ..knowledge.causes import KnowledgeError
 from ..models.launch_view import launch_method
+
+if TYPE_CHECKING:
+    from ..schema import DrafterBaselineShape
 
 TRUST = ("published", "community", "yours")  # "yours": a reference the user gave (--reference)
 ANY_DATASET = "any"
@@ -147,88 +149,77 @@ def geometric_ratio(tau: float, k: int) -> float:
     return (lo + hi) / 2
 
 
-def _num(d: Mapping, key: str, where: str, lo: float = 0.0, hi: float = math.inf) -> float:
-    v = d.get(key)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo <= float(v) <= hi) or math.isnan(v):
-        raise KnowledgeError(f"{where}: '{key}' must be a number in [{lo}, {hi}]")
-    return float(v)
-
-
-def _strs(d: Mapping, key: str, where: str) -> tuple[str, ...]:
-    v = d.get(key, [])
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise KnowledgeError(f"{where}: '{key}' must be a list of strings")
-    return tuple(v)
-
-
-def parse_baselines(data: Mapping, extra: list[Mapping] | None = None) -> Baselines:
-    if data.get("schema") != 1:
-        raise KnowledgeError(f"baselines: unsupported schema {data.get('schema')!r} (expected 1)")
-    c = data.get("cost_model")
-    if not isinstance(c, dict):
-        raise KnowledgeError("baselines: missing [cost_model]")
-    cost = CostModel(
-        verify_per_draft_position=_num(c, "verify_per_draft_position", "cost_model", 0, 1),
-        one_pass_draft=_num(c, "one_pass_draft", "cost_model", 0, 5),
-        chained_draft_per_position=_num(c, "chained_draft_per_position", "cost_model", 0, 5),
-        one_pass_methods=_strs(c, "one_pass_methods", "cost_model"),
-        chained_methods=_strs(c, "chained_methods", "cost_model"),
+def _drafter(d: DrafterBaselineShape, where: str) -> DrafterBaseline:
+    """One [[drafter]], shaped: what the shape cannot say (τ within k + 1, a curve that never rises)."""
+    for name, tau in d.tau.items():
+        if tau > d.k + 1.0:
+            raise KnowledgeError(f"{where}.tau.{name}: {tau} is above k + 1 = {d.k + 1}")
+    curve = d.curve
+    if curve and any(b > a + 1e-9 for a, b in zip(curve, curve[1:], strict=False)):
+        raise KnowledgeError(f"{where}.curve: must be non-increasing (rates are unconditional)")
+    return DrafterBaseline(
+        id=d.id,
+        aliases=d.aliases,
+        method=d.method.lower(),
+        target=d.target,
+        k=d.k,
+        trust=d.trust,
+        source=d.source,
+        tau={name: float(t) for name, t in d.tau.items()},
+        curve=tuple(float(x) for x in curve) if curve else None,
     )
-    effect = {k: _num(data.get("effect", {}), k, "effect", 1.0, 10.0) for k in data.get("effect", {})}
+
+
+def parse_baselines(data: Mapping, extra: list[Mapping] | None = None, names: tuple[str, ...] = ()) -> Baselines:
+    """The packaged baselines (`data`) and extra files (named by `names` in messages), validated."""
+    from ..schema import BaselinesFile, convert  # msgspec: not at start-up (tests/core/test_startup.py)
+
+    extras = list(extra or [])
+    sources = [
+        "baselines.toml",
+        *(names[i] if i < len(names) else f"extra baselines #{i + 1}" for i in range(len(extras))),
+    ]
+    docs = [convert(doc, BaselinesFile, src, KnowledgeError) for doc, src in zip([data, *extras], sources, strict=True)]
+    if data.get("schema") != 1:
+        raise KnowledgeError("baselines.toml: schema: must be 1")
+    c = docs[0].cost_model
+    if c is None:
+        raise KnowledgeError("baselines.toml: missing 'cost_model'")
+    cost = CostModel(
+        verify_per_draft_position=float(c.verify_per_draft_position),
+        one_pass_draft=float(c.one_pass_draft),
+        chained_draft_per_position=float(c.chained_draft_per_position),
+        one_pass_methods=c.one_pass_methods,
+        chained_methods=c.chained_methods,
+    )
     drafters: list[DrafterBaseline] = []
     seen: set[str] = set()
-    for doc in [data, *(extra or [])]:
-        for i, d in enumerate(doc.get("drafter", [])):
-            where = f"baselines drafter #{i + 1} ({d.get('id')!r})"
-            for key in ("id", "method", "source", "trust"):
-                if not isinstance(d.get(key), str) or not d.get(key):
-                    raise KnowledgeError(f"{where}: '{key}' must be a non-empty string")
-            if d["trust"] not in TRUST:
-                raise KnowledgeError(f"{where}: trust must be one of {', '.join(TRUST)}")
-            unknown = set(d) - {"id", "aliases", "method", "target", "k", "trust", "source", "tau", "curve"}
-            if unknown:
-                raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-            k = d.get("k")
-            if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 64:
-                raise KnowledgeError(f"{where}: 'k' must be an integer in 1..64")
-            tau = d.get("tau")
-            if not isinstance(tau, dict) or not tau:
-                raise KnowledgeError(f"{where}: 'tau' must be a table dataset = τ")
-            taus = {name: _num(tau, name, where + " tau", 1.0, k + 1.0) for name in tau}
-            curve = d.get("curve")
-            if curve is not None:
-                if not isinstance(curve, list) or not all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in curve):
-                    raise KnowledgeError(f"{where}: 'curve' must be a list of rates in 0..1")
-                if any(b > a + 1e-9 for a, b in zip(curve, curve[1:])):
-                    raise KnowledgeError(f"{where}: 'curve' must be non-increasing (rates are unconditional)")
-            if d["id"].lower() in seen:
-                raise KnowledgeError(f"{where}: duplicate drafter id")
-            seen.add(d["id"].lower())
-            drafters.append(
-                DrafterBaseline(
-                    id=d["id"],
-                    aliases=_strs(d, "aliases", where),
-                    method=d["method"].lower(),
-                    target=d.get("target"),
-                    k=k,
-                    trust=d["trust"],
-                    source=d["source"],
-                    tau=taus,
-                    curve=tuple(float(x) for x in curve) if curve else None,
-                )
-            )
-    return Baselines(schema=1, version=str(data.get("version", "")), cost=cost, effect=effect, drafters=tuple(drafters))
+    for doc, src in zip(docs, sources, strict=True):
+        for i, d in enumerate(doc.drafter):
+            where = f"{src}: drafter[{i}]"
+            if d.id.lower() in seen:
+                raise KnowledgeError(f"{where}.id: duplicate drafter id {d.id!r}")
+            seen.add(d.id.lower())
+            drafters.append(_drafter(d, where))
+    effect = {k: float(v) for k, v in docs[0].effect.items()}
+    return Baselines(schema=1, version=docs[0].version, cost=cost, effect=effect, drafters=tuple(drafters))
 
 
 @cache
 def default_baselines(extra: tuple[str, ...] = ()) -> Baselines:
     """The packaged baselines plus extra TOML files (DFLASH_DOCTOR_BASELINES, os.pathsep-separated)."""
+    from ..schema import SchemaError, parse_toml, read_toml
+
     text = resources.files("dflash_doctor.interpret").joinpath("baselines.toml").read_bytes()
     docs = []
     for p in extra:
-        with open(p, "rb") as fh:
-            docs.append(tomllib.load(fh))
-    return parse_baselines(tomllib.loads(text.decode("utf-8")), docs)
+        try:
+            docs.append(read_toml(p))
+        except OSError as exc:
+            raise KnowledgeError(f"cannot read baselines file {p}: {exc.strerror or exc}") from None
+        except SchemaError as exc:
+            raise KnowledgeError(f"baselines file {exc}") from None
+    return parse_baselines(parse_toml(text, "baselines.toml", KnowledgeError), docs, tuple(Path(p).name for p in extra))
 
 
 @dataclass(frozen=True)

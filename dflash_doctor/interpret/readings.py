@@ -173,7 +173,7 @@ def design_effect(acc: AcceptanceSummary, k: int | None) -> float:
     pts = [s for s in acc.series if s.get("drafts") and s.get("tau") is not None]
     if var and len(pts) >= 5:
         d = [float(s["drafts"]) for s in pts]
-        a = [(float(s["tau"]) - 1.0) * x for s, x in zip(pts, d)]
+        a = [(float(s["tau"]) - 1.0) * x for s, x in zip(pts, d, strict=False)]
         od = stats.overdispersion(d, a, var)
         if od is not None:
             return min(MAX_DESIGN_EFFECT, max(stats.DESIGN_EFFECT, od))
@@ -254,9 +254,11 @@ def _interval(acc, tau: float, basis: str, k: int | None, deff: float, belief) -
 def level_reading(evidence: EvidenceSet) -> LevelReading | None:
     """The level reading of the evidence's acceptance (None without acceptance numbers)."""
     acc = evidence.get(AcceptanceSummary)
-    if acc is None:
-        return None
+    return None if acc is None else read_level(evidence, acc)
 
+
+def read_level(evidence: EvidenceSet, acc: AcceptanceSummary) -> LevelReading:
+    """The level reading of these acceptance numbers, with what else the evidence says (pair, method)."""
     belief = infer_method(evidence)
     ctx = pair_context(evidence, in_force(evidence))
     tau = acc.mean_acceptance_length

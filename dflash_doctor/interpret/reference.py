@@ -19,15 +19,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from statistics import median
-from typing import Any
-
-import tomllib
+from typing import TYPE_CHECKING, Any
 
 from ..knowledge.causes import KnowledgeError
 from .baselines import default_baselines
 
-KINDS = ("paper", "model-card", "ci-baseline", "ci-threshold", "pr-measurement", "release-notes", "benchmark-data")
-ROLES = ("measured", "threshold")
+if TYPE_CHECKING:
+    from ..schema import FigureShape
+
 ALIASES = {
     "dflash2": "dflash",
     "dspark": "dflash",  # DeepSeek's DSpark: a block (parallel) drafter, judged with the DFlash family
@@ -369,144 +368,88 @@ def normalise_method(method: str) -> str:
     return ALIASES.get(m, m)
 
 
-def _num(v: Any, where: str, lo: float, hi: float) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or not lo <= float(v) <= hi:
-        raise KnowledgeError(f"{where}: must be a number in [{lo}, {hi}]")
-    return float(v)
-
-
-_FIGURE_KEYS = {
-    "method", "k", "tau", "per_position", "per_position_1", "pair", "source", "role", "use", "why", "temperature",
-    "thinking", "specific",
-}  # fmt: skip
-
-
-def _rates(f: Mapping, k: int, where: str) -> tuple[tuple[float, ...], float | None]:
+def _rates(f: FigureShape, where: str) -> tuple[tuple[float, ...], float | None]:
     """(per-position rates, position-1 rate) a figure states."""
-    pp = f.get("per_position", [])
-    if not isinstance(pp, list) or len(pp) not in (0, k):
-        raise KnowledgeError(f"{where}: per_position must list k = {k} rates")
-    rates = tuple(_num(x, f"{where} per_position", 0.0, 1.0) for x in pp)
+    rates = tuple(float(x) for x in f.per_position)
+    if rates and len(rates) != f.k:
+        raise KnowledgeError(f"{where}.per_position: must list k = {f.k} rates")
     if any(b > a + 1e-9 for a, b in zip(rates, rates[1:], strict=False)):
-        raise KnowledgeError(f"{where}: per_position must be non-increasing (rates are unconditional)")
-    p1 = rates[0] if rates else None
-    if "per_position_1" in f:
-        if rates:
-            raise KnowledgeError(f"{where}: give per_position or per_position_1, not both")
-        p1 = _num(f["per_position_1"], f"{where} per_position_1", 0.0, 1.0)
-    return rates, p1
+        raise KnowledgeError(f"{where}.per_position: must be non-increasing (rates are unconditional)")
+    if f.per_position_1 is not None and rates:
+        raise KnowledgeError(f"{where}: give per_position or per_position_1, not both")
+    return rates, rates[0] if rates else f.per_position_1
 
 
-def _parse_figure(i: int, f: Any, methods: Mapping[str, MethodInfo], sources: Mapping[str, Source]) -> list[Figure]:
-    figures: list[Figure] = []
-    where = f"reference figure #{i + 1} ({f.get('method')!r}, {f.get('source')!r})"
-    if not isinstance(f, dict):
-        raise KnowledgeError(f"{where}: must be a table")
-    unknown = set(f) - _FIGURE_KEYS
-    if unknown:
-        raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
-    method = f.get("method")
-    if method not in methods:
-        raise KnowledgeError(f"{where}: method must be one of the [[method]] ids")
-    k = f.get("k")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 64:
-        raise KnowledgeError(f"{where}: k must be an integer in 1..64")
-    src = sources.get(f.get("source"))
+def _parse_figure(
+    f: FigureShape, where: str, methods: Mapping[str, MethodInfo], sources: Mapping[str, Source]
+) -> list[Figure]:
+    """One [[figure]], shaped: what the shape cannot say (names that exist, τ that fits k and the rates)."""
+    if f.method not in methods:
+        raise KnowledgeError(f"{where}.method: {f.method!r} is not one of the [[method]] ids")
+    src = sources.get(f.source)
     if src is None:
-        raise KnowledgeError(f"{where}: source must name a [[source]] id")
-    role = f.get("role", "measured")
-    if role not in ROLES:
-        raise KnowledgeError(f"{where}: role must be measured or threshold")
-    use = f.get("use", True)
-    if not isinstance(use, bool) or (not use and not f.get("why")):
-        raise KnowledgeError(f"{where}: use = false needs a `why`")
-    rates, p1 = _rates(f, k, where)
-    taus = f.get("tau")
-    if not isinstance(taus, dict) or not taus:
-        raise KnowledgeError(f"{where}: tau must be a table dataset = τ")
-    pair = f.get("pair")
-    if not isinstance(pair, str) or not pair:
-        raise KnowledgeError(f"{where}: pair must say which target and drafter")
-    temperature = _num(f["temperature"], f"{where} temperature", 0.0, 2.0) if "temperature" in f else None
-    thinking, specific = f.get("thinking"), f.get("specific", False)
-    if (thinking is not None and not isinstance(thinking, bool)) or not isinstance(specific, bool):
-        raise KnowledgeError(f"{where}: thinking and specific must be true or false")
-    for dataset, tau in taus.items():
-        t = _num(tau, f"{where} tau.{dataset}", 1.0, k + 1.0)
-        if rates and len(taus) == 1 and abs(1.0 + sum(rates) - t) > 0.05 * t:
+        raise KnowledgeError(f"{where}.source: {f.source!r} names no [[source]] id")
+    if not f.use and not f.why:
+        raise KnowledgeError(f"{where}.use: use = false needs a `why`")
+    rates, p1 = _rates(f, where)
+    figures: list[Figure] = []
+    for dataset, tau in f.tau.items():
+        t = float(tau)
+        if t > f.k + 1.0:
+            raise KnowledgeError(f"{where}.tau.{dataset}: {t} is above k + 1 = {f.k + 1}")
+        if rates and len(f.tau) == 1 and abs(1.0 + sum(rates) - t) > 0.05 * t:
             raise KnowledgeError(f"{where}: 1 + Σ per_position = {1 + sum(rates):.2f} disagrees with τ {t}")
         figures.append(
             Figure(
-                method=method,
-                k=k,
+                method=f.method,
+                k=f.k,
                 dataset=dataset,
                 tau=t,
-                role=role,
-                pair=pair,
+                role=f.role,
+                pair=f.pair,
                 source=src,
                 per_position=rates,
                 p1=p1,
-                use=use,
-                why=f.get("why", ""),
-                temperature=temperature,
-                thinking=thinking,
-                specific=specific,
+                use=f.use,
+                why=f.why,
+                temperature=None if f.temperature is None else float(f.temperature),
+                thinking=f.thinking,
+                specific=f.specific,
             )
         )
     return figures
 
 
-def parse_reference(data: Mapping) -> Reference:  # noqa: C901 - a branch per field of the table
-    if data.get("schema") != 1:
-        raise KnowledgeError(f"reference: unsupported schema {data.get('schema')!r} (expected 1)")
-    rules = data.get("rules")
-    if not isinstance(rules, dict):
-        raise KnowledgeError("reference: missing [rules]")
-    margin = _num(rules.get("margin"), "reference rules.margin", 0.5, 1.0)
-    dead_excess = _num(rules.get("dead_excess"), "reference rules.dead_excess", 0.0, 0.5)
-    dead_p1 = _num(rules.get("dead_position_1"), "reference rules.dead_position_1", 0.0, 0.5)
-    min_figures = rules.get("min_figures", 3)
-    if not isinstance(min_figures, int) or min_figures < 1:
-        raise KnowledgeError("reference rules.min_figures must be a positive integer")
+def parse_reference(data: Mapping) -> Reference:
+    """reference.toml, validated: shapes by schema.ReferenceFile, then what only the whole file can say."""
+    from ..schema import ReferenceFile, convert  # msgspec: not at start-up (tests/core/test_startup.py)
+
+    doc = convert(data, ReferenceFile, "reference.toml", KnowledgeError)
     methods: dict[str, MethodInfo] = {}
-    for i, m in enumerate(data.get("method", [])):
-        where = f"reference method #{i + 1}"
-        if not isinstance(m, dict) or set(m) - {"id", "learned", "prior", "note"} or not isinstance(m.get("id"), str):
-            raise KnowledgeError(f"{where}: needs id, learned, prior (and an optional note), nothing else")
-        if not isinstance(m.get("learned"), bool):
-            raise KnowledgeError(f"{where} ({m['id']}): learned must be true or false")
-        if m["id"] in methods:
-            raise KnowledgeError(f"{where}: duplicate method {m['id']!r}")
-        methods[m["id"]] = MethodInfo(
-            m["id"], m["learned"], _num(m.get("prior"), f"{where} prior", 0.0, 1.0), m.get("note", "")
-        )
+    for i, m in enumerate(doc.method):
+        if m.id in methods:
+            raise KnowledgeError(f"reference.toml: method[{i}].id: duplicate method {m.id!r}")
+        methods[m.id] = MethodInfo(m.id, m.learned, float(m.prior), m.note)
     total = sum(m.prior for m in methods.values())
     if methods and not math.isclose(total, 1.0, abs_tol=1e-6):
-        raise KnowledgeError(f"reference: method priors sum to {total:.3f}, not 1")
+        raise KnowledgeError(f"reference.toml: method: priors sum to {total:.3f}, not 1")
     sources: dict[str, Source] = {}
-    for i, s in enumerate(data.get("source", [])):
-        where = f"reference source #{i + 1}"
-        if not isinstance(s, dict) or set(s) != {"id", "title", "url", "kind"}:
-            raise KnowledgeError(f"{where}: needs exactly id, title, url, kind")
-        if s["kind"] not in KINDS:
-            raise KnowledgeError(f"{where} ({s['id']}): kind must be one of {', '.join(KINDS)}")
-        if not str(s["url"]).startswith("https://"):
-            raise KnowledgeError(f"{where} ({s['id']}): url must be an https link")
-        if s["id"] in sources:
-            raise KnowledgeError(f"{where}: duplicate source {s['id']!r}")
-        sources[s["id"]] = Source(s["id"], s["title"], s["url"], s["kind"])
+    for i, s in enumerate(doc.source):
+        if s.id in sources:
+            raise KnowledgeError(f"reference.toml: source[{i}].id: duplicate source {s.id!r}")
+        sources[s.id] = Source(s.id, s.title, s.url, s.kind)
     figures: list[Figure] = []
-    for i, f in enumerate(data.get("figure", [])):
-        figures.extend(_parse_figure(i, f, methods, sources))
+    for i, f in enumerate(doc.figure):
+        figures.extend(_parse_figure(f, f"reference.toml: figure[{i}]", methods, sources))
     for m in methods.values():
         if m.learned and not any(f.method == m.id and f.use for f in figures):
-            raise KnowledgeError(f"reference: learned method {m.id!r} has no figure in use: it could have no band")
+            raise KnowledgeError(f"reference.toml: learned method {m.id!r} has no figure in use: it could have no band")
     return Reference(
-        version=str(data.get("version", "")),
-        margin=margin,
-        dead_excess=dead_excess,
-        dead_position_1=dead_p1,
-        min_figures=min_figures,
+        version=doc.version,
+        margin=float(doc.rules.margin),
+        dead_excess=float(doc.rules.dead_excess),
+        dead_position_1=float(doc.rules.dead_position_1),
+        min_figures=doc.rules.min_figures,
         methods=methods,
         sources=sources,
         figures=tuple(figures),
@@ -515,12 +458,10 @@ def parse_reference(data: Mapping) -> Reference:  # noqa: C901 - a branch per fi
 
 @lru_cache(maxsize=1)
 def default_reference() -> Reference:
+    from ..schema import parse_toml
+
     text = resources.files("dflash_doctor.interpret").joinpath("reference.toml").read_bytes()
-    try:
-        data = tomllib.loads(text.decode("utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise KnowledgeError(f"reference.toml is not valid TOML: {exc}") from None
-    return parse_reference(data)
+    return parse_reference(parse_toml(text, "reference.toml", KnowledgeError))
 
 
 def band(

@@ -15,7 +15,8 @@ from .readings import curve_reading
 
 @dataclass(frozen=True)
 class Signature:
-    id: str  # all-zero | cliff-after-first | geometric | steep | uniform-low | small-uniform-drop | healthy | noise | unknown
+    # all-zero | cliff-after-first | geometric | steep | uniform-low | small-uniform-drop | healthy | noise | unknown
+    id: str
     description: str
     strength: float = 1.0  # how sure the counts make it (0–1)
 

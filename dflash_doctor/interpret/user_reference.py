@@ -60,23 +60,21 @@ def _num(v: Any, lo: float, hi: float) -> float | None:
     return float(v)
 
 
-def _profile(doc: Any, name: str) -> tuple[DrafterBaseline, tuple[str, ...]]:
-    if not isinstance(doc, dict) or "marginal_accept_rates" not in doc:
+def _profile(raw: Any, name: str) -> tuple[DrafterBaseline, tuple[str, ...]]:
+    from ..schema import SchemaError, SpeculationProfile, convert  # msgspec: not at start-up
+
+    if not isinstance(raw, dict) or "marginal_accept_rates" not in raw:
         raise ReferenceError(f"{name}: not a speculation_profile.json (no marginal_accept_rates)")
-    if doc.get("measured") is False:
+    if raw.get("measured") is False:
         raise ReferenceError(f"{name}: a stub profile (measured: false) holds no figures")
-    k = doc.get("num_speculative_tokens")
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 64:
-        raise ReferenceError(f"{name}: num_speculative_tokens must be an integer in 1..64")
-    rates = doc.get("marginal_accept_rates")
-    curve = [_num(x, 0.0, 1.0) for x in rates] if isinstance(rates, list) else []
-    if (
-        len(curve) != k
-        or any(x is None for x in curve)
-        or any(b > a + 1e-9 for a, b in zip(curve, curve[1:], strict=False))
-    ):
-        raise ReferenceError(f"{name}: marginal_accept_rates must be k non-increasing rates in 0..1")
-    mean = _num(doc.get("mean_accept_length"), 1.0, k + 1.0) or 1.0 + sum(curve)
+    try:
+        doc = convert(raw, SpeculationProfile, name)
+    except SchemaError as exc:
+        raise ReferenceError(str(exc)) from None
+    k, curve = doc.num_speculative_tokens, [float(x) for x in doc.marginal_accept_rates]
+    if len(curve) != k or any(b > a + 1e-9 for a, b in zip(curve, curve[1:], strict=False)):
+        raise ReferenceError(f"{name}: marginal_accept_rates: must be k = {k} non-increasing rates")
+    mean = _num(doc.mean_accept_length, 1.0, k + 1.0) or 1.0 + sum(curve)
     notes = []
     if abs(1.0 + sum(curve) - mean) > 0.02:
         notes.append(
@@ -84,21 +82,21 @@ def _profile(doc: Any, name: str) -> tuple[DrafterBaseline, tuple[str, ...]]:
         )
     by_k = {
         int(kk): v
-        for kk, al in (doc.get("accept_length_by_k") or {}).items()
+        for kk, al in doc.accept_length_by_k.items()
         if str(kk).isdigit() and (v := _num(al, 1.0, 65.0)) is not None
     }
-    chain = doc.get("accept_length_model") == "chain_analytic"
-    if doc.get("verification_method") == "block":
+    chain = doc.accept_length_model == "chain_analytic"
+    if doc.verification_method == "block":
         notes.append(f"{name}: measured with block verification (accepts more than token-by-token)")
-    cond = doc.get("measurement_conditions") or {}
-    dataset = str(cond.get("dataset") or "profile") if isinstance(cond, dict) else "profile"
-    draft = doc.get("draft_checkpoint")
+    cond = doc.measurement_conditions or {}
+    dataset = str(cond.get("dataset") or "profile")
+    draft = doc.draft_checkpoint
     draft_name = draft.get("name") or draft.get("id") if isinstance(draft, dict) else draft
     return (
         DrafterBaseline(
             id=f"{name} ({draft_name})" if draft_name else name,
             aliases=(),
-            method=_method(doc.get("method")),
+            method=_method(doc.method),
             target=None,
             k=k,
             trust="yours",

@@ -7,31 +7,23 @@ engine-support table behaviour that fixes it). Nothing in the code lists the cau
 from __future__ import annotations
 
 import dataclasses
-import math
-import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-
-import tomllib
+from typing import TYPE_CHECKING
 
 from ..evidence import Kind
 from ..evidence.engine_facts import EngineSupport
 from ..probe.runner import ABLATIONS
-from ..safeio import read_regular
 from ..versions import VersionError, parse_range, parse_version
 
-# Speculative methods, as the method belief (interpret/method.py) and the reference bands name them.
-METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
+if TYPE_CHECKING:
+    from ..schema import CauseShape, EngineRow, RuleShape
 
 
 class KnowledgeError(ValueError):
-    pass
-
-
-# What a cause's own fix changes, when no engine release fixes it (the fix plan groups steps by it).
-REMEDIES = ("engine", "launch", "drafter", "target", "workload", "change")
+    """Cause knowledge (or a document read with it: baselines, reference, known issues) that is wrong."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +35,8 @@ class TableFix:
     fixed: tuple[str, ...]
     fixed_if_uniform: tuple[str, ...] = ()
 
-    def fixes(self, row: dict, swa: str | None) -> bool:
-        value = row.get(self.field) or ""
+    def fixes(self, row: EngineRow, swa: str | None) -> bool:
+        value = getattr(row, self.field, None) or ""
         return value in self.fixed or (swa in ("uniform", "all") and value in self.fixed_if_uniform)
 
 
@@ -142,192 +134,100 @@ class Knowledge:
         return {r.observation for r in self.rules}
 
 
-def _req(d: dict, key: str, typ, where: str):
-    if key not in d:
-        raise KnowledgeError(f"{where}: missing '{key}'")
-    val = d[key]
-    if typ is float and isinstance(val, int) and not isinstance(val, bool):
-        val = float(val)
-    if not isinstance(val, typ):
-        raise KnowledgeError(f"{where}: '{key}' must be {typ.__name__}")
-    return val
-
-
-_CAUSE_KEYS = {
-    "id",
-    "title",
-    "prior",
-    "fix",
-    "next_step",
-    "decided_by",
-    "silence_note",
-    "expected_tau",
-    "methods",
-    "suspect",
-    "remedy",
-    "ablation",
-    "table_fix",
-    "release_prior",
-    "release_fix",
-}
-_RULE_KEYS = {"observation", "cause", "weight", "text", "contradicts_fix", "fix"}
-_OBS_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9-]*$")
-_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_EXPECTED = re.compile(r"^(baseline|unknown|effect:[a-z0-9_]+)$")
 # A single rule may move a cause by at most this much (e^6 ≈ 400×): beyond that one observation
 # would decide alone, which is the job of a test, not a weight.
 MAX_WEIGHT = 6.0
 
-
-def _check_keys(d: dict, allowed: set[str], where: str) -> None:
-    unknown = set(d) - allowed
-    if unknown:
-        raise KnowledgeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (typo?)")
-
-
-def _tables(doc: dict, key: str, where: str) -> list[dict]:
-    """`[[key]]` tables: a list of tables, nothing else (`rule = 5` or `cause = "x"` is an error, not a crash)."""
-    items = doc.get(key, [])
-    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
-        raise KnowledgeError(f"{where}: '{key}' must be a list of [[{key}]] tables")
-    return items
+# Speculative methods, as the method belief (interpret/method.py) and the reference bands name them; what a cause's
+# own fix changes (the fix plan groups steps by it). schema.py's Method and Remedy spell the same (a test holds them).
+METHODS = ("eagle3", "mtp", "dflash", "ngram", "draft", "eagle", "p-eagle", "suffix", "medusa")
+REMEDIES = ("engine", "launch", "drafter", "target", "workload", "change")
 
 
-def _optional_str(d: dict, key: str, where: str) -> str | None:
-    v = d.get(key)
-    if v is not None and not isinstance(v, str):
-        raise KnowledgeError(f"{where}: '{key}' must be str")
-    return v
+_TABLE_COLUMNS = frozenset(f.name for f in dataclasses.fields(EngineSupport))
 
 
-def _parse_cause(c: dict, where: str, kinds: set[str]) -> CauseSpec:
-    _check_keys(c, _CAUSE_KEYS, where)
-    cid = _req(c, "id", str, where)
-    if not _ID.match(cid):
-        raise KnowledgeError(f"{where}: id '{cid}' must be lower-case words joined by '-'")
-    decided = c.get("decided_by", [])
-    if not isinstance(decided, list) or not all(isinstance(x, str) for x in decided):
-        raise KnowledgeError(f"{where}: decided_by must be a list of evidence kinds")
-    bad = [x for x in decided if x not in kinds]
+def _cause(c: CauseShape, where: str, kinds: set[str]) -> CauseSpec:
+    """What the shape cannot say about one cause: the names it uses exist."""
+    bad = [x for x in c.decided_by if x not in kinds]
     if bad:
-        raise KnowledgeError(f"{where}: decided_by names unknown evidence kind(s) {', '.join(bad)}")
-    prior = _req(c, "prior", float, where)
-    if not -8.0 <= prior <= 2.0:
-        raise KnowledgeError(f"{where}: prior {prior} is outside -8..2 (log-odds)")
-    expected = c.get("expected_tau", "unknown")
-    if not isinstance(expected, str) or not _EXPECTED.match(expected):
-        raise KnowledgeError(f"{where}: expected_tau must be 'baseline', 'unknown' or 'effect:NAME'")
-    methods = c.get("methods", [])
-    if not isinstance(methods, list) or not all(isinstance(x, str) and x in METHODS for x in methods):
-        raise KnowledgeError(f"{where}: methods must be a list of {', '.join(METHODS)}")
-    suspect = c.get("suspect", False)
-    if not isinstance(suspect, bool):
-        raise KnowledgeError(f"{where}: suspect must be true or false")
-    release_prior = c.get("release_prior")
-    if release_prior is not None and (
-        isinstance(release_prior, bool) or not isinstance(release_prior, (int, float)) or not 0.0 < release_prior <= 1.0
-    ):
-        raise KnowledgeError(f"{where}: release_prior must be a share in (0, 1]")
-    return CauseSpec(
-        release_fixes=_release_fixes(c.get("release_fix", []), where),
-        id=cid,
-        title=_req(c, "title", str, where),
-        prior=prior,
-        fix=_req(c, "fix", str, where),
-        next_step=_req(c, "next_step", str, where),
-        decided_by=tuple(decided),
-        silence_note=_optional_str(c, "silence_note", where),
-        expected_tau=expected,
-        methods=tuple(methods),
-        suspect=suspect,
-        release_prior=None if release_prior is None else float(release_prior),
-        **_plan_facts(c, where),
-    )
-
-
-def _release_fixes(items, where: str) -> tuple[tuple[str, str, str, str | None], ...]:
-    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
-        raise KnowledgeError(f"{where}: release_fix must be a list of [[cause.release_fix]] tables")
-    out = []
-    for x in items:
-        _check_keys(x, {"engine", "versions", "fix", "next_step"}, f"{where} release_fix")
+        raise KnowledgeError(f"{where}.decided_by: unknown evidence kind(s) {', '.join(bad)}")
+    if c.ablation is not None and c.ablation not in ABLATIONS:
+        raise KnowledgeError(f"{where}.ablation: must be one of {', '.join(ABLATIONS)} (probe --ablate)")
+    table_fix = None
+    if c.table_fix is not None:
+        if c.table_fix.field not in _TABLE_COLUMNS:
+            raise KnowledgeError(f"{where}.table_fix.field: '{c.table_fix.field}' is not an engine_support.toml column")
+        table_fix = TableFix(c.table_fix.field, c.table_fix.fixed, c.table_fix.fixed_if_uniform)
+    for i, x in enumerate(c.release_fix):
         try:
-            parse_range(_req(x, "versions", str, where))
+            parse_range(x.versions)
         except VersionError as exc:
-            raise KnowledgeError(f"{where} release_fix: {exc}") from None
-        out.append(
-            (
-                _req(x, "engine", str, where),
-                x["versions"],
-                _req(x, "fix", str, where),
-                _optional_str(x, "next_step", where),
-            )
-        )
-    return tuple(out)
-
-
-def _parse_rule(r: dict, where: str) -> Rule:
-    _check_keys(r, _RULE_KEYS, where)
-    contradicts = r.get("contradicts_fix", False)
-    if not isinstance(contradicts, bool):
-        raise KnowledgeError(f"{where}: contradicts_fix must be true or false")
-    rule = Rule(
-        observation=_req(r, "observation", str, where),
-        cause=_req(r, "cause", str, where),
-        weight=_req(r, "weight", float, where),
-        text=_req(r, "text", str, where),
-        contradicts_fix=contradicts,
-        fix=_optional_str(r, "fix", where),
+            raise KnowledgeError(f"{where}.release_fix[{i}].versions: {exc}") from None
+    return CauseSpec(
+        id=c.id,
+        title=c.title,
+        prior=float(c.prior),
+        fix=c.fix,
+        next_step=c.next_step,
+        decided_by=c.decided_by,
+        silence_note=c.silence_note,
+        expected_tau=c.expected_tau,
+        methods=c.methods,
+        suspect=c.suspect,
+        remedy=c.remedy,
+        ablation=c.ablation,
+        table_fix=table_fix,
+        release_prior=None if c.release_prior is None else float(c.release_prior),
+        release_fixes=tuple((x.engine, x.versions, x.fix, x.next_step) for x in c.release_fix),
     )
-    if not _OBS_NAME.match(rule.observation):
-        raise KnowledgeError(f"{where}: observation must look like 'family:value'")
-    if not math.isfinite(rule.weight) or rule.weight == 0 or abs(rule.weight) > MAX_WEIGHT:
-        raise KnowledgeError(f"{where}: weight must be non-zero and within ±{MAX_WEIGHT}")
-    if rule.contradicts_fix and rule.weight > 0:
-        raise KnowledgeError(f"{where}: contradicts_fix is for evidence against a cause (a negative weight)")
-    return rule
+
+
+def _rule(r: RuleShape, where: str) -> Rule:
+    if r.weight == 0:
+        raise KnowledgeError(f"{where}.weight: must be non-zero (a rule that moves nothing)")
+    if r.contradicts_fix and r.weight > 0:
+        raise KnowledgeError(f"{where}.contradicts_fix: is for evidence against a cause (a negative weight)")
+    return Rule(r.observation, r.cause, float(r.weight), r.text, r.contradicts_fix, r.fix)
 
 
 def parse_knowledge(
-    data: dict, extra_sources: list[dict] | None = None, declared: frozenset[str] | None = None
+    data: dict,
+    extra_sources: list[dict] | None = None,
+    declared: frozenset[str] | None = None,
+    names: tuple[str, ...] = (),
 ) -> Knowledge:
-    """Validate the cause knowledge. With `declared` (the observation names the loaded checks declare), a
-    rule whose observation no check declares is refused: it could never fire (a typo, or a check missing)."""
-    schema = data.get("schema")
-    if schema != 1:
-        raise KnowledgeError(f"unsupported causes schema {schema!r} (expected 1)")
+    """Validate the cause knowledge: the packaged document `data` and the extra ones (named by `names`, in
+    order, in error messages). With `declared` (the observation names the loaded checks declare), a rule
+    whose observation no check declares is refused: it could never fire (a typo, or a check missing)."""
+    from ..schema import KnowledgeShape, convert  # msgspec: not at start-up (tests/core/test_startup.py)
+
+    if data.get("schema") != 1:
+        raise KnowledgeError(f"causes.toml: schema: unsupported {data.get('schema')!r} (expected 1)")
     kinds = {k.value for k in Kind}
     causes: dict[str, CauseSpec] = {}
     rules: list[Rule] = []
     separators: list[Separator] = []
-    for doc_no, doc in enumerate([data, *(extra_sources or [])]):
-        src = f"extra knowledge file #{doc_no}" if doc_no else "the packaged knowledge"
-        if doc_no and doc.get("schema", 1) != 1:
-            raise KnowledgeError(f"extra knowledge file #{doc_no}: unsupported schema {doc.get('schema')!r}")
-        if doc_no:
-            _check_keys(doc, {"schema", "cause", "rule", "separator", "circumstantial"}, src)
-            circ = doc.get("circumstantial", [])
-            if not isinstance(circ, list) or not all(isinstance(x, str) for x in circ):
-                raise KnowledgeError(f"{src}: 'circumstantial' must be a list of observation families")
-        for i, c in enumerate(_tables(doc, "cause", src)):
-            where = f"cause #{i + 1}" + (f" of extra file #{doc_no}" if doc_no else "")
-            spec = _parse_cause(c, where, kinds)
+    extras = list(extra_sources or [])
+    sources = [
+        "causes.toml",
+        *(names[i] if i < len(names) else f"extra knowledge file #{i + 1}" for i in range(len(extras))),
+    ]
+    docs = [
+        convert(doc, KnowledgeShape, src, KnowledgeError) for doc, src in zip([data, *extras], sources, strict=True)
+    ]
+    for doc, src in zip(docs, sources, strict=True):
+        for i, c in enumerate(doc.cause):
+            spec = _cause(c, f"{src}: cause[{i}]", kinds)
             if spec.id in causes:
-                raise KnowledgeError(f"{where}: duplicate cause id '{spec.id}'")
+                raise KnowledgeError(f"{src}: cause[{i}].id: duplicate cause id '{spec.id}'")
             causes[spec.id] = spec
-        for i, r in enumerate(_tables(doc, "rule", src)):
-            where = f"rule #{i + 1} ({str(r.get('observation'))[:60]!r} -> {str(r.get('cause'))[:60]!r})"
-            rule = _parse_rule(r, where)
+        for i, shaped in enumerate(doc.rule):
+            rule = _rule(shaped, f"{src}: rule[{i}]")
             if any(x.observation == rule.observation and x.cause == rule.cause for x in rules):
-                raise KnowledgeError(f"{where}: a rule for this observation and cause already exists")
+                raise KnowledgeError(f"{src}: rule[{i}]: a rule for {rule.observation} -> {rule.cause} already exists")
             rules.append(rule)
-        for i, s in enumerate(_tables(doc, "separator", src)):
-            where = f"separator #{i + 1}"
-            _check_keys(s, {"causes", "step"}, where)
-            pair = s.get("causes")
-            if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
-                raise KnowledgeError(f"{where}: causes must be a list of two cause ids")
-            separators.append(Separator(frozenset(pair), _req(s, "step", str, where)))
+        separators += [Separator(frozenset(s.causes), s.step) for s in doc.separator]
     for r in rules:
         if r.cause not in causes:
             raise KnowledgeError(f"rule for observation '{r.observation}' names unknown cause '{r.cause}'")
@@ -340,58 +240,13 @@ def parse_knowledge(
     for cid, spec in causes.items():
         if not any(r.cause == cid and (r.weight > 0 or spec.suspect) for r in rules):
             raise KnowledgeError(f"cause '{cid}' has no rule that can point at it: it could never be ranked")
-    circ = data.get("circumstantial", [])
-    if not isinstance(circ, list) or not all(isinstance(x, str) and _ID.match(x) for x in circ):
-        raise KnowledgeError("'circumstantial' must be a list of observation families (e.g. \"signature\")")
     return Knowledge(
-        schema=schema, causes=causes, rules=tuple(rules), separators=tuple(separators), circumstantial=frozenset(circ)
+        schema=1,
+        causes=causes,
+        rules=tuple(rules),
+        separators=tuple(separators),
+        circumstantial=frozenset(docs[0].circumstantial),
     )
-
-
-def _plan_facts(c: dict, where: str) -> dict:
-    """remedy, ablation and table_fix of a [[cause]]: what the fix plan does with it."""
-    remedy = c.get("remedy", "change")
-    if remedy not in REMEDIES:
-        raise KnowledgeError(f"{where}: remedy must be one of {', '.join(REMEDIES)}")
-    ablation = c.get("ablation")
-    if ablation is not None and ablation not in ABLATIONS:
-        raise KnowledgeError(f"{where}: ablation must be one of {', '.join(ABLATIONS)} (probe --ablate)")
-    return {"remedy": remedy, "ablation": ablation, "table_fix": _table_fix(c.get("table_fix"), where)}
-
-
-_TABLE_COLUMNS = frozenset(f.name for f in dataclasses.fields(EngineSupport))
-
-
-def _table_fix(d: object, where: str) -> TableFix | None:
-    if d is None:
-        return None
-    if not isinstance(d, dict):
-        raise KnowledgeError(f"{where}: table_fix must be a table {{ field = ..., fixed = [...] }}")
-    _check_keys(d, {"field", "fixed", "fixed_if_uniform"}, f"{where} table_fix")
-    column = _req(d, "field", str, f"{where} table_fix")
-    if column not in _TABLE_COLUMNS:
-        raise KnowledgeError(f"{where}: table_fix field '{column}' is not an engine_support.toml column")
-    lists = {}
-    for key in ("fixed", "fixed_if_uniform"):
-        v = d.get(key, [])
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise KnowledgeError(f"{where}: table_fix {key} must be a list of strings")
-        lists[key] = tuple(v)
-    if not lists["fixed"]:
-        raise KnowledgeError(f"{where}: table_fix needs the values that fix it (fixed = [...])")
-    return TableFix(column, lists["fixed"], lists["fixed_if_uniform"])
-
-
-def load_toml(path: Path | str) -> dict:
-    """A TOML file (a regular file of at most 16 MiB: a FIFO hung the run); text that is not UTF-8 is a
-    TOMLDecodeError (it was an internal error)."""
-
-    raw = read_regular(path, 16 << 20)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise tomllib.TOMLDecodeError(f"not UTF-8 text (byte {exc.start})") from None
-    return tomllib.loads(text)
 
 
 def _require_declared(r: Rule, declared: frozenset[str]) -> None:
@@ -420,14 +275,16 @@ def cause_ids() -> tuple[str, ...]:
 
 @cache
 def _parsed_knowledge(extra: tuple[str, ...]) -> Knowledge:
+    from ..schema import SchemaError, parse_toml, read_toml
+
     text = resources.files("dflash_doctor.knowledge").joinpath("causes.toml").read_bytes()
-    data = tomllib.loads(text.decode("utf-8"))
+    data = parse_toml(text, "causes.toml")
     docs = []
     for p in extra:
         try:
-            docs.append(load_toml(p))
+            docs.append(read_toml(p))
         except OSError as exc:
             raise KnowledgeError(f"cannot read knowledge file {p}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise KnowledgeError(f"knowledge file {p} is not valid TOML: {exc}") from None
-    return parse_knowledge(data, docs)
+        except SchemaError as exc:
+            raise KnowledgeError(f"knowledge file {exc}") from None
+    return parse_knowledge(data, docs, names=tuple(Path(p).name for p in extra))

@@ -15,8 +15,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import tomllib
-
 from ..probe.config import default_target_layer_ids
 from ..versions import VersionError, release_of
 
@@ -29,11 +27,18 @@ ALIASES = {"aux_hidden_state_layer_ids": "eagle_aux_hidden_state_layer_ids"}
 
 @lru_cache(maxsize=1)
 def load() -> dict[str, Any]:
-    text = resources.files("dflash_doctor.models").joinpath("aux_taps.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
-    for p in data.get("producer", []):
-        if p["convention"] not in ("output", "entering"):
-            raise ValueError(f"aux_taps.toml: producer {p['name']}: bad convention {p['convention']!r}")
+    """The table as TOML gives it (rows are merged with what an engine's source says, rows_from_source),
+    validated against schema.AuxTapsTable first."""
+    from ..schema import AuxTapsTable, convert, parse_toml  # msgspec: not at start-up
+
+    data = parse_toml(resources.files("dflash_doctor.models").joinpath("aux_taps.toml").read_bytes(), "aux_taps.toml")
+    table = convert(data, AuxTapsTable, "aux_taps.toml")
+    for i, r in enumerate(table.engine):
+        for bound in ("min", "max"):
+            try:
+                release_of(getattr(r, bound))
+            except VersionError as exc:
+                raise ValueError(f"aux_taps.toml: engine[{i}].{bound}: {exc}") from None
     return data
 
 

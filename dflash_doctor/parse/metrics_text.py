@@ -121,7 +121,7 @@ def _delta(a: dict, b: dict) -> tuple[dict, bool]:
     return out, ok
 
 
-def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> tuple[list[tuple], list[str], dict]:
+def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> tuple[list[tuple], list[str], dict]:  # noqa: C901 -- one scrape vs differenced scrapes, per engine, with resets named
     """Rows in the SpecInterval field order (parse.frame.FIELDS), notes, and a per-engine table.
 
     One scrape: counters since start. Several: consecutive scrapes of one server, differenced.

@@ -215,7 +215,7 @@ def load_drafter(path: str | Path, cfg: DrafterConfig, device: str = "cpu", dtyp
     for f in files:
         try:
             with safe_open(str(f), framework="pt") as fh:
-                for name in fh.keys():
+                for name in fh.keys():  # noqa: SIM118 -- a safetensors handle is not iterable
                     # some exports prefix the names ("model." ); strip one known prefix
                     key = name[len("model.") :] if name.startswith("model.") and name not in expected else name
                     if key in expected:

@@ -2,9 +2,9 @@
 
 torch (2.10+, with cuDNN newer than 9.15 on Hopper/Blackwell) puts cuDNN attention first. cuDNN builds an
 execution graph for each new set of shapes, and a decode step's key length is new at every step: each
-attention call in the decode loops paid a graph build (an H200 run: ~55 ms extra per step over 16 ms
-target forwards, while the floor, timed at fixed shapes, never saw it). Flash, memory-efficient and math
-kernels take any length; on CPU this is the default set.
+attention call in the decode loops would pay a graph build, which the floor, timed at fixed shapes, never
+sees (the cost measured: docs/performance.md). Flash, memory-efficient and math kernels take any length;
+on CPU this is the default set.
 """
 
 from __future__ import annotations

@@ -161,14 +161,14 @@ def match_dump(target, ids, taps, target_layer_ids=None) -> dict:
             result["offset_note"] = f"the dump has {len(out_taps)} taps, the drafter expects {len(expected)}"
         elif not all(t["matched"] for t in out_taps):
             result["offset"] = None
-            result["offset_note"] = "at least one tap matches no hidden state closely (cosine < %.2f)" % MATCH_COSINE
+            result["offset_note"] = f"at least one tap matches no hidden state closely (cosine < {MATCH_COSINE:.2f})"
         else:
-            shifts = {t["hf_index"] - e for t, e in zip(out_taps, expected)}
+            shifts = {t["hf_index"] - e for t, e in zip(out_taps, expected, strict=False)}
             result["offset"] = shifts.pop() if len(shifts) == 1 else None
             if result["offset"] is None:
                 result["offset_note"] = "the taps disagree on the shift"
         lines = []
-        for j, (t, e) in enumerate(zip(out_taps, expected)):
+        for j, (t, e) in enumerate(zip(out_taps, expected, strict=False)):
             last = len(candidates) - 1
             fed = (
                 "the embeddings"

@@ -21,7 +21,8 @@ CONTEXT_BUCKETS = ((0, 512), (512, 2048), (2048, 4096), (4096, None))
 
 
 def hf_taps(target_layer_ids, delta: int, num_layers: int) -> tuple[int, ...] | None:
-    """HF hidden-state indices for the drafter's taps under the +1 convention, shifted by delta; None if out of range."""
+    """HF hidden-state indices for the drafter's taps under the +1 convention, shifted by delta; None if out of
+    range."""
     taps = tuple(i + 1 + delta for i in target_layer_ids)
     return taps if all(0 <= t <= num_layers for t in taps) else None
 
@@ -105,7 +106,8 @@ class PairRunner:
                 ref = self.greedy(i, p).tokens
                 if g.tokens != ref:
                     diff = next(
-                        (j for j, (a, b) in enumerate(zip(g.tokens, ref)) if a != b), min(len(g.tokens), len(ref))
+                        (j for j, (a, b) in enumerate(zip(g.tokens, ref, strict=False)) if a != b),
+                        min(len(g.tokens), len(ref)),
                     )
                     mismatches.append({"prompt": p.id, "first_difference_at": diff})
         out = summarise(lengths, self.block)
@@ -139,7 +141,7 @@ def _ablation(name: str, summary: dict | None, note: str | None = None) -> dict:
     }
 
 
-def run_probe(
+def run_probe(  # noqa: C901 -- the probe's steps in order (load, tap, draft, verify, ablate), each may stop it
     *,
     target: str,
     drafter: str,
@@ -259,7 +261,11 @@ def run_probe(
         )
     if "context" in ablate:
         for lo, hi in CONTEXT_BUCKETS:
-            sel = [n for n, c in zip(main["_lengths"], main["_contexts"]) if c >= lo and (hi is None or c < hi)]
+            sel = [
+                n
+                for n, c in zip(main["_lengths"], main["_contexts"], strict=False)
+                if c >= lo and (hi is None or c < hi)
+            ]
             s = summarise(sel, block)
             ablations.append(
                 _ablation(

@@ -63,12 +63,12 @@ def read_probe_result(path: str) -> SavedProbe:
         raise UsageError(f"--probe-result {path}: cannot read it ({exc.strerror or exc})", hint=hint) from None
     except ValueError as exc:  # not JSON, NaN, absurd nesting or size
         raise UsageError(f"--probe-result {path}: not JSON ({str(exc)[:120]})", hint=hint) from None
-    if (
-        not isinstance(result, dict)
-        or result.get("schema") != PROBE_SCHEMA
-        or not isinstance(result.get("acceptance"), dict)
-    ):
-        raise UsageError(f"--probe-result {path}: not a {PROBE_SCHEMA} document", hint=hint)
+    from ..schema import SavedProbeDoc, SchemaError, convert  # msgspec: not at start-up
+
+    try:
+        convert(result, SavedProbeDoc, "")
+    except SchemaError as exc:
+        raise UsageError(f"--probe-result {path}: not a {PROBE_SCHEMA} document ({str(exc)[2:]})", hint=hint) from None
     return SavedProbe(path, result)
 
 
@@ -97,9 +97,10 @@ def probe_pair_mismatch(evidence: EvidenceSet, saved: SavedProbe, what: str | No
     verdicts = [_same(pd, names.drafter), _same(pt, names.target)]
     revs = [(pdrev, names.drafter_revision), (ptrev, names.target_revision)]
     if False in verdicts or any(a and b and not (a.startswith(b) or b.startswith(a)) for a, b in revs):
+        served = _pair_words(names.drafter, names.drafter_revision, names.target, names.target_revision)
         return (
-            f"{what or f'the probe result {saved.path}'} is for {_pair_words(pd, pdrev, pt, ptrev)}, but the deployment "
-            f"serves {_pair_words(names.drafter, names.drafter_revision, names.target, names.target_revision)}"
+            f"{what or f'the probe result {saved.path}'} is for {_pair_words(pd, pdrev, pt, ptrev)}, "
+            f"but the deployment serves {served}"
         )
     return None
 

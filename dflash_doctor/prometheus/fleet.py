@@ -17,7 +17,7 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..evidence import EvidenceSet, Source, Verdict
@@ -194,7 +194,7 @@ class Fleet:
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.fromtimestamp(t, UTC).replace(microsecond=0).isoformat()
 
 
 # --- reading --------------------------------------------------------------------------------------
@@ -362,7 +362,7 @@ def _mark_invalid(e: EngineRow) -> None:
     )
 
 
-def _read_engine(e: EngineRow) -> None:
+def _read_engine(e: EngineRow) -> None:  # noqa: C901 -- one branch per series an engine may expose (counts, positions, rates)
     """Counts -> τ, its interval, per-position rates and the trend, by what the engine exposes."""
     v = e.values
     pos = e.positions

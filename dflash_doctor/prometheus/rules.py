@@ -83,7 +83,7 @@ class Exprs:
 def alert_rules(s: RuleSettings) -> dict:
     x = Exprs(s)
     w = s.window
-    who = " ".join("{{ $labels.%s }}" % b for b in s.by)
+    who = " ".join("{{ $labels." + b + " }}" for b in s.by)  # Prometheus templates, not Python's
     common = {"for": s.for_}
     rules = [
         {
@@ -140,7 +140,7 @@ def alert_rules(s: RuleSettings) -> dict:
 def grafana_dashboard(s: RuleSettings, title: str = "Speculative decoding acceptance") -> dict:
     x = Exprs(s)
     rate_w = "$__rate_interval"
-    legend = " ".join("{{%s}}" % b for b in s.by)
+    legend = " ".join("{{" + b + "}}" for b in s.by)  # Grafana legend templates
     ds = {"type": "prometheus", "uid": "${datasource}"}
 
     def panel(
@@ -239,7 +239,9 @@ def grafana_dashboard(s: RuleSettings, title: str = "Speculative decoding accept
             unit="percentunit",
             threshold=1 - s.drop,
             w=24,
-            desc=f"Ratio of τ to the same engine's τ {s.offset} earlier; the line is the drop alert ({1 - s.drop:.0%}).",
+            desc=(
+                f"Ratio of τ to the same engine's τ {s.offset} earlier; the line is the drop alert ({1 - s.drop:.0%})."
+            ),
         ),
     ]
     return {

@@ -302,15 +302,15 @@ def _table_upgrades(evidence: EvidenceSet, names: Names, current, wanted: set[st
     if d is not None and d.layers:
         sliding = sum(1 for x in d.layers if x.attention == "sliding")
         swa = "none" if not sliding else ("uniform" if sliding == len(d.layers) else "mixed")
-    rows = sorted((r for r in load_table() if r["engine"] == names.engine), key=lambda r: parse_version(r["min"]).key)
+    rows = sorted((r for r in load_table() if r.engine == names.engine), key=lambda r: parse_version(r.min).key)
     out = {}
     for cid, spec in knowledge.causes.items():
         if cid not in wanted or spec.table_fix is None:
             continue
         for r in rows:
-            v = parse_version(r["min"])
+            v = parse_version(r.min)
             if v.key > current.key and spec.table_fix.fixes(r, swa):
-                out[cid] = (v, f"models/engine_support.toml: {names.engine} {r['min']}–{r['max']}")
+                out[cid] = (v, f"models/engine_support.toml: {names.engine} {r.min}–{r.max}")
                 break
     return out
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable
-from typing import Union
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -24,7 +23,7 @@ from .style import Style
 __all__ = ["Page", "Style", "t", "rstrip_lines", "TABLE_WIDTH_PIPED"]
 
 
-Part = Union[str, tuple[str, str], Text]
+Part = str | tuple[str, str] | Text
 
 
 def t(text: object, style: str = "") -> Text:

@@ -47,7 +47,7 @@ def md(text: object) -> str:
     return "".join(out)
 
 
-def render_markdown(report: Report, verbose: bool = False) -> str:
+def render_markdown(report: Report, verbose: bool = False) -> str:  # noqa: C901 -- the report's sections in reading order, each present only when it has content
     out: list[str] = [f"## dflash-doctor report: {md(report.target)}", ""]
     tl = tau_line(report)
     if tl:

@@ -83,7 +83,7 @@ def summary(page: Page, report: Report) -> None:
             page.line("  ", (f"why: {plan.next_why}", "dim"), hang=7)
 
 
-def causes(page: Page, report: Report, verbose: bool) -> None:
+def causes(page: Page, report: Report, verbose: bool) -> None:  # noqa: C901 -- the causes block: none, healthy, undecided and ranked each read differently
     if not report.causes:
         if report.verdict == Verdict.PROBLEM:
             page.blank()

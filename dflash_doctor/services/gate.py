@@ -148,38 +148,19 @@ def read_json_flag(path: str, flag: str, hint: str | None = None):
 
 def load_baseline_tau(path: str) -> tuple[float, str]:
     """τ from a saved dflash-doctor report (diagnose/probe JSON) or a saved gate JSON."""
+    from ..schema import SavedTau, convert  # msgspec: not at start-up
+
     data = read_json_flag(
         path, "--baseline", hint="save one with `dflash-doctor diagnose … --format json -o REPORT.json`"
     )
-    if not isinstance(data, dict):
-        raise UsageError(f"--baseline {path} is not a dflash-doctor report")
-    schema = data.get("schema")
-    block = (
-        data.get("acceptance")
-        if schema == "dflash-doctor/report@1"
-        else data.get("measured")
-        if schema == GATE_SCHEMA
-        else None
-    )
-    if block is None and schema not in ("dflash-doctor/report@1", GATE_SCHEMA):
-        raise UsageError(f"--baseline {path} has schema {schema!r}, not a dflash-doctor report or gate result")
-    tau = block.get("mean_acceptance_length") if isinstance(block, dict) else None
-    if isinstance(tau, bool) or not isinstance(tau, (int, float)):
+    doc = convert(data, SavedTau, f"--baseline {path}", UsageError)
+    block = doc.acceptance if doc.schema == "dflash-doctor/report@1" else doc.measured
+    if block is None or block.mean_acceptance_length is None:
         raise UsageError(
             f"--baseline {path} holds no mean acceptance length",
             hint="the saved report must come from a run that measured acceptance",
         )
-    try:
-        tau = float(tau)  # a 400-digit integer does not fit a float
-    except OverflowError:
-        tau = math.inf
-    if not 1.0 <= tau <= MAX_TAU:
-        raise UsageError(
-            f"--baseline {path}: its mean acceptance length {str(block.get('mean_acceptance_length'))[:40]} "
-            f"is impossible (τ lies between 1 and {MAX_TAU:g})",
-            hint="is the file damaged or edited?",
-        )
-    return tau, f"{path} (generated {str(data.get('generated_at', 'at an unknown time'))[:60]})"
+    return float(block.mean_acceptance_length), f"{path} (generated {(doc.generated_at or 'at an unknown time')[:60]})"
 
 
 def finite_option(name: str, value: float | None, lo: float | None = None, hi: float | None = None) -> float | None:

@@ -214,8 +214,8 @@ def check_bundle(path: str, opts: HostCheck) -> HostResult:
         host = BundleHost(path)
     except HostError as exc:
         raise DoctorError(exc.message, exc.hint, ExitCode.USAGE) from None
-    manifest = host.manifest.get("options") if isinstance(host.manifest.get("options"), dict) else {}
-    evidence = collect_host(host, HostOptions(log=manifest.get("log"), pid=manifest.get("pid")))
+    options = host.manifest.options
+    evidence = collect_host(host, HostOptions(log=options.log, pid=options.pid))
     return _diagnose(path, evidence, opts, "interrupted" if evidence.interrupted else "checked")
 
 

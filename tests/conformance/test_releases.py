@@ -10,10 +10,10 @@ vllm/_version.py.
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from dflash_doctor.engines import CERTAIN, DirectoryTree, SourceTree, analyse
 from dflash_doctor.engines.outcome import Deployment, decide

@@ -26,9 +26,8 @@ def test_every_rule_of_the_packaged_knowledge_cites_a_declared_observation():
 
 
 def test_a_rule_with_a_typo_is_refused_by_the_loader():
-    from importlib import resources
-
     import tomllib
+    from importlib import resources
 
     data = tomllib.loads(resources.files("dflash_doctor.knowledge").joinpath("causes.toml").read_text())
     typo = {"rule": [{"observation": "engine-swa:ignore", "cause": "swa-ignored", "weight": 1.0, "text": "typo"}]}

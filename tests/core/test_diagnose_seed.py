@@ -39,11 +39,15 @@ def test_seed_log_terminal_shows_curve_and_causes(cli):
 def test_drafts_weighting_not_mean_of_means(tmp_path, cli):
     # Two intervals: 100 drafts at τ 3.0 and 900 drafts at τ 1.0 -> weighted τ 1.2, mean of means 2.0.
     lines = [
-        "INFO 05-14 09:00:00 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 3.00, Accepted throughput: 20.00 tokens/s, "
-        "Drafted throughput: 20.00 tokens/s, Accepted: 200 tokens, Drafted: 200 tokens, Per-position acceptance rate: 1.000, 1.000, "
+        "INFO 05-14 09:00:00 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 3.00, Accepted "
+        "throughput: 20.00 tokens/s, "
+        "Drafted throughput: 20.00 tokens/s, Accepted: 200 tokens, Drafted: 200 tokens, Per-position acceptance "
+        "rate: 1.000, 1.000, "
         "Avg Draft acceptance rate: 100.0%",
-        "INFO 05-14 09:00:10 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.00, Accepted throughput: 0.00 tokens/s, "
-        "Drafted throughput: 180.00 tokens/s, Accepted: 0 tokens, Drafted: 1800 tokens, Per-position acceptance rate: 0.000, 0.000, "
+        "INFO 05-14 09:00:10 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.00, Accepted "
+        "throughput: 0.00 tokens/s, "
+        "Drafted throughput: 180.00 tokens/s, Accepted: 0 tokens, Drafted: 1800 tokens, Per-position acceptance "
+        "rate: 0.000, 0.000, "
         "Avg Draft acceptance rate: 0.0%",
     ]
     log = tmp_path / "two.log"

@@ -78,8 +78,8 @@ def test_diagnose_and_check_host_read_a_log_the_same_way(path):
 @pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
 def test_check_bundle_and_diagnose_on_its_log_lines_agree(bundle, tmp_path):
     host = BundleHost(str(bundle))
-    opts = host.manifest.get("options") or {}
-    replay = collect_host(host, HostOptions(log=opts.get("log"), pid=opts.get("pid")))
+    opts = host.manifest.options
+    replay = collect_host(host, HostOptions(log=opts.log, pid=opts.pid))
     # the bytes the bundle's log filter returned, as a file `diagnose` reads
     calls = [json.loads(x) for x in (bundle / "calls.jsonl").read_text().splitlines()]
     logs = [_dec(c["stdout"]) for c in calls if c.get("op") == "run" and "SpecDecoding metrics" in " ".join(c["argv"])]

@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-
 import tomllib
 
 from tests.conftest import ROOT

@@ -90,3 +90,21 @@ def test_the_entry_point_called_in_process_raises_systemexit_and_returns(capsys)
             main(args)
         assert e.value.code == code, args
     assert "dflash-doctor" in capsys.readouterr().out
+
+
+# Not heavy, but no part of printing help or the version: the schema library and the shapes read input.
+NOT_AT_START = ("msgspec", "pydantic", "dflash_doctor.schema")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_import_no_schema_library(args):
+    code = PROBE.replace("ARGS", json.dumps(args)[1:-1]).replace("HEAVY", repr(NOT_AT_START))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    loaded = json.loads(proc.stderr.rsplit("LOADED=", 1)[1])
+    assert loaded == [], f"{' '.join(args)} imported {loaded}"

@@ -21,7 +21,8 @@ def shifts(code: str, sources=None, origin="dflash"):
         # on its own line, after the read (issue 15: the old probe missed this one)
         "def f(c):\n    ids = c.get('target_layer_ids')\n    ids = [i + 1 for i in ids or []]\n    return tuple(ids)\n",
         # a loop that accumulates
-        "def f(c):\n    out = []\n    for layer_id in c.target_layer_ids:\n        out.append(layer_id + 1)\n    return out\n",
+        "def f(c):\n    out = []\n    for layer_id in c.target_layer_ids:\n        out.append(layer_id + 1)\n    "
+        "return out\n",
         # in the expression that hands them on, constant first, via map/lambda, via a generator
         "def f(c):\n    ids = getattr(c, 'target_layer_ids', None)\n    return tuple(1 + i for i in ids)\n",
         "def f(c):\n    return list(map(lambda i: i + 1, c['target_layer_ids']))\n",
@@ -65,7 +66,10 @@ def test_eagle_ids_are_kept_apart_from_dflash_ids():
 
 
 def test_a_parameter_can_be_the_source_and_a_store_the_sink():
-    code = "def set_dflash_layers_to_capture(self, layer_ids):\n    self.model.layers_to_capture = [v + 1 for v in layer_ids]\n"
+    code = (
+        "def set_dflash_layers_to_capture(self, layer_ids):\n"
+        "    self.model.layers_to_capture = [v + 1 for v in layer_ids]\n"
+    )
     fn = ast.parse(code).body[0]
     flow = follow(fn, {"layer_ids": "dflash"})
     assert [(e.how, {t.shift for t in e.value}) for e in flow.exits] == [("attr:layers_to_capture", {1})]

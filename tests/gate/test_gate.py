@@ -8,9 +8,12 @@ from pathlib import Path
 import junitparser
 import pytest
 import xmlschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.render.github import annotations
-from dflash_doctor.services.gate import GateResult, Outcome, ThresholdResult
+from dflash_doctor.services.gate import GateResult, Outcome, PositionRate, ThresholdResult, Thresholds, evaluate
 
 SCEN = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 SEED = Path(__file__).resolve().parents[2] / "fixtures" / "seed" / "vllm-0.20.1.log"
@@ -158,7 +161,7 @@ def test_github_actions_annotations_and_step_summary(cli, tmp_path):
         and x.endswith("≥ 0.1")
         for x in lines
     )
-    assert any(l.startswith("::notice title=dflash-doctor%3A most likely cause::") for l in lines)
+    assert any(ln.startswith("::notice title=dflash-doctor%3A most likely cause::") for ln in lines)
     text = summary.read_text()
     assert text.startswith("earlier step output\n")  # appended, never overwritten
     assert "### dflash-doctor gate: ❌ FAILED" in text
@@ -232,13 +235,6 @@ def test_unreachable_metrics_endpoint_is_no_data(cli):
     assert "no data" in r.stdout
 
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from dflash_doctor.evidence.acceptance import AcceptanceSummary
-from dflash_doctor.services.gate import PositionRate, Thresholds, evaluate
-
-
 @settings(max_examples=200, deadline=None)
 @given(
     rates=st.lists(st.floats(0, 1), min_size=1, max_size=16).map(lambda r: sorted(r, reverse=True)),
@@ -278,7 +274,7 @@ def test_gate_outcome_is_exactly_the_thresholds(rates, drafts, x, pos, rate, min
     pos_iv = stats.wilson(measured * drafts, drafts) if pos <= len(rates) else stats.Interval(0.0, 0.0, 0.0, drafts)
 
     def judged(iv, t):
-        if not (iv.estimate == iv.estimate) or iv.n == 0:
+        if iv.estimate != iv.estimate or iv.n == 0:
             return Outcome.NO_DATA
         return Outcome.FAIL if iv.high < t else Outcome.PASS if iv.low >= t else Outcome.NO_DATA
 

@@ -122,7 +122,10 @@ def vllm_v1_09(k: int, drafts: int, counts: list[int], bonus: bool = True) -> st
 def vllm_v1_083(k: int, drafts: int, counts: list[int]) -> str:
     accepted, drafted = sum(counts), drafts * k
     rate = accepted / drafted * 100 if drafted else 0.0
-    return f"SpecDecoding metrics: Draft acceptance rate: {rate:.1f}%, Accepted: {accepted} tokens, Drafted: {drafted} tokens"
+    return (
+        f"SpecDecoding metrics: Draft acceptance rate: {rate:.1f}%, "
+        f"Accepted: {accepted} tokens, Drafted: {drafted} tokens"
+    )
 
 
 def vllm_v0(k: int, drafts: int, counts: list[int]) -> str:

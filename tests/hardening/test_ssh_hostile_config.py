@@ -328,3 +328,16 @@ def test_a_stalled_banner_says_what_happened(sshd):
     finally:
         proxy.close()
     tally.survived("ssh: banner never comes")
+
+
+def test_an_included_file_that_starts_with_an_include_is_read(tmp_path):
+    """Found by mypy: an Include at the top of a file included from a Host block (no block of its own yet)
+    raised TypeError (list + None) — an internal error for a config OpenSSH reads."""
+    from dflash_doctor.hosts.ssh_config import expand
+
+    (tmp_path / "b.conf").write_text("User bob\n")
+    (tmp_path / "a.conf").write_text(f"Include {tmp_path}/b.conf\nPort 2222\n")
+    (tmp_path / "main").write_text(f"Host gpu\n  Include {tmp_path}/a.conf\n")
+    lines = [ln.strip() for ln in expand(str(tmp_path / "main"))]
+    assert "User bob" in lines and "Port 2222" in lines
+    assert lines.index("User bob") < lines.index("Port 2222")

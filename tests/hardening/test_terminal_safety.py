@@ -110,7 +110,8 @@ def _hostile_files(tmp_path, text: str):
     )
     log.write_text(
         f"INFO vLLM API server version 0.20.1{text}\n"
-        f"INFO non-default args: {{'model': {text!r}, 'speculative_config': {{'method': {text!r}, 'model': {text!r}}}}}\n"
+        f"INFO non-default args: {{'model': {text!r}, 'speculative_config': {{'method': {text!r}, 'model': "
+        f"{text!r}}}}}\n"
         f"INFO Resolved architecture: X{text}\n" + metrics * 3 + f"INFO SpecDecoding metrics: broken {text}\n",
         errors="surrogatepass",
     )

@@ -254,7 +254,8 @@ def write_log(path: Path, s: Scenario, size: int = 400_000, intervals: int = 60,
     head = [
         f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:253]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version {s.engine_version}",
         f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:253]   █▄█▀ █     █     █     █  model   {s.target}",
-        f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:189] non-default args: {{'model_tag': '{s.target}', 'host': '127.0.0.1', "
+        f"{api} INFO {t:%m-%d %H:%M:%S} [utils.py:189] non-default args: {{'model_tag': '{s.target}', 'host': "
+        "'127.0.0.1', "
         f"'port': 8000, 'api_key': ['{api_key}'], 'model': '{s.target}', 'speculative_config': {spec!r}}}",
         f"{api} INFO {t:%m-%d %H:%M:%S} [model.py:547] Resolved architecture: {s.target_config['architectures'][0]}",
         f"{api} INFO {t:%m-%d %H:%M:%S} [model.py:547] Resolved architecture: {s.drafter_config['architectures'][0]}",
@@ -269,13 +270,13 @@ def write_log(path: Path, s: Scenario, size: int = 400_000, intervals: int = 60,
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(head) + "\n")
         filler_pool = []
-        for i in range(64):
+        for _i in range(64):
             prompt = " ".join(rng.choice(words) for _ in range(rng.randint(20, 120)))
             filler_pool.append(
                 f"{api} INFO {{ts}} [logger.py:43] Received request chatcmpl-{rng.getrandbits(64):016x}: "
                 f"prompt: '{prompt}', params: SamplingParams(n=1, temperature=0.0, max_tokens=1024)"
             )
-        for n in range(intervals):
+        for _n in range(intervals):
             t += timedelta(seconds=10)
             ts = f"{t:%m-%d %H:%M:%S}"
             spec_l = spec_line(t, s.curve, drafts=1800 + rng.randint(0, 400))
@@ -298,7 +299,7 @@ def write_sglang_log(path: Path, s: Scenario, intervals: int = 40) -> None:
     t = datetime(2026, 5, 14, 9, 11, 52)
     mean = 1 + sum(s.curve)
     with open(path, "w", encoding="utf-8") as fh:
-        for n in range(intervals):
+        for _n in range(intervals):
             t += timedelta(seconds=10)
             fh.write(
                 f"[{t:%Y-%m-%d %H:%M:%S}] Decode batch, #running-req: 4, #token: 8812, token usage: 0.05, "
@@ -516,11 +517,10 @@ def free_port() -> int:
 def start_server(dep: Deployment) -> Deployment:
     """Start the fake server (stdout/stderr appended to the log). The caller stops it with stop_server."""
     dep.port = dep.port or free_port()
-    out = open(dep.log, "ab")
-    dep.proc = subprocess.Popen(
-        dep.argv(), stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=dep.env(), cwd=str(dep.root)
-    )
-    out.close()
+    with open(dep.log, "ab") as out:  # the child keeps its own copy of the descriptor
+        dep.proc = subprocess.Popen(
+            dep.argv(), stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=dep.env(), cwd=str(dep.root)
+        )
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if dep.proc.poll() is not None:

@@ -16,9 +16,12 @@ from tests.conftest import run_cli
 
 
 def test_quoted_spec_config_parses():
-    l = parse_launch_text("""VLLM_USE_V2_MODEL_RUNNER=1 vllm serve Qwen/Qwen3-8B --port 8001 \\
-        --speculative-config '{"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16", "num_speculative_tokens": 15}'""")
-    assert (l.engine, l.model, l.port, l.method, l.drafter, l.num_speculative_tokens) == (
+    lc = parse_launch_text(
+        "VLLM_USE_V2_MODEL_RUNNER=1 vllm serve Qwen/Qwen3-8B --port 8001 \\\n"
+        "        --speculative-config "
+        """'{"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16", "num_speculative_tokens": 15}'"""
+    )
+    assert (lc.engine, lc.model, lc.port, lc.method, lc.drafter, lc.num_speculative_tokens) == (
         "vllm",
         "Qwen/Qwen3-8B",
         8001,
@@ -26,12 +29,12 @@ def test_quoted_spec_config_parses():
         "z-lab/Qwen3-8B-DFlash-b16",
         15,
     )
-    assert l.env == {"VLLM_USE_V2_MODEL_RUNNER": "1"} and l.spec_error is None
+    assert lc.env == {"VLLM_USE_V2_MODEL_RUNNER": "1"} and lc.spec_error is None
 
 
 def test_shell_split_json_gives_the_exact_error_and_a_fix():
     # what /proc shows after `--speculative-config {"method": "dflash", ...}` without single quotes
-    l = parse_argv(
+    lc = parse_argv(
         [
             "python3",
             "/v/bin/vllm",
@@ -46,10 +49,10 @@ def test_shell_split_json_gives_the_exact_error_and_a_fix():
             "15}",
         ]
     )
-    assert l.speculative is None
-    assert "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)" in l.spec_error
-    assert "split it into 6 words" in l.spec_error
-    assert json.loads(l.spec_fix.split(" ", 1)[1].strip("'")) == {
+    assert lc.speculative is None
+    assert "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)" in lc.spec_error
+    assert "split it into 6 words" in lc.spec_error
+    assert json.loads(lc.spec_fix.split(" ", 1)[1].strip("'")) == {
         "method": "dflash",
         "model": "z-lab/X",
         "num_speculative_tokens": 15,
@@ -57,31 +60,31 @@ def test_shell_split_json_gives_the_exact_error_and_a_fix():
 
 
 def test_python_dict_syntax_is_repaired_without_eval():
-    l = parse_launch_text(
+    lc = parse_launch_text(
         """vllm serve Q --speculative-config "{'method': 'eagle3', 'model': 'R/E', 'num_speculative_tokens': 3}" """
     )
-    assert l.spec_error and '"method": "eagle3"' in l.spec_fix
+    assert lc.spec_error and '"method": "eagle3"' in lc.spec_fix
 
 
 def test_sglang_and_legacy_flags():
-    l = parse_launch_text(
+    lc = parse_launch_text(
         "python -m sglang.launch_server --model-path Q --speculative-algorithm EAGLE3 "
         "--speculative-draft-model-path D --speculative-num-draft-tokens 4"
     )
     # SGLang counts the verified token among its draft tokens: 4 draft tokens are k = 3 drafted positions
-    assert (l.engine, l.model, l.method, l.drafter, l.num_speculative_tokens) == ("sglang", "Q", "eagle3", "D", 3)
-    l = parse_launch_text("vllm serve Q --speculative-model D --num-speculative-tokens 5")
-    assert (l.drafter, l.num_speculative_tokens) == ("D", 5)
+    assert (lc.engine, lc.model, lc.method, lc.drafter, lc.num_speculative_tokens) == ("sglang", "Q", "eagle3", "D", 3)
+    lc = parse_launch_text("vllm serve Q --speculative-model D --num-speculative-tokens 5")
+    assert (lc.drafter, lc.num_speculative_tokens) == ("D", 5)
     with pytest.raises(LaunchParseError):
         parse_launch_text('vllm serve Q --speculative-config \'{"method": ')
 
 
 def test_launch_secrets_are_redacted():
-    l = parse_launch_text(
+    lc = parse_launch_text(
         "HF_TOKEN=hf_abcdefghijklmnopqrstuvwx vllm serve Q --api-key sk-aaaaaaaaaaaaaaaaaaaa "
         "--hf-token=hf_abcdefghijklmnopqrstuvwx"
     )
-    blob = json.dumps(to_jsonable(l))
+    blob = json.dumps(to_jsonable(lc))
     assert "sk-aaaa" not in blob and "hf_abcdef" not in blob
 
 
@@ -134,7 +137,8 @@ def test_engine_locate_answer_is_read_relative_to_the_site_dir():
     b64 = lambda t: base64.b64encode(t.encode()).decode()  # noqa: E731
     out = (
         f"PKG {b64(site)} maps\n"
-        f"F {b64(site + '/vllm-0.26.0.dist-info/METADATA')} {b64('Name: vllm' + chr(10) + 'Version: 0.26.0' + chr(10))}\n"
+        f"F {b64(site + '/vllm-0.26.0.dist-info/METADATA')} "
+        f"{b64('Name: vllm' + chr(10) + 'Version: 0.26.0' + chr(10))}\n"
         "P v1/worker/gpu_model_runner.py\nP config/vllm.py\nP ../../etc/passwd\nM vllm:num_requests 1\n"
     ).encode()
     found = parse_engine_locate(out, "vllm")
@@ -176,7 +180,6 @@ def test_bad_bundle_is_a_usage_error(tmp_path):
 
 def test_checks_on_hand_made_evidence(tmp_path):
     from dflash_doctor.checks.engine_source_swa import EngineSlidingWindow
-
     from dflash_doctor.engines import DirectoryTree, analyse
     from dflash_doctor.models.facts import drafter_facts
     from tests.conftest import FIXTURES

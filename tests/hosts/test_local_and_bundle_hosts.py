@@ -89,7 +89,10 @@ def test_bad_bundles_are_one_line_errors(tmp_path):
     d.mkdir()
     (d / "manifest.json").write_text('{"format": "something-else"}')
     (d / "calls.jsonl").write_text("")
-    with pytest.raises(HostError, match="not a dflash-doctor/bundle@1"):
+    with pytest.raises(HostError, match=r"manifest.json: format: invalid enum value 'something-else' \(not a dflash"):
+        BundleHost(str(d))
+    (d / "manifest.json").write_text('{"format": "dflash-doctor/bundle@1", "options": {"pid": "six"}}')
+    with pytest.raises(HostError, match=r"manifest.json: options.pid: expected an integer or nothing, got str"):
         BundleHost(str(d))
     (d / "manifest.json").write_text('{"format": "dflash-doctor/bundle@1"}')
     (d / "calls.jsonl").write_text("{not json\n")

@@ -14,14 +14,15 @@ pytestmark = pytest.mark.ssh
 def _fp_of_pub(pub_path) -> str:
     import paramiko
 
-    kind, b64 = open(pub_path).read().split()[:2]
+    with open(pub_path) as fh:
+        kind, b64 = fh.read().split()[:2]
     return fingerprint(paramiko.PKey.from_type_string(kind, __import__("base64").b64decode(b64)))
 
 
 def test_runs_argv_with_every_word_quoted(sshd, tmp_path):
     marker = tmp_path / "PWNED"
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
-        res = h.run(["echo", f"x; touch {marker}", "$(touch %s)" % marker, "`id`"])
+        res = h.run(["echo", f"x; touch {marker}", f"$(touch {marker})", "`id`"])
         assert res.ok
         assert res.text() == f"x; touch {marker} $(touch {marker}) `id`\n"
         # every byte on the wire is counted: the output plus the shared shell's framing (a few dozen bytes)

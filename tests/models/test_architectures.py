@@ -84,17 +84,17 @@ def _vllm_registry(v: str) -> set[str] | None:
 
 
 def test_vllm_rows_agree_with_the_registries_read():
-    rows = [r for r in load()["arch"] if r["engine"] == "vllm" and r["first"]]
+    rows = [r for r in load().arch if r.engine == "vllm" and r.first]
     checked = 0
     for r in rows:
-        first = _vllm_registry(r["first"])
+        first = _vllm_registry(r.first)
         if first is None:
             continue
-        assert r["name"] in first, r
-        if r["absent_before"]:
-            before = _vllm_registry(r["absent_before"])
+        assert r.name in first, r
+        if r.absent_before:
+            before = _vllm_registry(r.absent_before)
             if before is not None:
-                assert r["name"] not in before, r
+                assert r.name not in before, r
         checked += 1
     if not checked:
         pytest.skip("no extracted vLLM wheels in /work/cache/trees or the wheel cache")
@@ -120,13 +120,13 @@ def _sglang_entries(v: str) -> set[str] | None:
 def test_specific_rows_agree_with_the_registries_read():
     """The architecture-specific rows (issue 28) against the releases' own registries, where cached."""
     checked = 0
-    for r in (r for r in load()["arch"] if r.get("specific")):
-        read = _vllm_registry if r["engine"] == "vllm" else _sglang_entries
-        first, before = read(r["first"]), read(r["absent_before"])
+    for r in (r for r in load().arch if r.specific):
+        read = _vllm_registry if r.engine == "vllm" else _sglang_entries
+        first, before = read(r.first), read(r.absent_before)
         if first is not None:
-            assert r["name"] in first, r
+            assert r.name in first, r
             checked += 1
         if before is not None:
-            assert r["name"] not in before, r
+            assert r.name not in before, r
     if not checked:
         pytest.skip("none of the releases named is extracted in the wheel cache")

@@ -31,7 +31,7 @@ def test_vllm_rows(version, dflash, layer_map, swa):
 def test_rows_verified_from_wheels_say_so():
     assert "0.20.1" in lookup("vllm", "0.20.1").verified
     assert "_get_eagle3_aux_layers_from_config" in lookup("vllm", "0.20.1").source
-    assert all(r.get("verified") for r in load_table()), "every row was re-checked against its wheels"
+    assert all(r.verified for r in load_table()), "every row was re-checked against its wheels"
 
 
 def test_unknown_engine_or_version_is_not_guessed():
@@ -43,9 +43,9 @@ def test_unknown_engine_or_version_is_not_guessed():
 def test_ranges_do_not_overlap():
     from dflash_doctor.versions import release_of
 
-    for engine in {r["engine"] for r in load_table()}:
-        rows = sorted((release_of(r["min"]), release_of(r["max"])) for r in load_table() if r["engine"] == engine)
-        for (lo1, hi1), (lo2, _) in zip(rows, rows[1:]):
+    for engine in {r.engine for r in load_table()}:
+        rows = sorted((release_of(r.min), release_of(r.max)) for r in load_table() if r.engine == engine)
+        for (_, hi1), (lo2, _) in zip(rows, rows[1:], strict=False):
             assert hi1 < lo2
 
 
@@ -82,3 +82,11 @@ def test_sglang_has_dflash_from_0_5_11_and_sliding_windows_from_0_5_14():
     row = lookup("sglang", "0.5.23")
     assert (row.dflash, row.layer_map, row.drafter_swa) == (True, "plus-one", "honoured") and "0.5.23" in row.verified
     assert lookup("sglang", "0.5.15").drafter_swa == "honoured"
+
+
+def test_a_bad_row_is_one_line_naming_its_place():
+    from dflash_doctor import schema
+
+    doc = {"row": [{"engine": "vllm", "min": "0.20.0", "max": "0.21.0", "dflash": True, "layer_map": "sideways"}]}
+    with pytest.raises(schema.SchemaError, match=r"^engine_support.toml: row\[0\].layer_map: invalid enum value"):
+        schema.convert(doc, schema.EngineSupportTable, "engine_support.toml")

@@ -14,6 +14,7 @@ import pytest
 
 from dflash_doctor.parse import logscan
 from dflash_doctor.parse.logscan import aggregate
+from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = (
@@ -239,3 +240,16 @@ def test_a_summary_line_does_not_swallow_the_log_lines_after_it(tmp_path):
     )
     scan = logscan.scan(str(p))
     assert scan.formats.get("sglang") == 1
+
+
+def test_a_generic_block_with_zero_drafts_rates_and_no_mean_is_no_figure(tmp_path):
+    """Found by mypy: the generic key-value reader computed (mean - 1) * drafts with no mean (TypeError, an
+    internal error). Zero drafts with rates and no mean gives no τ: the block is not read."""
+    log = tmp_path / "summary.log"
+    log.write_text(
+        "run summary\nnum_spec_tokens     : 3\nnum_drafts          : 0\n"
+        "  accept@pos 0      : 0.6\n  accept@pos 1      : 0.3\n  accept@pos 2      : 0.1\n"
+    )
+    r = run_cli("logs", str(log))
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 3, r.stderr

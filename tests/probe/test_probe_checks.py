@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from dflash_doctor.check import run_checks
 from dflash_doctor.checks.probe_lossless import ProbeLossless
 from dflash_doctor.checks.probe_vs_served import ProbeVsServed, tau_at
-
-from dflash_doctor.check import run_checks
 from dflash_doctor.evidence import EvidenceSet, Source, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.evidence.payloads import ProbeResult

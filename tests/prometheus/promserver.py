@@ -85,9 +85,8 @@ def start_prometheus(
     ]
     if web_config is not None:
         args.append(f"--web.config.file={web_config}")
-    log = open(d / "prometheus.log", "ab")
-    proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-    log.close()
+    with open(d / "prometheus.log", "ab") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
     url = f"{scheme}://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -199,10 +199,11 @@ def test_help_imports_neither_heavy_libraries_nor_the_http_client(args):
     # (the console entry ends the process without the interpreter's teardown, exit handlers run: the list is
     # written by one)
     code = (
-        "import atexit, json, runpy, sys\nsys.argv = ['dflash-doctor'] + %r\n"
+        f"import atexit, json, runpy, sys\nsys.argv = ['dflash-doctor'] + {args!r}\n"
         "atexit.register(lambda: sys.stderr.write('\\nLOADED=' + json.dumps(sorted(m for m in "
-        "('torch', 'transformers', 'pandas', 'paramiko', 'numpy', 'httpx2', 'httpcore2', 'yaml') if m in sys.modules))))\n"
-        "try:\n    runpy.run_module('dflash_doctor', run_name='__main__')\nexcept SystemExit:\n    pass\n" % (args,)
+        "('torch', 'transformers', 'pandas', 'paramiko', 'numpy', 'httpx2', 'httpcore2', 'yaml') if m in "
+        "sys.modules))))\n"
+        "try:\n    runpy.run_module('dflash_doctor', run_name='__main__')\nexcept SystemExit:\n    pass\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code],

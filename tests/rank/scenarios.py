@@ -3,14 +3,14 @@ exactly as `dflash-doctor diagnose` would with the same flags."""
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-
-import tomllib
 
 from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.collect.workload import gather_workload
 from dflash_doctor.evidence import PAYLOAD_TYPES, EvidenceSet, Kind, Report
+from dflash_doctor.schema import ScenarioFile, convert
 from dflash_doctor.services.doctor import build_report
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
@@ -51,6 +51,7 @@ def names() -> list[str]:
 def load(name: str) -> Scenario:
     d = SCENARIOS / name
     data = tomllib.loads((d / "scenario.toml").read_text(encoding="utf-8"))
+    convert(data, ScenarioFile, f"scenarios/{name}/scenario.toml")  # a typo in a key fails here, not silently
     return Scenario(name, d, data.get("args", {}), data.get("expect", {}))
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import copy
 import math
+import tomllib
 from importlib import resources
 
 import pytest
-import tomllib
 
 from dflash_doctor.interpret.reference import band, default_reference, healthy_band, method_prior, parse_reference
 from dflash_doctor.knowledge.causes import KnowledgeError
@@ -87,22 +87,23 @@ def test_a_known_pair_overrides_the_method_band():
 @pytest.mark.parametrize(
     "mutate, message",
     [
-        (lambda d: d["figure"][0].update(sourc="x"), "unknown key"),
-        (lambda d: d["figure"][0].update(source="nowhere"), "source must name"),
-        (lambda d: d["figure"][0].update(k=0), "k must be"),
-        (lambda d: d["figure"][0].update(tau={"gsm8k": 40.0}), "must be a number"),
-        (lambda d: d["figure"][0].update(use=False), "needs a `why`"),
-        (lambda d: d["figure"][0].update(role="guess"), "role"),
-        (lambda d: d["method"][0].update(prior=0.9), "sum to"),
-        (lambda d: d["source"][0].update(url="http://x"), "https"),
-        (lambda d: d.update(schema=2), "schema"),
+        (lambda d: d["figure"][0].update(sourc="x"), "reference.toml: figure[0]: unknown key 'sourc'"),
+        (lambda d: d["figure"][0].update(source="nowhere"), "reference.toml: figure[0].source: 'nowhere' names no"),
+        (lambda d: d["figure"][0].update(k=0), "reference.toml: figure[0].k: expected an integer >= 1"),
+        (lambda d: d["figure"][0].update(tau={"gsm8k": 40.0}), "reference.toml: figure[0].tau.gsm8k: 40.0 is above"),
+        (lambda d: d["figure"][0].update(use=False), "reference.toml: figure[0].use: use = false needs a `why`"),
+        (lambda d: d["figure"][0].update(role="guess"), "reference.toml: figure[0].role: invalid enum value 'guess'"),
+        (lambda d: d["method"][0].update(prior=0.9), "reference.toml: method: priors sum to"),
+        (lambda d: d["source"][0].update(url="http://x"), "reference.toml: source[0].url: expected a string matching"),
+        (lambda d: d.update(schema=2), "reference.toml: schema: invalid enum value 2"),
     ],
 )
 def test_bad_reference_data_fails_loudly(mutate, message):
     data = copy.deepcopy(_data())
     mutate(data)
-    with pytest.raises(KnowledgeError, match=message):
+    with pytest.raises(KnowledgeError) as exc:
         parse_reference(data)
+    assert str(exc.value).startswith(message) and "\n" not in str(exc.value)
 
 
 def test_per_position_rates_must_add_up_to_the_stated_tau():

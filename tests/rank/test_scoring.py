@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 import tomllib
+
+import pytest
 
 from dflash_doctor.evidence import EvidenceSet, Finding, Observation, Source, Status, Verdict
 from dflash_doctor.evidence.acceptance import AcceptanceSummary

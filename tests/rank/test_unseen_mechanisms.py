@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from dflash_doctor.collect.inputs import FileInputs, gather_files
-from dflash_doctor.services.doctor import build_report
 
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.collect.workload import gather_workload
 from dflash_doctor.evidence import Verdict
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES, run_cli
 
 
@@ -206,3 +206,28 @@ def test_a_lossy_verifier_qualifies_a_healthy_verdict(tmp_path):
         logs=[log], launch=launch("eagle3", "RedHatAI/Qwen3-8B-speculator.eagle3", 3, rejection_sample_method="fly")
     )
     assert r.verdict == Verdict.HEALTHY and "lossless" in r.verdict_detail["caveat"]
+
+
+def test_releases_toml_is_shaped_and_a_bad_entry_is_one_line():
+    import copy
+    import tomllib
+    from importlib import resources
+
+    from dflash_doctor import schema
+    from dflash_doctor.checks.launch_release import entries
+
+    assert entries() and all(e["range"] for e in entries())
+    data = tomllib.loads(resources.files("dflash_doctor.interpret").joinpath("releases.toml").read_text("utf-8"))
+    bad = copy.deepcopy(data)
+    bad["entry"][0]["kind"] = "forbidden"
+    with pytest.raises(schema.SchemaError, match=r"^releases.toml: entry\[0\].kind: invalid enum value 'forbidden'$"):
+        schema.convert(bad, schema.ReleasesFile, "releases.toml")
+
+
+def test_a_damaged_profile_is_one_line_naming_the_place(tmp_path):
+    p = tmp_path / "profile.json"
+    p.write_text(json.dumps({"num_speculative_tokens": 3, "marginal_accept_rates": [0.9, "high", 0.6]}))
+    r = run_cli("diagnose", "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "--reference", str(p))
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert errors == ["error: profile.json: marginal_accept_rates[1]: expected a number, got str"], r.stderr

@@ -47,7 +47,7 @@ def _truthy(v: Any) -> bool:
     return v is True or str(v).strip().lower() in ("1", "true", "yes", "on", "")
 
 
-def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:
+def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:  # noqa: C901 -- one branch per fact the known issues are conditioned on
     """Everything the evidence says about the facts the known issues are conditioned on."""
     facts: dict[str, Any] = {}
     sources: dict[str, str] = {}

@@ -87,7 +87,7 @@ def _test(name: str, want: Any, have: Any) -> bool:
     return any(w in str(have).lower() for w in want)
 
 
-def evaluate(issue: KnownIssue, dep: Deployment, runner_default: str | None = None) -> Match | RuledOut:
+def evaluate(issue: KnownIssue, dep: Deployment, runner_default: str | None = None) -> Match | RuledOut:  # noqa: C901 -- the known-issue condition evaluator: one branch per condition kind
     engine = normalise_engine(dep.engine)
     if engine != issue.engine:
         return RuledOut(issue, f"engine is {engine or 'unknown'}, not {issue.engine}")

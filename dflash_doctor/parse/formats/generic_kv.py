@@ -64,6 +64,21 @@ def _what(key: str):
     return None, None
 
 
+def _counts(drafts, accepted, mean) -> tuple[float, float, bool] | None:
+    """(drafts, accepted, drafts estimated?) from what the block printed; None when nothing gives τ (zero
+    drafts printed with no mean and no accepted count)."""
+    est = False
+    if drafts is None and accepted is not None and mean and mean > 1.0:
+        drafts, est = accepted / (mean - 1.0), True
+    if drafts is None:
+        drafts, est = 1.0, True
+    if accepted is None:
+        if mean is None:
+            return None
+        accepted = (mean - 1.0) * drafts
+    return drafts, accepted, est
+
+
 def parse(line: Line) -> Parsed | None:
     matches, consumed = block_fields(line, _KV)
     f: dict = {}
@@ -107,13 +122,10 @@ def parse(line: Line) -> Parsed | None:
         accepted = round(sum(pp) * drafts)
     if k and len(pp) > k and all(r == 0 for r in pp[k:]):
         pp = pp[:k]
-    est = False
-    if drafts is None and accepted is not None and mean and mean > 1.0:
-        drafts, est = accepted / (mean - 1.0), True
-    if drafts is None:
-        drafts, est = 1.0, True
-    if accepted is None:
-        accepted = (mean - 1.0) * drafts
+    counted = _counts(drafts, accepted, mean)
+    if counted is None:
+        return None
+    drafts, accepted, est = counted
     tau = 1.0 + accepted / drafts if drafts else mean
     return Parsed(
         rows=[
