@@ -1,0 +1,69 @@
+"""Waiting for what a child process has done, read from /proc, instead of sleeping and hoping: a test that
+must act while a scan is under way waits until the scanner's read offset in the file says so.
+
+    pos = wait_for_read(proc, path, at_least=2 << 20)   # then SIGSTOP, act, SIGCONT
+
+Linux only (/proc/PID/fd, /proc/PID/fdinfo); `proc_available()` says whether it can be used here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+
+def proc_available() -> bool:
+    return os.path.isdir(f"/proc/{os.getpid()}/fdinfo")
+
+
+def read_offsets(pid: int, path: str) -> list[int]:
+    """The file offsets of `pid`'s descriptors open on `path` (none: the file is not open, or the process ended)."""
+    real = os.path.realpath(path)
+    out = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != real:
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as fh:
+                for line in fh:
+                    if line.startswith("pos:"):
+                        out.append(int(line.split()[1]))
+        except OSError:
+            continue  # closed meanwhile
+    return out
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` (children, their children, …) alive now."""
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                kids = [int(x) for x in fh.read().split()]
+        except OSError:
+            continue
+        out.update(kids)
+        todo.extend(kids)
+    return out
+
+
+def wait_for_read(proc: subprocess.Popen, path: str, at_least: int, timeout: float = 300.0) -> int:
+    """Wait until `proc` or a process below it has read `path` up to `at_least` bytes (its descriptor's
+    offset); return that offset. AssertionError when `proc` ends first, or after `timeout` seconds (a bound
+    on a hang, not a timing the test relies on)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in (proc.pid, *descendants(proc.pid)):
+            for pos in read_offsets(pid, path):
+                if pos >= at_least:
+                    return pos
+        if proc.poll() is not None:
+            raise AssertionError(f"the process ended before it was seen reading {path} at {at_least} bytes")
+        time.sleep(0.001)
+    raise AssertionError(f"no process read {path} up to {at_least} bytes within {timeout:.0f} s")
