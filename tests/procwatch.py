@@ -53,17 +53,18 @@ def descendants(pid: int) -> set[int]:
     return out
 
 
-def wait_for_read(proc: subprocess.Popen, path: str, at_least: int, timeout: float = 300.0) -> int:
-    """Wait until `proc` or a process below it has read `path` up to `at_least` bytes (its descriptor's
-    offset); return that offset. AssertionError when `proc` ends first, or after `timeout` seconds (a bound
-    on a hang, not a timing the test relies on)."""
+def wait_for_read(proc: subprocess.Popen | int, path: str, at_least: int, timeout: float = 300.0) -> int:
+    """Wait until `proc` (a child, or a pid such as this process's own) or a process below it has read `path`
+    up to `at_least` bytes (its descriptor's offset); return that offset. AssertionError when the child ends
+    first, or after `timeout` seconds (a bound on a hang, not a timing the test relies on)."""
+    pid = proc if isinstance(proc, int) else proc.pid
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for pid in (proc.pid, *descendants(proc.pid)):
-            for pos in read_offsets(pid, path):
+        for p in (pid, *descendants(pid)):
+            for pos in read_offsets(p, path):
                 if pos >= at_least:
                     return pos
-        if proc.poll() is not None:
+        if not isinstance(proc, int) and proc.poll() is not None:
             raise AssertionError(f"the process ended before it was seen reading {path} at {at_least} bytes")
         time.sleep(0.001)
     raise AssertionError(f"no process read {path} up to {at_least} bytes within {timeout:.0f} s")
