@@ -8,8 +8,11 @@ Linux only (/proc/PID/fd, /proc/PID/fdinfo); `proc_available()` says whether it 
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import subprocess
+import termios
 import time
 
 
@@ -68,3 +71,24 @@ def wait_for_read(proc: subprocess.Popen | int, path: str, at_least: int, timeou
             raise AssertionError(f"the process ended before it was seen reading {path} at {at_least} bytes")
         time.sleep(0.001)
     raise AssertionError(f"no process read {path} up to {at_least} bytes within {timeout:.0f} s")
+
+
+def wait_for_drained(proc: subprocess.Popen, timeout: float = 300.0) -> None:
+    """Wait until `proc` has read everything written to its stdin pipe and waits for more: the pipe holds no
+    byte (FIONREAD) and its main thread is blocked in read(0, …) (/proc/PID/syscall). AssertionError when
+    it ends first, or after `timeout` seconds (a bound on a hang)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError("the process ended before it waited for more input")
+        left = array.array("i", [0])
+        fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, left)
+        try:
+            with open(f"/proc/{proc.pid}/syscall") as fh:
+                call = fh.read().split()
+        except OSError:
+            call = []
+        if left[0] == 0 and call[:2] == ["0", "0x0"]:  # read(0, …)
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the process did not drain its input within {timeout:.0f} s")
