@@ -18,7 +18,7 @@ import pytest
 from dflash_doctor.parse import logscan
 from dflash_doctor.parse.fast.grep import grep_command
 from tests.hardening import tally
-from tests.hardening.faults import has_open
+from tests.procwatch import wait_for_read
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # SGLang lines go through the per-line dispatch (no fast path): slow enough to be interrupted mid-file
@@ -38,8 +38,23 @@ def big_log(tmp_path_factory):
     return p
 
 
-def _interrupt_after(seconds: float) -> threading.Timer:
-    t = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+def _read_into(big_log, workers: int) -> int:
+    """How far a grep of the scan must have read `big_log` before a stop: its scanner has then parsed lines
+    (grep runs at most a pipe's 1 MiB ahead of it) and the file is not finished. With byte-range workers, past
+    the second range's start (the second grep starts there)."""
+    size = os.path.getsize(big_log)
+    return 8 << 20 if workers == 1 else size // 2 + (4 << 20)
+
+
+def _interrupt_once_read(big_log, workers: int, at: list) -> threading.Thread:
+    """SIGINT to this process once its scan (its greps, its workers' greps) has read into the log."""
+
+    def run():
+        wait_for_read(os.getpid(), str(big_log), _read_into(big_log, workers))
+        at.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    t = threading.Thread(target=run, daemon=True)
     t.start()
     return t
 
@@ -55,16 +70,16 @@ def test_ctrl_c_on_the_grep_route_keeps_the_intervals_read(big_log, workers):
     callbacks = gc.callbacks[:]
     gc.callbacks.clear()
     scan = logscan.LogScan()
-    timer = _interrupt_after(0.8)
-    t0 = time.monotonic()
+    sent: list = []
+    watcher = _interrupt_once_read(big_log, workers, sent)
     try:
         with pytest.raises(KeyboardInterrupt):
             logscan.scan(str(big_log), plan, into=scan)
     finally:
-        timer.cancel()
         signal.signal(signal.SIGINT, previous)
         gc.callbacks.extend(callbacks)
-    assert time.monotonic() - t0 < 20  # the workers stop when asked, they do not finish the file first
+    watcher.join(5)
+    assert sent and time.monotonic() - sent[0] < 20  # the workers stop when asked, they do not finish the file
     assert scan.interrupted
     assert 0 < scan.n_intervals < (66 << 20) // len(LINE)
     s = logscan.aggregate(scan)
@@ -83,12 +98,7 @@ def test_ctrl_c_through_the_cli_reports_what_was_read(big_log):
         stderr=subprocess.PIPE,
         env=env,
     )
-    # well into the file: the scan has it open (a fixed 2 s was, at load 14, still inside the imports), then
-    # half a second of reading
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline and not has_open(proc.pid, big_log):
-        time.sleep(0.01)
-    time.sleep(0.5)
+    wait_for_read(proc, str(big_log), _read_into(big_log, 1))  # imports, then into the file (66 MiB: one grep)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()[-500:]
