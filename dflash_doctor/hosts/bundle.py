@@ -276,6 +276,9 @@ class BundleHost(Host):
         if not isinstance(self.manifest, dict) or self.manifest.get("format") != BUNDLE_FORMAT:
             raise HostError(f"{path}: not a {BUNDLE_FORMAT} bundle")
         self.origin = str(self.manifest.get("host", "unknown"))
+        # when it was collected: the time of every piece of evidence replayed from it (not the replay's)
+        at = self.manifest.get("collected_at")
+        self.recorded_at = at[:40] if isinstance(at, str) and at else None
         self._answers: dict[tuple, deque] = defaultdict(deque)
         for no, line in enumerate(calls_raw.splitlines(), 1):
             if not line.strip():
