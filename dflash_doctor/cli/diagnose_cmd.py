@@ -124,7 +124,7 @@ def register(app: typer.Typer) -> None:
         ),
         selector: str | None = SelectorOpt,
         since: str = SinceOpt,
-        step: str = StepOpt,
+        step: str | None = StepOpt,
         until: str | None = UntilOpt,
         timeout: float = TimeoutOpt,
         bearer_token_file: str | None = BearerFileOpt,
