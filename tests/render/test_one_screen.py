@@ -198,6 +198,29 @@ def test_a_healthy_verdict_proposes_nothing():
     assert not any(x.startswith("next:") for x in run_cli("check", "bundle", HEALTHY).stdout.splitlines())
 
 
+def test_a_healthy_verdict_proposes_no_step_to_separate_two_unlikely_causes(monkeypatch):
+    """Two 8 % causes a probe would separate: with a healthy verdict the plan proposes nothing."""
+    import dataclasses
+
+    from dflash_doctor.check import run_checks
+    from dflash_doctor.collect.inputs import FileInputs, gather_files
+    from dflash_doctor.rank.plan import build_plan
+    from dflash_doctor.rank.scoring import rank
+    from dflash_doctor.registry import load_checks
+    from dflash_doctor.settings import DEFAULT
+
+    monkeypatch.chdir(ROOT)
+    evidence = gather_files(FileInputs(logs=[SEED_LOG]))
+    evidence.baselines = DEFAULT.baselines()
+    checks = load_checks().checks
+    knowledge = DEFAULT.knowledge()
+    ranking = rank(run_checks(checks, evidence, lambda e: None), evidence, knowledge)
+    unlikely = [dataclasses.replace(c, confidence=0.08) for c in ranking.causes[:2]]
+    assert build_plan(unlikely, evidence, knowledge).next_command  # a problem: something to learn
+    quiet = build_plan(unlikely, evidence, knowledge, healthy=True)
+    assert quiet.next_command is None and quiet.next_why is None
+
+
 def test_the_cheapest_input_that_changes_the_ranking_comes_first():
     """A log alone: the drafter's config (a file) decides swa-ignored — it is asked for before a host or a GPU."""
     plan = json.loads(run_cli("diagnose", "--log", SEED_LOG, "-v", "--format", "json").stdout)["plan"]
