@@ -555,7 +555,9 @@ def build_plan(
     for c in ordered:
         out.append(plan_cause(c))
         out += [plan_cause(e) for e in causes if explained.get(e.id) == c.id]
-    cmd, why = (None, None) if healthy else _next_command(planned, names, invocation, knowledge, evidence, step_of)
+    cmd, why = (
+        (None, None) if healthy else _next_command(causes, planned, names, invocation, knowledge, evidence, step_of)
+    )
     if not healthy and cmd is None and why is None and steps:
         cmd, why = _recheck(steps[0], invocation, evidence)
     return FixPlan(
@@ -596,17 +598,22 @@ def _source_settled(c: Cause, evidence: EvidenceSet) -> bool:
 
 
 def _next_command(
+    causes: Sequence[Cause],
     planned: Sequence[Cause],
     names: Names,
     invocation: Sequence[str] | None,
     knowledge: Knowledge,
-    evidence: EvidenceSet,
-    step_of: dict[str, int],
+    evidence: EvidenceSet | None = None,
+    step_of: dict[str, int] | None = None,
 ) -> tuple[str | None, str | None]:
-    """The one command that would change the plan, cheapest evidence first; (None, None) when none would."""
+    """The one command that would change the plan, cheapest evidence first; (None, None) when none would.
+    (`causes`: every ranked cause, for callers' symmetry with build_plan; the plan's own are `planned`.)"""
+    step_of = step_of or {}
     # what is still open: a planned cause not yet near-certain (one at ≥ 0.9 needs its fix, not more evidence),
     # and not settled by the engine's own source
-    open_causes = [c for c in planned if c.confidence < SETTLED and not _source_settled(c, evidence)]
+    open_causes = [
+        c for c in planned if c.confidence < SETTLED and not (evidence is not None and _source_settled(c, evidence))
+    ]
     # a step that fixes a likely or settled cause is taken anyway: an SSH run or a GPU probe to separate the
     # causes it fixes would not change the plan (a file or a flag, which costs nothing, still may sharpen it)
     taken = {step_of[c.id] for c in planned if c.id in step_of and (c.confidence >= LIKELY or c not in open_causes)}

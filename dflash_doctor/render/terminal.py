@@ -114,8 +114,10 @@ def _check_groups(page: Page, folded: FoldedChecks) -> None:
     """One line per group of checks: failed, warned, each input checks wait for (and the command that gives
     it), could not run, and the passed / not applicable counts."""
     for status, group, word in ((Status.FAIL, folded.problems, "failed"), (Status.WARN, folded.warnings, "warned")):
-        if group:
-            mark, st = MARK[status]
+        mark, st = MARK[status]
+        if len(group) == 1:  # one finding: what it found, in its own words
+            page.line((f"{mark} ", st), (group[0].check_id, "bold"), ": ", group[0].message, hang=2)
+        elif group:
             page.line((f"{mark} ", st), f"{len(group)} {word}: ", (_ids(group), "bold"), hang=2)
     mark, st = MARK[Status.COULD_NOT_CHECK]
     for w in folded.waiting:
