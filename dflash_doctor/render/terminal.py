@@ -99,7 +99,7 @@ def _next(page: Page, report: Report) -> None:
     if not words and not cmd:
         return
     if not cmd:
-        page.line(("next: ", "bold"), words, hang=2)
+        page.line(("next: ", "bold"), words or "", hang=2)
         return
     head = f"next: {words}: " if words else "next: "
     width = page.style.width
