@@ -321,10 +321,18 @@ def require_inputs(inputs: FileInputs, others: bool = False, missing_ok: bool = 
     return warnings
 
 
+def _label(inputs: FileInputs) -> str:
+    """What the report is about: the log or metrics given ("server.log", "a.log and 2 more")."""
+    named = [("stdin" if p == "-" else p) for p in (*inputs.logs, *inputs.metrics)]
+    if not named:
+        return "files"
+    return named[0] + (f" and {len(named) - 1} more" if len(named) > 1 else "")
+
+
 def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSet:
     """Evidence from the inputs. On Ctrl-C, what was gathered so far is returned with
     `ev.interrupted` set and a could-not-check entry saying the rest was skipped."""
-    ev = EvidenceSet(label="files", baselines=settings.baselines())
+    ev = EvidenceSet(label=_label(inputs), baselines=settings.baselines())
     try:
         _gather_files(ev, inputs, settings)
     except KeyboardInterrupt:

@@ -151,12 +151,21 @@ class EvidenceSet:
         self.notes: list[str] = []
         # Set when the user pressed Ctrl-C during collection: the report holds what was gathered before.
         self.interrupted = False
+        # When the evidence was gathered, if not now: a replayed bundle's is its manifest's collected_at.
+        self.as_of: str | None = None
 
     def add(self, summary: str, source: Source, value: Any) -> Evidence:
         """Record `value`, a payload (one of PAYLOAD_TYPES); its type says what kind of evidence it is."""
         kind = kind_of(type(value))
         with self._lock:
-            ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)
+            ev = Evidence(
+                ref=f"E{len(self._items) + 1}",
+                kind=kind,
+                summary=summary,
+                source=source,
+                collected_at=self.as_of or now_iso(),
+                value=value,
+            )
             self._items.append(ev)
             self._missing.pop(kind, None)
         return ev

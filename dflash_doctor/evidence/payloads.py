@@ -136,6 +136,7 @@ class HostSummary:
     bytes_received: int = 0
     bytes_sent: int = 0
     seconds: float = 0.0
+    replayed: bool = False  # answered from a bundle: no time or bytes of the host's own
     hostname: str | None = None
     log: str | None = None
     log_bytes: int | None = None

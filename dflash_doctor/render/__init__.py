@@ -16,6 +16,7 @@ more (defence in depth: collectors redact structured values, this catches secret
 | registry.CheckRegistry | checks_list | `checks list` |
 | services.inspection.Inspection | inspection_view | `inspect-model` |
 | interpret.known_issues.audit.Audit | issues | `known-issues` |
+| services.explain.Explanation | explain_view | `explain CAUSE|CHECK` |
 | prometheus.rules.AlertRules / Dashboard | monitor | `monitor rules` (YAML) / `monitor grafana` (JSON) |
 
 A new output format is a `Format` member (style.py) and a branch in the modules that write it; a new kind of
@@ -42,6 +43,7 @@ RENDERERS: dict[str, str | dict[Format, str]] = {
     "CheckRegistry": "checks_list",
     "Inspection": "inspection_view",
     "Audit": "issues",
+    "Explanation": "explain_view",
     "AlertRules": "monitor",
     "Dashboard": "monitor",
 }

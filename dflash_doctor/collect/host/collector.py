@@ -86,6 +86,7 @@ class HostCollector:
         self.progress = progress or (lambda msg: None)
         self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
         self.ev = EvidenceSet(label=self.label)
+        self.ev.as_of = getattr(host, "recorded_at", None)  # a replayed bundle: its collection time
         self.build = EvidenceBuilder(self.ev, host=self.label)
         self.facts: dict[str, Any] = {}
         self._scraped = None
@@ -126,18 +127,24 @@ class HostCollector:
             )
         finally:
             self._pool.shutdown(wait=not self.ev.interrupted, cancel_futures=self.ev.interrupted)
-        elapsed = time.monotonic() - t0
+        replayed = self.ev.as_of is not None
+        elapsed = 0.0 if replayed else time.monotonic() - t0  # a replay's own time says nothing of the host
         value = HostSummary(
             host=self.label,
             commands=len(getattr(self.host, "commands", []) or []),
             bytes_received=getattr(self.host, "bytes_received", 0),
             bytes_sent=getattr(self.host, "bytes_sent", 0),
             seconds=round(elapsed, 2),
+            replayed=replayed,
             **{k: v for k, v in self.facts.items() if k in HostSummary.__dataclass_fields__},
         )
         self.ev.add(
             f"{self.label}: {value.commands} read-only commands, "
-            f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
+            + (
+                f"replayed from a bundle collected {self.ev.as_of}"
+                if replayed
+                else f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
+            )
             + (
                 f"; log {_size(value.log_bytes)} filtered on the host to {_size(value.log_filtered_bytes)}"
                 if value.log_bytes
