@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from ..evidence import EvidenceSet
 
 # How much one source's word is worth: the likelihood of what it says under the method it names vs any
-# other. A drafter config is read, not assumed (it names its architecture); a launch method can be a
-# mismatch (the launch-method check finds those), so it is strong but not certain.
-STRENGTH = {"drafter": 60.0, "launch": 30.0, "startup": 30.0, "format": 12.0, "k": 2.5}
+# other. A drafter config is read, not assumed (it names its architecture); the engine's own startup lines record the
+# configuration it runs (a method named there ran: ≥ 0.9 even for a method as rare as n-gram's 9 % prior); a launch
+# string is a claim (re-quoted, or not the one that ran) and can be a mismatch (the launch-method check finds those),
+# so it is strong but not certain.
+STRENGTH = {"drafter": 200.0, "launch": 30.0, "startup": 150.0, "format": 12.0, "k": 2.5}
 # The method names a launch or log may use, to the method family whose reference band applies.
 ALIASES = {
     "dflash2": "dflash",

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from dflash_doctor.collect.inputs import FileInputs, gather_files
-from dflash_doctor.services.doctor import build_report
 
+from dflash_doctor.collect.inputs import FileInputs, gather_files
 from dflash_doctor.collect.workload import gather_workload
 from dflash_doctor.evidence import Verdict
+from dflash_doctor.services.doctor import build_report
 from tests.conftest import FIXTURES, run_cli
 
 
@@ -206,3 +206,33 @@ def test_a_lossy_verifier_qualifies_a_healthy_verdict(tmp_path):
         logs=[log], launch=launch("eagle3", "RedHatAI/Qwen3-8B-speculator.eagle3", 3, rejection_sample_method="fly")
     )
     assert r.verdict == Verdict.HEALTHY and "lossless" in r.verdict_detail["caveat"]
+
+
+NGRAM = (
+    "{'model': 'Qwen/Qwen3-8B', 'speculative_config': {'method': 'ngram', 'num_speculative_tokens': 3, "
+    "'prompt_lookup_max': 3, 'prompt_lookup_min': 2}}"
+)
+
+
+@pytest.mark.parametrize("pp", [[0.18, 0.08, 0.03], [0.0, 0.0, 0.0]])
+def test_ngram_with_nothing_to_copy_is_the_workload_not_a_bug(tmp_path, pp):
+    """n-gram lookup drafts only what repeats in the context (vLLM ngram_proposer.py): low acceptance over many drafts
+    is the traffic (issue 27: it was insufficient-data on vLLM, engine-bug first on llama.cpp)."""
+    r = report(logs=[v1_log(tmp_path / "v.log", pp, drafts=60, intervals=12, version="0.32.0", startup=NGRAM)])
+    assert r.verdict == Verdict.PROBLEM
+    assert r.causes[0].id == "workload-shift" and "lookup:little-repeats" in {
+        c.observation for c in r.causes[0].evidence_for
+    }
+    assert "learned drafter" in r.causes[0].fix
+    assert all(c.id != "engine-bug" or c.confidence < 0.2 for c in r.causes)
+
+
+def test_ngram_that_finds_text_to_copy_is_not_called_a_workload_problem(tmp_path):
+    r = report(logs=[v1_log(tmp_path / "v.log", [0.7, 0.55, 0.45], drafts=60, intervals=12, startup=NGRAM)])
+    assert r.verdict != Verdict.PROBLEM and all(c.id != "workload-shift" or c.confidence < 0.5 for c in r.causes)
+
+
+def test_a_low_tau_of_an_unnamed_method_is_not_read_as_lookup(tmp_path):
+    """Without the engine or the user naming n-gram, the same curve says nothing about lookup."""
+    r = report(logs=[v1_log(tmp_path / "v.log", [0.18, 0.08, 0.03], drafts=60, intervals=12)])
+    assert all("lookup:little-repeats" not in {e.observation for e in c.evidence_for} for c in r.causes)
