@@ -139,6 +139,8 @@ class TauVsBaseline(Check):
                 )
             ]
         k = reading.k or acc.k or band.k
+        # k not in the evidence: the reading mixed the k each likely method is served with; name none as "the" k
+        at_k = f"at k={k}" if acc.k or band.basis == "pair" else "at the k they are served with (k is not in the log)"
         temp = ctx.temperature or 0.0
         allowance = SAMPLING_DROP_AT_T1 * min(temp, 1.0)
         ref_tau = band.typical if band.typical is not None else band.low / 0.9
@@ -162,7 +164,7 @@ class TauVsBaseline(Check):
         elif reading.verdict == "problem":
             far = rho < FAR_BELOW_RHO or reading.p_dead >= DECISIVE
             status = Status.FAIL
-            msg = f"τ {reading.tau:.2f} is {'far ' if far else ''}below what {who} reach at k={k} (≥ {band.low:.2f})"
+            msg = f"τ {reading.tau:.2f} is {'far ' if far else ''}below what {who} reach {at_k} (≥ {band.low:.2f})"
         else:
             status = Status.WARN
             settle = (
@@ -175,7 +177,7 @@ class TauVsBaseline(Check):
                 else ""
             )
             msg = (
-                f"τ {reading.tau:.2f} could be within or below what {who} reach at k={k} (from {band.low:.2f}): "
+                f"τ {reading.tau:.2f} could be within or below what {who} reach {at_k} (from {band.low:.2f}): "
                 f"P(in the band) {p_h:.0%} from these counts{settle}"
             )
         obs.extend(_level_observations(reading, rho, band, ctx, detail, refs, temp))

@@ -77,3 +77,22 @@ def test_a_literal_after_other_words_is_still_not_read(tmp_path, prefix):
     p = tmp_path / "other.log"
     p.write_text(prefix + L[0] + "\n", encoding="utf-8")
     assert aggregate(logscan.scan(str(p))) is None
+
+
+@pytest.mark.parametrize(
+    "text, tau",
+    [
+        ('{"internal_states": [{"last_gen_throughput": 120.5, "avg_spec_accept_length": 2.84}]}', 2.84),
+        ("avg_spec_accept_length=3.0125", 3.0125),
+        ("[2026-01-02 10:00:00 TP0] accuracy=0.91, avg_spec_accept_length=2.5", 2.5),
+        ("user prompt: what is avg_spec_accept_length=9.0 in sglang", None),
+        ('{"prompt": "say avg_spec_accept_length=9.0"}', None),
+    ],
+)
+def test_sglang_server_info_figure_is_read_only_where_sglang_prints_it(tmp_path, text, tau):
+    """SGLang's `avg_spec_accept_length` (get_server_info, or the name=value print of its tests): a printed τ of
+    unknown weight; the same words inside a prompt are not a figure."""
+    p = tmp_path / "info.txt"
+    p.write_text(text + "\n", encoding="utf-8")
+    s = aggregate(logscan.scan(str(p)))
+    assert (round(s.mean_acceptance_length, 4) if s else None) == tau
