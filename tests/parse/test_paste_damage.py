@@ -96,3 +96,24 @@ def test_sglang_server_info_figure_is_read_only_where_sglang_prints_it(tmp_path,
     p.write_text(text + "\n", encoding="utf-8")
     s = aggregate(logscan.scan(str(p)))
     assert (round(s.mean_acceptance_length, 4) if s else None) == tau
+
+
+SGL = (
+    "[2026-01-22 10:{m}:07 DP0 TP0] Decode batch, #running-req: 4, #token: 1108, token usage: 0.01, accept len: {ln}, "
+    "accept rate: 0.79, cuda graph: True, gen throughput (token/s): 90.39, #queue-req: 0"
+)
+
+
+@pytest.mark.parametrize("sep", [" ", ""])
+def test_sglang_decode_records_joined_onto_one_line_are_each_read(tmp_path, sep):
+    """SGLang's scheduler line (scheduler_metrics_mixin.py `log_decode_stats`), two records on one pasted line:
+    both count, weighted by #running-req × decode_log_interval as on two lines."""
+    lines = [SGL.format(m="27", ln="3.17"), SGL.format(m="28", ln="3.37")]
+    apart, joined = tmp_path / "apart.log", tmp_path / "joined.log"
+    apart.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    joined.write_text(sep.join(lines) + "\n", encoding="utf-8")
+    a, j = aggregate(logscan.scan(str(apart))), aggregate(logscan.scan(str(joined)))
+    assert a is not None and j is not None
+    assert (
+        (round(j.mean_acceptance_length, 4), j.drafts) == (round(a.mean_acceptance_length, 4), a.drafts) == (3.27, 320)
+    )
