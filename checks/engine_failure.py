@@ -35,9 +35,10 @@ MEANING = {
         "a code path that needs Triton ran where Triton is absent (a CPU build)",
         "Use a speculative method and runner this build supports without Triton, or a GPU build.",
     ),
-    "mixed-attention": (
-        "the runner refuses a drafter whose layers mix attention kinds",
-        "Use a runner/release that supports the drafter's per-layer attention, or a drafter with one kind.",
+    "runner-refused": (
+        "the model runner refuses this deployment at start-up ({detail})",
+        "Use the runner that serves it (for a mixed sliding/full DFlash drafter vLLM's V2 runner, "
+        "VLLM_USE_V2_MODEL_RUNNER=1, which needs Triton: not on a CPU build) or a drafter the runner supports.",
     ),
     "start-failed": ("the engine did not start (its cause is in the lines before)", ""),
 }

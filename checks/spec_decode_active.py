@@ -5,7 +5,13 @@ from __future__ import annotations
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import StartupFacts
-from dflash_doctor.evidence.payloads import MIN_SERVER_LOG_LINES, Environment, MetricsScrape, ScanStats
+from dflash_doctor.evidence.payloads import (
+    MIN_SERVER_LOG_LINES,
+    EngineFailures,
+    Environment,
+    MetricsScrape,
+    ScanStats,
+)
 
 
 def _counters(evidence: EvidenceSet) -> str | None:
@@ -32,7 +38,7 @@ class SpecDecodeActive(Check):
     area = "launch"
     title = "Spec-decode metrics present in the log"
     needs = (ScanStats,)
-    wants = (StartupFacts, MetricsScrape, Environment)
+    wants = (StartupFacts, MetricsScrape, Environment, EngineFailures)
     observations = ("launch:no-spec-lines",)
 
     def run(self, evidence: EvidenceSet):
@@ -47,6 +53,15 @@ class SpecDecodeActive(Check):
         if counted:
             refs = tuple(r for r in (ev.ref, evidence.ref(MetricsScrape)) if r)
             return [self.finding(Status.OK, counted, refs=refs)]
+        failed = evidence.get(EngineFailures)
+        if failed is not None and failed.items:
+            # the engine's own failure lines say why no interval was logged (check engine-failure): the launch
+            # did not merely lack the spec config or the stats logging
+            refs = tuple(r for r in (ev.ref, evidence.ref(EngineFailures)) if r)
+            msg = (
+                f"no spec-decode metrics in {size}: the engine failed ({', '.join(failed.kinds())}; see engine-failure)"
+            )
+            return [self.finding(Status.FAIL, msg, refs=refs)]
         if not (stats.bytes or stats.lines):
             return [self.finding(Status.COULD_NOT_CHECK, "could not check: the log is empty", refs=(ev.ref,))]
         if stats.malformed:

@@ -120,6 +120,10 @@ def doctor_json(*args: str, timeout: float = 300) -> tuple[int, dict, str]:
                         "drafts": acc.get("drafts"),
                         "causes": [(c["id"], c["confidence"]) for c in data.get("causes", [])[:3]],
                         "k": ((data.get("advice") or {}).get("num_speculative_tokens") or {}).get("recommended_k"),
+                        "why": [
+                            [e.get("text", "")[:160] for e in c.get("evidence_for", [])[:3]]
+                            for c in data.get("causes", [])[:2]
+                        ],
                     }
                 )
                 + "\n"

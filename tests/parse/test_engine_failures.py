@@ -40,6 +40,10 @@ def test_each_kind_is_recognised_in_the_engines_wording():
             "too many values to unpack (expected 3)",
         ),
         "ModuleNotFoundError: No module named 'triton'": ("no-triton", ""),
+        "  Value error, Model Runner V1 does not support: mixed sliding/full dflash drafts [type=value_error, in": (
+            "runner-refused",
+            "V1 does not support: mixed sliding/full dflash drafts",
+        ),
         f"{API} RuntimeError: Engine core initialization failed. See root cause above.": ("start-failed", ""),
     }
     for line, (kind, detail) in cases.items():
@@ -52,6 +56,7 @@ def test_ordinary_lines_and_a_shutdown_are_not_failures():
         f"{API} INFO 12-06 02:53:30 [launcher.py:195] Route: /version, Methods: GET",
         f"{API} ERROR 12-06 02:53:37 [async_llm.py:906] vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
         "encountered an issue. See stack trace (above) for the root cause.",
+        f"{API} WARNING 12-06 03:16:10 [cpu.py:224] Triton is not installed. triton-cpu is expected on x86 CPUs.",
         "a user prompt mentioning PackageNotFoundError in passing",
     ]
     assert find_failures(lines) == []
