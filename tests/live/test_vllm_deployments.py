@@ -139,7 +139,7 @@ def test_dflash_drafter_with_sliding_and_full_layers_on_0_32(vllm_engine, lab_mo
     assert any("mixed sliding/full" in f["message"] for f in fails), _finding(doc, "engine-failure")
     causes = _causes(doc)
     assert causes[0][0] == "launch-config", causes
-    assert "swa-ignored" not in [c for c, _ in causes[:2]], causes
+    assert all(p < causes[0][1] / 10 for c, p in causes if c == "swa-ignored"), causes  # nothing ran to ignore them
 
 
 def test_drafter_path_holding_a_method_word_refuses_to_start(vllm_engine, tiny_models, lab_models, logs):

