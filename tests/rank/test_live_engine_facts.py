@@ -89,11 +89,12 @@ def test_a_standalone_drafter_that_agrees_at_times_is_not_called_dead(tmp_path):
     [
         ("/scratch/dflash-try/small", "draft_model", "0.32.0", ("dflash", "dflash")),
         ("/scratch/dflash-try/small", "draft_model", "0.32.0+cpu", ("dflash", "dflash")),
-        ("/m/Qwen3-EAGLE3-head", "draft_model", "0.20.1", ("eagle3", "eagle3")),
+        ("/m/Qwen3-EAGLE3-head", "draft_model", "0.19.0", ("eagle3", "eagle3")),
         ("/m/EAGLE-LLaMA3-small", "mtp", "0.25.0", ("eagle-", "eagle")),
-        ("/m/dspark_small", "draft_model", "0.25.0", None),  # dspark is re-read from 0.26.0
-        ("/m/dspark_small", "draft_model", "0.26.0", ("dspark", "dspark")),
-        ("/scratch/dflash-try/small", "draft_model", "0.20.0", None),
+        ("/m/dspark_small", "draft_model", "0.24.0", None),  # dspark is re-read from 0.25.0
+        ("/m/dspark_small", "draft_model", "0.25.0", ("dspark", "dspark")),
+        ("/scratch/dflash-try/small", "draft_model", "0.19.1", None),  # dflash from 0.20.0
+        ("/scratch/dflash-try/small", "draft_model", "0.20.0", ("dflash", "dflash")),
         ("/scratch/dflash-try/small", "draft_model", "0.34.0", None),
         ("/m/z-lab-dflash-b16", "dflash", "0.32.0", None),  # the method it names anyway
         ("/m/small", "draft_model", "0.32.0", None),
