@@ -108,6 +108,9 @@ def doctor_json(*args: str, timeout: float = 300) -> tuple[int, dict, str]:
         raise AssertionError(f"no JSON from {args}: {out}") from None
     record = os.environ.get("DFLASH_DOCTOR_LIVE_RECORD")  # a file to append each measured result to (the report)
     if record:
+        docs = Path(record + ".d")
+        docs.mkdir(exist_ok=True)
+        (docs / f"{len(list(docs.iterdir())):02d}.json").write_text(res.stdout)
         acc = data.get("acceptance") or {}
         with open(record, "a") as fh:
             fh.write(

@@ -101,9 +101,15 @@ def test_server_default_temperature_one_with_counters_only(vllm_engine, lab_mode
         rc, doc, err = _check_pid(srv)
     active = _finding(doc, "spec-decode-active")
     assert active and "counters" in active[0]["message"] and active[0]["status"] != "fail", active
+    # The same pair at temperature 0 is healthy (test_vllm_pair: τ = k + 1); here τ falls (1.0–1.9 over runs:
+    # sampled text varies) and the evidence for sampling-mismatch is the server's default and the greedy drafts.
+    assert doc["acceptance"]["mean_acceptance_length"] < 3.0 and doc["verdict"] == "problem"
     causes = [c for c, _ in _causes(doc)]
-    assert "sampling-mismatch" in causes[:2], _causes(doc)
+    assert "sampling-mismatch" in causes[:3], _causes(doc)
     assert "launch-config" not in causes[:1], _causes(doc)
+    sampling = next(c for c in doc["causes"] if c["id"] == "sampling-mismatch")
+    why = " ".join(e["text"] for e in sampling["evidence_for"])
+    assert "temperature 1" in why and "greedy" in why, why
 
 
 def test_eagle3_head_whose_aux_layers_do_not_fit_the_target(vllm_engine, lab_models, logs):
