@@ -64,7 +64,7 @@ def test_one_line_per_group_of_checks_with_the_input_each_waits_for():
     assert any(x.startswith("! 3 warned: drafter-swa, k-choice, drafter-card") for x in lines)
     waiting = [x for x in lines if x.startswith("? 2 waiting for probe:")]
     assert len(waiting) == 1 and "run dflash-doctor probe --target Qwen/Qwen3.6-27B" in waiting[0]
-    assert any(x.startswith("✓ 21 passed") for x in lines)
+    assert any(x.startswith("✓ 22 passed") for x in lines)
     assert not any(x.startswith("Checks") or x.startswith("Evidence cited") for x in lines)
 
 
