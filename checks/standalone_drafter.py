@@ -32,7 +32,7 @@ class StandaloneDrafter(Check):
     title = "A standalone drafter that never agrees with its target"
     needs = (DrafterFacts, AcceptanceSummary)
     wants = (TargetFacts, Workload)
-    observations = ("standalone:dead",)
+    observations = ("standalone:dead", "standalone:agrees")
 
     def run(self, evidence: EvidenceSet):
         d = evidence.get(DrafterFacts)
@@ -65,7 +65,9 @@ class StandaloneDrafter(Check):
             ]
         if first > DEAD_FIRST_RATE:
             msg = f"the standalone drafter's first draft token is accepted {first:.0%} of the time: it agrees at times"
-            return [self.finding(Status.OK, msg, refs=refs)]
+            return [
+                self.finding(Status.OK, msg, refs=refs, observations=(Observation("standalone:agrees", msg, refs),))
+            ]
         msg = (
             f"standalone drafter {', '.join(d.architectures)} launched as {written!r} loads and runs but its first "
             f"token is accepted {first:.1%} of {acc.drafts:.0f} drafts: it predicts other tokens than the target "
