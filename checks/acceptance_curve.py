@@ -1,12 +1,23 @@
-"""Classify the per-position acceptance curve into a signature the ranking reads."""
+"""Classify the per-position acceptance curve into a signature the ranking reads.
+
+The signatures describe learned drafters (a model that predicts from features). An n-gram or suffix drafter predicts
+nothing: it copies the continuation of an earlier occurrence of the last tokens from the context, so how often its
+first copied token is right measures how much the traffic repeats its own context — single lucky hits are what a
+non-repetitive text gives it, not a sign of wrong inputs. For those methods the check reads that instead.
+"""
 
 from __future__ import annotations
 
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary
+from dflash_doctor.interpret.method import infer_method
 from dflash_doctor.interpret.readings import design_effect
 from dflash_doctor.interpret.signature import classify
+from dflash_doctor.stats import wilson
+
+LOOKUP_METHODS = ("ngram", "suffix")
+LOOKUP_HIT = 0.5  # a copied first token right less often than this: the text rarely continues as it did before
 
 
 def _curve(pp) -> str:
@@ -19,11 +30,19 @@ class AcceptanceCurve(Check):
     area = "acceptance"
     title = "Per-position acceptance curve shape"
     needs = (AcceptanceSummary,)
-    observations = ("signature:all-zero", "signature:cliff-after-first", "signature:steep", "signature:geometric")
+    observations = (
+        "signature:all-zero",
+        "signature:cliff-after-first",
+        "signature:steep",
+        "signature:geometric",
+        "lookup:rarely-repeats",
+    )
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.item(AcceptanceSummary)
         acc = evidence.get(AcceptanceSummary)
+        if infer_method(evidence).known in LOOKUP_METHODS:
+            return self._lookup(acc, ev.ref)
         sig = classify(acc, design_effect(acc, acc.k))
         detail = f"τ {acc.mean_acceptance_length:.2f}, per-position {_curve(acc.per_position)}"
         if sig.id in ("noise", "unknown"):
@@ -45,6 +64,39 @@ class AcceptanceCurve(Check):
                 status,
                 f"curve signature '{sig.id}': {sig.description}",
                 refs=(ev.ref,),
+                details=(detail,),
+                observations=obs,
+            )
+        ]
+
+    def _lookup(self, acc, ref):
+        """An n-gram/suffix drafter: how often its first copied token is right (position 1 over the drafts)."""
+        pp, drafts = acc.per_position, acc.drafts
+        if not pp or not drafts or drafts <= 0:
+            return [
+                self.finding(Status.COULD_NOT_CHECK, "no per-position counts to read the lookups from", refs=(ref,))
+            ]
+        hit = wilson(pp[0] * drafts, drafts)
+        detail = (
+            f"τ {acc.mean_acceptance_length:.2f}, first copied token right in {pp[0]:.1%} of {drafts:.0f} drafts "
+            f"[{hit.low:.1%}–{hit.high:.1%}, 95%], per-position {_curve(pp)}"
+        )
+        if hit.high < LOOKUP_HIT:
+            strength = 1.0
+        elif hit.estimate < LOOKUP_HIT:
+            strength = 0.5  # likely, not settled by the counts
+        else:
+            return [
+                self.finding(
+                    Status.OK, "n-gram lookups land: the traffic repeats its context", refs=(ref,), details=(detail,)
+                )
+            ]
+        obs = (Observation("lookup:rarely-repeats", detail, (ref,), strength=strength),)
+        return [
+            self.finding(
+                Status.WARN,
+                "n-gram drafting copies continuations from the context, and this traffic rarely repeats them",
+                refs=(ref,),
                 details=(detail,),
                 observations=obs,
             )

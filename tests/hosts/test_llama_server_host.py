@@ -127,11 +127,14 @@ def test_check_host_local_finds_a_llama_server_by_pid(tmp_path):
     assert "llama.cpp" in ev["process"]["summary"] and str(proc.pid) in ev["process"]["summary"]
     assert "method draft_model" in ev["launch"]["summary"] and "k 3" in ev["launch"]["summary"]
     assert "draft.gguf" in ev["launch"]["summary"]
-    # the log (its print_timing lines: 200 steps, 270 accepted) is the acceptance; the scrape is read beside it
+    # the log's print_timing lines (200 steps, 270 accepted) are read, but carry no per-position rates at the
+    # default verbosity: the scrape's counters, which do, are the acceptance the checks read
+    assert "2 intervals" in ev["log-scan"]["summary"]
+    assert "metrics" in ev and "τ 2.35" in ev["metrics"]["summary"]
     acc = rep["acceptance"]
     assert acc["accepted"] == 270 and acc["mean_acceptance_length"] == pytest.approx(2.35, abs=0.01)
-    assert "llamacpp-print-timing" in acc["formats"]
-    assert "metrics" in ev and "τ 2.35" in ev["metrics"]["summary"]
+    assert acc["formats"] == ["llamacpp-metrics"] and acc["per_position"] == pytest.approx([0.7, 0.425, 0.225])
+    assert any("without per-position rates" in n for n in rep["notes"])
     assert "Method: draft (from spec-type)." in rep["notes"]  # llama-server runs the --spec-type it is given
     missing = " ".join(str(m) for m in rep["missing_evidence"])
     assert "compiled binary" in missing

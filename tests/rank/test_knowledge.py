@@ -49,6 +49,7 @@ def test_packaged_knowledge_loads_every_documented_cause():
         "draft-vocab-map",
         "rope-mismatch",
         "workload-shift",
+        "context-not-repeated",
         "sampling-mismatch",
         "engine-bug",
         "rotated-quantization",
