@@ -21,6 +21,9 @@ demo: venv
 test: venv
 	$(PIP) install -q -c constraints.txt torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[probe,plot,test]"
+	@# llama.cpp's llama-server for tests/live/llamacpp, built once into the cache (10-20 min on 2 cores): on CI a
+	@# failed build fails here, loudly; elsewhere the live tests skip with the reason unless DFLASH_DOCTOR_LIVE_LLAMA=1.
+	@if [ "$$DFLASH_DOCTOR_CI" = 1 ] || [ "$$DFLASH_DOCTOR_LIVE_LLAMA" = 1 ]; then $(BIN)/python -m tests.live.llamacpp.engine; fi
 	$(BIN)/python -m pytest -q
 
 # The engine-source probes against the real vLLM 0.19.0–0.33.0 / SGLang 0.5.15–0.5.23 wheels (tests/conformance).
