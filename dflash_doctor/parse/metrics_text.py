@@ -162,7 +162,7 @@ def _counter_row(name: str, src: str, e: dict, k_hint: int | None, rows: list, n
     elif drafts is not None and drafts > 0 and accepted is not None:
         rows.append(
             (
-                _ROW_FORMAT.get(e.get("kind"), "vllm-metrics"),
+                _ROW_FORMAT.get(str(e.get("kind")), "vllm-metrics"),
                 src,
                 None,
                 None,
