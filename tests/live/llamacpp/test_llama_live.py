@@ -91,6 +91,9 @@ def test_drafter_identical_to_the_target_is_healthy(serve, llama_models):
         assert rep["verdict"] == "healthy", _ids(rep)
     launch = next(e for e in host["evidence"] if e["kind"] == "launch")["summary"]
     assert "method draft_model" in launch and f"k {K}" in launch and "same.gguf" in launch
+    # the release's own print_timing lines are read from the live process's log, one per request
+    scan = next(e for e in host["evidence"] if e["kind"] == "log-scan")["summary"]
+    assert f"{N_REQUESTS} intervals" in scan, scan
 
 
 def test_noisy_copy_is_a_weak_drafter(serve, llama_models):
