@@ -36,12 +36,14 @@ class AcceptanceCurve(Check):
         "signature:steep",
         "signature:geometric",
         "lookup:rarely-repeats",
+        "draft-model:all-rejected",
     )
 
     def run(self, evidence: EvidenceSet):
         ev = evidence.item(AcceptanceSummary)
         acc = evidence.get(AcceptanceSummary)
-        if infer_method(evidence).known in LOOKUP_METHODS:
+        method = infer_method(evidence).known
+        if method in LOOKUP_METHODS:
             return self._lookup(acc, ev.ref)
         sig = classify(acc, design_effect(acc, acc.k))
         detail = f"τ {acc.mean_acceptance_length:.2f}, per-position {_curve(acc.per_position)}"
@@ -58,7 +60,11 @@ class AcceptanceCurve(Check):
             "healthy": Status.OK,
         }[sig.id]
         detail += f" — {sig.strength:.0%} sure from the counts" if sig.strength < 0.995 else ""
-        obs = (Observation(f"signature:{sig.id}", detail, (ev.ref,), strength=sig.strength),)
+        obs: tuple[Observation, ...] = (Observation(f"signature:{sig.id}", detail, (ev.ref,), strength=sig.strength),)
+        if sig.id == "all-zero" and method == "draft":
+            # a standalone draft model is an ordinary LM the engine runs like the target: nothing accepted means
+            # the two predict different things, whatever feeds a head's features has no part in it
+            obs += (Observation("draft-model:all-rejected", detail, (ev.ref,), strength=sig.strength),)
         return [
             self.finding(
                 status,

@@ -67,3 +67,14 @@ def test_a_draft_model_with_the_same_curve_is_read_as_a_learned_drafter(cli, tmp
     rep = _diagnose(cli, _prom(tmp_path / "m.prom", 120, [9, 1, 0], 360), DRAFT)
     assert "lookup:rarely-repeats" not in _obs(rep)
     assert "context-not-repeated" not in [c["id"] for c in rep["causes"]]
+
+
+def test_a_standalone_draft_model_with_every_draft_rejected_is_the_pairing(cli, tmp_path):
+    """llama-server's draft-simple runs a whole LM as the drafter, through the target's own forward pass: nothing
+    accepted is the drafter's distribution (another model, tokenizer, untrained weights), not a head's features."""
+    rep = _diagnose(cli, _prom(tmp_path / "m.prom", 1000, [0, 0, 0], 3000), DRAFT)
+    ids = [c["id"] for c in rep["causes"]]
+    assert ids[0] == "wrong-pairing", ids
+    assert "draft-model:all-rejected" in _obs(rep)
+    conf = {c["id"]: c["confidence"] for c in rep["causes"]}
+    assert conf.get("engine-bug", 0) < 0.1 and conf.get("method-mismatch", 0) < 0.1
