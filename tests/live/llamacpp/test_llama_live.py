@@ -27,7 +27,7 @@ NGRAM = ("--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "2", "--sp
 # causes that blame the drafter or its pairing with the target, and those that blame the engine
 DRAFTER_SIDE = {"wrong-pairing", "undertrained-drafter", "method-mismatch", "draft-vocab-map", "rope-mismatch"}
 ENGINE_SIDE = {"engine-bug", "swa-ignored", "layer-offset", "eager-mode", "prefix-caching", "tensor-parallel"}
-WORKLOAD_SIDE = {"workload-shift", "sampling-mismatch"}
+WORKLOAD_SIDE = {"context-not-repeated", "workload-shift", "sampling-mismatch"}
 
 
 def _prompts(n: int, seed: int, repeat: bool) -> list[str]:
