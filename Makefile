@@ -25,6 +25,9 @@ test: venv
 	$(PIP) install -q -c constraints.txt torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[probe,plot,test]"
 	$(MAKE) lint
+	@# llama.cpp's llama-server for tests/live/llamacpp, built once into the cache (10-20 min on 2 cores): on CI a
+	@# failed build fails here, loudly; elsewhere the live tests skip with the reason unless DFLASH_DOCTOR_LIVE_LLAMA=1.
+	@if [ "$$DFLASH_DOCTOR_CI" = 1 ] || [ "$$DFLASH_DOCTOR_LIVE_LLAMA" = 1 ]; then $(BIN)/python -m tests.live.llamacpp.engine; fi
 	$(BIN)/python -m pytest -q
 
 # Format and lint checks (versions pinned in the test extra; configuration in pyproject.toml).

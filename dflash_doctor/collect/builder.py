@@ -247,7 +247,15 @@ class EvidenceBuilder:
             )
             ev.missing(AcceptanceSummary, idle)
         if acc is not None and acc.drafts > 0:
-            if ev.has(AcceptanceSummary):
+            logged = ev.get(AcceptanceSummary)
+            if logged is not None and not logged.per_position and acc.per_position:
+                # llama-server prints its per-position rates only at trace verbosity (-lv 4): the counters have them
+                ev.notes.append(
+                    f"the log gives τ {logged.mean_acceptance_length:.2f} without per-position rates; the /metrics "
+                    f"counters (τ {acc.mean_acceptance_length:.2f}, per-position counts) are used for the checks"
+                )
+                ev.add(f"τ {acc.mean_acceptance_length:.2f} over {acc.drafts:.0f} drafts (from /metrics)", src, acc)
+            elif ev.has(AcceptanceSummary):
                 ev.notes.append(
                     f"metrics give τ {acc.mean_acceptance_length:.2f}; the log's acceptance is used "
                     "for the checks (it has per-interval detail)"

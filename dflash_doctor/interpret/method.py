@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 # configuration it runs (a method named there ran: ≥ 0.9 even for a method as rare as n-gram's 9 % prior); a launch
 # string is a claim (re-quoted, or not the one that ran) and can be a mismatch (the launch-method check finds those),
 # so it is strong but not certain.
-STRENGTH = {"drafter": 200.0, "launch": 30.0, "startup": 150.0, "format": 12.0, "k": 2.5}
+STRENGTH = {"drafter": 200.0, "launch": 30.0, "startup": 150.0, "format": 12.0, "k": 2.5, "spec-type": 2000.0}
+# llama-server runs exactly the --spec-type it is given (common/speculative.cpp makes one implementation per type
+# named; nothing re-detects it from a drafter's name or config), so that flag on a live process is all but certain.
 # The method names a launch or log may use, to the method family whose reference band applies.
 ALIASES = {
     "dflash2": "dflash",
@@ -207,7 +209,8 @@ def infer_method(evidence: EvidenceSet) -> MethodBelief:
         hear(d.method, "drafter", evidence.ref(DrafterFacts))
     launch = evidence.get(LaunchConfig)
     if launch is not None and launch.method:
-        hear(launch.method, "launch", evidence.ref(LaunchConfig), launch.engine)
+        explicit = launch.engine == "llama.cpp" and bool((launch.speculative or {}).get("spec_type"))
+        hear(launch.method, "spec-type" if explicit else "launch", evidence.ref(LaunchConfig), launch.engine)
     st = evidence.get(StartupFacts)
     if st is not None and st.method:
         hear(st.method, "startup", evidence.ref(StartupFacts), st.engine)
@@ -218,14 +221,14 @@ def infer_method(evidence: EvidenceSet) -> MethodBelief:
         if acc.k:
             for m in METHODS:
                 logp[m] += math.log(_k_likelihood(m, acc.k))
-    stated = {m for m, src, _ in said if src in ("drafter", "launch", "startup")}
+    stated = {m for m, src, _ in said if src in ("drafter", "launch", "startup", "spec-type")}
     for m, why in unavailable(evidence).items():
         if m in stated:
             continue  # what the launch or the drafter says ran, ran (engine-loads-drafter judges whether it could)
         logp[m] += math.log(UNAVAILABLE)
         said.append((m, f"unavailable: {why}", None))
     conflict = None
-    named = {s: m for m, s, _ in said if s in ("drafter", "launch")}
+    named = {("launch" if s == "spec-type" else s): m for m, s, _ in said if s in ("drafter", "launch", "spec-type")}
     if len(set(named.values())) > 1:
         conflict = f"the launch says {named.get('launch')}, the drafter config is {named.get('drafter')}"
     mx = max(logp.values())

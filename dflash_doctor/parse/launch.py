@@ -1,4 +1,4 @@
-"""Parse a serve command (vLLM or SGLang) into what spec decode was asked for.
+"""Parse a serve command (vLLM, SGLang or llama.cpp's llama-server) into what spec decode was asked for.
 
 Input is either the text a user pastes (`diagnose --launch`) or the argv words of a running
 process (`/proc/PID/cmdline`, from `check host`). The speculative config is parsed as JSON the way
@@ -19,6 +19,9 @@ from .. import pyast
 from ..evidence.payloads import LaunchConfig
 from ..redact import REDACTED, is_secret_key, redact_any, redact_text, redact_words
 from ..textsafe import command
+from .launch_llamacpp import flags as llama_flags
+from .launch_llamacpp import is_llama_server
+from .launch_llamacpp import speculative as llama_speculative
 
 _VLLM_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 _SGLANG_SPEC = {
@@ -104,6 +107,8 @@ def _engine_of(words: Sequence[str]) -> tuple[str | None, int]:
             return "sglang", i + 1 if w.startswith("sglang.") else i + 2
         if _is_offline_example(w):
             return "vllm", i + 1
+        if is_llama_server(w):
+            return "llama.cpp", i + 1
     return None, 0
 
 
@@ -136,6 +141,8 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch pe
             k, v = words.pop(0).split("=", 1)
             env[k] = v
     engine, start = _engine_of(words)
+    if engine == "llama.cpp":
+        return _llama_server(argv, words[start:], env)
     rest = words[start:] if engine else words
     args: dict[str, Any] = {}
     positional: list[str] = []
@@ -291,3 +298,27 @@ def _repair(text: str) -> dict | None:
         except ValueError:
             out[key] = val
     return out or None
+
+
+def _llama_server(argv: Sequence[str], rest: list[str], env: dict[str, str]) -> LaunchConfig:
+    """llama.cpp's llama-server: short and long flags of its own (parse/launch_llamacpp.py)."""
+    args, stray = llama_flags(rest)
+    spec = llama_speculative(args)
+    port = _num(args.get("port"))
+    model = args.get("model") if isinstance(args.get("model"), str) else args.get("hf_repo")
+    k = spec.get("num_speculative_tokens") if spec else None
+    drafter = spec.get("model") if spec else None
+    return LaunchConfig(
+        engine="llama.cpp",
+        model=redact_text(model) if isinstance(model, str) else None,
+        host=args.get("host") if isinstance(args.get("host"), str) else None,
+        port=port if isinstance(port, int) else None,
+        speculative=redact_any(spec) if spec is not None else None,
+        method=spec["method"] if spec else None,
+        drafter=redact_text(drafter) if isinstance(drafter, str) else None,
+        num_speculative_tokens=k if isinstance(k, int) else None,
+        env={k2: (REDACTED if is_secret_key(k2) else redact_text(v)) for k2, v in env.items()},
+        args={k2: (REDACTED if is_secret_key(k2) and v is not True else redact_any(v)) for k2, v in args.items()},
+        stray=tuple(redact_argv(stray)),
+        argv=tuple(redact_argv(argv)),
+    )

@@ -1,7 +1,12 @@
 """Spec-decode numbers from Prometheus text (`/metrics`), parsed with prometheus_client's parser.
 
 vLLM V1 exposes counters: one scrape is the picture since the server started, two scrapes give
-the interval between them. V0 exposed gauges (acceptance rate, efficiency), SGLang exposes gauges of
+the interval between them. llama.cpp's llama-server (`--metrics`, tools/server/server-task.cpp
+`server_task_result_metrics::to_prometheus` in the 0.5.0-dev vendored by llama-cpp-python 0.3.36) exposes the
+same four counters under `llamacpp:` with the same meanings: `spec_decode_num_drafts_total` counts verification
+steps (server-context.cpp adds one per verified draft), draft tokens, accepted draft tokens (bonus excluded) and
+`spec_decode_num_accepted_tokens_per_pos_total{position}` sized to the drafter's n-max (so its length is k).
+V0 exposed gauges (acceptance rate, efficiency), SGLang exposes gauges of
 its last decode-log interval. Series with different `engine` labels (data parallel) are kept apart
 and summed. Meanings: shared/reference/engine-logs.md.
 """
@@ -21,6 +26,9 @@ _V1 = {
     "vllm:spec_decode_num_accepted_tokens": "accepted",
 }
 _V1_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
+# llama-server's counters: the same names under its own prefix (no engine label: one model per server)
+_COUNTER_PREFIXES = {"vllm:": "vLLM", "llamacpp:": "llama.cpp"}
+_ROW_FORMAT = {"llama.cpp": "llamacpp-metrics"}
 _GAUGES = {
     "vllm:spec_decode_draft_acceptance_rate": "v0_rate",
     "vllm:spec_decode_efficiency": "v0_efficiency",
@@ -88,6 +96,11 @@ def _read_samples(scrape: Scrape, families) -> None:
             if name.endswith("_created"):
                 continue
             label = s.labels.get("engine", "")
+            prefix, _, rest = name.partition(":")
+            kind = _COUNTER_PREFIXES.get(prefix + ":")
+            name = "vllm:" + rest if kind else name  # the counters' meanings are the same under both prefixes
+            if kind and (name in _V1 or name == _V1_POS):
+                scrape.engine(label)["kind"] = kind
             if name in _V1:
                 e = scrape.engine(label)
                 e[_V1[name]] = e.get(_V1[name], 0.0) + float(s.value)  # model_name splits add up
@@ -115,13 +128,68 @@ def _delta(a: dict, b: dict) -> tuple[dict, bool]:
         d = v - a["pos"].get(p, 0.0)
         ok &= d >= 0
         out["pos"][p] = d
-    for key in ("v0_rate", "v0_efficiency", "sgl_len", "sgl_rate"):
+    for key in ("v0_rate", "v0_efficiency", "sgl_len", "sgl_rate", "kind"):
         if key in b:
             out[key] = b[key]
     return out, ok
 
 
-def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> tuple[list[tuple], list[str], dict]:  # noqa: C901 -- one scrape vs differenced scrapes, per engine, with resets named
+def _kinds(scrape: Scrape) -> str:
+    """Whose counters these are (vLLM, llama.cpp), for the notes."""
+    return "/".join(sorted({e["kind"] for e in scrape.engines.values() if "kind" in e})) or "vLLM"
+
+
+def _counter_row(name: str, src: str, e: dict, k_hint: int | None, rows: list, notes: list[str]) -> dict[str, Any]:
+    """One engine's counters: a row appended to `rows` when they are sane and hold drafts; its table entry."""
+    drafts = e.get("drafts")
+    drafted, accepted = e.get("drafted"), e.get("accepted")
+    k = len(e["pos"]) or k_hint
+    est = False
+    if drafts is None and drafted is not None and k:
+        drafts, est = drafted / k, True  # 0.8.3–0.8.4 expose no drafts counter
+        notes.append(f"{name}: no drafts counter (vLLM 0.8.3–0.8.4): drafts estimated as draft tokens / k")
+    pp: tuple[float, ...] = ()
+    if drafts and e["pos"]:
+        pp = tuple(e["pos"].get(i, 0.0) / drafts for i in range(max(e["pos"]) + 1))
+    # counters are never negative or infinite, and never accept more than was drafted
+    sane = (
+        all(v is None or (math.isfinite(v) and v >= 0) for v in (drafts, drafted, accepted))
+        and (drafted is None or accepted is None or accepted <= drafted)
+        and all(0.0 <= r <= 1.0 for r in pp)
+    )
+    if not sane:
+        notes.append(f"{name}: implausible counter values (negative, infinite, or more accepted than drafted); ignored")
+    elif drafts is not None and drafts > 0 and accepted is not None:
+        rows.append(
+            (
+                _ROW_FORMAT.get(str(e.get("kind")), "vllm-metrics"),
+                src,
+                None,
+                None,
+                f"metrics {name}",
+                drafts,
+                int(drafted) if drafted is not None else None,
+                int(accepted),
+                k,
+                pp,
+                1.0 + accepted / drafts,
+                None,
+                None,
+                None,
+                None,
+                est,
+            )
+        )
+    entry = {"engine_kind": e["kind"]} if "kind" in e else {}
+    return entry | {
+        "drafts": drafts,
+        "draft_tokens": drafted,
+        "accepted": accepted,
+        "per_position_counts": [e["pos"][i] for i in sorted(e["pos"])],
+    }
+
+
+def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> tuple[list[tuple], list[str], dict]:
     """Rows in the SpecInterval field order (parse.frame.FIELDS), notes, and a per-engine table.
 
     One scrape: counters since start. Several: consecutive scrapes of one server, differenced.
@@ -134,7 +202,7 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
     last = scrapes[-1]
     if len(scrapes) == 1:
         notes.append(
-            "one scrape: vLLM counters cover everything since the server started "
+            f"one scrape: {_kinds(last)} counters cover everything since the server started "
             "(scrape twice with --window for a recent interval)"
         )
         pairs = {lab: (e, True) for lab, e in last.engines.items()}
@@ -156,53 +224,7 @@ def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> 
         name = f"engine {lab}" if lab else "engine"
         src = last.source
         if "drafts" in e or "drafted" in e:
-            drafts = e.get("drafts")
-            drafted, accepted = e.get("drafted"), e.get("accepted")
-            k = len(e["pos"]) or k_hint
-            est = False
-            if drafts is None and drafted is not None and k:
-                drafts, est = drafted / k, True  # 0.8.3–0.8.4 expose no drafts counter
-                notes.append(f"{name}: no drafts counter (vLLM 0.8.3–0.8.4): drafts estimated as draft tokens / k")
-            pp: tuple[float, ...] = ()
-            if drafts and e["pos"]:
-                pp = tuple(e["pos"].get(i, 0.0) / drafts for i in range(max(e["pos"]) + 1))
-            # counters are never negative or infinite, and never accept more than was drafted
-            sane = (
-                all(v is None or (math.isfinite(v) and v >= 0) for v in (drafts, drafted, accepted))
-                and (drafted is None or accepted is None or accepted <= drafted)
-                and all(0.0 <= r <= 1.0 for r in pp)
-            )
-            if not sane:
-                notes.append(
-                    f"{name}: implausible counter values (negative, infinite, or more accepted than drafted); ignored"
-                )
-            elif drafts is not None and drafts > 0 and accepted is not None:
-                rows.append(
-                    (
-                        "vllm-metrics",
-                        src,
-                        None,
-                        None,
-                        f"metrics {name}",
-                        drafts,
-                        int(drafted) if drafted is not None else None,
-                        int(accepted),
-                        k,
-                        pp,
-                        1.0 + accepted / drafts,
-                        None,
-                        None,
-                        None,
-                        None,
-                        est,
-                    )
-                )
-            table[name] = {
-                "drafts": drafts,
-                "draft_tokens": drafted,
-                "accepted": accepted,
-                "per_position_counts": [e["pos"][i] for i in sorted(e["pos"])],
-            }
+            table[name] = _counter_row(name, src, e, k_hint, rows, notes)
         if "v0_rate" in e or "v0_efficiency" in e:
             row = {"draft_acceptance_rate": e.get("v0_rate"), "system_efficiency": e.get("v0_efficiency")}
             if e.get("v0_efficiency") is not None and k_hint:

@@ -74,7 +74,7 @@ class EngineRow:
     values: dict[str, float] = field(default_factory=dict)  # tag -> value over the window
     positions: dict[int, float] = field(default_factory=dict)  # accepted at position i (0-based)
     steps: list[Step] = field(default_factory=list)
-    kind: str = "unknown"  # vllm | vllm-0.8.3 | vllm-v0 | sglang | sglang-gauges
+    kind: str = "unknown"  # vllm | llamacpp | vllm-0.8.3 | vllm-v0 | sglang | sglang-gauges
     drafts: float | None = None
     accepted: float | None = None
     k: int | None = None
@@ -362,13 +362,19 @@ def _mark_invalid(e: EngineRow) -> None:
     )
 
 
-def _read_engine(e: EngineRow) -> None:  # noqa: C901 -- one branch per series an engine may expose (counts, positions, rates)
+def _draft_rate(e: EngineRow, v: dict) -> float | None:
+    """Accepted / drafted tokens over the window, where the engine counts both."""
+    accepted = e.accepted if e.kind in ("vllm", "llamacpp") else v.get("accepted") if e.kind == "vllm-0.8.3" else None
+    return min(1.0, accepted / v["draft_tokens"]) if v.get("draft_tokens") and accepted is not None else None
+
+
+def _read_engine(e: EngineRow) -> None:
     """Counts -> τ, its interval, per-position rates and the trend, by what the engine exposes."""
     v = e.values
     pos = e.positions
     e.restarts = int(round(v.get("resets", 0.0) + v.get("sgl_resets", 0.0)))
     if "drafts" in v or pos:
-        e.kind = "vllm"
+        e.kind = "llamacpp" if "lcpp" in v else "vllm"
         e.drafts = v.get("drafts")
         e.accepted = v.get("accepted")
         if pos:
@@ -403,10 +409,7 @@ def _read_engine(e: EngineRow) -> None:  # noqa: C901 -- one branch per series a
             "SGLang before 0.5.13 exports only the accept-length gauge of the last decode interval: "
             "τ is its average over the window, without a draft count (no interval, no outlier test)"
         )
-    if v.get("draft_tokens") and e.accepted is not None and e.kind == "vllm":
-        e.rate = min(1.0, e.accepted / v["draft_tokens"])
-    elif v.get("draft_tokens") and v.get("accepted") is not None and e.kind == "vllm-0.8.3":
-        e.rate = min(1.0, v["accepted"] / v["draft_tokens"])
+    e.rate = _draft_rate(e, v) if e.rate is None else e.rate
     if e.drafts and e.drafts > 0 and e.accepted is not None:
         e.accepted = min(e.accepted, e.drafts * (e.k or math.inf))
         e.tau = 1.0 + e.accepted / e.drafts

@@ -26,7 +26,7 @@ from .fleet import (
     _pair,
     read_fleet,
 )
-from .metrics import VLLM_DRAFT_TOKENS, VLLM_PER_POS, Series
+from .metrics import LCPP_DRAFT_TOKENS, LCPP_PER_POS, VLLM_DRAFT_TOKENS, VLLM_PER_POS, Series
 from .queries import TAG, combined, promql_duration, selector_matchers
 
 
@@ -57,7 +57,9 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
     try:
         with client:
             fleet = read_fleet(client, q, diagnose=False)
-            pos_steps = _per_position_steps(client, fleet) if any(e.kind == "vllm" for e in fleet.engines) else []
+            pos_steps = (
+                _per_position_steps(client, fleet) if any(e.kind in ("vllm", "llamacpp") for e in fleet.engines) else []
+            )
     except PrometheusError as exc:
         if exc.exit_code == ExitCode.USAGE:
             raise
@@ -114,8 +116,8 @@ def gather_prometheus(ev: EvidenceSet, src: PromSource) -> None:
 def _per_position_steps(client: PromClient, fleet: Fleet) -> list[dict]:
     q = fleet.query
     series = (
-        Series("pos", VLLM_PER_POS, "increase", per_position=True),
-        Series("draft_tokens", VLLM_DRAFT_TOKENS, "increase"),
+        Series("pos", VLLM_PER_POS, "increase", per_position=True, alt=LCPP_PER_POS),
+        Series("draft_tokens", VLLM_DRAFT_TOKENS, "increase", alt=LCPP_DRAFT_TOKENS),
     )
     step = fleet.engines[0].steps[1].t - fleet.engines[0].steps[0].t if len(fleet.engines[0].steps) > 1 else q.step
     return client.query_range(

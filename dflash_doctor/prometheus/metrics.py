@@ -43,6 +43,12 @@ VLLM_V0_RATE = "vllm:spec_decode_draft_acceptance_rate"
 VLLM_V0_EFFICIENCY = "vllm:spec_decode_efficiency"
 VLLM_GENERATION = "vllm:generation_tokens_total"
 VLLM_RUNNING = "vllm:num_requests_running"
+# llama.cpp's llama-server (--metrics; tools/server/server-task.cpp in the 0.5.0-dev of llama-cpp-python 0.3.36):
+# the same four counters with the same meanings under its own prefix (drafts = verification steps)
+LCPP_DRAFTS = "llamacpp:spec_decode_num_drafts_total"
+LCPP_DRAFT_TOKENS = "llamacpp:spec_decode_num_draft_tokens_total"
+LCPP_ACCEPTED = "llamacpp:spec_decode_num_accepted_tokens_total"
+LCPP_PER_POS = "llamacpp:spec_decode_num_accepted_tokens_per_pos_total"
 
 SGL_ACCEPT_LENGTH = "sglang:spec_accept_length"
 SGL_ACCEPT_RATE = "sglang:spec_accept_rate"
@@ -65,14 +71,17 @@ class Series:
     # its range only: per step it needs the last sample of the step before (twice the step), or a
     # restart between two steps is seen by neither.
     window_factor: float = 1.0
+    # the same counter under another engine's name (llama-server's llamacpp: series): read in the same query
+    alt: str | None = None
 
 
 # Counters read with increase() over the window (Prometheus handles resets), and gauges.
 FLEET_SERIES: tuple[Series, ...] = (
-    Series("drafts", VLLM_DRAFTS, "increase"),
-    Series("draft_tokens", VLLM_DRAFT_TOKENS, "increase"),
-    Series("accepted", VLLM_ACCEPTED, "increase"),
-    Series("pos", VLLM_PER_POS, "increase", per_position=True),
+    Series("drafts", VLLM_DRAFTS, "increase", alt=LCPP_DRAFTS),
+    Series("draft_tokens", VLLM_DRAFT_TOKENS, "increase", alt=LCPP_DRAFT_TOKENS),
+    Series("accepted", VLLM_ACCEPTED, "increase", alt=LCPP_ACCEPTED),
+    Series("pos", VLLM_PER_POS, "increase", per_position=True, alt=LCPP_PER_POS),
+    Series("lcpp", LCPP_DRAFTS, "last"),  # marks a llama-server's counters as its own
     Series("v0_emitted", VLLM_V0_EMITTED, "increase"),
     Series("v0_rate", VLLM_V0_RATE, "last"),
     Series("v0_efficiency", VLLM_V0_EFFICIENCY, "last"),
@@ -83,18 +92,18 @@ FLEET_SERIES: tuple[Series, ...] = (
     Series("sgl_len", SGL_ACCEPT_LENGTH, "avg"),
     Series("sgl_rate", SGL_ACCEPT_RATE, "avg"),
     Series("sgl_k1", SGL_NUM_DRAFT_TOKENS, "last"),
-    Series("resets", VLLM_DRAFTS, "resets"),
+    Series("resets", VLLM_DRAFTS, "resets", alt=LCPP_DRAFTS),
     Series("sgl_resets", SGL_VERIFY_CALLS, "resets"),
 )
 
 # Per step of the range query: τ over time and restarts.
 TREND_SERIES: tuple[Series, ...] = (
-    Series("drafts", VLLM_DRAFTS, "increase"),
-    Series("accepted", VLLM_ACCEPTED, "increase"),
+    Series("drafts", VLLM_DRAFTS, "increase", alt=LCPP_DRAFTS),
+    Series("accepted", VLLM_ACCEPTED, "increase", alt=LCPP_ACCEPTED),
     Series("sgl_verify", SGL_VERIFY_CALLS, "increase"),
     Series("sgl_generation", SGL_GENERATION, "increase"),
     Series("sgl_requests", SGL_REQUESTS, "increase"),
     Series("sgl_len", SGL_ACCEPT_LENGTH, "avg"),
-    Series("resets", VLLM_DRAFTS, "resets", window_factor=2.0),
+    Series("resets", VLLM_DRAFTS, "resets", window_factor=2.0, alt=LCPP_DRAFTS),
     Series("sgl_resets", SGL_VERIFY_CALLS, "resets", window_factor=2.0),
 )

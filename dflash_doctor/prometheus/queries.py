@@ -177,7 +177,11 @@ def label_selector(labels: dict[str, str]) -> str:
 
 def series_expr(s: Series, matchers: str, by: tuple[str, ...], seconds: float) -> str:
     window = promql_duration(seconds * s.window_factor)
-    sel = f"{s.metric}{{{matchers}}}" if matchers else s.metric
+    if s.alt:  # one selector for both names (a server exposes one of them; the sum is over label sets)
+        name = f'__name__=~"{re.escape(s.metric)}|{re.escape(s.alt)}"'
+        sel = "{" + ", ".join(x for x in (name, matchers) if x) + "}"
+    else:
+        sel = f"{s.metric}{{{matchers}}}" if matchers else s.metric
     group = ", ".join(by + (("position",) if s.per_position else ()))
     if s.how == "increase":
         inner = f"increase({sel}[{window}])"

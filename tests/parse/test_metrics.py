@@ -113,3 +113,34 @@ def test_window_scrapes_a_url_twice(tmp_path):
         srv.shutdown()
     assert not pages
     assert ev.get(AcceptanceSummary).drafts == 3000
+
+
+def test_llama_server_counters_are_read():
+    """llama-server's `llamacpp:spec_decode_*` counters (tools/server/server-task.cpp in the llama.cpp vendored by
+    llama-cpp-python 0.3.36): drafts are verification steps, the per-position counter's length is the n-max."""
+    from dflash_doctor.parse.frame import summarize
+
+    rows, notes, table = intervals_from_scrapes([scrape("llamacpp-metrics-1.prom")])
+    s = summarize(rows)
+    assert s.drafts == 200
+    assert s.mean_acceptance_length == pytest.approx(1 + 270 / 200)
+    assert s.per_position == pytest.approx((0.70, 0.425, 0.225))
+    assert rows[0][0] == "llamacpp-metrics" and rows[0][8] == 3  # k from the per-position series
+    assert table["engine"]["engine_kind"] == "llama.cpp"
+    assert any("llama.cpp counters cover everything since the server started" in n for n in notes)
+    rows, _, _ = intervals_from_scrapes([scrape("llamacpp-metrics-1.prom"), scrape("llamacpp-metrics-2.prom")])
+    s = summarize(rows)
+    assert s.drafts == 400 and s.mean_acceptance_length == pytest.approx(1 + 540 / 400)
+
+
+def test_llama_server_gauges_alone_are_not_spec_series():
+    scrape_ = parse_text("# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 1\n", "m")
+    assert scrape_.engines == {}
+
+
+def test_diagnose_reads_a_llama_server_scrape(cli):
+    r = cli("diagnose", "--metrics", str(LOGS / "llamacpp-metrics-1.prom"), "--format", "json")
+    assert "no spec-decode series" not in r.stdout + r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(2.35, abs=1e-4)
+    assert rep["acceptance"]["drafts"] == 200

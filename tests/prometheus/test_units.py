@@ -48,10 +48,30 @@ def test_durations():
 def test_one_expression_per_query_whatever_the_engines():
     expr = combined(FLEET_SERIES, 'job="vllm"', ("instance", "model_name"), 21600)
     assert expr.count("label_replace(") == len(FLEET_SERIES)
-    assert 'increase(vllm:spec_decode_num_drafts_total{job="vllm"}[6h])' in expr
+    drafts = '__name__=~"vllm:spec_decode_num_drafts_total|llamacpp:spec_decode_num_drafts_total"'
+    assert f'increase({{{drafts}, job="vllm"}}[6h])' in expr  # vLLM's counters and llama-server's, one query
+    assert 'last_over_time(llamacpp:spec_decode_num_drafts_total{job="vllm"}[6h])' in expr
     assert "sum by (instance, model_name, position)" in expr
     step = combined(TREND_SERIES, "", ("instance",), 300)
-    assert "resets(vllm:spec_decode_num_drafts_total[10m])" in step  # twice the step: see TREND_SERIES
+    assert f"resets({{{drafts}}}[10m])" in step  # twice the step: see TREND_SERIES
+
+
+def test_llama_server_counters_read_as_their_own_kind():
+    """llama-server exposes vLLM's four counters under `llamacpp:` (tools/server/server-task.cpp, llama.cpp
+    0.5.0-dev in llama-cpp-python 0.3.36): read the same way, named as llama.cpp's."""
+    from dflash_doctor.prometheus.fleet import EngineRow, _read_engine
+
+    e = EngineRow(labels={"instance": "a:8080"})
+    e.values.update({"drafts": 200.0, "draft_tokens": 600.0, "accepted": 270.0, "lcpp": 200.0})
+    e.positions.update({0: 140.0, 1: 85.0, 2: 45.0})
+    _read_engine(e)
+    assert (e.kind, e.k) == ("llamacpp", 3)
+    assert e.tau == pytest.approx(2.35) and e.rate == pytest.approx(0.45)
+    assert e.per_position == pytest.approx((0.70, 0.425, 0.225))
+    v = EngineRow(labels={"instance": "b:8000"})
+    v.values.update({"drafts": 200.0, "draft_tokens": 600.0, "accepted": 270.0})
+    _read_engine(v)
+    assert v.kind == "vllm" and v.tau == pytest.approx(2.35)
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,8 @@ from ...evidence.payloads import (
 from ...hosts.interface import Host
 from ...models.facts import drafter_facts, target_facts
 from ...parse.engine_failures import FAILURE_LITERALS, find_failures
+from ...parse.formats.llamacpp_stats import LITERAL as LLAMACPP_STATS
+from ...parse.formats.llamacpp_timing import LITERAL as LLAMACPP_TIMING
 from ...parse.launch import parse_argv
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, Lines
 from ...parse.logscan import scan as scan_log
@@ -54,11 +56,13 @@ from .scripts import (
     LOG_STARTUP_BYTES,
     LOG_TAIL_LINES,
     METRICS_KEEP,
+    METRICS_ONLY,
     MODELS,
     READ_MANY,
     SOURCE_PREFIXES,
     SPEC_LITERALS,
     SURVEY,
+    SURVEY_LLAMA,
 )
 
 
@@ -282,19 +286,23 @@ class HostCollector:
                 f"({why[:200]}); its processes could not be listed",
                 Processes,
             )
-        pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
-        if self.opt.pid is not None:
-            want = self.opt.pid if self.opt.pid in pids else self._serving_ancestor(self.opt.pid, pids)
-            pids = [p for p in pids if p == want]
-            if not pids:
-                self.ev.could_not_collect(f"pid {self.opt.pid}", "no vLLM/SGLang process with that pid", Processes)
-        procs = [p for p in (self._process(pid, b) for pid in pids) if p is not None]
+        procs = self._serving(b)
+        if not procs and surveyed:
+            # no vLLM/SGLang process (or not the --pid asked for): llama.cpp's server, by a survey of its own
+            lres = self.host.run(["sh", "-c", SURVEY_LLAMA], timeout=self.opt.timeout, max_bytes=64 << 20)
+            procs = self._serving(parse_batch(lres.stdout)) if lres.ok else []
+        if self.opt.pid is not None and not procs:
+            self.ev.could_not_collect(
+                f"pid {self.opt.pid}", "no vLLM, SGLang or llama-server process with that pid", Processes
+            )
         # The API server first (it owns the log and the port), engine-core children after it.
         procs.sort(key=lambda p: (p.launch.speculative is None and p.launch.spec_error is None, p.pid))
         src = self.src("file", "/proc/*/cmdline")
         if not procs:
             if surveyed:
-                self.ev.missing(Processes, f"no vLLM or SGLang serving process is running on {self.label}")
+                self.ev.missing(
+                    Processes, f"no vLLM, SGLang or llama-server serving process is running on {self.label}"
+                )
                 self.ev.missing(LaunchConfig, f"no serving process on {self.label} to read the launch command from")
             else:
                 self.ev.missing(LaunchConfig, f"the processes on {self.label} could not be listed")
@@ -327,6 +335,14 @@ class HostCollector:
             Environment(env_view),
         )
         return procs
+
+    def _serving(self, b: Batch) -> list[ServingProcess]:
+        """The serving processes a survey's batch shows (only --pid's when given)."""
+        pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
+        if self.opt.pid is not None:
+            want = self.opt.pid if self.opt.pid in pids else self._serving_ancestor(self.opt.pid, pids)
+            pids = [p for p in pids if p == want]
+        return [p for p in (self._process(pid, b) for pid in pids) if p is not None]
 
     def _process(self, pid: int, b: Batch) -> ServingProcess | None:
         raw = b.files.get(f"/proc/{pid}/cmdline")
@@ -392,9 +408,12 @@ class HostCollector:
         return lines[0] if lines else None
 
     # -- the log, filtered on the host --
-    def _log_args(self) -> list[str]:
+    def _log_args(self, engine: str | None = None) -> list[str]:
         spec = list(SPEC_LINE_LITERALS) + list(SPEC_LITERALS)
         startup = list(STARTUP_LITERALS) + ["Initializing a V1 LLM engine", "server_args="]
+        if engine == "llama.cpp":  # its own lines (the vLLM/SGLang call's arguments, replayed by bundles, unchanged)
+            spec += list(LLAMA_SPEC_LITERALS)
+            startup += list(LLAMA_STARTUP_LITERALS)
         spec_arg = "\n".join(x for x in dict.fromkeys(spec) if x)
         startup_arg = "\n".join(x for x in dict.fromkeys(startup) if x and x not in spec)
         return [str(LOG_TAIL_LINES), str(LOG_HEAD_LINES), spec_arg, startup_arg, str(LOG_STARTUP_BYTES)]
@@ -402,7 +421,7 @@ class HostCollector:
     def _log_command(self, main: ServingProcess | None) -> tuple[str, list[str]] | None:
         """(where, argv) of the filter for this log source, or None (recorded as missing)."""
         ev = self.ev
-        args = self._log_args()
+        args = self._log_args(main.launch.engine if main is not None else None)
         if self.opt.log:
             self._log_file = self.opt.log
             return f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
@@ -497,6 +516,9 @@ class HostCollector:
             ev.missing(EngineAnalysis, "the engine's installed source was not read: no serving process")
             return
         name = main.launch.engine
+        if name == "llama.cpp":
+            self._llama_engine(main)
+            return
         hints = []
         if main.interpreter and main.interpreter.startswith("/"):
             prefix = os.path.dirname(os.path.dirname(main.interpreter))
@@ -603,6 +625,22 @@ class HostCollector:
         self._read_engine(grown, site, pid, metas)
         return grown
 
+    def _llama_engine(self, main: ServingProcess) -> None:
+        """llama-server is a compiled binary: no package source to read (its release comes from the log's
+        `build:` line); only its /metrics, by the host's curl/wget."""
+        self.ev.missing(
+            EngineAnalysis, f"pid {main.pid} is llama.cpp's llama-server, a compiled binary: no source to read"
+        )
+        if not self.opt.metrics:
+            return
+        url = self._metrics_url(main)
+        res = self.host.run(
+            ["sh", "-c", METRICS_ONLY, "sh", "", "", "", "", url, "\n".join(METRICS_KEEP)],
+            timeout=self.opt.timeout,
+            max_bytes=64 << 20,
+        )
+        self._scraped = (url, res)
+
     def _read_engine(self, tree, site: str, pid: int, rels: list[str]) -> None:
         """Fetch the engine files `rels` (relative to the site dir) through the guarded reader."""
         rels = [r for r in rels if tree.read(r) is None and "/../" not in f"/{r}/"]
@@ -624,6 +662,12 @@ class HostCollector:
             ev.missing(TargetFacts, "no serving process: the target is unknown")
             return
         lc = main.launch
+        if lc.engine == "llama.cpp":  # GGUF files, whose header this collector does not read yet
+            for kind, ref in ((DrafterFacts, lc.drafter), (TargetFacts, lc.model)):
+                ev.missing(
+                    kind, f"{ref or 'no ' + kind_of(kind).value}: a llama.cpp GGUF file (its header is not read)"
+                )
+            return
         hub = _hub_dir(main.env)
         wanted = []
         for kind, ref in ((DrafterFacts, lc.drafter), (TargetFacts, lc.model)):
@@ -680,7 +724,7 @@ class HostCollector:
     @staticmethod
     def _metrics_url(main: ServingProcess) -> str:
         lc = main.launch
-        default = 30000 if lc.engine == "sglang" else 8000
+        default = {"sglang": 30000, "llama.cpp": 8080}.get(lc.engine or "", 8000)
         port = lc.port if isinstance(lc.port, int) and 0 < lc.port < 65536 else default
         bind = lc.host if lc.host and lc.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
         if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]|[0-9A-Fa-f:.]{2,45}", bind):
@@ -701,6 +745,12 @@ class HostCollector:
             self.ev.notes.append(redact_text(f"/metrics was not scraped: {url}: {why}"))
             return
         self.build.add_metrics_text(text, self.src("url", url), scraped_on_host=True)
+
+
+# llama-server's spec lines (parse/formats/llamacpp_*: print_timing's `draft acceptance`, its trace `acc per pos`,
+# speculative.cpp's `statistics` line) and startup lines (the model and drafter loaded, the listening address)
+LLAMA_SPEC_LITERALS = (LLAMACPP_TIMING, "acc per pos", LLAMACPP_STATS)
+LLAMA_STARTUP_LITERALS = ("load_model: loading model", "loading draft model", "listening on", "build:")
 
 
 # --- helpers -----------------------------------------------------------------------------------

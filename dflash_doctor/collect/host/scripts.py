@@ -74,6 +74,15 @@ SURVEY = (
     'for x in cmdline environ cgroup; do emit F "$d/$x"; done; emit L "$d/fd/1"; emit L "$d/fd/2"; done\n'
     "exit 0"
 )
+# llama.cpp's llama-server processes (a compiled binary, argv[0] ending in llama-server), read like SURVEY's
+# (argv, environment, cgroup, stdout/stderr targets). A script of its own, run only when SURVEY found no
+# vLLM/SGLang process, so that SURVEY's text, and the recorded host bundles replayed by it, stay as they were.
+SURVEY_LLAMA = (
+    _EMIT + "max=1048576\n"
+    "for c in $(grep -l -a -E -e 'llama-server' /proc/[0-9]*/cmdline 2>/dev/null); do d=${c%/cmdline}; "
+    'for x in cmdline environ cgroup; do emit F "$d/$x"; done; emit L "$d/fd/1"; emit L "$d/fd/2"; done\n'
+    "exit 0"
+)
 # Checkpoint files are read only when the serving process could share them: `guard PATH` refuses (prints
 # `EF b64(path) O|U`) a path whose real location leaves the checkpoint's own directory ($root: the HF cache
 # repo dir, whose snapshots link into its blobs, or a local checkpoint dir — so no symlink leads out of it),
@@ -178,6 +187,8 @@ cd -- "$found/$name" 2>/dev/null || exit 0
 find . -name '*.py' 2>/dev/null | grep -F -e "$words" | sort | head -n 20000 | sed 's/^\.\//P /'
 exit 0"""
 )
+# The /metrics GET alone, for an engine with no Python package to locate (llama.cpp): $5 URL, $6 literals.
+METRICS_ONLY = _METRICS_GET + "exit 0"
 METRICS_KEEP = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
 # The engine's files dflash_doctor.engines reads (by `guard`: nothing outside the site dir, no other
 # user's unreadable file): the same fixed script as MODEL_READ ($1 max bytes, $2 pid, $3 the site dir).
@@ -210,6 +221,8 @@ READONLY_SCRIPTS = (
     MODEL_READ,
     EXISTING,
     ENGINE_LOCATE,
+    SURVEY_LLAMA,
+    METRICS_ONLY,
 )
 
 SAFETENSORS_PREFIX = 16384  # bytes of a drafter's weights file read with its config (the header)
