@@ -8,7 +8,7 @@ deployment runs from whatever evidence names the drafter (log startup lines, lau
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -170,7 +170,7 @@ def _drafter(d: DrafterBaselineShape, where: str) -> DrafterBaseline:
     )
 
 
-def parse_baselines(data: Mapping, extra: list[Mapping] | None = None, names: tuple[str, ...] = ()) -> Baselines:
+def parse_baselines(data: Mapping, extra: Sequence[Mapping] | None = None, names: tuple[str, ...] = ()) -> Baselines:
     """The packaged baselines (`data`) and extra files (named by `names` in messages), validated."""
     from ..schema import BaselinesFile, convert  # msgspec: not at start-up (tests/core/test_startup.py)
 

@@ -441,9 +441,11 @@ def parse_reference(data: Mapping) -> Reference:
     figures: list[Figure] = []
     for i, f in enumerate(doc.figure):
         figures.extend(_parse_figure(f, f"reference.toml: figure[{i}]", methods, sources))
-    for m in methods.values():
-        if m.learned and not any(f.method == m.id and f.use for f in figures):
-            raise KnowledgeError(f"reference.toml: learned method {m.id!r} has no figure in use: it could have no band")
+    for info in methods.values():
+        if info.learned and not any(f.method == info.id and f.use for f in figures):
+            raise KnowledgeError(
+                f"reference.toml: learned method {info.id!r} has no figure in use: it could have no band"
+            )
     return Reference(
         version=doc.version,
         margin=float(doc.rules.margin),
