@@ -266,10 +266,13 @@ class _Session:
                     buf = self._buf[which]
                     if self.ready[which]:
                         continue
-                    if (which == "out" and key_no in buf) or len(buf) > (1 << 20):
+                    # (the login shell's chatter is what comes before the greeting: a greeting read together with
+                    # megabytes of the first command's output, as a late reader thread does, is no flood)
+                    i = buf.find(key_ok)
+                    chatter = i if i >= 0 else len(buf)
+                    if (i < 0 and which == "out" and key_no in buf) or chatter > (1 << 20):
                         self._fail(None, retry=True)  # no GNU base64, or an rc file that floods its output
                         return
-                    i = buf.find(key_ok)
                     if i >= 0:  # anything before it is the login shell's own chatter
                         del buf[: i + len(key_ok)]
                         self.ready[which] = True
