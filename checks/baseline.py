@@ -10,7 +10,7 @@ from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.model_facts import DrafterFacts
 from dflash_doctor.evidence.payloads import LaunchConfig, Workload
 from dflash_doctor.interpret.baselines import geometric_ratio, in_force, pair_context
-from dflash_doctor.interpret.readings import DECISIVE, read_level
+from dflash_doctor.interpret.readings import DECISIVE, p_above, read_level
 from dflash_doctor.interpret.signature import against_reference, excess_ratio
 
 # Below this share of the reference's accepted tokens/draft, τ is "far below" the pair or band.
@@ -40,6 +40,60 @@ def _level_observations(reading, rho: float, band, ctx, detail: str, refs: tuple
     return obs
 
 
+# Lookup proposers (n-gram / prompt lookup, suffix decoding) have no weights: they draft the tokens that followed the
+# latest n-gram the last time it occurred in the context (vLLM v1/spec_decode/ngram_proposer.py; SGLang's NGRAM
+# worker; llama.cpp's ngram-simple), so what they accept is the share of the output that repeats its context. Below
+# this many accepted tokens per draft the traffic has little to copy (a judgment: the one published n-gram figure,
+# SGLang's CI on GSM8K, expects τ ≥ 1.8 at 16 draft tokens on a workload that repeats its prompt's numbers).
+LOOKUP_METHODS = ("ngram", "suffix")
+LOOKUP_LOW_EXCESS = 0.5
+# How sure the method belief must be that a lookup proposer ran before its acceptance is read as the workload's.
+LOOKUP_SURE = 0.7
+
+
+def _lookup_finding(check, reading, refs):
+    """A lookup proposer (n-gram, suffix) with low acceptance over enough drafts: the workload has little that
+    repeats — a reading of the traffic, not of a drafter (there is none) or of a band (there is none)."""
+    p_lookup = reading.method.p(LOOKUP_METHODS)
+    if p_lookup < LOOKUP_SURE:
+        return None
+    p_low = 1.0 - p_above(reading.tau, reading.se, 1.0 + LOOKUP_LOW_EXCESS)
+    per_draft = max(0.0, reading.tau - 1.0)
+    counts = reading.describe().split(";")[0]  # τ and its interval, without a learned method's band
+    what = (
+        f"{counts}: {per_draft:.2f} accepted tokens per draft; a lookup proposer "
+        f"({reading.method.describe()}) drafts only what repeats in the context"
+    )
+    if p_low < 0.5:
+        return check.finding(
+            Status.COULD_NOT_CHECK,
+            f"could not check: no band for a lookup proposer (its τ is the workload's repetition); "
+            f"τ {reading.tau:.2f} ({per_draft:.2f} accepted tokens per draft) shows it finds text to copy",
+            refs=refs,
+            details=(what,),
+        )
+    msg = (
+        f"τ {reading.tau:.2f}: {per_draft:.2f} accepted tokens per draft — n-gram/suffix drafts only text that "
+        f"repeats in the context, and this traffic {'repeats' if p_low >= DECISIVE else 'may repeat'} little "
+        f"(P {p_low:.0%} that it is under {LOOKUP_LOW_EXCESS} per draft, from the counts)"
+    )
+    obs = Observation("lookup:little-repeats", what, refs, strength=p_low * min(1.0, p_lookup / 0.9))
+    return check.finding(
+        Status.WARN,
+        msg,
+        refs=refs,
+        details=(what,),
+        remedy=LOOKUP_FIX,
+        observations=(obs,),
+    )
+
+
+LOOKUP_FIX = (
+    "Use a learned drafter (EAGLE-3, MTP, DFlash) for this traffic, or turn speculation off for it; keep n-gram "
+    "lookup for workloads that copy from their context (code edits, RAG answers, summaries, long repeated outputs)."
+)
+
+
 class TauVsBaseline(Check):
     id = "tau-vs-baseline"
     area = "acceptance"
@@ -56,6 +110,7 @@ class TauVsBaseline(Check):
         "signature:healthy",
         "signature:small-uniform-drop",
         "signature:uniform-low",
+        "lookup:little-repeats",
     )
 
     def run(self, evidence: EvidenceSet):
@@ -65,6 +120,9 @@ class TauVsBaseline(Check):
         ctx = pair_context(evidence, in_force(evidence))
         refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])
         band = reading.band
+        lookup = _lookup_finding(self, reading, refs)
+        if lookup is not None:
+            return [lookup]
         if reading.verdict == "no-band" or band is None or band.low is None:
             why = (
                 band.note
@@ -81,6 +139,8 @@ class TauVsBaseline(Check):
                 )
             ]
         k = reading.k or acc.k or band.k
+        # k not in the evidence: the reading mixed the k each likely method is served with; name none as "the" k
+        at_k = f"at k={k}" if acc.k or band.basis == "pair" else "at the k they are served with (k is not in the log)"
         temp = ctx.temperature or 0.0
         allowance = SAMPLING_DROP_AT_T1 * min(temp, 1.0)
         ref_tau = band.typical if band.typical is not None else band.low / 0.9
@@ -104,7 +164,7 @@ class TauVsBaseline(Check):
         elif reading.verdict == "problem":
             far = rho < FAR_BELOW_RHO or reading.p_dead >= DECISIVE
             status = Status.FAIL
-            msg = f"τ {reading.tau:.2f} is {'far ' if far else ''}below what {who} reach at k={k} (≥ {band.low:.2f})"
+            msg = f"τ {reading.tau:.2f} is {'far ' if far else ''}below what {who} reach {at_k} (≥ {band.low:.2f})"
         else:
             status = Status.WARN
             settle = (
@@ -117,7 +177,7 @@ class TauVsBaseline(Check):
                 else ""
             )
             msg = (
-                f"τ {reading.tau:.2f} could be within or below what {who} reach at k={k} (from {band.low:.2f}): "
+                f"τ {reading.tau:.2f} could be within or below what {who} reach {at_k} (from {band.low:.2f}): "
                 f"P(in the band) {p_h:.0%} from these counts{settle}"
             )
         obs.extend(_level_observations(reading, rho, band, ctx, detail, refs, temp))

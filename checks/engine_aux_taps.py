@@ -10,6 +10,8 @@ question; this check covers the placements it does not (a top-level `target_laye
 
 from __future__ import annotations
 
+from functools import partial
+
 from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.engine_facts import EngineAnalysis
@@ -58,7 +60,9 @@ class EngineAuxTaps(Check):
                 )
             ]
         trained = aux_taps.trained(d, n)
-        return [_verdict(self, d, trained, served, who, refs)]
+        table = rows or aux_taps.release_rows(eng.name, eng.version)
+        advise = partial(_remedy, who, served, trained, d, table, n, kind)
+        return [_verdict(self, d, trained, served, who, refs, advise)]
 
 
 def _not_this_check(d) -> str | None:
@@ -96,7 +100,7 @@ def _line(s, trained) -> str:
     return f"{where}: outputs of layers {_outs(s.taps.outputs)}{mark} ({s.taps.how})"
 
 
-def _verdict(check, d, trained, served, who, refs):
+def _verdict(check, d, trained, served, who, refs, advise):
     chosen = next((s for s in served if s.chosen), served[0])
     details = (
         f"trained on: {'outputs of layers ' + _outs(trained.outputs) if trained.outputs is not None else 'unknown'} "
@@ -112,7 +116,7 @@ def _verdict(check, d, trained, served, who, refs):
             msg,
             refs=refs,
             details=details,
-            remedy=_remedy(who, served, trained),
+            remedy=advise(),
             observations=(Observation("engine-launch:refused", msg, refs),),
         )
     if trained.outputs is None or chosen.taps.outputs is None:
@@ -122,8 +126,8 @@ def _verdict(check, d, trained, served, who, refs):
             why += f"; {who} taps its default there, which is what the drafter was trained on only for a {depth}"
         return check.finding(Status.COULD_NOT_CHECK, "could not check: " + why, refs=refs, details=details)
     if tuple(chosen.taps.outputs) == tuple(trained.outputs):
-        return _match(check, served, trained, chosen, who, refs, details, d)
-    return _mismatch(check, chosen, trained, who, refs, details, d, served)
+        return _match(check, served, trained, chosen, who, refs, details, advise)
+    return _mismatch(check, chosen, trained, who, refs, details, advise)
 
 
 def _default_depth(trained) -> str | None:
@@ -136,20 +140,18 @@ def _default_depth(trained) -> str | None:
     return f"{ns[0]}-layer target" if ns else None
 
 
-def _match(check, served, trained, chosen, who, refs, details, d):
+def _match(check, served, trained, chosen, who, refs, details, advise):
     other = [s for s in served if not s.chosen and s.taps.outputs is not None and s.taps.outputs != chosen.taps.outputs]
     msg = f"{who} taps the outputs of layers {_outs(chosen.taps.outputs)} on its {chosen.runner} runner, as trained"
     obs = (Observation("engine-layer-map:plus-one", msg, refs),)
     if other or any(s.taps.error for s in served if not s.chosen):
         alt = other[0] if other else next(s for s in served if s.taps.error)
         msg += f"; on the {alt.runner} runner it would not ({_line(alt, trained)})"
-        return check.finding(
-            Status.WARN, msg, refs=refs, details=details, remedy=_remedy(who, served, trained), observations=obs
-        )
+        return check.finding(Status.WARN, msg, refs=refs, details=details, remedy=advise(), observations=obs)
     return check.finding(Status.OK, msg, refs=refs, details=details, observations=obs)
 
 
-def _mismatch(check, chosen, trained, who, refs, details, d, served):
+def _mismatch(check, chosen, trained, who, refs, details, advise):
     got, want = tuple(chosen.taps.outputs), tuple(trained.outputs)
     early = len(got) == len(want) and all(g == w - 1 for g, w in zip(got, want, strict=True))
     msg = (
@@ -162,14 +164,15 @@ def _mismatch(check, chosen, trained, who, refs, details, d, served):
         msg,
         refs=refs,
         details=details,
-        remedy=_remedy(who, served, trained),
+        remedy=advise(),
         observations=(Observation(name, msg, refs),),
     )
 
 
-def _remedy(who: str, served, trained) -> str:
-    """Advice that follows the conventions: the ids are restated in the convention of the field the release
-    reads (vLLM: the top-level field, capture-before; SGLang: eagle_config, layer outputs)."""
+def _remedy(who: str, served, trained, d, rows, n, kind) -> str:
+    """Advice that follows the conventions: where the release's runners tap the trained layers, say so; else the
+    ids restated in a field the release reads, in that field's convention, each restatement checked by serving it
+    through the same table (aux_taps.restate), so the advice never contradicts the finding."""
     want = tuple(trained.outputs) if trained.outputs is not None else None
     ok = [s for s in served if s.taps.outputs is not None and tuple(s.taps.outputs) == want]
     parts = []
@@ -177,18 +180,24 @@ def _remedy(who: str, served, trained) -> str:
         env = {"V1": "VLLM_USE_V2_MODEL_RUNNER=0", "V2": "VLLM_USE_V2_MODEL_RUNNER=1"}.get(ok[0].runner)
         if env:
             parts.append(f"run on the {ok[0].runner} runner ({env}), which taps the trained layers")
-    if trained.outputs is not None and all(i >= 0 for i in trained.outputs):
-        outs = ", ".join(map(str, trained.outputs))
-        if who.startswith("vllm"):
-            parts.append(
-                "state the ids in vLLM's capture-before convention as the top-level eagle_aux_hidden_state_layer_ids "
-                f"= {[i + 1 for i in trained.outputs]} (the outputs of layers {outs}, each + 1; vLLM 0.12+ reads "
-                "that field unshifted on both runners) — copying the nested ids unchanged taps every layer one early"
+    elif ok and ok[0].chosen:
+        keep = {"V1": "VLLM_USE_V2_MODEL_RUNNER=0", "V2": "VLLM_USE_V2_MODEL_RUNNER=1"}.get(ok[0].runner)
+        if keep:
+            parts.append(f"keep the {ok[0].runner} runner ({keep} pins it), which taps the trained layers")
+    if want is not None and all(i >= 0 for i in want):
+        every = {s.runner for s in served}
+        for r in aux_taps.restate(d, want, rows, n, kind)[:1]:
+            on = "every runner of this release" if set(r.runners) >= every else f"its {', '.join(r.runners)} runner"
+            how = (
+                "the layer outputs, as trained"
+                if r.ids == want
+                else f"the outputs of layers {_outs(want)}, each + 1: the stream entering the next layer"
             )
-        else:
-            parts.append(
-                f"state the ids as eagle_config.eagle_aux_hidden_state_layer_ids = {list(trained.outputs)} (SGLang "
-                "reads only that field and adds 1)"
-            )
+            text = f"state the ids as {r.placement} = {list(r.ids)} ({how}; {who} reads that field on {on})"
+            if r.replaces:
+                text += f" and remove {d.layer_ids_source}, which this release reads first"
+            if d.ids_written is not None and r.placement != d.layer_ids_source and tuple(d.ids_written) != r.ids:
+                text += f" — copying {d.layer_ids_source} {list(d.ids_written)} unchanged would tap other layers"
+            parts.append(text)
     text = "; or ".join(parts)
     return (text[:1].upper() + text[1:] + f" (see {DOC})") if text else f"See {DOC}."

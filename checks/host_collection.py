@@ -17,7 +17,11 @@ class HostCollection(Check):
     def run(self, evidence: EvidenceSet):
         ev = evidence.require_item(HostSummary)
         h = evidence.require(HostSummary)
-        details = [f"{h.commands} read-only commands, {h.bytes_received} bytes received, {h.seconds} s"]
+        details = [
+            f"{h.commands} read-only commands replayed from a bundle"
+            if h.replayed
+            else f"{h.commands} read-only commands, {h.bytes_received} bytes received, {h.seconds} s"
+        ]
         if h.log_bytes:
             details.append(
                 f"log {h.log}: {h.log_bytes} bytes on the host, {h.log_filtered_bytes or 0} "

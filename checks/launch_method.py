@@ -10,6 +10,8 @@ from dflash_doctor.evidence.model_facts import DrafterFacts
 from dflash_doctor.evidence.payloads import LaunchConfig
 from dflash_doctor.models.launch_view import launch_method, launch_parallel_drafting
 
+from .standalone_drafter import is_plain_lm
+
 
 class LaunchMethod(Check):
     id = "launch-method"
@@ -32,6 +34,10 @@ class LaunchMethod(Check):
                     refs=refs,
                 )
             ]
+        if d.method == "unknown" and method in ("draft", "draft_model") and is_plain_lm(tuple(d.architectures)):
+            # vLLM's draft_model / SGLang's STANDALONE serve a whole small LM: its class names no method
+            msg = f"launched as {written!r} with a whole language model ({', '.join(d.architectures)}) as drafter"
+            return [self.finding(Status.OK, msg, refs=refs, observations=(Observation("method:ok", msg, refs),))]
         if d.method == "unknown":
             return [
                 self.finding(

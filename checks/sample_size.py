@@ -26,8 +26,9 @@ class SampleSize(Check):
             where = "a per-request average (no draft counts)"
         elif r.basis == "printed":
             where = "a printed τ (no draft count)"
+        settle = "settles" if r.basis in ("per-request", "printed") else "settle"
         if r.verdict in ("healthy", "problem"):
-            return [self.finding(Status.OK, f"{where} settle it: {r.describe()}", refs=(ev.ref,))]
+            return [self.finding(Status.OK, f"{where} {settle} it: {r.describe()}", refs=(ev.ref,))]
         if r.verdict == "no-band":
             return [
                 self.finding(
@@ -48,7 +49,8 @@ class SampleSize(Check):
         return [
             self.finding(
                 Status.WARN,
-                f"{where} do not separate healthy from impaired: {r.describe()}{more}",
+                f"{where} {'does' if settle == 'settles' else 'do'} not separate healthy from impaired: "
+                f"{r.describe()}{more}",
                 refs=(ev.ref,),
                 remedy="Collect a longer log under real load, or run `dflash-doctor probe` for the clean-room τ.",
                 observations=(

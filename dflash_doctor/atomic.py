@@ -1,5 +1,5 @@
 """The one writer of output files: reports (`-o`), gate baselines, JUnit, CSV/Parquet exports, plots and
-bundles. What it promises (SECURITY.md, "What is written is written whole"):
+bundles. What it promises (SECURITY.md, "What is written never destroys"):
 
 - **Never destroys before it has the new content whole.** A regular file is written to a temporary file
   beside it, flushed to disk, then renamed over it: a full disk, a quota, a crash or Ctrl-C mid-write

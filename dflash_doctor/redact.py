@@ -12,6 +12,7 @@ weights and git revisions, which are evidence, not secrets.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -71,22 +72,34 @@ def _after_key(m: re.Match) -> str:
     return m.group("pre") + REDACTED
 
 
+@functools.cache
+def _rx(source: str) -> re.Pattern[str]:
+    """A rule's regex, compiled when a text first needs it: most rules' gate literals are in no report,
+    so most never are (compiling all ~100 took 14 ms of every command's start, `--version` included)."""
+    return re.compile(source)
+
+
 @dataclass(frozen=True)
 class Rule:
     """One kind of secret. `gate`: lower-case literals one of which the text must hold for the rule to
     run at all (cheap `in` tests); None marks a key rule, run only in windows around key words.
     `need`: for a rule without a literal, a part of every match found far faster than the whole
-    pattern (it starts with a literal or a small set of them): the rule runs only where it is found."""
+    pattern (it starts with a literal or a small set of them): the rule runs only where it is found.
+    Patterns are given as regex text; `pattern` and `need` are the compiled regexes."""
 
     name: str
-    pattern: re.Pattern[str]
+    source: str
     repl: str | Callable[[re.Match], str]
     gate: tuple[str, ...] | None
-    need: re.Pattern[str] | None = None
+    need_source: str | None = None
 
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _rx(self.source)
 
-def _rx(p: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(p, flags)
+    @property
+    def need(self) -> re.Pattern[str] | None:
+        return None if self.need_source is None else _rx(self.need_source)
 
 
 # A token starts here: not inside a longer word, but right after an escaped newline or tab (`\\n` in JSON).
@@ -127,6 +140,11 @@ def _argval_rx(keep: str = "", bare: str = r"""[^\s'"\\]""") -> str:
     )
 
 
+# An attached value (`-pPW`, `-p'PW'`, `-p"PW"`): a quoted one only where its closing quote ends the word (in
+# `['mysql', '-p', 'db']` the quote after `-p` closes the flag's own word).
+_ATTACHED_VALUE = r"""(?:(?P<q>\\?['"])(?P<keep>)[^'"\\\n]{1,256}(?=(?P=q)(?![^\s;|&)\]'",\\]))|[^\s'"\\]{1,256})"""
+
+
 _BAD_NEWLINE = re.compile(r"""\n(?![ \t]*(?:\\?['"]|-[ \t]))""")
 
 
@@ -152,25 +170,47 @@ def _cli(
     (`gate`) and the flag (`need`) are both present."""
     sep = "" if attached_only else r"""(?:=|""" + _ARGSEP + (r"|)" if attached else ")")
     words = f"(?:{_WORD}{_ARGSEP}){{{skip}}}" if skip else ""
-    value = r"""[^\s'"\\]{1,256}""" if attached_only else _argval_rx(keep)
-    pattern = _rx(r"(?P<pre>(?<![\w-])(?:" + flags + r")" + sep + words + r")" + value)
-    need_rx = _rx(need or flags)
+    value = _ATTACHED_VALUE if attached_only else _argval_rx(keep)
+    pattern = r"(?P<pre>(?<![\w-])(?:" + flags + r")" + sep + words + r")" + value
     if not tools:
-        return Rule(name, pattern, _argval, gate, need_rx)
-    tool = _rx(r"(?<![\w./-])(?:" + tools + r")(?![\w-])")
+        return Rule(name, pattern, _argval, gate, need or flags)
+    tool = r"(?<![\w./-])(?:" + tools + r")(?![\w-])"
 
     def repl(m: re.Match) -> str:
         text, start = m.string, m.start()
         lo = max(0, start - 300)
         cut = max((b.start() for b in _BAD_NEWLINE.finditer(text, lo, start)), default=lo - 1)
-        return _argval(m) if tool.search(text, cut + 1, start) else m.group(0)
+        return _argval(m) if _rx(tool).search(text, cut + 1, start) else m.group(0)
 
-    return Rule(name, pattern, repl, gate, need_rx)
+    return Rule(name, pattern, repl, gate, need or flags)
 
 
 def _argval(m: re.Match) -> str:
     g = m.groupdict()
     return g["pre"] + (g.get("q") or "") + (g.get("keep") or "") + REDACTED
+
+
+# htpasswd's options before FILE [USER]: words of flags, `-C COST` / `-r ROUNDS` taking a number (at most 8 more
+# words: bounded, so a line of many `-b` costs linear time).
+_HT_Q = r"""(?:\\?['"])?"""  # a word's opening quote (in an argv list)
+_HT_NUM = r"(?:(?<=[Cr])" + _ARGSEP + _HT_Q + r"\d{1,9})?"
+_HT_MORE = "(?:" + _ARGSEP + _HT_Q + r"-[A-Za-z0-9]+" + _HT_NUM + "){0,8}"
+_HT_B, _HT_N = r"-[A-Za-z0-9]*b[A-Za-z0-9]*", r"-[A-Za-z0-9]*n[A-Za-z0-9]*"
+_HT_BETWEEN = "(?:" + _ARGSEP + _HT_Q + r"-[A-Za-z0-9]+" + _HT_NUM + "){0,8}?" + _ARGSEP + _HT_Q
+_HTPASSWD_B = r"-(?![A-Za-z0-9]*n)[A-Za-z0-9]*b[A-Za-z0-9]*" + _HT_NUM + _HT_MORE
+_HTPASSWD_NB = (
+    r"(?:-(?=[A-Za-z0-9]*n)[A-Za-z0-9]*b[A-Za-z0-9]*|"  # -nb, -Bnb
+    + _HT_N
+    + _HT_BETWEEN
+    + _HT_B  # -n -B -b
+    + "|"
+    + _HT_B
+    + _HT_BETWEEN
+    + _HT_N  # -b -n
+    + ")"
+    + _HT_NUM
+    + _HT_MORE
+)
 
 
 _MIXED = re.compile(r"(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9])")
@@ -188,34 +228,30 @@ def _aws_secret_after_marker(m: re.Match) -> str:
 RULES: tuple[Rule, ...] = (
     # -- key rules (windowed): values named by their key, in every serialisation ----------------------
     # 'api_key': ['k1', 'k2'] -> every element, not only the first (also a JSON list over several lines).
-    Rule("secret list", _rx(r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)\[[^\]]{0,4000}\]"""), _list_value, None),
+    Rule("secret list", r"(?i)(?P<pre>" + _KEY + r"""['"]?\s*[:=]\s*)\[[^\]]{0,4000}\]""", _list_value, None),
     # password: "several words", --api-key 'a b' -> the whole quoted value (also JSON-escaped: \"…\").
     Rule(
         "quoted secret",
-        _rx(
-            r"(?i)(?P<pre>(?:" + _KEY + r"""['"]?\s*[:=]\s*|""" + _FLAG + r"""(?:\s*=\s*|\s+)))"""
-            r"""(?P<q>\\?['"])(?:\\.|[^'"\\\n]){1,4000}?(?P=q)"""
-        ),
+        r"(?i)(?P<pre>(?:" + _KEY + r"""['"]?\s*[:=]\s*|""" + _FLAG + r"""(?:\s*=\s*|\s+)))"""
+        r"""(?P<q>\\?['"])(?:\\.|[^'"\\\n]){1,4000}?(?P=q)""",
         _quoted_value,
         None,
     ),
     # argv as a list: ['--api-key', 'X'] (Python), ["--api-key", "X"] (JSON, also over lines), \"--api-key\", \"X\".
     Rule(
         "flag in an argv list",
-        _rx(
-            r"(?i)(?P<pre>"
-            + _FLAG
-            + r"""(?P<q>\\?['"])\s*,"""
-            + _GAP
-            + r"""(?P=q))(?P<val>(?:\\.|[^'"\\\n]){1,4000}?)(?=(?P=q))"""
-        ),
+        r"(?i)(?P<pre>"
+        + _FLAG
+        + r"""(?P<q>\\?['"])\s*,"""
+        + _GAP
+        + r"""(?P=q))(?P<val>(?:\\.|[^'"\\\n]){1,4000}?)(?=(?P=q))""",
         _after_key,
         None,
     ),
     # argv as a YAML block list (Kubernetes `args:`): `- --api-key` then `- X` on the next line.
     Rule(
         "flag in a YAML list",
-        _rx(r"""(?i)(?P<pre>""" + _FLAG + r"""['"]?[ \t]*(?:\r?\n|\\n)[ \t]*-[ \t]+['"]?)(?P<val>[^\s'"\\]{1,4000})"""),
+        r"""(?i)(?P<pre>""" + _FLAG + r"""['"]?[ \t]*(?:\r?\n|\\n)[ \t]*-[ \t]+['"]?)(?P<val>[^\s'"\\]{1,4000})""",
         _after_key,
         None,
     ),
@@ -223,23 +259,29 @@ RULES: tuple[Rule, ...] = (
     # "token" must be singular and end the key: max_num_batched_tokens=8192 or num_spec_tokens=15 are counts.
     Rule(
         "key = value",
-        _rx(
-            r"""(?ix)
+        r"""(?ix)
         (?P<pre>(?:"""
-            + _FLAG
-            + r"""(?:\s*=\s*|\s+)
+        + _FLAG
+        + r"""(?:\s*=\s*|\s+)
                  |"""
-            + _KEY
-            + r"""['"]?\s*[:=]\s*)
+        + _KEY
+        + r"""['"]?\s*[:=]\s*)
            (?:\[\s*)?['"]?)
-        (?P<val>[^\s'",}\])]{3,})"""
-        ),
+        (?P<val>[^\s'",}\])]{3,})""",
         _after_key,
         None,
     ),
     # -- credentials given to common tools on their command line ------------------------------------------
     # (`--password X`, `--token X`, `--api-key X`, `--passphrase X`, `PGPASSWORD=X`, `MYSQL_PWD=X` are key rules.)
-    _cli("curl user:password", "curl", r"-u|-U|--user|--proxy-user", ("curl",), keep=r"[^\s:'\"\\]{0,256}:"),
+    # (`-u` may end a cluster of short flags: `curl -sSu alice:PW`)
+    _cli(
+        "curl user:password",
+        "curl",
+        r"-[A-Za-z]*[uU]|--user|--proxy-user",
+        ("curl",),
+        keep=r"[^\s:'\"\\]{0,256}:",
+        need=r"-[A-Za-z]*[uU]|--user|--proxy-user",
+    ),
     _cli("sshpass -p", "sshpass", "-p", ("sshpass",)),
     _cli(
         "registry login -p",
@@ -250,8 +292,10 @@ RULES: tuple[Rule, ...] = (
     # (attached only: `mysql -p NAME` prompts for the password, and NAME is a database)
     _cli("mysql -pPASSWORD", r"mysql\w*|mariadb[\w-]*", "-p", ("mysql", "mariadb"), attached_only=True),
     _cli("ngrok authtoken", "ngrok", r"(?:add-)?authtoken", ("ngrok",), attached=False, need="authtoken"),
-    _cli("htpasswd -b FILE USER PASSWORD", "htpasswd", r"-(?![A-Za-z]*n)[A-Za-z]*b[A-Za-z]*", ("htpasswd",), skip=2),
-    _cli("htpasswd -nb USER PASSWORD", "htpasswd", r"-(?=[A-Za-z]*n)[A-Za-z]*b[A-Za-z]*", ("htpasswd",), skip=1),
+    # (other options may stand between `-b` and the file: `htpasswd -b -B -C 10 FILE USER PW`; `-n` may be a
+    # word of its own: `htpasswd -n -b USER PW`)
+    _cli("htpasswd -b FILE USER PASSWORD", "htpasswd", _HTPASSWD_B, ("htpasswd",), skip=2, need=r"-[A-Za-z0-9]*b"),
+    _cli("htpasswd -nb USER PASSWORD", "htpasswd", _HTPASSWD_NB, ("htpasswd",), skip=1, need=r"-[A-Za-z0-9]*b"),
     _cli("redis-cli -a", r"redis-cli|keydb-cli|valkey-cli", "-a", ("-cli",), attached=False),
     _cli("mongo -p", r"mongo\w*", "-p", ("mongo",), attached=False),
     _cli("ldap -w", r"ldap\w+", "-w", ("ldap",), attached=False),
@@ -298,23 +342,20 @@ RULES: tuple[Rule, ...] = (
     # reads SSHPASS, redis-cli REDISCLI_AUTH).
     Rule(
         "secret environment variable",
-        _rx(
-            r"""(?i)(?P<pre>(?<![\w.-])(?:SSHPASS|REDISCLI_AUTH)['"]?\s*[:=]\s*)"""
-            + _argval_rx(bare=r"""[^\s'",}\]\\]""")
-        ),
+        r"""(?i)(?P<pre>(?<![\w.-])(?:SSHPASS|REDISCLI_AUTH)['"]?\s*[:=]\s*)""" + _argval_rx(bare=r"""[^\s'",}\]\\]"""),
         _argval,
         ("sshpass", "rediscli_auth"),
     ),
     # -- armoured keys ---------------------------------------------------------------------------------
     Rule(
         "private key block (PEM, OpenSSH, PGP)",
-        _rx(_PEM),
+        _PEM,
         lambda m: f"-----BEGIN {m.group('kind')}-----{REDACTED}-----END {m.group('kind')}-----",
         ("private key",),
     ),
     Rule(
         "PuTTY private key",
-        _rx(r"(?i)(Private-Lines:\s*\d+(?:\s|\\[nr])+)[A-Za-z0-9+/=\s\\]+?(?=Private-MAC|[^A-Za-z0-9+/=\s\\]|\Z)"),
+        r"(?i)(Private-Lines:\s*\d+(?:\s|\\[nr])+)[A-Za-z0-9+/=\s\\]+?(?=Private-MAC|[^A-Za-z0-9+/=\s\\]|\Z)",
         r"\1" + REDACTED + " ",
         ("private-lines:",),
     ),
@@ -322,19 +363,17 @@ RULES: tuple[Rule, ...] = (
     # Authorization: Basic/Digest <credentials> (Bearer is handled below, wherever it appears).
     Rule(
         "authorization header",
-        _rx(r"""(?i)(authorization['"]?\s*[:=]\s*['"]?(?:basic|digest|token)\s+)[A-Za-z0-9._~+/=-]{6,}"""),
+        r"""(?i)(authorization['"]?\s*[:=]\s*['"]?(?:basic|digest|token)\s+)[A-Za-z0-9._~+/=-]{6,}""",
         r"\1" + REDACTED,
         ("authorization",),
     ),
-    Rule("bearer token", _rx(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED, ("bearer",)),
+    Rule("bearer token", r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED, ("bearer",)),
     # (also when argv words were listed apart: `"Cookie:", "session=…"`)
     Rule(
         "cookie header",
-        _rx(
-            r"""(?i)((?<![\w-])(?:set-)?cookie['"]?\s*:(?:\s*\\?['"]\s*,"""
-            + _GAP
-            + r"""\\?['"]|\s*['"]?))[^\s'"\\][^\n'"\\]{5,4000}"""
-        ),
+        r"""(?i)((?<![\w-])(?:set-)?cookie['"]?\s*:(?:\s*\\?['"]\s*,"""
+        + _GAP
+        + r"""\\?['"]|\s*['"]?))[^\s'"\\][^\n'"\\]{5,4000}""",
         r"\1" + REDACTED,
         ("cookie",),
     ),
@@ -342,68 +381,64 @@ RULES: tuple[Rule, ...] = (
     # the '@' before the host (it may hold '/' or ':'); `host:8080/x?to=a@b` is a port, not a password.
     Rule(
         "password in a URL",
-        _rx(
-            r"""(?i)(?<![a-z0-9+.-])(?P<pre>[a-z][a-z0-9+.-]{0,30}://[^/\s:@'"<>]{0,256}:)"""
-            r"""(?!\d{1,5}(?:[/?#\s'"<>]|$))[^\s'"<>@]{1,256}(?:@[^\s'"<>@/?#]{0,256}(?=@))*@"""
-        ),
+        r"""(?i)(?<![a-z0-9+.-])(?P<pre>[a-z][a-z0-9+.-]{0,30}://[^/\s:@'"<>]{0,256}:)"""
+        r"""(?!\d{1,5}(?:[/?#\s'"<>]|$))[^\s'"<>@]{1,256}(?:@[^\s'"<>@/?#]{0,256}(?=@))*@""",
         r"\g<pre>" + REDACTED + "@",
         ("://",),
     ),
     Rule(
         "signed URL",
-        _rx(
-            r"""(?i)([?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|"""
-            r"""x-goog-signature|x-goog-credential|client_secret|code)=)[^&\s'"#<>]{4,}"""
-        ),
+        r"""(?i)([?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|"""
+        r"""x-goog-signature|x-goog-credential|client_secret|code)=)[^&\s'"#<>]{4,}""",
         r"\1" + REDACTED,
         ("sig=", "signature=", "credential=", "security-token=", "client_secret=", "code="),
     ),
     Rule(
         "Azure connection string",
-        _rx(r"""(?i)((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)[^;\s'"]{8,}"""),
+        r"""(?i)((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)[^;\s'"]{8,}""",
         r"\1" + REDACTED,
         ("accountkey", "sharedaccess"),
     ),
     Rule(
         "Slack webhook",
-        _rx(r"(?i)(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]{8,}"),
+        r"(?i)(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]{8,}",
         r"\1" + REDACTED,
         ("hooks.slack.com",),
     ),
     # -- tokens recognisable by their prefix -----------------------------------------------------------
-    Rule("JSON web token", _rx(_B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED, ("eyj",)),
-    Rule("Hugging Face token", _rx(_B + r"(?:hf_|api_org_)[A-Za-z0-9]{20,}"), REDACTED, ("hf_", "api_org_")),
+    Rule("JSON web token", _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*", REDACTED, ("eyj",)),
+    Rule("Hugging Face token", _B + r"(?:hf_|api_org_)[A-Za-z0-9]{20,}", REDACTED, ("hf_", "api_org_")),
     # OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-) and Anthropic (sk-ant-api03-, sk-ant-admin01-) keys.
-    Rule("OpenAI / Anthropic key", _rx(r"\bsk-[A-Za-z0-9_-]{16,}\b"), REDACTED, ("sk-",)),
+    Rule("OpenAI / Anthropic key", r"\bsk-[A-Za-z0-9_-]{16,}\b", REDACTED, ("sk-",)),
     # An AWS secret key next to its access key id (a CSV row, `aws configure`, a boto3 call), either side.
     Rule(
         "AWS secret key next to its key id",
-        _rx(r"(" + _AWS_ID + r"[^\n]{0,100}?)" + _AWS_SECRET),
+        r"(" + _AWS_ID + r"[^\n]{0,100}?)" + _AWS_SECRET,
         r"\1" + REDACTED,
         ("akia", "asia"),
     ),
     Rule(
         "AWS secret key before its key id",
-        _rx(_AWS_SECRET + r"(?=[^\n]{0,100}?" + _AWS_ID + ")"),
+        _AWS_SECRET + r"(?=[^\n]{0,100}?" + _AWS_ID + ")",
         REDACTED,
         ("akia", "asia"),
     ),
-    Rule("AWS access key id", _rx(r"\b" + _AWS_ID + r"\b"), REDACTED, ("akia", "asia")),
+    Rule("AWS access key id", r"\b" + _AWS_ID + r"\b", REDACTED, ("akia", "asia")),
     # …and after one already redacted (this rule comes after the id's own): argv words and dict values are
     # redacted one by one (`AKIA…` alone, then the secret alone), and a report shows them as separate JSON
     # strings — `"s3_id": "***REDACTED***",\n  "s3_key": "wJal…"`, or the secret in another list a few lines
     # on. An AWS secret's shape (40 base64 characters with upper case, lower case and a digit: not a hex
     # digest) within 300 characters after a marker.
-    Rule("AWS secret key after a redacted key id", _rx(_AWS_SECRET), _aws_secret_after_marker, _AFTER_MARKER),
+    Rule("AWS secret key after a redacted key id", _AWS_SECRET, _aws_secret_after_marker, _AFTER_MARKER),
     Rule(
         "GitHub token",
-        _rx(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+        _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
         REDACTED,
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     Rule(
         "GitLab token",
-        _rx(_B + r"(?:gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas|imt|agent|ffct)-|GR1348941)[A-Za-z0-9_-]{20,}"),
+        _B + r"(?:gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas|imt|agent|ffct)-|GR1348941)[A-Za-z0-9_-]{20,}",
         REDACTED,
         (
             "glpat-",
@@ -422,44 +457,44 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "Slack token",
-        _rx(r"\b(?:xox[abposer]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"),
+        r"\b(?:xox[abposer]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
         REDACTED,
         ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxe-", "xoxr-", "xapp-"),
     ),
-    Rule("GCP API key", _rx(_B + r"AIza[0-9A-Za-z_-]{35}"), REDACTED, ("aiza",)),
+    Rule("GCP API key", _B + r"AIza[0-9A-Za-z_-]{35}", REDACTED, ("aiza",)),
     Rule(
         "GCP OAuth secret or token",
-        _rx(_B + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{20,})"),
+        _B + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{20,})",
         REDACTED,
         ("gocspx-", "ya29.", "1//0"),
     ),
     Rule(
         "Azure AD client secret",
-        _rx(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
         REDACTED,
         ("q~",),
     ),
-    Rule("npm token", _rx(_B + r"npm_[A-Za-z0-9]{36}"), REDACTED, ("npm_",)),
-    Rule("PyPI token", _rx(_B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"), REDACTED, ("pypi-ageichlwas5vcmc",)),
-    Rule("SendGrid key", _rx(_B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"), REDACTED, ("sg.",)),
-    Rule("Stripe key", _rx(_B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), REDACTED, ("_live_", "_test_")),
-    Rule("Twilio key", _rx(r"\b(?:AC|SK)[0-9a-f]{32}\b"), REDACTED, (), _rx(r"(?:AC|SK)[0-9a-f]{32}")),
-    Rule("Mailchimp key", _rx(r"\b[0-9a-f]{32}-us\d{1,2}\b"), REDACTED, ("-us",)),
+    Rule("npm token", _B + r"npm_[A-Za-z0-9]{36}", REDACTED, ("npm_",)),
+    Rule("PyPI token", _B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", REDACTED, ("pypi-ageichlwas5vcmc",)),
+    Rule("SendGrid key", _B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", REDACTED, ("sg.",)),
+    Rule("Stripe key", _B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", REDACTED, ("_live_", "_test_")),
+    Rule("Twilio key", r"\b(?:AC|SK)[0-9a-f]{32}\b", REDACTED, (), r"(?:AC|SK)[0-9a-f]{32}"),
+    Rule("Mailchimp key", r"\b[0-9a-f]{32}-us\d{1,2}\b", REDACTED, ("-us",)),
     Rule(
         "Square token",
-        _rx(_B + r"(?:sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60})"),
+        _B + r"(?:sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60})",
         REDACTED,
         ("sq0csp-", "sq0atp-", "eaaa"),
     ),
-    Rule("Artifactory key", _rx(_B + r"AKC[a-zA-Z0-9]{10,}"), REDACTED, ("akc",)),
+    Rule("Artifactory key", _B + r"AKC[a-zA-Z0-9]{10,}", REDACTED, ("akc",)),
     Rule(
         "Discord bot token",
-        _rx(_B + r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"),
+        _B + r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
         REDACTED,
         (),
-        _rx(r"\.[A-Za-z0-9_-]{27}"),
+        r"\.[A-Za-z0-9_-]{27}",
     ),  # (its last part)
-    Rule("Telegram bot token", _rx(r"(?<![\w:])\d{8,10}:[0-9A-Za-z_-]{35}"), REDACTED, (), _rx(r":[0-9A-Za-z_-]{35}")),
+    Rule("Telegram bot token", r"(?<![\w:])\d{8,10}:[0-9A-Za-z_-]{35}", REDACTED, (), r":[0-9A-Za-z_-]{35}"),
 )
 
 # Run over a whole text, the key rules try 64 characters of key at every word start (the cost:
@@ -554,13 +589,14 @@ def redact_text(text: str) -> str:
                 if new != text:
                     ends = _UNKNOWN
                 text = new
-        elif rule.need is not None and not rule.need.search(text):
-            continue
         elif rule.gate == _AFTER_MARKER:  # needs the markers earlier rules may just have written
             if REDACTED in text:
                 text, ends = rule.pattern.sub(rule.repl, text), _UNKNOWN
         # Other replacements add no gate literal a rule could then match on: `low` stays good enough.
-        elif not rule.gate or any(g in low for g in rule.gate):
+        # The gate's `in` tests first, then the `need` search, then the rule.
+        elif rule.gate and not any(g in low for g in rule.gate):
+            continue
+        elif rule.need is None or rule.need.search(text):
             text, ends = rule.pattern.sub(rule.repl, text), _UNKNOWN  # (whatever the rules' order: ends are offsets)
     return text
 

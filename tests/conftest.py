@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+# A suite started with SIGINT ignored (backgrounded by a non-interactive shell: `pytest … &` in a script)
+# hands the ignored disposition to every child across exec, and the CLI's Ctrl-C tests then saw exit 1 where
+# a user's Ctrl-C gives 130. The children get what a terminal gives them: the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_cli(

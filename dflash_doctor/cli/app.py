@@ -82,12 +82,13 @@ def _new_app() -> typer.Typer:
         cls=_Commands,
         name="dflash-doctor",
         help="Ranked root causes for low speculative-decoding acceptance (DFlash, EAGLE-3, MTP, Medusa) on vLLM and "
-        "SGLang.\n\nExit codes: 0 healthy or passed, 1 problem found or failed, 2 usage error, 3 insufficient "
-        "data (nothing could be checked), 130 interrupted.",
-        epilog="Examples:\n\n\b\n  dflash-doctor check bundle fixtures/hosts/seed\n  dflash-doctor diagnose --log "
+        "SGLang.\n\nWith no command it examines this machine (check host local).\n\nExit codes: 0 healthy or passed, "
+        "1 problem found or failed, 2 usage error, 3 insufficient data (nothing could be checked), 130 interrupted.",
+        epilog="Examples:\n\n\b\n  dflash-doctor                 (this machine: check host local)\n"
+        "  dflash-doctor check bundle fixtures/hosts/seed\n  dflash-doctor diagnose --log "
         "server.log --drafter DIR|REPO_ID --engine vllm==0.20.1\n  dflash-doctor check host ssh://ops@gpu-7\n"
         "  dflash-doctor COMMAND --help",
-        no_args_is_help=True,
+        no_args_is_help=False,  # bare: check host local (main)
         add_completion=True,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
@@ -111,6 +112,7 @@ COMMANDS = {
     "gate": "gate_cmd",
     "fleet": "fleet_cmd",
     "known-issues": "known_issues_cmd",
+    "explain": "explain_cmd",
     "check": "host_cmd",
     "monitor": "monitor_cmd",
     "checks": "checks_cmd",
@@ -165,15 +167,28 @@ def main(argv: list[str] | None = None) -> None:
     _tolerant_streams()
     previous = _stop_on_signals()
     _STOPPED_BY.clear()
-    common.ARGV = list(sys.argv[1:] if argv is None else argv)
+    args = bare_means_local(list(sys.argv[1:] if argv is None else argv))
+    common.ARGV = args
     try:
-        code = _run(argv)
+        code = _run(args)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if code == int(ExitCode.INTERRUPTED) and _STOPPED_BY:
         code = 128 + _STOPPED_BY[0]
     sys.exit(code)
+
+
+# What may follow a bare `dflash-doctor` and still mean "examine this machine".
+_VIEW_ONLY = {"-v", "-vv", "--verbose", "--details"}
+
+
+def bare_means_local(args: list[str]) -> list[str]:
+    """`dflash-doctor` alone examines this machine, as `flutter doctor` and `brew doctor` do: it is
+    `dflash-doctor check host local` (with -v/-vv passed on)."""
+    if all(a in _VIEW_ONLY for a in args):
+        return ["check", "host", "local", *args]
+    return args
 
 
 def _run(argv: list[str] | None) -> int | str | None:

@@ -71,7 +71,13 @@ TextOrJsonOpt = typer.Option(
 )
 OutputOpt = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the result to FILE instead of stdout.")
 VerboseOpt = typer.Option(
-    False, "--verbose", "-v", help="Every check, detail, weight and note (the default view folds them)."
+    0,
+    "--details",
+    "--verbose",
+    "-v",
+    count=True,
+    help="The full report: causes with their evidence, every failed check (the default is one screen); "
+    "-vv: every check, detail, weight and note.",
 )
 ProbeResultOpt = typer.Option(
     None,

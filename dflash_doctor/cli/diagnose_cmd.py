@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import typer
 
+from ..collect.builder import EvidenceBuilder
 from ..collect.inputs import FileInputs, gather_files, require_inputs
 from ..collect.workload import gather_workload
 from ..errors import ExitCode
+from ..evidence import Source
+from ..evidence.payloads import LaunchConfig
 from ..probe.saved_result import attach_probe
 from ..prometheus.gather import gather_prometheus
 from ..render import Format
+from ..render.plot import can_plot
 from ..services.doctor import build_report, require_something_read
 from .common import (
     ForcePairOpt,
@@ -123,7 +127,7 @@ def register(app: typer.Typer) -> None:
         ),
         selector: str | None = SelectorOpt,
         since: str = SinceOpt,
-        step: str = StepOpt,
+        step: str | None = StepOpt,
         until: str | None = UntilOpt,
         timeout: float = TimeoutOpt,
         bearer_token_file: str | None = BearerFileOpt,
@@ -133,7 +137,7 @@ def register(app: typer.Typer) -> None:
         basic_auth_env: str | None = BasicEnvOpt,
         ca_file: str | None = CaFileOpt,
         insecure_skip_verify: bool = InsecureOpt,
-        verbose: bool = VerboseOpt,
+        verbose: int = VerboseOpt,
         fmt: Format = FormatOpt,
         output: str | None = OutputOpt,
     ) -> int:
@@ -142,6 +146,7 @@ def register(app: typer.Typer) -> None:
         Logs, metrics, drafter and target configs, the engine release and the launch command: every input
         sharpens the ranking. Exit 1 problem, 0 healthy, 3 insufficient data."""
 
+        can_plot(plot)  # before any report: a --plot it cannot write is a usage error, said first
         out = Output(fmt=fmt, path=output, verbose=verbose)
         inputs = FileInputs(
             logs=log, metrics=metrics, drafter=drafter, target=target, engine=engine, launch=launch, window=window
@@ -170,6 +175,10 @@ def register(app: typer.Typer) -> None:
                     insecure_skip_verify,
                 ),
             )
+        if temperature is None:
+            launched = evidence.get(LaunchConfig)
+            if launched is not None:
+                EvidenceBuilder(evidence).add_server_sampling(launched, Source("flag", "--launch"))
         gather_workload(evidence, temperature=temperature, thinking=thinking, dataset=dataset)
         if reference:
             _use_reference(evidence, settings, reference, thinking)

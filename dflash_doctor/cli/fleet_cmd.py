@@ -27,6 +27,7 @@ from .prom_opts import (
     StepOpt,
     TimeoutOpt,
     UntilOpt,
+    choose_step,
     make_auth,
     parse_until,
 )
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
         ),
         selector: str | None = SelectorOpt,
         since: str = SinceOpt,
-        step: str = StepOpt,
+        step: str | None = StepOpt,
         by: str = typer.Option(
             "instance",
             "--by",
@@ -80,16 +81,15 @@ def register(app: typer.Typer) -> None:
         out = Output(fmt=fmt, path=output)
         if timeout <= 0:
             raise UsageError("--timeout must be positive")
+        window = parse_duration(since, "--since")
         q = FleetQuery(
             selector=selector,
-            since=parse_duration(since, "--since"),
-            step=parse_duration(step, "--step"),
+            since=window,
+            step=choose_step(step, window),
             by=parse_labels(by, "--by"),
             peers=parse_labels(peers, "--peers"),
             until=parse_until(until),
         )
-        if q.step > q.since:
-            raise UsageError("--step is longer than --since", hint="e.g. --since 6h --step 5m")
         auth = make_auth(
             bearer_token_file,
             bearer_token_env,

@@ -21,6 +21,7 @@ from ..models.launch_view import facts_conflicts
 from ..render import Format
 from ..render.github import annotations, step_summary
 from ..render.junit import render_junit
+from ..render.plot import can_plot
 from ..services.doctor import build_report
 from ..services.gate import (
     MAX_TAU,
@@ -140,6 +141,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - the gate command's flags
                 hint="--min-acceptance-length X, --min-position-rate POS:RATE, or --max-regression PCT "
                 "--baseline REPORT.json",
             )
+        can_plot(plot)  # before any result: a --plot it cannot write is a usage error, said first
         out = Output(fmt=fmt, path=output)
 
         from ..evidence.acceptance import AcceptanceSummary

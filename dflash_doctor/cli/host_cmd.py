@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         ),
         probe_result: str | None = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
-        verbose: bool = VerboseOpt,
+        verbose: int = VerboseOpt,
         fmt: Format = FormatOpt,
         output: str | None = OutputOpt,
     ) -> int:
@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
         ),
         probe_result: str | None = ProbeResultOpt,
         force_probe_pair: bool = ForcePairOpt,
-        verbose: bool = VerboseOpt,
+        verbose: int = VerboseOpt,
         fmt: Format = FormatOpt,
         output: str | None = OutputOpt,
     ) -> int:

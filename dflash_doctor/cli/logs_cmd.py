@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         parquet: str | None = typer.Option(
             None, "--parquet", metavar="FILE", help="Also write the per-interval table as Parquet."
         ),
-        verbose: bool = VerboseOpt,
+        verbose: int = VerboseOpt,
         fmt: Format = FormatOpt,
         output: str | None = OutputOpt,
     ) -> int:

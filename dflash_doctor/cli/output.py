@@ -26,7 +26,7 @@ class Output:
     fmt: Format = Format.TERMINAL
     path: str | None = None
     quiet: bool = False
-    verbose: bool = False
+    verbose: int = 0  # how many -v: 0 the one-screen summary, 1 the full report, 2 every detail
     settings: Settings = field(default_factory=lambda: Settings.from_env(os.environ))
 
     @property
@@ -63,7 +63,11 @@ class Output:
 
     @property
     def style(self) -> Style:
-        return Style(color=self.color, width=self.width, verbose=self.verbose)
+        """On a terminal: no -v the one screen, -v the full report, -vv every detail. Markdown and JSON have no
+        one-screen form: -v gives their every-detail form, as it always has."""
+        if Format(self.fmt) == Format.TERMINAL:
+            return Style(color=self.color, width=self.width, verbose=self.verbose >= 2, screen=self.verbose == 0)
+        return Style(color=self.color, width=self.width, verbose=self.verbose >= 1)
 
     def show(self, result) -> None:
         """Render any command's result (render/ picks the renderer by its type) and write it."""

@@ -6,6 +6,8 @@ missing probe extra is a one-line error.
 
 from __future__ import annotations
 
+import contextlib
+
 import typer
 
 from ..collect.inputs import FileInputs, require_inputs
@@ -13,7 +15,7 @@ from ..errors import DoctorError, MissingExtra, UsageError
 from ..hosts import HostError
 from ..hosts.connect import open_host
 from ..probe.config import load_drafter_config
-from ..probe.layer_offset import match_dump, read_dump
+from ..probe.layer_offset import DUMP_HINT, match_dump, read_dump
 from ..probe.prompts import portable_rows
 from ..probe.remote import run_remote_probe
 from ..probe.runner import (
@@ -242,15 +244,37 @@ def register(app: typer.Typer) -> None:
 
         from ..probe.target import load_target, resolve_device, resolve_dtype  # (imports torch)
 
-        cfg = load_drafter_config(drafter) if drafter else None
-        ids, taps = read_dump(dump)
+        with _hinted(DRAFTER_HINT):
+            cfg = load_drafter_config(drafter) if drafter else None
+        with _hinted(DUMP_HINT):
+            ids, taps = read_dump(dump)
         tgt = load_target(target, resolve_device(device), resolve_dtype(dtype))
         if int(ids.max()) >= tgt.vocab_size:
-            raise UsageError(f"the dump's input_ids go up to {int(ids.max())}, beyond the target's vocabulary")
+            raise UsageError(
+                f"the dump's input_ids go up to {int(ids.max())}, beyond the target's vocabulary",
+                hint="the dump was captured from another model: give --target the checkpoint the engine served",
+            )
         result = match_dump(tgt, ids, taps, cfg.target_layer_ids if cfg else None)
         run = LayerOffsetRun(result, drafter_given=cfg is not None)
         out.show(run)
         return run.exit_code
+
+
+DRAFTER_HINT = (
+    "--drafter is the drafter's checkpoint directory: its config.json names target_layer_ids "
+    "(or dflash_config / eagle_aux_hidden_state_layer_ids); leave --drafter out to see the taps alone"
+)
+
+
+@contextlib.contextmanager
+def _hinted(hint: str):
+    """A usage error from inside without a hint of its own gets `hint` (every layer-offset error says what to do)."""
+    try:
+        yield
+    except UsageError as exc:
+        if exc.hint:
+            raise
+        raise UsageError(exc.message, hint=hint) from None
 
 
 def _parse_ablate(text):

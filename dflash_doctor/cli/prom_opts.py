@@ -20,7 +20,32 @@ SelectorOpt = typer.Option(
 SinceOpt = typer.Option(
     "6h", "--since", metavar="DURATION", help="Window to read, back from now (or from --until): 30m, 6h, 2d."
 )
-StepOpt = typer.Option("5m", "--step", metavar="DURATION", help="Resolution of τ over time (range-query step).")
+StepOpt = typer.Option(
+    None,
+    "--step",
+    metavar="DURATION",
+    help="Resolution of τ over time (range-query step); default: from the window, about 72 points "
+    "(5m over 6h), at least 15s (a usual scrape interval).",
+)
+
+# The step chosen from the window when --step is not given, as Grafana does: about this many points, rounded up to
+# a round duration, never finer than a usual scrape interval nor longer than the window.
+POINTS = 72
+_ROUND_STEPS = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+
+
+def choose_step(step: str | None, window: float) -> float:
+    """--step as seconds; without it, window / POINTS rounded up to a round step (15s … 1d), at most the window.
+    A --step longer than the window is a usage error."""
+    if step is None:
+        want = window / POINTS
+        return min(window, next((r for r in _ROUND_STEPS if r >= want), _ROUND_STEPS[-1]))
+    res = parse_duration(step, "--step")
+    if res > window:
+        raise UsageError("--step is longer than --since", hint="e.g. --since 6h --step 5m, or leave --step out")
+    return res
+
+
 UntilOpt = typer.Option(
     None, "--until", metavar="TIME", help="End of the window: unix seconds or ISO 8601 (default: now)."
 )
@@ -121,9 +146,8 @@ def prom_source(url, selector, since, step, until, timeout, *auth_args):
 
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
-    window, res = parse_duration(since, "--since"), parse_duration(step, "--step")
-    if res > window:
-        raise UsageError("--step is longer than --since", hint="e.g. --since 6h --step 5m")
+    window = parse_duration(since, "--since")
+    res = choose_step(step, window)
     return PromSource(
         url=url,
         selector=selector,

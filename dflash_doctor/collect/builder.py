@@ -17,8 +17,17 @@ from ..evidence import EvidenceSet, Source
 from ..evidence.acceptance import AcceptanceSummary, StartupFacts
 from ..evidence.engine_facts import EngineSupport
 from ..evidence.model_facts import DrafterFacts
-from ..evidence.payloads import EngineId, LaunchConfig, MalformedLine, MetricsScrape, ScanStats
+from ..evidence.payloads import (
+    EngineFailures,
+    EngineId,
+    LaunchConfig,
+    MalformedLine,
+    MetricsScrape,
+    ScanStats,
+    Workload,
+)
 from ..models.engine_support import lookup
+from ..models.launch_view import server_default_temperature
 from ..parse.fast.routes import route
 from ..parse.formats import BY_FMT
 from ..parse.frame import summarize
@@ -167,6 +176,28 @@ class EvidenceBuilder:
                 "token; normalised to 1 + accepted/drafts"
             )
         ev.notes.extend([n for n in scan.notes if n not in ev.notes])
+
+    def add_server_sampling(self, launch: LaunchConfig, src: Source) -> None:
+        """The server's default temperature (--override-generation-config) as the workload's, when the user
+        stated none: requests that set no temperature sample at it."""
+        if self.ev.get(Workload) is not None:
+            return
+        t = server_default_temperature(launch)
+        if t is not None:
+            self.ev.add(
+                f"workload: server default temperature {t:g} (--override-generation-config; requests that set "
+                "none sample at it)",
+                src,
+                Workload(temperature=t),
+            )
+
+    def add_engine_failures(self, failures, where: str) -> None:
+        """The engine's failure lines (parse/engine_failures.py) of a log with no spec-decode interval."""
+        if not failures:
+            return
+        items = tuple((f.kind, f.detail, f.line, f.lineno) for f in failures)
+        kinds = ", ".join(dict.fromkeys(f.kind for f in failures))
+        self.ev.add(f"engine failure lines: {kinds}", self.src("file", where), EngineFailures(items, where))
 
     # -- Prometheus ---------------------------------------------------------------------------------
     def add_metrics(

@@ -19,6 +19,7 @@ from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId, LaunchConfig, MetricsScrape, ProbeResult
 from ..models.facts import drafter_facts, target_facts
 from ..models.file_access import LocalFiles
+from ..parse.engine_failures import read_failures
 from ..parse.launch import LaunchParseError, parse_launch_text
 from ..parse.logscan import LogScan, ScanPlan, order_rotated, scan
 from ..parse.metrics_text import MetricsError, parse_text, parse_window, read_source
@@ -131,7 +132,23 @@ def gather_logs(
             + (f" ({untimed} without a timestamp dropped)" if untimed else "")
         )
     EvidenceBuilder(ev).add_log_scan(result, ", ".join(result.sources), engine_log=_sniff(result, paths))
+    if result.n_intervals == 0:
+        _gather_failures(ev, paths)
     return result
+
+
+def _gather_failures(ev: EvidenceSet, paths: list[str]) -> None:
+    """A log without a spec-decode interval: the engine's own failure lines say why (plain files only)."""
+    for path in paths:
+        if path == "-" or path.endswith((".gz", ".bz2", ".xz", ".zst")) or not os.path.isfile(path):
+            continue
+        try:
+            found = read_failures(path)
+        except OSError:
+            continue
+        EvidenceBuilder(ev).add_engine_failures(found, path)
+        if found:
+            return
 
 
 def _sniff(scan: LogScan, paths: list[str]) -> bool | None:
@@ -321,10 +338,18 @@ def require_inputs(inputs: FileInputs, others: bool = False, missing_ok: bool = 
     return warnings
 
 
+def _label(inputs: FileInputs) -> str:
+    """What the report is about: the log or metrics given ("server.log", "a.log and 2 more")."""
+    named = [("stdin" if p == "-" else p) for p in (*inputs.logs, *inputs.metrics)]
+    if not named:
+        return "files"
+    return named[0] + (f" and {len(named) - 1} more" if len(named) > 1 else "")
+
+
 def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSet:
     """Evidence from the inputs. On Ctrl-C, what was gathered so far is returned with
     `ev.interrupted` set and a could-not-check entry saying the rest was skipped."""
-    ev = EvidenceSet(label="files", baselines=settings.baselines())
+    ev = EvidenceSet(label=_label(inputs), baselines=settings.baselines())
     try:
         _gather_files(ev, inputs, settings)
     except KeyboardInterrupt:

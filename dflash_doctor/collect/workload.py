@@ -18,6 +18,8 @@ def gather_workload(
     facts = {"temperature": temperature, "thinking": thinking, "dataset": dataset.strip() if dataset else None}
     stated = {k: v for k, v in facts.items() if v is not None}
     if not stated:
+        if ev.get(Workload) is not None:
+            return  # the server's own default (the launch's --override-generation-config) is already in
         ev.missing(Workload, "workload not stated (--temperature, --thinking/--no-thinking, --dataset)")
         return
     flags = " ".join(

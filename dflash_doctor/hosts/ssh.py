@@ -246,9 +246,22 @@ class _Session:
                     self.bulk = None
             job.done.set()
 
-    def _read(self) -> None:  # noqa: C901 -- SSH channel framing: one branch per frame kind of the session driver
+    def _greet(self, which: str) -> bool:
+        """Read the stream's "KEY OK" line once: what came before it is the login shell's own chatter, what
+        comes after it (in the same read, however much) the first command's. False when the driver said NO
+        (no GNU base64) or when more than 1 MiB came without the greeting (an rc file flooding its output)."""
+        buf = self._buf[which]
+        if self.ready[which]:
+            return True
+        i = buf.find(self.key + b" OK\n")
+        if i >= 0:
+            del buf[: i + len(self.key) + 4]
+            self.ready[which] = True
+            return True
+        return not ((which == "out" and self.key + b" NO\n" in buf) or len(buf) > (1 << 20))
+
+    def _read(self) -> None:
         chan = self.chan
-        key_ok, key_no = self.key + b" OK\n", self.key + b" NO\n"
         try:
             while True:
                 got = False
@@ -263,17 +276,9 @@ class _Session:
                         got = True
                         self.host.bytes_received += len(data)
                         self._buf[which] += data
-                for which in ("out", "err"):
-                    buf = self._buf[which]
-                    if self.ready[which]:
-                        continue
-                    if (which == "out" and key_no in buf) or len(buf) > (1 << 20):
-                        self._fail(None, retry=True)  # no GNU base64, or an rc file that floods its output
-                        return
-                    i = buf.find(key_ok)
-                    if i >= 0:  # anything before it is the login shell's own chatter
-                        del buf[: i + len(key_ok)]
-                        self.ready[which] = True
+                if not (self._greet("out") and self._greet("err")):
+                    self._fail(None, retry=True)  # no GNU base64, or an rc file that floods its output
+                    return
                 if not ((not self.ready["out"] or self._feed("out")) and (not self.ready["err"] or self._feed("err"))):
                     self._fail("the remote shell session broke off", retry=True)
                     self.host._abandoned.append(chan)
@@ -285,10 +290,10 @@ class _Session:
                     select.select([chan], [], [], 0.02)
         except Exception as exc:  # paramiko's SSHException, EOFError, socket errors
             # what arrived before the drop is the command's: handed over first (it was read into the
-            # buffer on this pass, the hand-over comes after the reads)
+            # buffer on this pass, the hand-over comes after the reads; the greeting may be in that read too)
             for which in ("out", "err"):
                 try:
-                    if self.ready[which]:
+                    if self._greet(which) and self.ready[which]:
                         self._feed(which)
                 except Exception:  # noqa: BLE001 - the drop is what gets reported
                     pass

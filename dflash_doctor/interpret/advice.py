@@ -33,6 +33,8 @@ def advise_k(evidence: EvidenceSet, baselines: Baselines | None = None) -> dict[
     acc = evidence.get(AcceptanceSummary)
     if acc is None:
         return None
+    if not acc.per_position:
+        return {"advised": False, "reason": "the evidence has no per-position rates"}
     if not acc.sufficient:
         return {
             "advised": False,

@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from ..evidence import EvidenceSet
 
 # How much one source's word is worth: the likelihood of what it says under the method it names vs any
-# other. A drafter config is read, not assumed (it names its architecture); a launch method can be a
-# mismatch (the launch-method check finds those), so it is strong but not certain.
-STRENGTH = {"drafter": 60.0, "launch": 30.0, "startup": 30.0, "format": 12.0, "k": 2.5}
+# other. A drafter config is read, not assumed (it names its architecture); the engine's own startup lines record the
+# configuration it runs (a method named there ran: ≥ 0.9 even for a method as rare as n-gram's 9 % prior); a launch
+# string is a claim (re-quoted, or not the one that ran) and can be a mismatch (the launch-method check finds those),
+# so it is strong but not certain.
+STRENGTH = {"drafter": 200.0, "launch": 30.0, "startup": 150.0, "format": 12.0, "k": 2.5}
 # The method names a launch or log may use, to the method family whose reference band applies.
 ALIASES = {
     "dflash2": "dflash",
@@ -57,6 +59,38 @@ ALIASES = {
     "dspark": "dflash",  # DeepSeek's DSpark: a block (parallel) drafter, judged with the DFlash family
     "standalone": "draft",
 }
+
+
+# SGLang's `EAGLE` algorithm runs EAGLE-1/2 heads and the MTP layers of DeepSeek-style targets alike (ServerArgs
+# rewrites NEXTN to EAGLE, so the logged server_args say EAGLE for an MTP deployment): it names either family.
+SGLANG_EAGLE = ("eagle", "mtp")
+
+
+_FORMAT_WORDS = (
+    ("eagle3", "eagle3"),
+    ("ngram", "ngram"),
+    ("mtp", "mtp"),
+    ("dflash", "dflash"),
+    ("draft-model", "draft"),
+    ("draft_model", "draft"),
+)
+
+
+def _format_methods(formats) -> list[str]:
+    """The method a log format's id names (llama.cpp's `statistics draft-eagle3`, the n-gram offline block), one
+    per format at most."""
+    out = []
+    for fmt in formats:
+        f = fmt.lower()
+        m = next((m for word, m in _FORMAT_WORDS if word in f), None)
+        if m is not None:
+            out.append(m)
+    return out
+
+
+def _families(fam: str, engine: str | None) -> tuple[str, ...]:
+    """The method families a named method stands for on this engine (SGLang's EAGLE: two)."""
+    return SGLANG_EAGLE if (engine or "").lower() == "sglang" and fam == "eagle" else (fam,)
 
 
 def family(method: str | None) -> str | None:
@@ -159,38 +193,28 @@ def infer_method(evidence: EvidenceSet) -> MethodBelief:
     logp = {m: math.log(max(prior.get(m, 0.0) / total, 1e-4)) for m in METHODS}
     said: list[tuple[str, str, str | None]] = []
 
-    def hear(method: str | None, source: str, ref: str | None) -> None:
+    def hear(method: str | None, source: str, ref: str | None, engine: str | None = None) -> None:
         fam = family(method)
         if fam is None:
             return
-        said.append((fam, source, ref))
         w = math.log(STRENGTH[source])
-        logp[fam] += w
+        for f in _families(fam, engine):
+            said.append((f, source, ref))
+            logp[f] += w
 
     d = evidence.get(DrafterFacts)
     if d is not None and d.method not in (None, "unknown"):
         hear(d.method, "drafter", evidence.ref(DrafterFacts))
     launch = evidence.get(LaunchConfig)
     if launch is not None and launch.method:
-        hear(launch.method, "launch", evidence.ref(LaunchConfig))
+        hear(launch.method, "launch", evidence.ref(LaunchConfig), launch.engine)
     st = evidence.get(StartupFacts)
     if st is not None and st.method:
-        hear(st.method, "startup", evidence.ref(StartupFacts))
+        hear(st.method, "startup", evidence.ref(StartupFacts), st.engine)
     acc = evidence.get(AcceptanceSummary)
     if acc is not None:
-        for fmt in acc.formats:
-            f = fmt.lower()
-            for word, m in (
-                ("eagle3", "eagle3"),
-                ("ngram", "ngram"),
-                ("mtp", "mtp"),
-                ("dflash", "dflash"),
-                ("draft-model", "draft"),
-                ("draft_model", "draft"),
-            ):
-                if word in f:
-                    hear(m, "format", evidence.ref(AcceptanceSummary))
-                    break
+        for m in _format_methods(acc.formats):
+            hear(m, "format", evidence.ref(AcceptanceSummary))
         if acc.k:
             for m in METHODS:
                 logp[m] += math.log(_k_likelihood(m, acc.k))

@@ -100,16 +100,13 @@ def support(
     else:
         basis = "interpolated"
     if not rows:
-        what = f"{method} for a {model_type} target" if method == "mtp" and model_type else method
-        return ArchSupport(
-            engine,
-            version,
-            method,
-            None,
-            False if method != "unknown" else None,
-            basis,
-            f"{who}: no {engine} release read registers a {what} drafter architecture",
+        said = (
+            f"no {engine} release read registers MTP layers for a {model_type} target"
+            if method == "mtp" and model_type
+            else f"no {engine} release read registers a {method} drafter architecture"
         )
+        loadable = False if method != "unknown" else None
+        return ArchSupport(engine, version, method, None, loadable, basis, f"{who}: {said}")
     r = rows[0]
     name = r.name
     if not r.first:

@@ -177,6 +177,55 @@ def _dflash_default(d, row: dict[str, Any], n: int | None, said: str, where: str
     return Taps(None, f"{said}: what it taps then was not read", where, default=True)
 
 
+# Where to restate ids, by the drafter's method, the producer's own field first (a restatement in the field the
+# drafter's producer writes keeps the config readable by every engine that reads that field).
+RESTATE_PLACEMENTS = {
+    "eagle": ("eagle_aux_hidden_state_layer_ids", "eagle_config.eagle_aux_hidden_state_layer_ids"),
+    "dflash": ("dflash_config.target_layer_ids", "target_layer_ids", "eagle_aux_hidden_state_layer_ids"),
+}
+
+
+@dataclass(frozen=True)
+class Restatement:
+    placement: str  # the config field to write
+    ids: tuple[int, ...]  # the ids to write there
+    runners: tuple[str, ...]  # the release's runners that then tap the trained layers
+    replaces: bool  # the release reads the drafter's current field before this one: it must go
+
+
+def restate(d, outputs: tuple[int, ...], rows: list[dict[str, Any]], n: int | None, target: tuple[str, ...] = ()):
+    """Where and how to write ids so that the release's runners tap `outputs` (output terms): one Restatement per
+    placement some runner reads, those read by every runner first. Each is checked by serving the restated
+    drafter through the same rows (served_on), so the advice cannot contradict the table."""
+    from dataclasses import replace
+
+    family = "dflash" if d.method in DFLASH_METHODS else "eagle"
+    found = []
+    for placement in RESTATE_PLACEMENTS[family]:
+        ids_by_row = {}
+        for row in rows:
+            shift = _read_by(row, placement)
+            if shift is None:
+                continue
+            ids = tuple(o + 1 - shift for o in outputs)
+            trial = replace(d, layer_ids_source=placement, ids_written=ids, target_layer_ids=tuple(outputs))
+            if served_on(trial, row, n, target).outputs == tuple(outputs):
+                ids_by_row[row["runner"]] = (ids, row)
+        for ids in dict.fromkeys(v[0] for v in ids_by_row.values()):
+            runners = tuple(r for r, v in ids_by_row.items() if v[0] == ids)
+            replaces = any(_reads_first(ids_by_row[r][1], d.layer_ids_source, placement) for r in runners)
+            found.append(Restatement(placement, ids, runners, replaces))
+    found.sort(key=lambda r: -len(r.runners))
+    return found
+
+
+def _reads_first(row: dict[str, Any], current: str | None, placement: str) -> bool:
+    """Whether the row reads the drafter's current field before `placement` (then the old field must go)."""
+    order = [ALIASES.get(w, w) if row["engine"] == "vllm" else w for w, _ in row["reads"]]
+    cur = ALIASES.get(current or "", current) if row["engine"] == "vllm" else current
+    return cur in order and order.index(cur) < order.index(placement) and cur != placement
+
+
 def _env_runner(env: dict[str, str] | None) -> str | None:
     v = (env or {}).get("VLLM_USE_V2_MODEL_RUNNER")
     return {"1": "V2", "0": "V1"}.get(str(v).strip()) if v is not None else None

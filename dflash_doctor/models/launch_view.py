@@ -8,6 +8,7 @@ command given to the doctor is a claim about the launch (often retyped or re-quo
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..evidence import Evidence, EvidenceSet
@@ -101,3 +102,18 @@ def _release(version: str) -> str:
 
 def _normal(method: str) -> str:
     return METHOD_ALIASES.get(method.strip().lower(), method.strip().lower())
+
+
+def server_default_temperature(launch: LaunchConfig | None) -> float | None:
+    """The temperature a server applies to requests that set none, from vLLM's `--override-generation-config`
+    JSON (it overrides the model's generation_config.json defaults); None when the launch sets none."""
+    raw = (launch.args or {}).get("override_generation_config") if launch is not None else None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    t = raw.get("temperature") if isinstance(raw, dict) else None
+    if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t <= 10:
+        return float(t)
+    return None

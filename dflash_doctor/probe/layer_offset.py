@@ -21,32 +21,39 @@ from ..errors import UsageError
 MATCH_COSINE = 0.98  # below this the best index is reported but not called a match
 
 _TAP = re.compile(r"^hidden_states\.(\d+)$")
+# What every dump error points at: the format a dump must have.
+DUMP_HINT = (
+    "a dump is a .safetensors file with input_ids (1-D integers) and hidden_states.0, .1, … "
+    "(float [tokens, hidden]) captured from the engine, or vLLM's extract_hidden_states output; "
+    "see README 'layer-offset'"
+)
 
 
 def read_dump(path: str | Path):
     p = Path(path)
     if not p.is_file():
-        raise UsageError(f"no dump file at {p}")
+        raise UsageError(f"no dump file at {p}", hint=DUMP_HINT)
     try:
         with safe_open(str(p), framework="pt") as fh:
             names = list(fh.keys())
             tensors = {n: fh.get_tensor(n) for n in names if n == "input_ids" or _TAP.match(n)}
     except Exception as exc:  # corrupt/hostile headers surface as several exception types
-        raise UsageError(f"cannot read the dump {p}: {exc}", hint="expected a .safetensors file") from None
+        raise UsageError(f"cannot read the dump {p}: {exc}", hint=DUMP_HINT) from None
     if "input_ids" not in tensors and {"token_ids", "hidden_states"} <= set(names):
         return _read_vllm_extract(p, fh_path=str(p))
     ids = tensors.pop("input_ids", None)
     if ids is None:
-        raise UsageError(f"{p.name} has no input_ids tensor")
+        raise UsageError(f"{p.name} has no input_ids tensor", hint=DUMP_HINT)
     if ids.dim() == 2 and ids.shape[0] == 1:
         ids = ids[0]
     if ids.dim() != 1 or ids.dtype.is_floating_point or ids.numel() == 0:
         raise UsageError(
-            f"{p.name}: input_ids must be a non-empty 1-D integer tensor, got {tuple(ids.shape)} {ids.dtype}"
+            f"{p.name}: input_ids must be a non-empty 1-D integer tensor, got {tuple(ids.shape)} {ids.dtype}",
+            hint=DUMP_HINT,
         )
     taps = sorted(tensors.items(), key=lambda kv: int(_TAP.match(kv[0]).group(1)))
     if not taps:
-        raise UsageError(f"{p.name} has no hidden_states.N tensors")
+        raise UsageError(f"{p.name} has no hidden_states.N tensors", hint=DUMP_HINT)
     out = []
     for name, t in taps:
         if t.dim() == 3 and t.shape[0] == 1:
@@ -54,7 +61,8 @@ def read_dump(path: str | Path):
         if t.dim() != 2 or t.shape[0] != ids.shape[0] or not t.dtype.is_floating_point:
             raise UsageError(
                 f"{p.name}: {name} must be a float [tokens={ids.shape[0]}, hidden] tensor, "
-                f"got {tuple(t.shape)} {t.dtype}"
+                f"got {tuple(t.shape)} {t.dtype}",
+                hint=DUMP_HINT,
             )
         _finite(p.name, name, t)
         out.append((name, t))

@@ -47,9 +47,18 @@ class PromAuth:
     def headers(self) -> dict[str, str]:
         token = None
         if self.bearer_token_file:
+            where = f"--bearer-token-file {self.bearer_token_file}"
             token = _read_secret_file(self.bearer_token_file, "--bearer-token-file")
         elif self.bearer_token:
-            token = check_secret(self.bearer_token, "--bearer-token-env")
+            where = "--bearer-token-env"
+            token = check_secret(self.bearer_token, where)
+        if token and not token.isascii():
+            # An HTTP header is ASCII: the library's encoding error was an internal error naming the character.
+            at = next(i for i, c in enumerate(token) if not c.isascii())
+            raise UsageError(
+                f"{where}: the token holds a character outside ASCII (character {at + 1}); it is not shown",
+                hint="a bearer token is one line of ASCII text: check the file or the variable",
+            )
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def basic(self) -> tuple[str, str] | None:

@@ -16,7 +16,11 @@ fix version per package; this answers with one plan per deployment:
 - **A cause a deeper one explains** is shown under it, not planned for: a cause that only the acceptance
   figures point at (no fact for it), when a more likely cause backed by a fact would buy at least as much.
 - **One next command** that settles what is still open, with the names the evidence already holds
-  (drafter, target, engine release, host); placeholders only for facts nobody has.
+  (drafter, target, engine release, host); placeholders only for facts nobody has. The cheapest input that
+  would change the plan comes first (a config file before an SSH run before a GPU probe). Nothing is proposed
+  to settle a cause the engine's own installed source already settled, nor to separate causes one step fixes
+  when that step is to be taken anyway: then the next step is the plan's first step, and a check afterwards
+  of the τ it should reach. A healthy verdict proposes nothing.
 
 Works from `Cause` objects and the evidence only, so it survives changes to how the causes are scored.
 """
@@ -462,7 +466,11 @@ def _explained(causes: Sequence[Cause], knowledge, gain) -> dict[str, str]:
 
 
 def build_plan(
-    causes: Sequence[Cause], evidence: EvidenceSet, knowledge: Knowledge, invocation: Sequence[str] | None = None
+    causes: Sequence[Cause],
+    evidence: EvidenceSet,
+    knowledge: Knowledge,
+    invocation: Sequence[str] | None = None,
+    healthy: bool = False,
 ) -> FixPlan:
     acc = evidence.get(AcceptanceSummary)
     tau_now = acc.mean_acceptance_length if acc is not None else None
@@ -547,7 +555,11 @@ def build_plan(
     for c in ordered:
         out.append(plan_cause(c))
         out += [plan_cause(e) for e in causes if explained.get(e.id) == c.id]
-    cmd, why = _next_command(causes, planned, names, invocation, knowledge)
+    cmd, why = (
+        (None, None) if healthy else _next_command(causes, planned, names, invocation, knowledge, evidence, step_of)
+    )
+    if not healthy and cmd is None and why is None and steps:
+        cmd, why = _recheck(steps[0], invocation, evidence)
     return FixPlan(
         tau_now=tau_now,
         reference_tau=ref_tau,
@@ -579,22 +591,40 @@ def _missing_kinds(c: Cause) -> list[str]:
     return [m.split(":", 1)[0].strip() for m in c.missing_evidence if ":" in m]
 
 
+def _source_settled(c: Cause, evidence: EvidenceSet) -> bool:
+    """The engine's own installed source speaks for the cause: more evidence will not settle it further."""
+    kinds = {e.ref: e.kind.value for e in evidence}
+    return any(kinds.get(r) == "engine-source" for con in c.evidence_for if con.weight > 0 for r in con.refs)
+
+
 def _next_command(
     causes: Sequence[Cause],
     planned: Sequence[Cause],
     names: Names,
     invocation: Sequence[str] | None,
     knowledge: Knowledge,
+    evidence: EvidenceSet | None = None,
+    step_of: dict[str, int] | None = None,
 ) -> tuple[str | None, str | None]:
-    """The one command that would settle most of what is open, cheapest evidence first."""
-    # what is still open: a planned cause not yet near-certain (one at ≥ 0.9 needs its fix, not more evidence)
-    open_causes = [c for c in planned if c.confidence < SETTLED]
+    """The one command that would change the plan, cheapest evidence first; (None, None) when none would.
+    (`causes`: every ranked cause, for callers' symmetry with build_plan; the plan's own are `planned`.)"""
+    step_of = step_of or {}
+    # what is still open: a planned cause not yet near-certain (one at ≥ 0.9 needs its fix, not more evidence),
+    # and not settled by the engine's own source
+    open_causes = [
+        c for c in planned if c.confidence < SETTLED and not (evidence is not None and _source_settled(c, evidence))
+    ]
+    # a step that fixes a likely or settled cause is taken anyway: an SSH run or a GPU probe to separate the
+    # causes it fixes would not change the plan (a file or a flag, which costs nothing, still may sharpen it)
+    taken = {step_of[c.id] for c in planned if c.id in step_of and (c.confidence >= LIKELY or c not in open_causes)}
     if not open_causes:
         return None, None
     score: dict[str, float] = {}
     why: dict[str, list[str]] = {}
     for c in open_causes:
         for k in _missing_kinds(c):
+            if COST.get(k, 2) > 1 and step_of.get(c.id) in taken:
+                continue
             score[k] = score.get(k, 0.0) + (0.25 + c.confidence * (1 - c.confidence)) / COST.get(k, 2)
             why.setdefault(k, []).append(c.id)
     for kind in sorted(score, key=lambda k: (COST.get(k, 2), -score[k], k)):  # cheap evidence first
@@ -602,11 +632,46 @@ def _next_command(
         cmd = _command_for(kind, names, invocation, ablations)
         if cmd:
             return cmd, f"{_KIND_WORDS.get(kind, kind)} decides {', '.join(why[kind])}"
-    top = open_causes[0]
+    top = next((c for c in open_causes if step_of.get(c.id) not in taken), None)
+    if top is None:
+        return None, None
     for m in _CODE.finditer(fill(top.next_step, names)):
         if m.group(1).startswith("dflash-doctor "):
             return m.group(1), f"settles {top.id}"
     return None, None
+
+
+def _recheck(step: Step, invocation: Sequence[str] | None, evidence: EvidenceSet) -> tuple[str | None, str]:
+    """Nothing left to learn before acting: do step 1, then look again — the τ it should bring is the test."""
+    expect = f" (τ should reach ≈ {step.expected_tau:.2f})" if step.expected_tau is not None else ""
+    words = list(invocation or ())
+    if evidence.label.endswith(" (bundle)"):  # a bundle is a snapshot: look at the host it was collected on
+        origin = evidence.label.removesuffix(" (bundle)")
+        return command("dflash-doctor", "check", "host", origin), f"after step 1, check the host again{expect}"
+    if words[1:3] == ["check", "host"] or words[1:2] == ["diagnose"]:
+        what = "check the host again" if words[1] == "check" else "diagnose the new log"
+        return command(*_without_view_flags(words)), f"after step 1, {what}{expect}"
+    return None, f"after step 1, check again{expect}"
+
+
+# flags that only change how a report looks; a command proposed to run again leaves them out
+_VIEW_FLAGS = {"-v", "-vv", "-vvv", "--verbose", "--details"}
+_VIEW_OPTIONS = {"--format", "-f", "--output", "-o"}
+
+
+def _without_view_flags(words: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w in _VIEW_FLAGS:
+            pass
+        elif w in _VIEW_OPTIONS:
+            skip = True
+        elif not any(w.startswith(o + "=") for o in _VIEW_OPTIONS):
+            out.append(w)
+    return out
 
 
 _KIND_WORDS = {
@@ -625,7 +690,7 @@ _KIND_WORDS = {
 def _rerun(invocation: Sequence[str] | None, *extra: str) -> str | None:
     if not invocation or len(invocation) < 2 or invocation[1] != "diagnose":
         return None
-    return command(*invocation, *extra)
+    return command(*_without_view_flags(invocation), *extra)
 
 
 def _ablation(c: Cause, knowledge: Knowledge) -> str | None:

@@ -1,5 +1,5 @@
 """Several hosts or bundles (hostcheck.HostFleet): the fleet table first — one line per host, an unreachable
-one included —, then each checked host's answer (its summary; `-v`: its whole report)."""
+one included —, then each checked host's answer (its summary; `-v`: its full report, `-vv` every detail)."""
 
 from __future__ import annotations
 
@@ -64,12 +64,12 @@ def _terminal(fleet, style: Style) -> str:
             continue
         page.blank()
         page.line((f"━━ {res.spec} ━━", "bold"))
-        if style.verbose:
+        if not style.screen:
             for line in render_terminal(res.report, style=style).rstrip("\n").split("\n"):
                 page.line(line)
         else:
             summary(page, res.report)
-    if not style.verbose and any(r.state == "checked" for r in fleet.results):
+    if style.screen and any(r.state == "checked" for r in fleet.results):
         page.blank()
         page.line(("-v shows each host's whole report", "dim"))
     return page.text() + "\n"

@@ -1,28 +1,54 @@
-"""Render a known-issues audit (interpret/known_issues/audit.py): one line per issue — id, title, fixed in, link."""
+"""Render a known-issues audit (interpret/known_issues/audit.py): a header, one record per issue — id, match,
+fixed in, title, link — wrapped at the terminal's width, and the summary, where entries that exclude each other
+(a drafter's windows are uniform or mixed, not both) count once."""
 
 from __future__ import annotations
 
-from ..textsafe import markdown_text, plain
+from ..textsafe import markdown_text
 from .json_report import dumps_safe
-from .style import Format
+from .layout import Cmd, Page
+from .style import Format, Style
 
 FORMATS = (Format.TERMINAL, Format.JSON, Format.MARKDOWN)
 
 
 def render(audit, fmt: Format, style) -> str:
-    return render_known_issues(audit, fmt, color=style.color)
-
-
-def render_known_issues(audit, fmt: Format, color: bool = False) -> str:
     if fmt == Format.JSON:
         return dumps_safe(audit.to_dict())
     if fmt == Format.MARKDOWN:
         return _markdown(audit)
-    return _terminal(audit, color)
+    return _terminal(audit, style)
 
 
-def _style(text: str, code: str, color: bool) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+def render_known_issues(audit, fmt: Format, color: bool = False) -> str:
+    return render(audit, fmt, Style(color=color))
+
+
+def _values(v) -> frozenset:
+    return frozenset(v) if isinstance(v, (list, tuple, set, frozenset)) else frozenset([v])
+
+
+def exclusive_groups(matches) -> list[list]:
+    """Matches grouped so that two in a group exclude each other: entries that ask one fact nobody gave
+    for disjoint values (a drafter's sliding windows "uniform" or "mixed") cannot both apply."""
+    parent = list(range(len(matches)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    keys = sorted({k for m in matches for k in m.issue.conditions})
+    for k in keys:
+        idx = [i for i, m in enumerate(matches) if k in m.issue.conditions]
+        sets = [_values(matches[i].issue.conditions[k]) for i in idx]
+        if len(idx) > 1 and all(a.isdisjoint(b) for n, a in enumerate(sets) for b in sets[n + 1 :]):
+            for i in idx[1:]:
+                parent[root(i)] = root(idx[0])
+    groups: dict[int, list] = {}
+    for i, m in enumerate(matches):
+        groups.setdefault(root(i), []).append(m)
+    return list(groups.values())
 
 
 def summary(audit) -> str:
@@ -41,37 +67,41 @@ def summary(audit) -> str:
         bits.append(f"{n_aff} known issue{'s' if n_aff != 1 else ''} {verb} {who}")
         if certain != n_aff:
             bits[-1] += f" ({n_aff - certain} only if the facts under 'if:' hold)"
-    possible = n_all - n_aff
+    possible = [m for m in audit.matches if m not in audit.affected]
     if possible:
-        bits.append(f"{possible} may, depending on the release or on several facts not given")
+        groups = exclusive_groups(possible)
+        words = f"{len(groups)} may, depending on the release or on several facts not given"
+        both = [g for g in groups if len(g) > 1]
+        if both:
+            words += "; " + "; ".join(f"{' and '.join(m.issue.id for m in g)} exclude each other" for g in both)
+        bits.append(words)
     return "; ".join(bits) + f" ({considered})."
 
 
-def _terminal(audit, color: bool) -> str:
-    lines: list[str] = []
-    if audit.deployment is None:
-        width = max((len(i.id) for i in audit.issues), default=0)
+_TAG = {"certain": ("affected", "red"), "likely": ("affected if", "yellow"), "possible": ("possible", "cyan")}
+
+
+def _terminal(audit, style) -> str:
+    """A header, then one record per entry (its id and match, its title, its link, the conditions not
+    known), wrapped at the terminal's width; the summary last."""
+    page = Page(style)
+    dep = audit.deployment
+    if dep is None:
+        page.line(("Known issues", "bold"), f" in the database ({', '.join(audit.engines)}): id, fixed in, title, link")
         for i in audit.issues:
-            lines.append(f"{plain(i.id):<{width}}  {plain(i.title)}  fixed in {i.engine} {i.fixed_in}  {plain(i.link)}")
-        lines.append("")
-        lines.append(summary(audit))
-        return "\n".join(lines) + "\n"
-    width = max((len(m.issue.id) for m in audit.matches), default=0)
-    for m in audit.matches:
-        word, code = {"certain": ("affected", "31"), "likely": ("affected if", "33"), "possible": ("possible", "36")}[
-            m.quality.value
-        ]
-        tag = _style(word.ljust(11), code, color)
-        lines.append(
-            f"{plain(m.issue.id):<{width}}  {tag}  {plain(m.issue.title)}  "
-            f"fixed in {m.issue.fixed_in}  {plain(m.issue.link)}"
-        )
-        if m.unknown:
-            lines.append(f"{'':<{width}}  {'':<11}  if: {plain('; '.join(m.unknown))}")
-    if lines:
-        lines.append("")
-    lines.append(summary(audit))
-    return "\n".join(lines) + "\n"
+            page.line((i.id, "bold"), f"  fixed in {i.engine} {i.fixed_in}", hang=2)
+            page.line("  ", i.title, "  ", Cmd(i.link), hang=4)
+    else:
+        page.line(("Known issues for ", "bold"), (dep.describe(), "bold"), ": id, match, fixed in, title, link")
+        for m in audit.matches:
+            word, colour = _TAG[m.quality.value]
+            page.line((m.issue.id, "bold"), "  ", (word, colour), f"  fixed in {m.issue.fixed_in}", hang=2)
+            page.line("  ", m.issue.title, "  ", Cmd(m.issue.link), hang=4)
+            if m.unknown:
+                page.line("  if: ", "; ".join(m.unknown), hang=6)
+    page.blank()
+    page.line(summary(audit), hang=2)
+    return page.text() + "\n"
 
 
 def _cell(text: str) -> str:

@@ -2,7 +2,9 @@
 
 On a terminal (or with COLUMNS set) a record wraps at the width with its continuation lines indented
 under the record's text (a hanging indent); piped, a record is exactly one line, so `grep` finds it whole.
-No line ends in spaces. Colour comes from rich styles and is dropped entirely when not allowed.
+A command (a `Cmd` part, or text in backticks) is never broken: it is one word, moved whole to the next line,
+and one longer than the width stands on its own line past the edge (a terminal shows it soft-wrapped, and
+it pastes whole). No line ends in spaces. Colour comes from rich styles and is dropped entirely when not allowed.
 
 Untrusted text always enters as plain text (`textsafe.plain`), never as markup.
 """
@@ -20,7 +22,11 @@ from rich.text import Text
 from ..textsafe import plain
 from .style import Style
 
-__all__ = ["Page", "Style", "t", "rstrip_lines", "TABLE_WIDTH_PIPED"]
+__all__ = ["Cmd", "Page", "Style", "t", "rstrip_lines", "TABLE_WIDTH_PIPED"]
+
+
+class Cmd(str):
+    """A command to paste: laid out as one unbreakable word."""
 
 
 Part = str | tuple[str, str] | Text
@@ -31,23 +37,44 @@ def t(text: object, style: str = "") -> Text:
     return Text(plain(text).replace("\r", " ").replace("\n", " ⏎ "), style=style)
 
 
-def _text(parts: Iterable[Part]) -> Text:
+def _text(parts: Iterable[Part]) -> tuple[Text, list[tuple[int, int]]]:
+    """The record's text, and the spans (start, end) of the commands in it."""
     out = Text()
+    keep: list[tuple[int, int]] = []
     for p in parts:
+        start = len(out.plain)
         if isinstance(p, Text):
             out.append_text(p)
         elif isinstance(p, tuple):
             out.append_text(t(p[0], p[1]))
+            if isinstance(p[0], Cmd):
+                keep.append((start, len(out.plain)))
         else:
             out.append_text(t(p))
-    return out
+            if isinstance(p, Cmd):
+                keep.append((start, len(out.plain)))
+    return out, keep
 
 
 _WORD = re.compile(r"\S+\s*")
+_TICKED = re.compile(r"`[^`\n]+`")
 
 
-def _breaks(s: str, width: int, hang: int) -> list[int]:
-    """Offsets where a new line starts: greedy word wrap; a word longer than a line is folded."""
+def _masked(s: str, keep: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """`s` with the spaces inside commands (given, or in backticks) made part of one word, and those spans."""
+    spans = sorted({*keep, *((m.start(), m.end()) for m in _TICKED.finditer(s))})
+    chars = list(s)
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] == " ":
+                chars[i] = "_"
+    return "".join(chars), spans
+
+
+def _breaks(s: str, width: int, hang: int, keep: list[tuple[int, int]] | None = None) -> list[int]:
+    """Offsets where a new line starts: greedy word wrap; a word longer than a line is folded, unless it is
+    (or holds) a command: that is never cut."""
+    s, spans = _masked(s, keep or [])
     offsets: list[int] = []
     col = len(s) - len(s.lstrip(" "))
     has_word = False
@@ -58,7 +85,8 @@ def _breaks(s: str, width: int, hang: int) -> list[int]:
             offsets.append(start)
             col, has_word = hang, False
         i = 0
-        while col + cell_len(word[i:]) > width and len(word) - i > 1:
+        whole = any(a < start + len(word) and start < b for a, b in spans)
+        while not whole and col + cell_len(word[i:]) > width and len(word) - i > 1:
             room, take, used = width - col, 0, 0
             while i + take < len(word) - 1 and used + cell_len(word[i + take]) <= room:
                 used += cell_len(word[i + take])
@@ -85,7 +113,7 @@ class Page:
     def line(self, *parts: Part, hang: int | None = None) -> None:
         """One record. `hang`: the column continuation lines start at (default: where the text after the
         record's leading spaces and first marker word starts)."""
-        text = _text(parts)
+        text, keep = _text(parts)
         text.rstrip()
         width = self.style.width
         if width is None or cell_len(text.plain) <= width:
@@ -96,7 +124,7 @@ class Page:
             m = re.match(r"\s*(?:\S{1,3}\s+)?", s)
             hang = max(2, len(m.group()) if m else 0)
         hang = min(hang, max(0, width // 2))
-        offsets = _breaks(s, width, hang)
+        offsets = _breaks(s, width, hang, keep)
         pieces = text.divide(offsets) if offsets else [text]
         for i, piece in enumerate(pieces):
             if i:

@@ -269,10 +269,23 @@ def _html(data: PlotData) -> str:
     )
 
 
-def plot_report(report, evidence, path: str, thresholds=None) -> None:
+def can_plot(path: str | None) -> None:
+    """Refuse a --plot the command could not write, before any work or report: an unknown picture format,
+    or PNG/SVG without matplotlib (the `plot` extra) — a usage error, exit 2, nothing printed."""
+    import importlib.util
+
+    if not path:
+        return
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise UsageError(f"--plot {path}: unknown picture format", hint="use FILE.png, FILE.svg or FILE.html")
+    if ext != ".html" and importlib.util.find_spec("matplotlib") is None:
+        raise MissingExtra("plot", "matplotlib")
+
+
+def plot_report(report, evidence, path: str, thresholds=None) -> None:
+    can_plot(path)
+    ext = os.path.splitext(path)[1].lower()
     blob = render_plot(plot_data(report, evidence, thresholds), ext)
 
     try:

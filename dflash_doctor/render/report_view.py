@@ -119,14 +119,23 @@ def _basis_words(basis: str | None) -> str:
     }.get(basis or "", "the figures")
 
 
+# A cause at least this likely is called "likely"; below, "possible".
+LIKELY = 0.5
+
+
+def likelihood(cause: Cause) -> str:
+    return "likely" if cause.confidence >= LIKELY else "possible"
+
+
 def verdict_words(report: Report) -> str:
     v = report.verdict
     if v == Verdict.PROBLEM:
         top = summary_causes(report)
-        likely = sum(1 for _, c, _ in top if c.confidence >= 0.5)
+        likely = [f"{pos}. {c.id}" for pos, c, _ in top if c.confidence >= LIKELY]
+        possible = [f"{pos}. {c.id}" for pos, c, _ in top if c.confidence < LIKELY]
         parts = [
-            f"{likely} likely cause{'s' if likely != 1 else ''}" if likely else "",
-            f"{len(top) - likely} possible" if len(top) > likely else "",
+            f"{len(likely)} likely cause{'s' if len(likely) != 1 else ''} ({', '.join(likely)})" if likely else "",
+            f"{len(possible)} possible ({', '.join(possible)})" if possible else "",
         ]
         words = ", ".join(p for p in parts if p)
         undecided = (report.verdict_detail or {}).get("undecided")
@@ -184,6 +193,14 @@ def ordered_causes(report: Report) -> list[tuple[int | None, Cause, object]]:
     seen = {c.id for _, c, _ in out}
     out += [(None, c, None) for c in report.causes if c.id not in seen]
     return out
+
+
+def next_words(report: Report) -> tuple[str | None, str | None]:
+    """The plan's one next step: (what it is for, its command); nothing on a healthy verdict."""
+    plan = report.plan
+    if plan is None or report.verdict == Verdict.HEALTHY:
+        return None, None
+    return plan.next_why, plan.next_command
 
 
 def fixing_words(pc, cause: Cause) -> str:

@@ -15,8 +15,10 @@ class Format(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Style:
-    """Colour allowed, the width to wrap at (None: never wrap, one record per line), every detail or not."""
+    """Colour allowed, the width to wrap at (None: never wrap, one record per line), every detail or not, and
+    `screen`: a report as its one-screen summary (the CLI's default view; `-v` turns it off)."""
 
     color: bool = False
     width: int | None = None
     verbose: bool = False
+    screen: bool = False

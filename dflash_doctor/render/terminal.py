@@ -1,7 +1,11 @@
-"""The report on a terminal, doctor style: the answer first (≤ 15 lines: τ and what it should be, the verdict,
-the top causes with what fixing each buys, one fix plan, the next command), then the causes in full, then
-the checks — problems one per line, everything "could not check" folded into one line per missing input,
-passes counted — and the evidence cited. `-v` shows every check, detail, weight and note.
+"""The report on a terminal, doctor style.
+
+By default one screen (`screen`, like flutter doctor and brew doctor): τ against the band, the ranked causes
+with their confidence, the one fix plan, the one next step, one line per group of checks, and the verdict as
+the last line, where the eye lands when the command ends. `-v` (`--details`) gives the full report: the answer
+first, then the causes in full, then the checks — problems one per line, everything "could not check" folded
+into one line per missing input, passes counted — and the evidence cited. `-vv` shows every check, detail,
+weight and note.
 
 Piped, every record is one line (grep finds it whole); on a terminal records wrap with their
 continuation lines indented under them (render/layout.py).
@@ -10,11 +14,14 @@ continuation lines indented under them (render/layout.py).
 from __future__ import annotations
 
 from ..evidence import Report, Status, Verdict
-from .layout import Page, Style
+from .layout import Cmd, Page, Style
 from .report_view import (
+    FoldedChecks,
     cited_refs,
     fixing_words,
     fold_checks,
+    likelihood,
+    next_words,
     notes_for,
     ordered_causes,
     step_words,
@@ -40,6 +47,9 @@ def render_terminal(
 ) -> str:
     style = style or Style(color=color, width=width, verbose=verbose)
     page = Page(style)
+    if style.screen:
+        screen(page, report)
+        return page.text() + "\n"
     summary(page, report)
     causes(page, report, style.verbose)
     checks(page, report, style.verbose)
@@ -48,8 +58,108 @@ def render_terminal(
     legend(page, report, style.verbose)
     if not style.verbose:
         page.blank()
-        page.line(("-v shows every check, detail, weight and note", "dim"))
+        page.line(("-vv shows every check, detail, weight and note", "dim"))
     return page.text() + "\n"
+
+
+def screen(page: Page, report: Report) -> None:
+    """The one-screen visit: what a person acts on, ending on the verdict."""
+    page.line(("dflash-doctor ", "bold"), (report.target, "bold"))
+    tl = tau_line(report)
+    if tl:
+        page.line((tl, "bold"))
+    healthy = report.verdict == Verdict.HEALTHY
+    for pos, c, pc in summary_causes(report):
+        page.line(
+            f"  {pos}. ",
+            (c.id, "magenta"),
+            (f"  confidence {c.confidence:.2f} ({likelihood(c)})", "bold cyan"),
+            "  ",
+            (c.title, "bold"),
+            f" — {fixing_words(pc, c)}",
+            hang=5,
+        )
+    plan = report.plan
+    if plan is not None and plan.steps and not healthy:
+        first, *rest = plan.steps
+        page.line(("fix plan: ", "bold green"), step_words(report, first), hang=2)
+        for d in first.details[:1]:
+            page.line("  ", d, hang=2)
+        for s in rest[:2]:
+            page.line(("then: ", "green"), step_words(report, s), hang=2)
+    _next(page, report)
+    _check_groups(page, fold_checks(report))
+    page.line(("-v shows each cause's evidence and every check", "dim"))
+    page.line(("verdict: ", "bold"), (verdict_words(report), VERDICT_STYLE.get(report.verdict, "bold")), hang=2)
+
+
+def _next(page: Page, report: Report) -> None:
+    """The one next step: words, then its command (on its own line when the line would not hold it)."""
+    words, cmd = next_words(report)
+    if not words and not cmd:
+        return
+    if not cmd:
+        page.line(("next: ", "bold"), words or "", hang=2)
+        return
+    head = f"next: {words}: " if words else "next: "
+    width = page.style.width
+    if width is not None and len(head) + len(cmd) > width:
+        page.line(("next:", "bold"), f" {words}:" if words else "", hang=2)
+        page.line("  ", (Cmd(cmd), "bold"))
+    else:
+        page.line(("next: ", "bold"), f"{words}: " if words else "", (Cmd(cmd), "bold"), hang=2)
+
+
+def _check_groups(page: Page, folded: FoldedChecks) -> None:
+    """One line per group of checks: failed, warned, each input checks wait for (and the command that gives
+    it), could not run, and the passed / not applicable counts."""
+    for status, group, word in ((Status.FAIL, folded.problems, "failed"), (Status.WARN, folded.warnings, "warned")):
+        mark, st = MARK[status]
+        if len(group) == 1:  # one finding: what it found, in its own words
+            page.line((f"{mark} ", st), (group[0].check_id, "bold"), ": ", group[0].message, hang=2)
+        elif group:
+            page.line((f"{mark} ", st), f"{len(group)} {word}: ", (_ids(group), "bold"), hang=2)
+    mark, st = MARK[Status.COULD_NOT_CHECK]
+    for w in folded.waiting:
+        if not w.checks or not w.asked:
+            continue
+        cmd = _ticked(w.reason)
+        how = (" — run " if cmd.startswith("dflash-doctor ") else " — give ", (Cmd(cmd), "bold")) if cmd else ()
+        page.line(
+            (f"{mark} ", st),
+            f"{len(w.checks)} waiting for {w.kind}: ",
+            (", ".join(w.checks), "bold"),
+            *(how or (f" — {w.reason}",)),
+            hang=2,
+        )
+    broken = (*folded.inputs, *folded.not_checked)
+    if broken:
+        page.line((f"{mark} ", st), f"{len(broken)} could not run: ", (_ids(broken), "bold"), hang=2)
+    counts = []
+    if folded.passed:
+        counts.append(f"{len({f.check_id for f in folded.passed})} passed")
+    unasked = sorted({c for w in folded.waiting if not w.asked for c in w.checks})
+    if unasked:
+        needs = "needs" if len(unasked) == 1 else "need"
+        counts.append(f"{len(unasked)} {needs} an input this command does not take ({', '.join(unasked)})")
+    if folded.not_applicable:
+        counts.append(f"{len({f.check_id for f in folded.not_applicable})} not applicable (another check decides)")
+    if counts:
+        page.line((f"{MARK[Status.OK][0]} ", MARK[Status.OK][1]), ", ".join(counts), hang=2)
+
+
+def _ids(findings) -> str:
+    """check ids in order, a repeated one counted: 'known-issues ×2'."""
+    n: dict[str, int] = {}
+    for f in findings:
+        n[f.check_id] = n.get(f.check_id, 0) + 1
+    return ", ".join(k + (f" ×{v}" if v > 1 else "") for k, v in n.items())
+
+
+def _ticked(text: str) -> str | None:
+    i = text.find("`")
+    j = text.find("`", i + 1)
+    return text[i + 1 : j] if 0 <= i < j else None
 
 
 def summary(page: Page, report: Report) -> None:
@@ -73,14 +183,11 @@ def summary(page: Page, report: Report) -> None:
     if plan is not None and plan.steps and report.verdict != Verdict.HEALTHY:
         first, *rest = plan.steps
         page.line(("fix plan: ", "bold green"), step_words(report, first), hang=2)
-        for d in first.details[:1]:
-            page.line("  ", (d, "dim"), hang=2)
+        for d in first.details[:1]:  # part of the step (run the V2 runner): said as plainly as the step
+            page.line("  ", d, hang=2)
         for s in rest[:2]:
             page.line(("then: ", "green"), step_words(report, s), hang=2)
-    if plan is not None and plan.next_command and report.verdict != Verdict.HEALTHY:
-        page.line(("next: ", "bold"), plan.next_command, hang=2)
-        if plan.next_why:
-            page.line("  ", (f"why: {plan.next_why}", "dim"), hang=7)
+    _next(page, report)
 
 
 def causes(page: Page, report: Report, verbose: bool) -> None:  # noqa: C901 -- the causes block: none, healthy, undecided and ranked each read differently

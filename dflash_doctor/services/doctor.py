@@ -11,7 +11,7 @@ from ..check import Check, declared_observations, run_checks
 from ..collect.builder import EvidenceBuilder
 from ..collect.inputs import gather_logs
 from ..errors import DoctorError, ExitCode, UsageError
-from ..evidence import Contribution, EvidenceSet, Finding, Kind, Report, Source, Status
+from ..evidence import Contribution, EvidenceSet, Finding, Kind, Report, Source, Status, Verdict, now_iso
 from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.engine_facts import EngineSupport
 from ..evidence.payloads import MIN_SERVER_LOG_LINES, EngineId, ScanStats, Workload
@@ -71,7 +71,7 @@ def build_report(
     )
     extra_notes: tuple[str, ...] = ()
     try:
-        plan = build_plan(ranking.causes, evidence, knowledge, invocation)
+        plan = build_plan(ranking.causes, evidence, knowledge, invocation, healthy=ranking.verdict == Verdict.HEALTHY)
     except Exception as exc:  # the plan is advice built over the ranking: never let it cost the report
         plan = None
         extra_notes = (f"no fix plan: building it failed ({type(exc).__name__}: {exc})",)
@@ -98,6 +98,8 @@ def build_report(
         missing=tuple(dataclasses.replace(m, reason=fill(m.reason, names)) for m in evidence.missing_items),
         notes=notes,
         tool_version=__version__,
+        # the time of the newest evidence, not of this run: a replayed bundle reports when it was collected
+        generated_at=max((e.collected_at for e in evidence), default=None) or now_iso(),
         advice={"num_speculative_tokens": k} if (k := advise_k(evidence)) else None,
         plan=plan,
         verdict_detail=_filled_detail(ranking.detail, names),
@@ -151,6 +153,10 @@ def require_something_read(evidence: EvidenceSet) -> None:
         for s in (e.value for e in evidence.all(ScanStats))
     ):
         return
+    if evidence.interrupted:
+        # Ctrl-C (or SIGTERM/SIGHUP) before a line was read: the stop is what happened, not an unreadable input
+        # (it was exit 3, "could not read log"); the CLI turns 130 into 143/129 for the other signals.
+        raise DoctorError("interrupted before anything was read: nothing to report", exit_code=ExitCode.INTERRUPTED)
     if evidence.collection_errors:
         what, why = evidence.collection_errors[0]
         more = len(evidence.collection_errors) - 1

@@ -3,8 +3,8 @@
 DFLASH_DOCTOR_CONFORMANCE=1 (what `make conformance` sets): every release, downloading what the cache lacks
 (~6 GB for vLLM). =0: none. Unset (the plain test run, CI): every release when all are already cached, else
 the smoke subset — the releases where the behaviour changes for the seed's kind of deployment (vLLM 0.20.1:
-raw ids and ignored windows; 0.26.0: both fixed; 0.33.0: the newest; SGLang 0.5.22), ~620 MB downloaded once
-into the cache; a release outside it is skipped with that reason."""
+raw ids and ignored windows; 0.26.0: both fixed; 0.33.0: the newest; SGLang 0.5.22), four wheels, 0.92 GB
+downloaded once into the cache; a release outside it is skipped with that reason."""
 
 from __future__ import annotations
 

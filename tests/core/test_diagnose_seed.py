@@ -27,12 +27,12 @@ def test_seed_log_json_has_schema_tau_and_ranked_causes(cli):
 
 
 def test_seed_log_terminal_shows_curve_and_causes(cli):
-    proc = cli("diagnose", "--log", SEED_LOG)
+    proc = cli("diagnose", "--log", SEED_LOG, "-v")  # the full report (the default is the one-screen summary)
     out = proc.stdout
     assert "τ = 1.18" in out
     assert "Causes, by what fixing them buys" in out and "1. " in out
     assert "pos  1" in out and "pos 3–15" in out and "█" in out  # the bar chart, the dead tail folded
-    full = cli("diagnose", "--log", SEED_LOG, "-v").stdout
+    full = cli("diagnose", "--log", SEED_LOG, "-vv").stdout
     assert "pos 15" in full
 
 

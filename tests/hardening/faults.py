@@ -5,11 +5,13 @@ fail, deny permission or answer like another OS.
     proxy = TcpProxy(sshd.port); alias = proxy.alias(sshd)   # ssh_config alias through the proxy
     proxy.cut_after(1 << 20)     # drop every connection once 1 MiB went server -> client
     proxy.stall()                # stop forwarding, keep the sockets open (a hung host)
+    proxy.stall_after(4000)      # the same, by itself, once 4000 bytes went server -> client
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
@@ -17,6 +19,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dflash_doctor.hosts.interface import CommandResult, Host
+
+
+def has_open(pid: int, path) -> bool:
+    """Whether process `pid` has `path` open (its /proc/PID/fd links): a test that must act while a scan reads
+    a file waits for this, not for a fixed time (on a loaded machine the process may still be importing)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(path):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 class TcpProxy:
@@ -29,6 +47,7 @@ class TcpProxy:
         self.port = self.listener.getsockname()[1]
         self._stalled = threading.Event()
         self._cut_after: int | None = None
+        self._stall_after: int | None = None
         self.down_bytes = 0  # server -> client, over all connections
         self._socks: list[socket.socket] = []
         self._lock = threading.Lock()
@@ -47,6 +66,16 @@ class TcpProxy:
 
     def resume(self) -> None:
         self._stalled.clear()
+
+    def stall_after(self, n: int) -> None:
+        """Stall by itself once `n` more bytes went server -> client: the chunk that crosses the mark is held
+        too. (A test that polled the byte count and then stalled lost the race on a loaded machine, where the
+        whole exchange could end between two polls.)"""
+        with self._lock:
+            self._stall_after = self.down_bytes + n
+
+    def stalled(self) -> bool:
+        return self._stalled.is_set()
 
     def cut_after(self, n: int) -> None:
         with self._lock:
@@ -87,15 +116,18 @@ class TcpProxy:
                 data = src.recv(1 << 16)
                 if not data:
                     break
-                while self._stalled.is_set() and not self._closed:
-                    time.sleep(0.05)
                 if down:
                     with self._lock:
                         self.down_bytes += len(data)
                         over = self._cut_after is not None and self.down_bytes >= self._cut_after
+                        if self._stall_after is not None and self.down_bytes >= self._stall_after:
+                            self._stall_after = None
+                            self._stalled.set()
                     if over:
                         self.cut()
                         return
+                while self._stalled.is_set() and not self._closed:
+                    time.sleep(0.05)
                 dst.sendall(data)
         except OSError:
             pass

@@ -44,9 +44,11 @@ def _full_tmpfs(script: str) -> subprocess.CompletedProcess:
     reason = _can_mount_tmpfs()
     if reason:
         pytest.skip(reason)
+    # (`sync -f`: this tmpfs only. A plain `sync` flushes every filesystem of the machine and, beside other jobs
+    # writing gigabytes, took minutes: the test's time bound, not its subject.)
     prelude = (
         'D=$(mktemp -d) && mount -t tmpfs -o size=8m tmpfs "$D" && '
-        'fill() { dd if=/dev/zero of="$D/fill" bs=4k 2>/dev/null; sync; }; '
+        'fill() { dd if=/dev/zero of="$D/fill" bs=4k 2>/dev/null; sync -f "$D"; }; '
     )
     return subprocess.run(
         ["unshare", "-m", "sh", "-c", prelude + script], capture_output=True, text=True, env=ENV, timeout=300

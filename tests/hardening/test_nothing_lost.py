@@ -291,9 +291,9 @@ def test_ctrl_c_during_collection_prints_what_was_gathered(cmd):
     import signal
     import subprocess
     import sys
-    import time
 
     from tests.conftest import ROOT
+    from tests.procwatch import wait_for_drained
 
     tally.fault(f"SIGINT during collection ({cmd[0]})")
     metrics = [line for line in SEED_LOG.read_text().splitlines(keepends=True) if "SpecDecoding" in line]
@@ -310,7 +310,7 @@ def test_ctrl_c_during_collection_prints_what_was_gathered(cmd):
     try:
         proc.stdin.write(chunk.encode())
         proc.stdin.flush()
-        time.sleep(4)  # the scanner has read what was written and now waits for more
+        wait_for_drained(proc)  # the scanner has read what was written and now waits for more
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:

@@ -32,19 +32,36 @@ EXAMPLES: dict[str, list[tuple[str, str, str]]] = {
         (f"curl -sf -u scraper:{S} http://127.0.0.1:8000/health", S, "scraper:"),
         (f"curl --user=alice:{S} x", S, "alice:"),
         (f"['curl', '-u', 'alice:{S}', 'http://x']", S, "'alice:"),
+        # -u at the end of a cluster of short flags (found by hand, round three)
+        (f"curl -su bob:{S} http://x", S, "bob:"),
+        (f"curl -sSfu bob:{S} http://x", S, "-sSfu bob:"),
     ],
     "sshpass -p": [(f"sshpass -p {S} ssh gpu-7", S, "ssh gpu-7"), (f"sshpass -p'{S}' rsync", S, "rsync")],
     "registry login -p": [
         (f"docker login -u ci -p {S} registry.example.com", S, "registry.example.com"),
         (f"podman login --username ci -p={S} quay.io", S, "quay.io"),
     ],
-    "mysql -pPASSWORD": [(f"mysql -h db -u eval -p{S} spec", S, "spec"), (f"mysqldump -uroot -p{S} db", S, "db")],
+    "mysql -pPASSWORD": [
+        (f"mysql -h db -u eval -p{S} spec", S, "spec"),
+        (f"mysqldump -uroot -p{S} db", S, "db"),
+        # a quoted attached password (the shell removes the quotes; the log keeps them)
+        (f'mysql -u root -p"{S}" spec', S, "spec"),
+        (f"mysql -u root -p'{S}' spec", S, "-p'"),
+    ],
     "ngrok authtoken": [(f"ngrok authtoken {S}", S, "ngrok"), (f"ngrok config add-authtoken {S}", S, "config")],
     "htpasswd -b FILE USER PASSWORD": [
         (f"htpasswd -b /etc/nginx/.htpasswd ops {S}", S, "/etc/nginx/.htpasswd ops"),
         (f"htpasswd -cb f ops {S}", S, "f ops"),
+        # other options between -b and the file (-C takes a number)
+        (f"htpasswd -b -B /etc/nginx/.htpasswd ops {S}", S, "/etc/nginx/.htpasswd ops"),
+        (f"htpasswd -bB -C 12 f ops {S}", S, "f ops"),
+        (f"['htpasswd', '-b', '-C', '10', 'f', 'ops', '{S}']", S, "'f', 'ops'"),
     ],
-    "htpasswd -nb USER PASSWORD": [(f"htpasswd -nb ops {S}", S, "ops")],
+    "htpasswd -nb USER PASSWORD": [
+        (f"htpasswd -nb ops {S}", S, "ops"),
+        (f"htpasswd -n -b ops {S}", S, "ops"),
+        (f"htpasswd -b -B -n ops {S}", S, "ops"),
+    ],
     "redis-cli -a": [(f"redis-cli -h cache -a {S} ping", S, "ping")],
     "mongo -p": [(f"mongosh -u admin -p {S} --authenticationDatabase admin", S, "--authenticationDatabase")],
     "ldap -w": [(f"ldapsearch -x -D cn=admin -w {S} -b dc=x", S, "-b dc=x")],
@@ -124,6 +141,8 @@ EXAMPLES: dict[str, list[tuple[str, str, str]]] = {
 BENIGN = [
     "docker run -p 8080:80 img",
     "mysql -u root -p mydb",
+    "['mysql', '-p', 'mydb']",
+    '["mysql", "-p", "mydb"]',
     "curl -u alice https://x",
     "openssl enc -pass env:PW -in f",
     "ssh -p 2222 host",
@@ -203,6 +222,7 @@ BAD_TOKENS = {
     "CR": f"head\r{S}",
     "control": f"head\x01{S}",
     "tab inside": f"head\t{S}",
+    "NUL": f"head\x00{S}",
 }
 
 
@@ -247,13 +267,25 @@ def test_a_bearer_token_file_with_a_line_break_is_never_echoed(tmp_path, http_se
     _one_error_without_the_secret(res)
 
 
-@pytest.mark.parametrize("kind", list(BAD_TOKENS))
+@pytest.mark.parametrize("kind", [k for k in BAD_TOKENS if k != "NUL"])  # (no environment holds a NUL)
 def test_a_secret_env_var_with_a_control_character_is_never_echoed(http_server, kind):
     tally.hostile_input("secrets: env var with control characters")
     value = BAD_TOKENS[kind]
     for flags in (["--bearer-token-env", "DD_TOKEN"], ["--basic-auth-user", "u", "--basic-auth-env", "DD_TOKEN"]):
         res = run_cli("fleet", "--prometheus", http_server, *flags, env={"DD_TOKEN": value})
         _one_error_without_the_secret(res)
+
+
+def test_a_bearer_token_outside_ascii_is_one_line(tmp_path, http_server):
+    """No control character, but no header value either: before, an internal error (exit 3) quoting the
+    HTTP library's UnicodeEncodeError, which names the character."""
+    tally.hostile_input("secrets: bearer token outside ASCII", 2)
+    tok = tmp_path / "token"
+    tok.write_text(f"{S}\u00e9tail")
+    _one_error_without_the_secret(run_cli("fleet", "--prometheus", http_server, "--bearer-token-file", str(tok)))
+    res = run_cli("fleet", "--prometheus", http_server, "--bearer-token-env", "DD_TOKEN", env={"DD_TOKEN": f"{S}é"})
+    _one_error_without_the_secret(res)
+    assert "internal error" not in res.stderr and "é" not in res.stderr
 
 
 def test_a_token_file_that_is_not_utf8_or_not_a_file(tmp_path, http_server):

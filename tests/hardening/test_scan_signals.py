@@ -16,6 +16,7 @@ import pytest
 from dflash_doctor.parse.fast.grep import grep_command
 from tests.conftest import ROOT
 from tests.hardening import tally
+from tests.procwatch import wait_for_read
 
 # SGLang lines go through the per-line dispatch (no bulk path): slow enough to be stopped mid-file
 LINE = (
@@ -74,13 +75,9 @@ def _run_and_stop(big_log, sig: int, group: bool):
         env=env,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 60
-    kids: set[int] = set()
-    while time.monotonic() < deadline and len(kids) < 4:  # two workers and their greps
-        kids = _descendants(proc.pid)
-        time.sleep(0.1)
-    time.sleep(1.0)  # well into the file
-    kids |= _descendants(proc.pid)
+    # into the file: the second range's grep (it starts halfway) has read 16 MiB, so its worker has parsed lines
+    wait_for_read(proc, str(big_log), os.path.getsize(big_log) // 2 + (16 << 20))
+    kids = _descendants(proc.pid)  # the two workers and their greps
     if group:
         os.killpg(proc.pid, sig)  # as `timeout` does: the whole process group
     else:

@@ -99,3 +99,47 @@ def test_a_reader_that_goes_away_is_one_line():
     assert proc.returncode == 3 and "internal error" not in err and "Traceback" not in err, err
     assert "closed the pipe" in err
     tally.survived("stdout pipe closed by its reader")
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_stop_during_a_blocked_write_leaves_a_prefix_of_the_report(sig):
+    """A reader slower than the report (a pager, a full pipe): a stop while the write is blocked leaves
+    what the reader got a byte-exact prefix of the report — no line of the interruption note mixed into it,
+    nothing written twice — and the stop's exit status (130 for SIGINT, 143 for SIGTERM)."""
+    import fcntl
+    import signal
+    import termios
+    import time
+
+    tally.fault(f"{sig} during a blocked write of the report")
+    argv = [*DIAGNOSE, "-v"]  # the full report: far more than the pipe below holds
+    e = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", COLUMNS="100")
+    whole = subprocess.run(argv, capture_output=True, env=e, timeout=300).stdout
+    r, w = os.pipe()
+    fcntl.fcntl(w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+    proc = subprocess.Popen(argv, stdout=w, stderr=subprocess.PIPE, env=e)
+    os.close(w)
+    try:
+        deadline = time.monotonic() + 120
+        held = bytearray(4)
+        while proc.poll() is None and time.monotonic() < deadline:
+            fcntl.ioctl(r, termios.FIONREAD, held)
+            if int.from_bytes(held, sys.byteorder) >= 4096:  # the pipe is full: the writer is blocked
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None and len(whole) > 3 * 4096, "the report was written before the pipe filled"
+        time.sleep(0.3)
+        proc.send_signal(getattr(signal, sig))
+        got = b""
+        while chunk := os.read(r, 1 << 16):
+            got += chunk
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(r)
+    assert proc.returncode == {"SIGINT": 130, "SIGTERM": 143}[sig], (proc.returncode, err[-800:])
+    assert got and whole.startswith(got), (len(got), got[-200:])
+    assert "Traceback" not in err and "internal error" not in err, err[-800:]
+    tally.survived(f"{sig} during a blocked write of the report")

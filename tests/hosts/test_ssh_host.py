@@ -44,12 +44,17 @@ def test_reads_files_lists_dirs_and_maps_errors(sshd, tmp_path):
             h.read_file("-rf")  # relative paths could be read as options: refused
 
 
+# The deadline only bounds a deadlock (the subject): moving 3–6 MB through paramiko's Python crypto took over 30 s
+# on a loaded 2-core machine, and a run that times out has no rc to check.
+HANG = 600
+
+
 def test_large_output_on_both_streams_does_not_deadlock_and_is_capped(sshd):
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
         res = h.run(
             ["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo done >&2"],
             max_bytes=1000,
-            timeout=30,
+            timeout=HANG,
         )
         assert res.rc == 0 and res.truncated
         assert len(res.stdout) == 1000 and len(res.stderr) == 1000
@@ -60,7 +65,7 @@ def test_large_output_on_both_streams_does_not_deadlock_and_is_capped(sshd):
         res = h.run(
             ["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo done >&2"],
             max_bytes=1000,
-            timeout=30,
+            timeout=HANG,
             stdin=b"",
         )
         assert res.rc == 0 and res.truncated
@@ -71,15 +76,18 @@ def test_large_output_on_both_streams_does_not_deadlock_and_is_capped(sshd):
 def test_one_remote_shell_runs_the_commands_and_a_bulk_one_alongside(sshd, tmp_path):
     from dflash_doctor.hosts.ssh import SESSION_DRIVER
 
+    go = tmp_path / "go"  # the bulk command waits for it: it is still running while the quick ones run
     with SSHHost("testhost", ssh_config=str(sshd.ssh_config)) as h:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as pool:
-            slow = pool.submit(
-                h.run, ["sh", "-c", "sleep 1; printf 'log\n'; echo meta >&2; exit 3"], 30, 1000, bulk=True
-            )
-            quick = [h.run(["printf", "%s|", "a b", "", "it's", "x\ny"]) for _ in range(5)]
-            assert not slow.done()  # the quick ones did not wait for the bulk one
+            wait = f"until [ -e {go} ]; do sleep 0.05; done; printf 'log\n'; echo meta >&2; exit 3"
+            slow = pool.submit(h.run, ["sh", "-c", wait], 600, 1000, bulk=True)
+            try:
+                quick = [h.run(["printf", "%s|", "a b", "", "it's", "x\ny"]) for _ in range(5)]
+                assert not slow.done()  # the quick ones did not wait for the bulk one
+            finally:
+                go.touch()
             res = slow.result()
         assert [q.stdout for q in quick] == [b"a b||it's|x\ny|"] * 5 and all(q.ok for q in quick)
         assert (res.rc, res.stdout, res.stderr) == (3, b"log\n", b"meta\n")

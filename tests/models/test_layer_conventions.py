@@ -6,6 +6,7 @@ re-reads it from the wheels that are cached (tests/conformance)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -149,7 +150,8 @@ def test_minimax_m25_mtp_modules_and_partial_rotary(cli, tmp_path, fixtures_dir)
     msgs = " ".join(f["message"] for f in js["findings"])
     assert "62 drafter layers" not in msgs
     # neither engine registers a MiniMax-M2 MTP module (vLLM has MiniMaxM3MTP only; SGLang none)
-    assert _one(js, "engine-loads-drafter")["status"] == "fail"
+    f = _one(js, "engine-loads-drafter")
+    assert f["status"] == "fail" and "registers MTP layers for a minimax_m2 target" in f["message"], f["message"]
 
 
 # --- item 3: the Muse-Glimmer assistant is a DFlash block drafter ------------------------------------------------
@@ -245,6 +247,63 @@ def test_torchspec_dflash_top_level_ids_by_release(cli, tmp_path, fixtures_dir, 
     t = _dir(tmp_path, fixtures_dir, "aiconfigurator--Qwen--Qwen3-8B.json", "t")
     f = _one(_js(cli, d, "--target", t, "--engine", engine), "engine-aux-taps")
     assert f["status"] == status and words in f["message"], f["message"]
+
+
+@pytest.mark.parametrize("engine", ["vllm==0.26.0", "vllm==0.33.0"])
+def test_dflash_advice_names_a_dflash_field_the_release_reads(cli, tmp_path, fixtures_dir, engine):
+    """A DFlash drafter's ids go to dflash_config.target_layer_ids (read + 1 by vLLM V1 0.22+ and V2 0.24+, so the
+    trained outputs are written unchanged) — never EAGLE-3's field, and no 'nested ids' that the config lacks."""
+    d = _dir(tmp_path, fixtures_dir, "torchspec--dflash_draft_config.json", "d")
+    t = _dir(tmp_path, fixtures_dir, "aiconfigurator--Qwen--Qwen3-8B.json", "t")
+    f = _one(_js(cli, d, "--target", t, "--engine", engine), "engine-aux-taps")
+    assert "dflash_config.target_layer_ids = [1, 9, 17, 25, 33]" in f["remedy"], f["remedy"]
+    assert "eagle_aux_hidden_state_layer_ids" not in f["remedy"] and "nested" not in f["remedy"]
+
+
+def test_eagle3_advice_on_sglang_names_its_nested_field(tmp_path, fixtures_dir):
+    """speculators' top-level ids are not read by SGLang (it taps its default): the advice writes the trained
+    outputs into eagle_config, which SGLang reads + 1."""
+    from dflash_doctor.models.aux_taps import release_rows, restate
+
+    d = drafter_facts(str(_real(fixtures_dir, "speculators-issue1065--eagle3-qwen3moe.json")), with_weights=False)
+    (r, *_) = restate(d, (1, 45, 90, 92), release_rows("sglang", "0.5.22"), 94)
+    assert (r.placement, r.ids, r.runners) == (
+        "eagle_config.eagle_aux_hidden_state_layer_ids",
+        (1, 45, 90, 92),
+        ("worker",),
+    )
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "fixtures" / "configs" / "real").glob("*.json")))
+@pytest.mark.parametrize(
+    "engine, version", [("vllm", "0.21.0"), ("vllm", "0.26.0"), ("vllm", "0.33.0"), ("sglang", "0.5.22")]
+)
+def test_every_restatement_taps_what_was_trained_when_served(fixtures_dir, name, engine, version):
+    """The advice cannot contradict the finding: the config as the advice leaves it (the new field added, the old
+    one kept unless the advice says to remove it) is read the way each runner reads — the first field of its
+    order that is present wins — and every runner the advice names then taps exactly the trained outputs."""
+    from dataclasses import replace
+
+    d = drafter_facts(str(_real(fixtures_dir, name)), with_weights=False)
+    if d.method not in aux_taps.EAGLE_METHODS + aux_taps.DFLASH_METHODS:
+        return
+    trained = aux_taps.trained(d, 61).outputs or (1, 29, 57)
+    rows = aux_taps.release_rows(engine, version)
+    alias = aux_taps.ALIASES
+    # the trained taps, and taps one layer on (as if the config's ids were wrong: the old field must then not win)
+    for target, want in itertools.product(
+        ((), ("DeepseekV3ForCausalLM", "deepseek_v3")), (trained, tuple(o + 1 for o in trained))
+    ):
+        for r in aux_taps.restate(d, want, rows, 61, target):
+            fields = {r.placement: r.ids}
+            if d.ids_written is not None and not r.replaces:
+                fields.setdefault(alias.get(d.layer_ids_source, d.layer_ids_source), d.ids_written)
+            for row in rows:
+                if row["runner"] not in r.runners:
+                    continue
+                first = next(w for w, _ in row["reads"] if w in fields)
+                trial = replace(d, layer_ids_source=first, ids_written=fields[first], target_layer_ids=want)
+                assert aux_taps.served_on(trial, row, 61, target).outputs == want, (name, r, row["runner"])
 
 
 # --- item 5: nothing passes on a config that was not understood -------------------------------------------------

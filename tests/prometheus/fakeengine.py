@@ -6,8 +6,9 @@ do), under the metric names of their releases (dflash_doctor/prometheus/metrics.
     ...
     eng.stop()
 
-A `restart_at` (seconds after start) resets every counter to zero, as a restarted process does, and
-may switch to other per-position rates (a deploy that changed acceptance).
+A `restart_at` (seconds after `t0`) resets every counter to zero, as a restarted process does, and
+may switch to other per-position rates (a deploy that changed acceptance). Counting starts at `t0` (by default
+when the engine is made; `math.inf` holds the counters at zero until `t0` is set).
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ class FakeEngine:
         return 1.0 + sum(self.rates)
 
     def _state(self, now: float) -> tuple[float, tuple[float, ...]]:
-        """Seconds of counting since the (last) start, and the rates in force."""
-        elapsed = now - self.t0
+        """Seconds of counting since the (last) start, and the rates in force. Before `t0` the counters
+        stay at zero (a stack sets `t0` once Prometheus scrapes every engine)."""
+        elapsed = max(0.0, now - self.t0)
         if self.restart_at is not None and elapsed >= self.restart_at:
             return elapsed - self.restart_at, self.rates_after or self.rates
         return elapsed, self.rates

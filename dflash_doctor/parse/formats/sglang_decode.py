@@ -29,8 +29,41 @@ _SGL = re.compile(
 )
 
 
+# a record joined onto the one before it (a paste that lost its line breaks): SGLang's own header right before it
+_JOINED = re.compile(r"\s*" + SGLANG_HEADER.pattern + r"$")
+
+
 def parse(line: Line) -> Parsed | None:
+    """One line; records joined onto it after SGLang's `[time DPn TPn]` header are each read (and said)."""
     msg = line.msg
+    cuts = []
+    q = msg.find(LITERAL, 1)
+    while q > 0:
+        h = _JOINED.search(msg, 0, q)
+        if h is not None:
+            cuts.append((h.start(), q))
+        q = msg.find(LITERAL, q + 1)
+    if not cuts:
+        return _record(msg)
+    first = _record(msg[: cuts[0][0]])
+    defer, notes = list(first.defer) if first else [], []
+    for i, (_, start) in enumerate(cuts):
+        end = cuts[i + 1][0] if i + 1 < len(cuts) else len(msg)
+        try:
+            more = _record(msg[start:end])
+        except BadLine as exc:
+            notes.append(f"an SGLang `Decode batch` record joined onto the line before could not be read: {exc}")
+            continue
+        defer += more.defer if more else []
+    if len(defer) > 1:
+        notes.append(
+            f"{len(defer)} SGLang `Decode batch` records on one line (a paste that lost its line breaks): each read, "
+            "all with the first one's time and rank"
+        )
+    return Parsed(defer=defer, notes=tuple(notes))
+
+
+def _record(msg: str) -> Parsed | None:
     if "accept len" not in msg:
         return None  # a decode line without speculative decoding: not a metrics line
     m = _SGL.match(msg)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ._common import VLLM_HEADER, BadLine, Format, Impossible, Line, N, Parsed, count, num, rate, row
+from ._common import VLLM_HEADER, BadLine, Format, Impossible, Line, N, Parsed, count, num, prefix_ok, rate, row
 
 LITERAL = "SpecDecoding metrics"
 K_MAX = 32  # the largest k the arithmetic considers (DFlash uses 15-16; nothing published drafts more than 32)
@@ -57,7 +57,44 @@ def _items(text: str | None) -> list[str]:
 
 
 def parse(line: Line) -> Parsed | None:
+    """One line; a paste that lost its line breaks may hold several records on it: each whole record after the
+    first, whose text before it is only wrappers and vLLM's header, is read too (and said)."""
     msg = line.msg
+    item, end = _record(msg)
+    rows, defer, missing = [], [], ""
+    _add(item, rows, defer)
+    missing = item[2]
+    notes: list[str] = []
+    pos, joined = end, 0
+    while (nxt := msg.find(LITERAL, pos)) >= 0:
+        if not prefix_ok(msg[pos:nxt], VLLM_HEADER, engine="vllm"):
+            break  # the literal inside other words: not a record of its own
+        try:
+            more, end = _record(msg[nxt:])
+        except BadLine as exc:
+            notes.append(f"a record joined onto the line before could not be read: {exc}")
+            break
+        _add(more, rows, defer)
+        joined += 1
+        pos = nxt + end
+    if joined:
+        notes.append(
+            f"{joined + 1} `{LITERAL}` records on one line (a paste that lost its line breaks): each read as its "
+            "own interval, all with the first one's time"
+        )
+    return Parsed(rows=rows, defer=defer, missing=missing, notes=tuple(notes))
+
+
+def _add(item, rows: list, defer: list) -> None:
+    rec, k, _ = item
+    if k is None and rec["drafted"] > 0:
+        defer.append(rec)  # drafts needs k: settled once the source is read (`finish`)
+    else:
+        rows.append(_row(rec, k))
+
+
+def _record(msg: str) -> tuple[tuple[dict, int | None, str], int]:
+    """((the record, its k, what a cut line lacks), where the record ends in msg) of the record msg starts with."""
     m = _V1.match(msg)
     if not m or (m["acc"] is None and m["mean"] is None and m["rate0"] is None):
         raise BadLine("looks like a vLLM `SpecDecoding metrics` line but matches no known variant (cut short?)")
@@ -118,9 +155,7 @@ def parse(line: Line) -> Parsed | None:
         "missing": missing,
         "count_as": variant if variant != "vllm-v1-0.8.5/0.9" else "vllm-v1-0.9",
     }
-    if k is None and dft > 0:
-        return Parsed(defer=[rec])  # drafts needs k: settled once the source is read (`finish`)
-    return Parsed(rows=[_row(rec, k)], missing=missing)
+    return (rec, k, missing), m.end()
 
 
 def _drafts(rec: dict, k: int | None) -> tuple[float | None, bool]:

@@ -1,0 +1,119 @@
+"""Paste damage a user's log picks up on its way into a thread or a terminal (issue 29: "blank lines and other paste
+damage inside a block are tolerated"): each variant of the same three vLLM V1 intervals must read to the same
+drafts-weighted τ, on the plain and the fast route. Lines written here from vLLM's metrics.py format string."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dflash_doctor.parse import logscan
+from dflash_doctor.parse.logscan import ScanPlan, aggregate
+
+DATA = [(200, [120, 70, 40]), (180, [100, 60, 30]), (220, [130, 80, 45])]  # (drafts, accepted per position), k = 3
+TAU = 1 + sum(sum(a) for _, a in DATA) / sum(d for d, _ in DATA)
+
+
+def _lines() -> list[str]:
+    out = []
+    for i, (d, acc) in enumerate(DATA):
+        a = sum(acc)
+        out.append(
+            f"(APIServer pid=7) INFO 05-14 09:10:{i * 10:02d} [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+            f"length: {1 + a / d:.2f}, Accepted throughput: 10.00 tokens/s, Drafted throughput: 120.00 tokens/s, "
+            f"Accepted: {a} tokens, Drafted: {d * 3} tokens, Per-position acceptance rate: "
+            f"{', '.join(f'{x / d:.3f}' for x in acc)}, Avg Draft acceptance rate: {a / (d * 3) * 100:.1f}%"
+        )
+    return out
+
+
+L = _lines()
+VARIANTS = {
+    "markdown quote": ["> " + x for x in L],
+    "code fence, indented": ["```", *("    " + x for x in L), "```"],
+    "docker json-file": [
+        json.dumps({"log": x + "\n", "stream": "stdout", "time": "2026-05-14T09:10:00.1Z"}) for x in L
+    ],
+    "kubectl --prefix": ["[pod/vllm-0/vllm] " + x for x in L],
+    "CRLF": [x + "\r" for x in L],
+    "line numbers with a bar": [f"{i + 120} | {x}" for i, x in enumerate(L)],
+    "line numbers with a colon": [f"{i + 120}: {x}" for i, x in enumerate(L)],
+    "ISO timestamp": ["2026-05-14T09:10:00.123456789Z " + x for x in L],
+    "list bullets": ["- " + x for x in L],
+    "tab indent": ["\t" + x for x in L],
+    "Loki/Grafana export": [f'2026-05-14 09:10:00.000\t{{container="vllm", pod="vllm-0"}}\t{x}' for x in L],
+    "ANSI colours": ["\x1b[32m" + x.replace("INFO", "\x1b[1;36mINFO\x1b[0;0m") + "\x1b[0m" for x in L],
+    "blank lines between": [y for x in L for y in (x, "")],
+    "line breaks lost": ["".join(L)],
+    "line breaks lost, spaces kept": [" ".join(L)],
+}
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_each_paste_reads_to_the_same_tau(tmp_path, name, fast):
+    p = tmp_path / "pasted.log"
+    p.write_text("\n".join(VARIANTS[name]) + "\n", encoding="utf-8")
+    s = aggregate(logscan.scan(str(p), ScanPlan(fast=fast)))
+    assert s is not None, name
+    assert (round(s.mean_acceptance_length, 4), s.drafts, s.k) == (round(TAU, 4), 600, 3), name
+
+
+def test_joined_records_are_said_and_a_literal_inside_words_is_not_a_record(tmp_path):
+    p = tmp_path / "joined.log"
+    p.write_text(" ".join(L) + "\n", encoding="utf-8")
+    scan = logscan.scan(str(p))
+    assert any("3 `SpecDecoding metrics` records on one line" in n for n in scan.notes)
+    # a request that quotes the literal after the first record is other words, not a second record
+    q = tmp_path / "quoted.log"
+    q.write_text(L[0] + " user said: SpecDecoding metrics: Mean acceptance length: 9.00, Accepted: 9 tokens\n")
+    s = aggregate(logscan.scan(str(q)))
+    assert s is not None and s.drafts == 200 and round(s.mean_acceptance_length, 2) == 2.15
+
+
+@pytest.mark.parametrize("prefix", ["Received request 12: ", '{"prompt": "x"} ', "echo "])
+def test_a_literal_after_other_words_is_still_not_read(tmp_path, prefix):
+    p = tmp_path / "other.log"
+    p.write_text(prefix + L[0] + "\n", encoding="utf-8")
+    assert aggregate(logscan.scan(str(p))) is None
+
+
+@pytest.mark.parametrize(
+    "text, tau",
+    [
+        ('{"internal_states": [{"last_gen_throughput": 120.5, "avg_spec_accept_length": 2.84}]}', 2.84),
+        ("avg_spec_accept_length=3.0125", 3.0125),
+        ("[2026-01-02 10:00:00 TP0] accuracy=0.91, avg_spec_accept_length=2.5", 2.5),
+        ("user prompt: what is avg_spec_accept_length=9.0 in sglang", None),
+        ('{"prompt": "say avg_spec_accept_length=9.0"}', None),
+    ],
+)
+def test_sglang_server_info_figure_is_read_only_where_sglang_prints_it(tmp_path, text, tau):
+    """SGLang's `avg_spec_accept_length` (get_server_info, or the name=value print of its tests): a printed τ of
+    unknown weight; the same words inside a prompt are not a figure."""
+    p = tmp_path / "info.txt"
+    p.write_text(text + "\n", encoding="utf-8")
+    s = aggregate(logscan.scan(str(p)))
+    assert (round(s.mean_acceptance_length, 4) if s else None) == tau
+
+
+SGL = (
+    "[2026-01-22 10:{m}:07 DP0 TP0] Decode batch, #running-req: 4, #token: 1108, token usage: 0.01, accept len: {ln}, "
+    "accept rate: 0.79, cuda graph: True, gen throughput (token/s): 90.39, #queue-req: 0"
+)
+
+
+@pytest.mark.parametrize("sep", [" ", ""])
+def test_sglang_decode_records_joined_onto_one_line_are_each_read(tmp_path, sep):
+    """SGLang's scheduler line (scheduler_metrics_mixin.py `log_decode_stats`), two records on one pasted line:
+    both count, weighted by #running-req × decode_log_interval as on two lines."""
+    lines = [SGL.format(m="27", ln="3.17"), SGL.format(m="28", ln="3.37")]
+    apart, joined = tmp_path / "apart.log", tmp_path / "joined.log"
+    apart.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    joined.write_text(sep.join(lines) + "\n", encoding="utf-8")
+    a, j = aggregate(logscan.scan(str(apart))), aggregate(logscan.scan(str(joined)))
+    assert a is not None and j is not None
+    assert (
+        (round(j.mean_acceptance_length, 4), j.drafts) == (round(a.mean_acceptance_length, 4), a.drafts) == (3.27, 320)
+    )
