@@ -56,18 +56,19 @@ class EngineFailure(Check):
         ev = evidence.item(EngineFailures)
         fails = evidence.get(EngineFailures)
         if ev is None or fails is None:
-            stats = evidence.get(ScanStats)
+            stats = evidence.require(ScanStats)
             why = (
                 "the log shows spec-decode intervals (failure lines are read from a log without them)"
                 if stats.intervals
                 else "no failure line an engine prints was found in the log"
             )
-            return [self.finding(Status.NOT_APPLICABLE, why, refs=(evidence.item(ScanStats).ref,))]
+            return [self.finding(Status.NOT_APPLICABLE, why, refs=(evidence.require_item(ScanStats).ref,))]
         out = []
         for kind in fails.kinds():
-            if kind not in MEANING:
+            found = fails.first(kind)
+            if kind not in MEANING or found is None:
                 continue
-            _, detail, line, lineno = fails.first(kind)
+            _, detail, line, lineno = found
             meaning, remedy = MEANING[kind]
             msg = meaning.format(detail=detail or "named there")
             where = f"line {lineno}: " if lineno else ""

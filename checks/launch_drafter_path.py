@@ -52,10 +52,10 @@ class LaunchDrafterPath(Check):
     observations = ("launch:path-method",)
 
     def run(self, evidence: EvidenceSet):
-        eng = evidence.get(EngineId)
+        eng = evidence.require(EngineId)
         drafter, dev = launch_field(evidence, "drafter")
         method, mev = launch_field(evidence, "method")
-        refs = tuple(e.ref for e in (evidence.item(EngineId), dev, mev) if e is not None)
+        refs = tuple(e.ref for e in (evidence.require_item(EngineId), dev, mev) if e is not None)
         if eng.name != "vllm":
             return [self.finding(Status.NOT_APPLICABLE, f"{eng.name} does not read the method from a path", refs=refs)]
         if not isinstance(drafter, str) or not isinstance(method, str):

@@ -35,10 +35,12 @@ class StandaloneDrafter(Check):
     observations = ("standalone:dead", "standalone:agrees")
 
     def run(self, evidence: EvidenceSet):
-        d = evidence.get(DrafterFacts)
-        acc = evidence.get(AcceptanceSummary)
+        d = evidence.require(DrafterFacts)
+        acc = evidence.require(AcceptanceSummary)
         method, written, mev = launch_method(evidence)
-        refs = tuple(e.ref for e in (evidence.item(DrafterFacts), evidence.item(AcceptanceSummary), mev) if e)
+        refs = tuple(
+            e.ref for e in (evidence.require_item(DrafterFacts), evidence.require_item(AcceptanceSummary), mev) if e
+        )
         if method not in STANDALONE or not is_plain_lm(tuple(d.architectures)):
             return [self.finding(Status.NOT_APPLICABLE, "not a standalone drafter (draft_model)", refs=refs)]
         first = acc.per_position[0] if acc.per_position else None
