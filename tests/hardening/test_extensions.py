@@ -66,16 +66,16 @@ def test_a_plugin_that_exits_is_listed_as_a_warning(tmp_path):
 
 
 KNOWLEDGE = {
-    "rule = 5": "'rule' must be a list",
-    'cause = "x"': "'cause' must be a list",
-    "separator = [5]": "'separator' must be a list",
-    "circumstantial = 5": "'circumstantial' must be a list",
-    '[[separator]]\ncauses = "ab"\nstep = 1': "causes must be a list",
+    "rule = 5": "k.toml: rule: expected a list, got int",
+    'cause = "x"': "k.toml: cause: expected a list, got str",
+    "separator = [5]": "k.toml: separator[0]: expected a table, got int",
+    "circumstantial = 5": "k.toml: circumstantial: expected a list, got int",
+    '[[separator]]\ncauses = "ab"\nstep = 1': "k.toml: separator[0].causes: expected a list, got str",
     '[[cause]]\nid = "x-y"\ntitle = "t"\nprior = 0.5\nfix = "f"\nnext_step = "n"\nsilence_note = 5\n'
-    '[[rule]]\nobservation = "a:b"\ncause = "x-y"\nweight = 1.0\ntext = "t"': "'silence_note' must be str",
-    '[[rule]]\nobservation = "a:b"\ncause = "layer-offset"\nweight = nan\ntext = "t"': "weight must be",
-    '[[rule]]\nobservation = [1]\ncause = "layer-offset"\nweight = 1.0\ntext = "t"': "'observation' must be str",
-    "tyop = 1": "unknown key(s) tyop",
+    '[[rule]]\nobservation = "a:b"\ncause = "x-y"\nweight = 1.0\ntext = "t"': "k.toml: cause[0].silence_note: expected a string or nothing, got int",
+    '[[rule]]\nobservation = "a:b"\ncause = "layer-offset"\nweight = nan\ntext = "t"': "k.toml: rule[0].weight: expected a number",
+    '[[rule]]\nobservation = [1]\ncause = "layer-offset"\nweight = 1.0\ntext = "t"': "k.toml: rule[0].observation: expected a string, got array",
+    "tyop = 1": "k.toml: unknown key 'tyop'",
 }
 
 

@@ -38,7 +38,8 @@ ENCODINGS = {
 def test_an_output_encoding_without_tau_still_gets_the_whole_report(enc, fmt):
     name = f"output encoding: {enc}"
     tally.fault(name)
-    res = _run([*DIAGNOSE, "--format", fmt], env=ENCODINGS[enc])
+    full = ["-v"] if fmt == "terminal" else []  # the full report (the default terminal view is the summary)
+    res = _run([*DIAGNOSE, "--format", fmt, *full], env=ENCODINGS[enc])
     assert res.returncode == 1, res.stderr
     assert b"internal error" not in res.stderr
     text = res.stdout.decode("latin-1")
@@ -112,7 +113,7 @@ def test_a_stop_during_a_blocked_write_leaves_a_prefix_of_the_report(sig):
     import time
 
     tally.fault(f"{sig} during a blocked write of the report")
-    argv = [*DIAGNOSE, "-v"]  # the full report: far more than the pipe below holds
+    argv = [*DIAGNOSE, "-vv"]  # every detail: far more than the pipe below holds
     e = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", COLUMNS="100")
     whole = subprocess.run(argv, capture_output=True, env=e, timeout=300).stdout
     r, w = os.pipe()
