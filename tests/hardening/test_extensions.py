@@ -72,9 +72,15 @@ KNOWLEDGE = {
     "circumstantial = 5": "k.toml: circumstantial: expected a list, got int",
     '[[separator]]\ncauses = "ab"\nstep = 1': "k.toml: separator[0].causes: expected a list, got str",
     '[[cause]]\nid = "x-y"\ntitle = "t"\nprior = 0.5\nfix = "f"\nnext_step = "n"\nsilence_note = 5\n'
-    '[[rule]]\nobservation = "a:b"\ncause = "x-y"\nweight = 1.0\ntext = "t"': "cause[0].silence_note: expected a string or nothing, got int",
-    '[[rule]]\nobservation = "a:b"\ncause = "layer-offset"\nweight = nan\ntext = "t"': "rule[0].weight: expected a number",
-    '[[rule]]\nobservation = [1]\ncause = "layer-offset"\nweight = 1.0\ntext = "t"': "rule[0].observation: expected a string",
+    '[[rule]]\nobservation = "a:b"\ncause = "x-y"\nweight = 1.0\ntext = "t"': (
+        "cause[0].silence_note: expected a string or nothing, got int"
+    ),
+    '[[rule]]\nobservation = "a:b"\ncause = "layer-offset"\nweight = nan\ntext = "t"': (
+        "rule[0].weight: expected a number"
+    ),
+    '[[rule]]\nobservation = [1]\ncause = "layer-offset"\nweight = 1.0\ntext = "t"': (
+        "rule[0].observation: expected a string"
+    ),
     "tyop = 1": "k.toml: unknown key 'tyop'",
 }
 
