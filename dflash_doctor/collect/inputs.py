@@ -10,6 +10,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from ..errors import DoctorError, UsageError
 from ..evidence import EvidenceSet, Source, kind_of
@@ -346,10 +347,29 @@ def _label(inputs: FileInputs) -> str:
     return named[0] + (f" and {len(named) - 1} more" if len(named) > 1 else "")
 
 
+def _written_at(inputs: FileInputs) -> str | None:
+    """When the local files given were last written (the newest), the time their evidence is dated by: the same
+    files give the same report, byte for byte. None (dated by the run) when any input is not a local file or folder
+    (a URL, standard input, a repo id resolved elsewhere), since then the evidence is as of now."""
+    given = [*inputs.logs, *inputs.metrics, inputs.drafter, inputs.target]
+    if inputs.launch and inputs.launch.startswith("@"):
+        given.append(inputs.launch[1:])
+    times = []
+    for path in filter(None, given):
+        try:
+            times.append(os.stat(path).st_mtime)
+        except (OSError, ValueError):
+            return None
+    if not times:
+        return None
+    return datetime.fromtimestamp(max(times), UTC).replace(microsecond=0).isoformat()
+
+
 def gather_files(inputs: FileInputs, settings: Settings = DEFAULT) -> EvidenceSet:
     """Evidence from the inputs. On Ctrl-C, what was gathered so far is returned with
     `ev.interrupted` set and a could-not-check entry saying the rest was skipped."""
     ev = EvidenceSet(label=_label(inputs), baselines=settings.baselines())
+    ev.as_of = _written_at(inputs)
     try:
         _gather_files(ev, inputs, settings)
     except KeyboardInterrupt:

@@ -33,3 +33,21 @@ def test_a_replayed_bundle_keeps_the_time_it_was_collected():
 def test_a_log_gives_the_same_report_every_run():
     outs = _runs("diagnose", "--log", str(FIXTURES / "seed" / "vllm-0.20.1.log"), "-vv")
     assert outs[0] == outs[1] == outs[2]
+
+
+def test_a_diagnosis_of_the_same_files_is_the_same_bytes(tmp_path):
+    """Files are dated by their last write, not by the run: the same log diagnosed twice, a second apart, gives
+    the same JSON (it gave the run's time as generated_at and as every file's collected_at)."""
+    import os
+    import time
+
+    log = tmp_path / "vllm.log"
+    log.write_bytes((FIXTURES / "seed" / "vllm-0.20.1.log").read_bytes())
+    os.utime(log, (1_700_000_000, 1_700_000_000))
+    first = run_cli("diagnose", "--log", str(log), "--format", "json").stdout
+    time.sleep(1.1)
+    second = run_cli("diagnose", "--log", str(log), "--format", "json").stdout
+    assert first and first == second
+    doc = json.loads(first)
+    assert doc["generated_at"] == "2023-11-14T22:13:20+00:00"
+    assert {e["collected_at"] for e in doc["evidence"]} == {"2023-11-14T22:13:20+00:00"}
