@@ -161,10 +161,10 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         rows = [
             tuple(getattr(iv, f) for f in FIELDS) if isinstance(iv, SpecInterval) else tuple(Row(*iv)) for iv in data
         ]
-    parts = []
+    parts: list[dict[str, Any]] = []
     if rows:
         cols = list(zip(*rows, strict=False))
-        d = {}
+        d: dict[str, Any] = {}
         for name, col in zip(FIELDS, cols, strict=False):
             if name in skip:
                 continue
@@ -183,7 +183,7 @@ def _columns(data: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         return {}
     if len(parts) == 1:
         return parts[0]
-    out = {
+    out: dict[str, Any] = {
         k: (
             RateMatrix.concat([p[k] for p in parts])
             if k == "per_position"
@@ -440,7 +440,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     ]
 
     eng_codes, eng_names = _factorize(use["engine"])
-    per_engine = []
+    per_engine: list[dict[str, Any]] = []
     ufmt_codes, ufmt_names = (fmt_codes, fmt_names) if use is df else _factorize(use["fmt"])
     untagged = eng_codes < 0
     labels = [str(x) for x in eng_names] + (["(untagged)"] if untagged.any() else [])
@@ -565,7 +565,7 @@ def _format_details(df: dict, use_mask, shadowed, factorized) -> tuple[dict, ...
                 "used": bool(used_col.any()),
             }
         )
-    seen = {}
+    seen: dict[str, list[Any]] = {}
     for r in shadowed:
         seen.setdefault(r.fmt, []).append(r)
     for f, rows in seen.items():

@@ -133,13 +133,13 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch pe
     words = redact_words(argv)  # (secrets only the whole command line shows: `curl -u user:PW` among the words)
     env: dict[str, str] = {}
     while words and _ENV.match(words[0]):
-        k, v = words.pop(0).split("=", 1)
-        env[k] = v
+        ek, ev = words.pop(0).split("=", 1)
+        env[ek] = ev
     if words and os.path.basename(words[0]) == "env":  # `env A=1 vllm serve …`
         words.pop(0)
         while words and _ENV.match(words[0]):
-            k, v = words.pop(0).split("=", 1)
-            env[k] = v
+            ek, ev = words.pop(0).split("=", 1)
+            env[ek] = ev
     engine, start = _engine_of(words)
     if engine == "llama.cpp":
         return _llama_server(argv, words[start:], env)
@@ -147,6 +147,7 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch pe
     args: dict[str, Any] = {}
     positional: list[str] = []
     spec_words: list[str] | None = None
+    val: str | bool
     i = 0
     while i < len(rest):
         w = rest[i]

@@ -109,7 +109,7 @@ def _resolve_line_numbers(scan: LogScan, path: str, fd: int) -> None:
     found: dict[int, int] = {}
     pos, lines = 0, 0
     try:
-        for target in sorted({m.offset for m in todo}):
+        for target in sorted({m.offset for m in todo if m.offset is not None}):
             while pos < target:
                 data = os.pread(fd, min(CHUNK, target - pos), pos)
                 if not data:

@@ -42,8 +42,10 @@ FIELDS = Row._fields
 
 def pp_tuple(pp) -> tuple[float, ...]:
     """Per-position rates as floats (the fast paths keep them as the printed bytes)."""
-    if isinstance(pp, (bytes, str)):
-        return tuple(float(x) for x in pp.split(b"," if isinstance(pp, bytes) else ","))
+    if isinstance(pp, bytes):
+        return tuple(float(x) for x in pp.split(b","))
+    if isinstance(pp, str):
+        return tuple(float(x) for x in pp.split(","))
     return tuple(pp)
 
 
@@ -62,7 +64,7 @@ class SpecInterval:
     engine: str | None  # process / DP rank / service tag the line carries
     drafts: float | None  # (request, step) pairs that carried drafts; None when not derivable
     drafted: int | None  # draft tokens proposed
-    accepted: int | None  # accepted draft tokens as printed (bonus excluded)
+    accepted: float | None  # accepted draft tokens as printed (bonus excluded)
     k: int | None  # speculative tokens per draft
     per_position: tuple[float, ...] = ()  # unconditional rates
     printed_mean: float | None = None  # mean acceptance length, normalised to include the bonus token

@@ -167,7 +167,9 @@ class LogScan:
         self.salvaged_count = len(self.salvaged)
         for fid in dict.fromkeys(fids for fids, _, _ in pending):
             items = [(rec, meta) for f, rec, meta in pending if f == fid]
-            F.BY_ID[fid].finish(items, _Finish(self, fid, items))
+            finish = F.BY_ID[fid].finish
+            assert finish is not None  # k_pending is filled only from inside a format's finish
+            finish(items, _Finish(self, fid, items))
         self.rows.sort(
             key=lambda r: (
                 self.sources.index(r.source) if r.source in self.sources else 0,
@@ -370,7 +372,8 @@ def _reject_jumps(scan: LogScan, source: str, first_row: int) -> None:
     for i, (s, tag, d) in enumerate(zip(f["src"], f["tag"], f["dft"], strict=False)):
         if s == source:
             series.setdefault(_series_key(FAST_FMT, tag), []).append(("f", i, d))
-    drop_rows, drop_fast = set(), set()
+    drop_rows: set[int] = set()
+    drop_fast: set[int] = set()
     for items in series.values():
         if len(items) < 2 or max(x[2] for x in items) <= JUMP_FLOOR:
             continue

@@ -26,7 +26,7 @@ import sys
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, cast
 
 COUNT_LINES_BELOW = 64 << 20  # regular files larger than this are addressed by byte offset
 HEAD = 1 << 16
@@ -56,7 +56,8 @@ class _Gunzip(io.RawIOBase):
         if self.error is not None:
             err, self.error = self.error, None
             raise err
-        parts, size = [], 0
+        parts: list[bytes] = []
+        size = 0
         while n < 0 or size < n:
             try:
                 piece = self.gz.read1(1 << 16)
@@ -244,7 +245,7 @@ def open_source(path: str) -> Opened:
             try:
                 head = gz.read(HEAD)
             except (EOFError, zlib.error, gzip.BadGzipFile, OSError):
-                return Opened(gz, True, False, 0)  # damaged from its start: the scanner says so
+                return Opened(cast(IO[bytes], gz), True, False, 0)  # damaged from its start: the scanner says so
             return _wrap(_Prepend(head, gz), head, 0, count_lines=True, plain=False)
         size = os.fstat(fh.fileno()).st_size
         head = os.pread(fh.fileno(), HEAD, 0)

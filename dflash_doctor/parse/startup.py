@@ -57,6 +57,7 @@ def parse_call_kwargs(inner: str) -> dict[str, Any]:
     inner = re.sub(r"<[^<>]*>", "None", inner)
     try:
         node = pyast.parse(f"f({inner})", mode="eval")
+        assert isinstance(node, ast.Expression)  # mode="eval" parses to an Expression
         call = node.body
         if isinstance(call, ast.Call):
             for kw in call.keywords:

@@ -16,7 +16,7 @@ lines: kept as runs (PackedRuns).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import groupby, repeat
 from typing import Any
 
@@ -25,7 +25,9 @@ from ..frame import RateMatrix, obj_array, rates_from_items
 from ..records import Row
 
 
-def _width_runs(items: list, kind: type, ascii_only: bool = False) -> Iterator[tuple[list, int | None]]:
+def _width_runs(
+    items: list, kind: type[bytes] | type[str], ascii_only: bool = False
+) -> Iterator[tuple[list, int | None]]:
     """`items` cut into runs in order: (run, width) for consecutive items of `kind` (ASCII ones only, with
     `ascii_only`) and one length, (run, None) for consecutive items that are not — what a packed column can
     store as one blob, and what it keeps as a plain list."""
@@ -461,7 +463,8 @@ def _rates_from_packed(col: PackedRates, k_col) -> RateMatrix:
     npos = np.array(k_col, dtype=np.int64)
     kmax = int(npos.max()) if len(npos) else 0
     q = np.zeros((len(npos), kmax), dtype=np.uint16)
-    exact_idx, exact = [], []
+    exact_idx: list[int] = []
+    exact: list[Any] = []
     for pos, m, seg in col.matrices():
         if seg[0] == "rates":
             _, n, k, a, b, c, d = seg
@@ -488,6 +491,7 @@ def _runs(col, n: int, dtype):
     in a float column."""
     import numpy as np
 
+    runs: Iterable[tuple[int, int, Any]]
     if isinstance(col, tuple):  # (first, length, value) triples given
         runs = col
     elif isinstance(col, PackedRuns):

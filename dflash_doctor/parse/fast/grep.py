@@ -41,6 +41,7 @@ import subprocess
 from array import array
 from bisect import bisect_left
 from operator import gt, itemgetter
+from typing import Any
 
 from .. import formats as F
 from ..formats.vllm_v1 import FAST_BODY, FAST_FMT
@@ -248,16 +249,18 @@ class _GrepScanner:
         widths = set(map(len, pp))
         width = widths.pop() if len(widths) == 1 else 0
         uniform = width and (width + 2) % 7 == 0  # one k for the whole buffer, as vLLM prints it
-        ks = [(width + 2) // 7] * n if uniform else [p.count(b",") + 1 for p in pp]
+        ks: list[int] | array[int] = [(width + 2) // 7] * n if uniform else [p.count(b",") + 1 for p in pp]
         if not _rates_ok(pp, ks):
             return False
-        offs = array("q", map(self.start.__add__, map(int, offs)) if self.start else map(int, offs))
-        got = self.prefixes(pfx, offs)
+        off_arr = array("q", map(self.start.__add__, map(int, offs)) if self.start else map(int, offs))
+        got = self.prefixes(pfx, off_arr)
         if got is None:
             return False
         ts, tags = got
         k = ks[0]
         # (numbers go straight into machine arrays where they can: no list of Python objects in between)
+        drafts: array[float] | list[float]
+        est: list[bool]
         if uniform and not any(map(k.__rmod__, dft)):
             drafts, est = array("d", map(k.__rtruediv__, dft)), [False] * n
             ks = array("q", [k]) * n
@@ -296,13 +299,13 @@ class _GrepScanner:
             ("mean", array("d", map(float, mean))),
             ("athr", array("d", map(float, athr))),
             ("dthr", array("d", map(float, dthr))),
-            ("off", offs),
+            ("off", off_arr),
         ):
             fast.extend_numeric(c, vals)
         self.n_fast += n
         return True
 
-    def prefixes(self, pfx, offs) -> tuple[list, list] | None:
+    def prefixes(self, pfx, offs) -> tuple[tuple[int, bytes] | list, list] | None:
         """Timestamp and process tag of each line from the text in front of the message; None when one
         prefix is not only wrappers. Lines of one process share the prefix's shape (only the time
         differs), so the regexes run once a shape."""
@@ -316,9 +319,10 @@ class _GrepScanner:
                 blob = b"".join(times).replace(b" ", b"T")
                 if blob.isascii():
                     return (b - a, blob), [tag] * len(pfx)
-                ts_out = b"\n".join(times).decode("ascii", "replace")
-                return ts_out.replace(" ", "T").split("\n"), [tag] * len(pfx)
-        ts_out, tags = [], []
+                text = b"\n".join(times).decode("ascii", "replace")
+                return text.replace(" ", "T").split("\n"), [tag] * len(pfx)
+        ts_out: list[Any] = []
+        tags: list[Any] = []
         add_ts, add_tag = ts_out.append, tags.append
         sc = self.sc
         for p, off in zip(pfx, offs, strict=False):
@@ -531,6 +535,7 @@ def _start_grep(fd: int, start: int, grep: str, literals: tuple[str, ...]) -> su
             raise GrepFailed(str(exc)) from None
     finally:
         src.close()
+    assert proc.stdout is not None  # (stdout=PIPE)
     big_pipe(proc.stdout.fileno())  # fewer, larger reads
     return proc
 
@@ -539,6 +544,7 @@ def _end_grep(proc: subprocess.Popen) -> None:
     """A grep this process will not read: ended (our own child, reading our file, nothing else) and reaped."""
     with contextlib.suppress(OSError):
         proc.kill()
+    assert proc.stdout is not None and proc.stderr is not None  # (a _start_grep process: both piped)
     proc.stdout.close()
     proc.stderr.close()
     proc.wait()
@@ -557,6 +563,7 @@ def _grep_pass(
     scan = g.scan
     if proc is None:
         proc = _start_grep(g.fd, start, grep, literals)
+    assert proc.stdout is not None and proc.stderr is not None  # (a _start_grep process: both piped)
     limit = end - start
     stopped = finished = False
     try:

@@ -8,7 +8,10 @@ merged, `scan.interrupted` set, and KeyboardInterrupt raised again.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
+from typing import IO, cast
 
 from ..result import LogScan, finish_source
 from ..sources import Range
@@ -40,7 +43,7 @@ def _part(fh, path: str, start: int, end: int, size: int, grep: str | None, pass
             part.__dict__.update(
                 LogScan(engine_hint=part.engine_hint, k_hint=part.k_hint, k_hint_source=part.k_hint_source).__dict__
             )
-    scan_stream(Range(fh, start, end), path, part, count_lines=False, base=start, part=True, bulk=True)
+    scan_stream(cast(IO[bytes], Range(fh, start, end)), path, part, count_lines=False, base=start, part=True, bulk=True)
 
 
 def _serial(fh, path: str, size: int, scan: LogScan, grep: str | None, passes: list[str]) -> None:
@@ -58,8 +61,8 @@ def _parallel(fh, path: str, size: int, scan: LogScan, n: int, grep: str | None,
     """Byte ranges (split at newlines) scanned in forked workers; merged in file order. Ctrl-C: what the
     workers read is merged."""
     points = _split_points(fh, size, n)
-    tasks = [
-        (lambda part, a=points[i], b=points[i + 1]: _part(fh, path, a, b, size, grep, passes, part)) for i in range(n)
+    tasks: list[Callable[[LogScan], None]] = [
+        functools.partial(_part, fh, path, points[i], points[i + 1], size, grep, passes) for i in range(n)
     ]
     payloads, interrupted = Workers(tasks, scan.engine_hint).collect()
     good = [p for p in payloads if p is not None]

@@ -24,6 +24,7 @@ import signal
 import time
 from array import array
 from collections.abc import Callable
+from typing import Any
 
 from ..records import Malformed, Row, Salvage
 from ..result import LogScan
@@ -34,7 +35,7 @@ STOP_WAIT = 5.0  # seconds the parent waits for interrupted workers to send what
 
 
 def _pack_fast(fast: dict) -> dict:
-    out = {}
+    out: dict[str, Any] = {}
     for c, v in fast.items():
         if isinstance(v, (PackedRates, PackedText, PackedRuns)):
             out[c] = ("packed", v.wire())

@@ -176,9 +176,9 @@ def prefix_facts(prefix: str) -> tuple[str | None, str | None]:
     keeps lines from different processes, services, pods or DP ranks apart.
     """
     ts = None
-    for m in _TS.finditer(prefix):
-        ts = m
-    tags = []
+    for t in _TS.finditer(prefix):
+        ts = t
+    tags: list[str] = []
     m = _KUBE.search(prefix)
     if m:
         tags.append(m["pod"])

@@ -23,6 +23,7 @@ verifier.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ._common import BadLine, Format, Impossible, Line, N, Parsed, count, num, rate
 
@@ -56,7 +57,7 @@ def parse(line: Line) -> Parsed | None:
     head = _HEAD.match(lead["head"]) if lead["head"].strip() else None
     if lead["head"].strip() and head is None:
         raise BadLine(f"fastllm statistics head not understood: {lead['head'].strip()[:60]!r}")
-    rec = {"series": f"{lead['name']} {lead['method']}", "method": METHOD[lead["method"]], "pp": pp}
+    rec: dict[str, Any] = {"series": f"{lead['name']} {lead['method']}", "method": METHOD[lead["method"]], "pp": pp}
     if head is not None:
         v, k = count(head["v"], "validations"), count(head["k"], "draft length")
         avg = num(head["avg"], "avg_accepted")

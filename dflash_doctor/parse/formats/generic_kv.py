@@ -100,9 +100,9 @@ def parse(line: Line) -> Parsed | None:
     if "drafts" not in f and "mean" not in f:
         return None
     mean = num(f["mean"], "the mean acceptance length") if "mean" in f else None
-    drafts = count(f["drafts"], "drafts") if "drafts" in f else None
+    drafts: float | None = count(f["drafts"], "drafts") if "drafts" in f else None
     drafted = count(f["drafted"], "draft tokens") if "drafted" in f else None
-    accepted = count(f["accepted"], "accepted tokens") if "accepted" in f else None
+    accepted: float | None = count(f["accepted"], "accepted tokens") if "accepted" in f else None
     k = count(f["k"], "k") if "k" in f else None
     notes = [
         "read from an unrecognised format (the generic key-value reader): the words were taken at their face "

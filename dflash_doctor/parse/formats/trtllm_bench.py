@@ -20,6 +20,7 @@ request has AL = 1 + k · DAR, so k = (AL_avg - 1) / DAR_avg (rounded) — then 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ._common import BadLine, Format, Impossible, Line, N, Parsed, content_of, count, num, row
 
@@ -90,7 +91,7 @@ def parse(line: Line) -> Parsed | None:
         for k, v in al.items()
         if k != "average"
     ]
-    rec = {
+    rec: dict[str, Any] = {
         "al": al["average"],
         "dt": _avg(stats, "DT"),
         "adt": _avg(stats, "ADT"),

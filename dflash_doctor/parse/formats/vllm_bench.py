@@ -23,6 +23,7 @@ Accepted tokens (drafts = accepted / (length - 1), an estimate), Draft tokens wi
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ._common import BadLine, Format, Impossible, Line, N, Parsed, block_fields, count, num, rate, row
 
@@ -87,13 +88,14 @@ def to_row(fmt: str, f: dict, what: str) -> Parsed:
         k = len(pp)
     estimated = False
     derived = ""
+    weight: float | None = drafts  # the count, or an estimate of it
     if drafts is None and accepted is not None and mean is not None and mean > 1.0:
-        drafts, estimated = accepted / (mean - 1.0), True
+        weight, estimated = accepted / (mean - 1.0), True
         derived = "drafts = Accepted tokens / (length - 1) (an estimate from the rounded length)"
-    rec = {
+    rec: dict[str, Any] = {
         "fmt": fmt,
         "mean": mean,
-        "drafts": drafts,
+        "drafts": weight,
         "drafted": drafted,
         "accepted": accepted,
         "k": k,
@@ -102,7 +104,7 @@ def to_row(fmt: str, f: dict, what: str) -> Parsed:
         "missing": ", ".join(missing),
         "derived": derived,
     }
-    if drafts is None:
+    if weight is None:
         return Parsed(defer=[rec], missing=rec["missing"])  # weight from k (the caller's hint) or unknown
     return Parsed(rows=[summary_row(rec, k)], missing=rec["missing"] if missing else "", derived=derived)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from ._common import BadLine, Format, Impossible, Line, N, Parsed, block_fields, count, num, rate
 from .vllm_bench import finish_summaries, summary_row
@@ -142,12 +143,13 @@ def parse(line: Line) -> Parsed | None:  # noqa: C901 - one branch per key of th
     if f.get("from_curve"):
         missing = (missing + ", " if missing else "") + "the mean (τ = 1 + Σ per-position rates)"
     estimated = False
+    weight: float | None = drafts  # the count, or an estimate of it
     if drafts is None and accepted is not None and mean and mean > 1.0:
-        drafts, estimated = accepted / (mean - 1.0), True
-    rec = {
+        weight, estimated = accepted / (mean - 1.0), True
+    rec: dict[str, Any] = {
         "fmt": "vllm-offline-example",
         "mean": mean,
-        "drafts": drafts,
+        "drafts": weight,
         "drafted": drafted,
         "accepted": accepted,
         "k": k or (len(pp) or None),
@@ -157,7 +159,7 @@ def parse(line: Line) -> Parsed | None:  # noqa: C901 - one branch per key of th
         "derived": "drafts = accepted / (mean - 1) (an estimate from the rounded mean)" if estimated else "",
     }
     p = Parsed(notes=tuple(notes), consumed=consumed, alternatives=tuple(alts))
-    if drafts is None:
+    if weight is None:
         p.defer = [rec]
     else:
         p.rows = [summary_row(rec, rec["k"])]

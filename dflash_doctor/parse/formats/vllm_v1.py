@@ -61,7 +61,8 @@ def parse(line: Line) -> Parsed | None:
     first, whose text before it is only wrappers and vLLM's header, is read too (and said)."""
     msg = line.msg
     item, end = _record(msg)
-    rows, defer, missing = [], [], ""
+    rows: list[dict] = []
+    defer: list[dict] = []
     _add(item, rows, defer)
     missing = item[2]
     notes: list[str] = []
