@@ -15,7 +15,7 @@ from . import vllm as vl
 from .answers import CERTAIN, LIKELY, Answer, VersionReading, undecided
 from .auxreads import SG_FILES, sglang_reads, vllm_reads
 from .capture import capture_sites
-from .pysource import Sources
+from .pysource import Module, Sources
 from .tree import SourceTree
 from .version import read_version, version_files
 
@@ -189,7 +189,7 @@ def _sglang(src: Sources, version: VersionReading, archs: tuple[str, ...]) -> En
         for mm, _ in src.mro(m, c):
             mods[mm.path] = mm
     # decoder layers that receive a capture hook may live in modules the target imports (qwen3_vl -> qwen3, qwen2)
-    extra: dict[str, object] = {}
+    extra: dict[str, Module | None] = {}
     for m in list(mods.values()):
         for dotted, _ in m.imports.values():
             p = src.module_path(dotted)

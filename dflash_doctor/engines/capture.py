@@ -66,7 +66,9 @@ def _loop_vars(loop: ast.For) -> tuple[str | None, str | None]:
         it = it.args[0]
     if isinstance(t, ast.Tuple) and len(t.elts) == 2 and all(isinstance(e, ast.Name) for e in t.elts):
         if isinstance(it, ast.Call) and call_name(it) == "enumerate":
-            return t.elts[0].id, t.elts[1].id  # type: ignore[union-attr]
+            i_var, layer_var = t.elts
+            assert isinstance(i_var, ast.Name) and isinstance(layer_var, ast.Name)  # (checked above)
+            return i_var.id, layer_var.id
         return None, None
     if isinstance(t, ast.Name) and isinstance(it, ast.Call) and call_name(it) == "range":
         return t.id, None
@@ -152,13 +154,15 @@ def _sites_in_loop(mod: Module, cls: ast.ClassDef, loop: ast.For, hook_fns, mixi
     for call in calls:
         for kw in call.keywords:
             v = kw.value
-            c, at = False, None
+            c = False
+            at: ast.AST | None = None
             if isinstance(v, ast.IfExp):
                 c, at = _is_capture_test(v.test, idx, layer_names, marks), v
             elif isinstance(v, ast.Name) and v.id in hook_locals:
                 c, at = hook_locals[v.id]
             if c is False or kw.arg is None:
                 continue
+            assert at is not None  # (set along with every c that is not False)
             sites.append(_hooked(mod, at, c, kw.arg, hook_fns))
     unique: dict[tuple, Site] = {}
     for s in sites:
@@ -173,7 +177,9 @@ def _is_layer_call(n: ast.Call, layer_names: set[str], idx: str) -> bool:
     return bool(isinstance(f, ast.Subscript) and isinstance(f.value, ast.Attribute) and f.value.attr == "layers")
 
 
-def _placed(mod: Module, node: ast.AST, c: int | None, first: int, last: int, how: str, certain: bool = True) -> Site:
+def _placed(
+    mod: Module, node: ast.stmt | ast.expr, c: int | None, first: int, last: int, how: str, certain: bool = True
+) -> Site:
     line = node.lineno
     if c is None:
         return Site(None, f"{how}: the captured index is not the loop index (+ a constant)", mod.cite(node))
@@ -202,8 +208,8 @@ def _hooked(mod: Module, at: ast.AST, c: int | None, kw: str, hook_fns) -> Site:
     places = set()
     hop = None
     for fmod, fn in fns:
-        where = _hook_place(fn, kw)
-        places.add(where)
+        place = _hook_place(fn, kw)
+        places.add(place)
         hop = hop or fmod.cite(fn)
     if len(places) != 1 or None in places:
         return Site(
@@ -213,6 +219,7 @@ def _hooked(mod: Module, at: ast.AST, c: int | None, kw: str, hook_fns) -> Site:
             hop,
         )
     p = places.pop()
+    assert p is not None  # (None in places returned above)
     d = p - c - 1
     where = "at the layer's entry, before its attention/MLP" if p == 0 else "after the layer's attention/MLP"
     return Site(

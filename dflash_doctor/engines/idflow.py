@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 LIST, ELEM = "list", "elem"
 ORIGIN_KEYS = {"target_layer_ids": "dflash", "eagle_aux_hidden_state_layer_ids": "eagle"}
@@ -73,7 +74,7 @@ SINK_CALLS = (
 
 
 def follow(
-    fn: ast.FunctionDef,
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
     sources: dict[str, str] | None = None,
     sink_attrs: Iterable[str] = SINK_ATTRS,
     sink_calls: Iterable[str] = SINK_CALLS,
@@ -156,7 +157,7 @@ class _Interp:
             for item in s.items:
                 self.expr(item.context_expr, env)
             return self.block(s.body, env)
-        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+        if isinstance(s, (ast.Try, ast.TryStar)):
             body = self.block(s.body, dict(env))
             outs = [body]
             for h in s.handlers:
@@ -299,12 +300,12 @@ class _Interp:
         if isinstance(e, ast.Lambda):
             return frozenset()
         if isinstance(e, ast.NamedExpr):
-            v = self.expr(e.value, env)
-            env[e.target.id] = v
-            return v
+            got = self.expr(e.value, env)
+            env[e.target.id] = got
+            return got
         if isinstance(e, ast.Dict):
-            for x in list(e.keys) + list(e.values):
-                if x is not None and _ids(self.expr(x, env)):
+            for part in list(e.keys) + list(e.values):
+                if part is not None and _ids(self.expr(part, env)):
                     self.flow.lost.append(e)
             return frozenset()
         if isinstance(e, ast.JoinedStr):
@@ -367,7 +368,7 @@ class _Interp:
         return _lose(ids_in)
 
 
-def _accumulates(e: ast.expr) -> bool:
+def _accumulates(e: ast.expr) -> TypeGuard[ast.Call]:
     return (
         isinstance(e, ast.Call)
         and isinstance(e.func, ast.Attribute)

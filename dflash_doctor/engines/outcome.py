@@ -148,6 +148,7 @@ def _assuming(o: Outcome, assumed: list[str]) -> Outcome:
 def _runners(a: EngineAnalysis, dep: Deployment, arch: str | None) -> tuple[list[str], str, Outcome | None, list[str]]:
     """(possible runners, why, a refusal already decided by the runner choice, assumptions made)."""
     rr = a.runner
+    assert rr is not None  # (decide asks only when the runner rules were read)
     who = f"vllm {a.version.value or ''}".strip()
     raw = dep.env.get(ENV) if dep.env else None
     if raw is not None and rr.env_parse.value == "int":
@@ -218,6 +219,8 @@ def _runners(a: EngineAnalysis, dep: Deployment, arch: str | None) -> tuple[list
 
 
 def _condition(cond: str, a: EngineAnalysis, dep: Deployment, arch: str | None) -> tuple[bool | None | str, str]:
+    rr = a.runner
+    assert rr is not None  # (a condition of the runner rules: they were read)
     neg = cond.startswith("not ")
     name = cond[4:] if neg else cond
     val: bool | None
@@ -229,13 +232,13 @@ def _condition(cond: str, a: EngineAnalysis, dep: Deployment, arch: str | None) 
         why = "a DFlash2 drafter (the engine forces V2)"
     elif name == "v2-unsupported":
         # the speculative method is the one feature we know; others (LoRA, pipeline parallelism…) are launch flags
-        if a.runner.v2_dflash.value is False:
+        if rr.v2_dflash.value is False:
             return True, "the V2 runner does not support method 'dflash' here"
         # the other features it lists are launch options (LoRA, pipeline parallelism, …): off in a plain launch
         return "assumed-off", "no launch option the V2 runner does not support (it would fall back to V1)"
     elif name == "default-v2-model":
         archs = set(dep.target_architectures)
-        if archs & set(a.runner.default_v2_archs):
+        if archs & set(rr.default_v2_archs):
             val = True
         elif dep.target_hybrid:
             val = False

@@ -23,7 +23,7 @@ class Module:
     tree: ast.Module | None
     error: str | None = None
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
-    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, name)
     _lines: list[str] | None = None
 
@@ -31,6 +31,12 @@ class Module:
         if self._lines is None:
             self._lines = self.text.splitlines()
         return self._lines[n - 1].strip()[:200] if 0 < n <= len(self._lines) else ""
+
+    @property
+    def ast_tree(self) -> ast.Module:
+        """The parse tree of a module that parsed (what `Sources.parsed` returns)."""
+        assert self.tree is not None, f"{self.path} did not parse"
+        return self.tree
 
     def cite(self, node: ast.AST | int) -> Cite:
         n = node if isinstance(node, int) else getattr(node, "lineno", 0)
@@ -65,6 +71,7 @@ class Sources:
         else:
             try:
                 node = pyast.parse(text, filename=path)
+                assert isinstance(node, ast.Module)  # (mode "exec" parses to a Module)
                 mod = Module(path, text, node)
                 _index(mod)
             except (SyntaxError, ValueError, RecursionError) as exc:
@@ -128,7 +135,7 @@ class Sources:
 
     def find_method(
         self, mro: list[tuple[Module, ast.ClassDef]], name: str
-    ) -> tuple[Module, ast.ClassDef, ast.FunctionDef] | None:
+    ) -> tuple[Module, ast.ClassDef, ast.FunctionDef | ast.AsyncFunctionDef] | None:
         for m, c in mro:
             for item in c.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:

@@ -83,7 +83,7 @@ def _entry_classes(mod: Module) -> tuple[str, ...]:
 
 
 def _entry_node(mod: Module) -> ast.Assign | None:
-    for node in mod.tree.body:
+    for node in mod.ast_tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets):
             return node
     return None
@@ -96,7 +96,7 @@ def runner_shift(src: Sources) -> Answer:
         return undecided(f"{DFLASH_UTILS} was not read")
     shifts: set = set()
     cites: list[Cite] = []
-    for fn in ast.walk(mod.tree):
+    for fn in ast.walk(mod.ast_tree):
         if not isinstance(fn, ast.FunctionDef) or not mentions(fn, "target_layer_ids"):
             continue
         flow = idflow.follow(fn)
@@ -176,7 +176,7 @@ def swa_rules(src: Sources) -> SwaRules:
     if mod is None:
         a = undecided(f"{DFLASH_MODEL} was not read")
         return SwaRules(DFLASH_MODEL, a, a)
-    tree = mod.tree
+    tree = mod.ast_tree
     reads = [
         n
         for n in ast.walk(tree)

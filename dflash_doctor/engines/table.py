@@ -141,7 +141,7 @@ def from_row(row, target_architectures: tuple[str, ...] = ()) -> EngineAnalysis:
         + ")"
     )
     like = lambda value, what: Answer(value, LIKELY, f"{what} per {why}")  # noqa: E731
-    archs = ()
+    archs: tuple[str, ...] = ()
     if row.dflash:
         archs = ("DFlashDraftModel",) + (("DFlash2DraftModel",) if row.dflash2 else ())
     dflash = like(archs, "DFlash drafters " + (", ".join(archs) if archs else "absent"))

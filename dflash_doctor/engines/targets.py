@@ -68,9 +68,9 @@ def _param_class(src: Sources, mro, param: str) -> list[tuple[Module, ast.ClassD
                 if isinstance(d, ast.Name):
                     found = src.resolve_class(mod, d.id)
                     return [found] if found else []
-        for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=False):
-            if a.arg == param and isinstance(d, ast.Name):
-                found = src.resolve_class(mod, d.id)
+        for a, kd in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=False):
+            if a.arg == param and isinstance(kd, ast.Name):
+                found = src.resolve_class(mod, kd.id)
                 return [found] if found else []
     return []
 

@@ -138,6 +138,7 @@ def _from_python(text: str) -> str | None:
         tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return None
+    assert isinstance(tree, ast.Module)  # (mode "exec" parses to a Module)
     for node in tree.body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -74,12 +74,12 @@ def registry(src: Sources) -> tuple[dict[str, tuple[str, str, Cite]], Module | N
     out: dict[str, tuple[str, str, Cite]] = {}
     if mod is None:
         return out, None
-    for node in ast.walk(mod.tree):
+    for node in ast.walk(mod.ast_tree):
         if isinstance(node, ast.Dict):
             for k, v in zip(node.keys, node.values, strict=False):
                 arch = const_str(k)
                 pair = str_tuple(v)
-                if arch and pair and len(pair) == 2:
+                if k is not None and arch and pair and len(pair) == 2:
                     m = pair[0]
                     path = MODELS + f"{m}.py" if "." not in m else (src.module_path(m) or m.replace(".", "/") + ".py")
                     out.setdefault(arch, (path, pair[1], mod.cite(k)))
@@ -91,7 +91,7 @@ def methods(src: Sources, reg: dict) -> Answer:
     spec = src.parsed(SPEC)
     if spec is None:
         return undecided(f"{SPEC} was not read")
-    lit = next((n for n in ast.walk(spec.tree) if isinstance(n, ast.Constant) and n.value == "dflash"), None)
+    lit = next((n for n in ast.walk(spec.ast_tree) if isinstance(n, ast.Constant) and n.value == "dflash"), None)
     archs = [a for a in DFLASH_ARCHS if a in reg]
     if src.parsed(REGISTRY) is None:
         return undecided(f"{REGISTRY} was not read")
@@ -146,7 +146,7 @@ def _shift_in(mods: list[Module], what: str) -> Answer:
     cites: list[Cite] = []
     lost: list[Cite] = []
     for mod in mods:
-        for fn in _functions(mod.tree):
+        for fn in _functions(mod.ast_tree):
             if not mentions(fn, "target_layer_ids"):
                 continue
             flow = idflow.follow(fn)
@@ -166,17 +166,18 @@ def _shift_in(mods: list[Module], what: str) -> Answer:
         return undecided(
             f"the {what} runner passes target_layer_ids through code this probe cannot follow", *(lost[:2] + cites[:2])
         )
-    if len(shifts) > 1:
+    known = {s for s in shifts if s is not None}  # (all of them: None is not among them here)
+    if len(known) > 1:
         return undecided(
             f"the {what} runner shifts target_layer_ids differently on different paths "
-            f"({', '.join(f'{s:+d}' for s in sorted(shifts))})",
+            f"({', '.join(f'{s:+d}' for s in sorted(known))})",
             *cites[:3],
         )
-    s = shifts.pop()
+    shift = known.pop()
     return Answer(
-        s,
+        shift,
         CERTAIN,
-        f"the {what} runner hands on target_layer_ids {'+ ' + str(s) if s else 'unshifted'}",
+        f"the {what} runner hands on target_layer_ids {'+ ' + str(shift) if shift else 'unshifted'}",
         tuple(dict.fromkeys(cites))[:3],
     )
 
@@ -214,9 +215,9 @@ def target_files(
             for _name, (dotted, _) in mod.imports.items():
                 p = src.module_path(dotted)
                 if p and p.startswith(MODELS) and p not in mods:
-                    m = src.parsed(p)
-                    if m is not None:
-                        mods[m.path] = m
+                    pm = src.parsed(p)
+                    if pm is not None:
+                        mods[pm.path] = pm
     return list(mods.values()), entries, why
 
 
@@ -321,7 +322,7 @@ def swa_rules(src: Sources, reg: dict, arch: str = "DFlashDraftModel") -> SwaRul
 
 
 def module_swa(mod: Module, per_layer_kw: str) -> SwaRules:
-    tree = mod.tree
+    tree = mod.ast_tree
     reads = [
         n
         for n in ast.walk(tree)
@@ -371,8 +372,8 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
 
 
 def _mixed_refusal(mod: Module) -> tuple[Answer, str | None]:
-    parents = _parents(mod.tree)
-    for node in ast.walk(mod.tree):
+    parents = _parents(mod.ast_tree)
+    for node in ast.walk(mod.ast_tree):
         if not (
             isinstance(node, ast.Raise)
             and isinstance(node.exc, ast.Call)
@@ -381,7 +382,8 @@ def _mixed_refusal(mod: Module) -> tuple[Answer, str | None]:
             continue
         text = " ".join(filter(None, (string_of(a) for a in node.exc.args))) or None
         # the conditions guarding it: every enclosing `if` whose body holds the raise
-        tests, cur = [], node
+        tests: list[ast.expr] = []
+        cur: ast.AST = node
         while cur in parents:
             par = parents[cur]
             if isinstance(par, ast.If) and cur in par.body:
@@ -454,7 +456,7 @@ def runner_rules(src: Sources) -> RunnerRules:
     v2, v2_err = _v2_allows_dflash(cfg)
     v1, v1_err = _v1_rejects_mixed(cfg)
     archs: tuple[str, ...] = ()
-    for node in cfg.tree.body:
+    for node in cfg.ast_tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES" for t in node.targets
         ):
@@ -470,10 +472,10 @@ def _env_rule(envs: Module | None) -> tuple[Answer, Answer]:
     if envs is None:
         u = undecided(f"{ENVS} was not read")
         return u, u
-    for node in ast.walk(envs.tree):
+    for node in ast.walk(envs.ast_tree):
         if isinstance(node, ast.Dict):
             for k, v in zip(node.keys, node.values, strict=False):
-                if const_str(k) != ENV:
+                if k is None or const_str(k) != ENV:
                     continue
                 getenv = next((c for c in ast.walk(v) if isinstance(c, ast.Call) and call_name(c) == "getenv"), None)
                 parse = (
@@ -565,9 +567,10 @@ def _default_rules(cfg: Module) -> Answer:
 
 def _condition(test: ast.AST, unsupported_var: str | None) -> str:
     neg = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    inner = test.operand if neg else test
-    if isinstance(inner, ast.Call) and call_name(inner) in _RULE_CALLS:
-        name = _RULE_CALLS[call_name(inner)]
+    inner = test.operand if isinstance(test, ast.UnaryOp) and neg else test
+    fname = call_name(inner) if isinstance(inner, ast.Call) else None
+    if fname is not None and fname in _RULE_CALLS:
+        name = _RULE_CALLS[fname]
         return ("not " if neg else "") + name
     if unsupported_var and isinstance(inner, ast.Name) and inner.id == unsupported_var:
         return "v2-unsupported"
