@@ -64,7 +64,7 @@ class _CappedTarInfo(tarfile.TarInfo):
             )
         if self.type == tarfile.GNUTYPE_SPARSE:
             raise _BombError("a sparse member: a bundle holds plain files only")
-        return super()._proc_member(tarfile_)
+        return super()._proc_member(tarfile_)  # type: ignore[misc]  # (private; typeshed's TarInfo omits it)
 
 
 def _json_values(data: bytes) -> int:
@@ -192,8 +192,8 @@ class RecordingHost(Host):
 
 
 def _read_bundle_files(path: str) -> tuple[bytes, bytes]:  # noqa: C901 -- archive guards (size, count, depth, member kind) kept together in read order
+    found: dict[str, bytes] = {}
     if os.path.isdir(path):
-        found = {}
         for name in (MANIFEST, CALLS):
             p = os.path.join(path, name)
             if os.path.islink(p):
@@ -213,7 +213,6 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:  # noqa: C901 -- archi
         raise HostError(f"{path}: not a bundle: {exc}") from None
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise HostError(f"{path}: not a bundle directory or readable .tar.gz ({exc})") from None
-    found: dict[str, bytes] = {}
     total = declared = 0
     try:
         with tar:
@@ -239,8 +238,8 @@ def _read_bundle_files(path: str) -> tuple[bytes, bytes]:  # noqa: C901 -- archi
                     raise HostError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB")
                 if parts[-1] in found:
                     raise HostError(f"{path}: more than one {parts[-1]} in the archive")
-                fh = tar.extractfile(member)
-                found[parts[-1]] = fh.read(MAX_BUNDLE_BYTES) if fh else b""
+                member_fh = tar.extractfile(member)
+                found[parts[-1]] = member_fh.read(MAX_BUNDLE_BYTES) if member_fh else b""
     except _BombError as exc:
         raise HostError(f"{path}: not a bundle: {exc}") from None
     except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:

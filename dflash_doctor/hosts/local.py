@@ -71,8 +71,10 @@ def run_argv(
     except OSError as exc:
         return CommandResult(argv, None, b"", b"", error=f"{argv[0]}: {exc.strerror or exc}")
     out, err = _Drain(proc.stdout, max_bytes), _Drain(proc.stderr, max_bytes, on_stderr)
-    out.start(), err.start()
+    out.start()
+    err.start()
     if stdin is not None:
+        assert proc.stdin is not None  # (stdin=PIPE when there is input)
         try:
             proc.stdin.write(stdin)
         except (BrokenPipeError, OSError):

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..textsafe import command as pasteable
 from . import known_hosts as KH
@@ -307,6 +308,8 @@ class _Session:
 class SSHHost(Host):
     """One SSH connection, opened on construction; reused for every command of a collection."""
 
+    _client: Any  # the paramiko.SSHClient, set once connected (paramiko ships no type information)
+
     def __init__(  # noqa: C901 -- SSH connect: config, agent, keys, known_hosts and proxy each refuse in their own words
         self,
         spec: str,
@@ -481,8 +484,9 @@ class SSHHost(Host):
                 self._jump.close()
 
     def close(self) -> None:
-        if getattr(self, "_session", None) is not None:
-            self._session.close()
+        session = getattr(self, "_session", None)
+        if session is not None:
+            session.close()
         client = getattr(self, "_client", None)
         if client is not None:
             client.close()
@@ -533,7 +537,9 @@ class SSHHost(Host):
     ) -> CommandResult | None:
         """The command's result through the shared remote shell, or None: run it on a channel of its own."""
         session = self._get_session()
-        job = session.submit(argv, max_bytes, bulk) if session is not None else None
+        if session is None:
+            return None
+        job = session.submit(argv, max_bytes, bulk)
         if job is None:
             return None
         if not job.done.wait(timeout):
