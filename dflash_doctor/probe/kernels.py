@@ -13,12 +13,14 @@ from contextlib import nullcontext
 
 try:  # torch >= 2.3
     from torch.nn.attention import SDPBackend, sdpa_kernel
-except ImportError:  # older torch has no cuDNN attention backend to avoid
-    SDPBackend = sdpa_kernel = None
 
-ANY_LENGTH = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH] if SDPBackend else []
+    ANY_LENGTH = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    _HAS_SDPA_KERNEL = True
+except ImportError:  # older torch has no cuDNN attention backend to avoid
+    ANY_LENGTH = []
+    _HAS_SDPA_KERNEL = False
 
 
 def any_length_attention():
     """Context: scaled_dot_product_attention without cuDNN attention (no per-shape graph builds)."""
-    return sdpa_kernel(ANY_LENGTH) if sdpa_kernel is not None else nullcontext()
+    return sdpa_kernel(ANY_LENGTH) if _HAS_SDPA_KERNEL else nullcontext()

@@ -21,6 +21,14 @@ from ..errors import UsageError
 MATCH_COSINE = 0.98  # below this the best index is reported but not called a match
 
 _TAP = re.compile(r"^hidden_states\.(\d+)$")
+
+
+def _tap_index(name: str) -> int:
+    m = _TAP.match(name)
+    assert m is not None  # (only hidden_states.N tensors are kept besides input_ids, which is taken out first)
+    return int(m.group(1))
+
+
 # What every dump error points at: the format a dump must have.
 DUMP_HINT = (
     "a dump is a .safetensors file with input_ids (1-D integers) and hidden_states.0, .1, … "
@@ -51,7 +59,7 @@ def read_dump(path: str | Path):
             f"{p.name}: input_ids must be a non-empty 1-D integer tensor, got {tuple(ids.shape)} {ids.dtype}",
             hint=DUMP_HINT,
         )
-    taps = sorted(tensors.items(), key=lambda kv: int(_TAP.match(kv[0]).group(1)))
+    taps = sorted(tensors.items(), key=lambda kv: _tap_index(kv[0]))
     if not taps:
         raise UsageError(f"{p.name} has no hidden_states.N tensors", hint=DUMP_HINT)
     out = []

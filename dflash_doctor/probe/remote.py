@@ -153,7 +153,7 @@ def run_remote_probe(host, job: dict, python: str = "python3", timeout: float = 
 
 
 # What a probe result must hold for the report to be written from it: key -> type(s).
-_RESULT = {
+_RESULT: dict[str, type | tuple[type, ...]] = {
     "schema": str,
     "target": str,
     "drafter": str,
@@ -170,7 +170,7 @@ _RESULT = {
     "mismatches": list,
     "ablations": list,
 }
-_NESTED = {
+_NESTED: dict[str, dict[str, type | tuple[type, ...]]] = {
     "end_rule": {"description": str},
     "prompts": {"count": int, "min_length": int, "max_length": int},
     "taps": {"target_layer_ids": list, "hf_hidden_state_indices": list},

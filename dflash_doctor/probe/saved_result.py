@@ -46,7 +46,8 @@ class SavedProbe:
     def pair(self) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
         """((drafter, revision), (target, revision)) the probe ran."""
 
-        p = self.result.get("pair") if isinstance(self.result.get("pair"), dict) else {}
+        pair = self.result.get("pair")
+        p = pair if isinstance(pair, dict) else {}
         d, drev = model_identity(p.get("drafter") or self.result.get("drafter"))
         t, trev = model_identity(p.get("target") or self.result.get("target"))
         return (d, p.get("drafter_revision") or drev), (t, p.get("target_revision") or trev)

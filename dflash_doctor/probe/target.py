@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -131,7 +132,7 @@ def load_target(path: str, device: str, dtype) -> Target:
 
     refuse_pickle_only(path, "target")
     # Only safetensors are ever read: a checkpoint with pickle weights alone is refused, never unpickled.
-    kw = {"trust_remote_code": False, "use_safetensors": True}
+    kw: dict[str, Any] = {"trust_remote_code": False, "use_safetensors": True}
     if dtype is not None:
         kw["dtype"] = dtype
     multi_gpu = device == "cuda" and torch.cuda.device_count() > 1
@@ -155,6 +156,6 @@ def load_target(path: str, device: str, dtype) -> Target:
     except Exception as exc:  # whatever else transformers raises on a damaged checkpoint: one line, not its essay
         raise UsageError(f"cannot load the target {path}: {type(exc).__name__}: {_first_line(exc)}") from None
     if not multi_gpu:
-        model = model.to(device)
+        model = model.to(device)  # type: ignore[arg-type]  # (transformers' decorated .to is typed as taking the model first)
     model.eval()
     return Target(model)
