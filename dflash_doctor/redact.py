@@ -536,7 +536,9 @@ def _key_ends(text: str) -> list[int] | None:
     for w in _KEY_WORDS:
         p = low.find(w)
         while p >= 0:
-            ke = _WORD_RUN.match(text, p).end()
+            run = _WORD_RUN.match(text, p)
+            assert run is not None  # (the pattern matches the empty string)
+            ke = run.end()
             if low.endswith(_KEY_ENDINGS, 0, ke):
                 ends.add(ke)
             p = low.find(w, max(ke, p + 1))
@@ -557,7 +559,9 @@ def _windowed_sub(pattern: re.Pattern[str], repl, text: str, ends=_UNKNOWN) -> s
     windows: list[list[int]] = []
     for ke in ends:
         s = max(0, ke - _BEFORE_KEY)
-        v = _SEP.match(text, ke).end()
+        sep = _SEP.match(text, ke)
+        assert sep is not None  # (the pattern matches the empty string)
+        v = sep.end()
         nl = text.find("\n", v)
         e = max(len(text) if nl < 0 else nl, text.find("]", v, v + _LIST_MAX)) + 2
         if windows and s <= windows[-1][1]:

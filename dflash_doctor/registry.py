@@ -30,6 +30,7 @@ class CheckRegistry:
             if not isinstance(getattr(check_cls, attr, None), str):
                 self.warnings.append(f"check {check_cls.__name__} from {origin} has no '{attr}'; skipped")
                 return
+        assert isinstance(cid, str)  # (its id was checked just above)
         wanted = (*getattr(check_cls, "needs", ()), *getattr(check_cls, "wants", ()))
         if not all(k in PAYLOAD_TYPES.values() for k in wanted):  # a Kind or a name: the runner could not look it up
             self.warnings.append(f"check {cid} from {origin} needs something that is not a payload type; skipped")
