@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from packaging.version import InvalidVersion
 from packaging.version import Version as _Parsed
@@ -51,7 +52,7 @@ def release_of(text: str | None) -> Version:
     return Version(key=_Parsed(v.key.base_version), text=v.text)
 
 
-def is_version(text: str | None) -> bool:
+def is_version(text: str | None) -> TypeGuard[str]:
     try:
         parse_version(text)
         return True

@@ -22,7 +22,8 @@ from ..textsafe import plain
 from . import common
 
 if TYPE_CHECKING:
-    import click
+    # the click typer's own classes are typed with (typer vendors it since 0.2x); never imported at run time
+    from typer.core import _click as click
 
 
 def _plain_required_metavars() -> None:
@@ -33,7 +34,7 @@ def _plain_required_metavars() -> None:
         var = original(self, ctx, *args, **kw)
         return var[1:-1] if var.startswith("{") and var.endswith("}") else var
 
-    TyperArgument.make_metavar = make_metavar
+    TyperArgument.make_metavar = make_metavar  # type: ignore[method-assign]  # a deliberate patch of typer's class
 
 
 _plain_required_metavars()
@@ -69,7 +70,7 @@ class _Commands(TyperGroup):
 
 
 @functools.cache
-def _registered(module: str) -> click.Group:
+def _registered(module: str) -> TyperGroup:
     """The commands one module (cli/NAME.py) registers."""
     part = typer.Typer(rich_markup_mode=None)
     importlib.import_module(f"{__package__}.{module}").register(part)

@@ -19,7 +19,8 @@ from ..errors import ExitCode, UsageError
 from ..evidence.acceptance import MIN_DRAFTS, AcceptanceSummary
 from ..models.launch_view import facts_conflicts
 from ..render import Format
-from ..render.github import annotations, step_summary
+from ..render.github import annotations as github_annotations
+from ..render.github import step_summary
 from ..render.junit import render_junit
 from ..render.plot import can_plot
 from ..services.doctor import build_report
@@ -203,7 +204,7 @@ def _emit(result, fmt: Format, out, output: str | None, junit: str | None) -> No
     if os.environ.get("GITHUB_ACTIONS") == "true":
         # Workflow commands are read from the job's output; keep them off stdout when stdout is JSON.
         stream = sys.stderr if (fmt == Format.JSON and not output) else sys.stdout
-        stream.write(annotations(result))
+        stream.write(github_annotations(result))
         stream.flush()
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:

@@ -113,6 +113,7 @@ def register(app: typer.Typer) -> None:
         if len(specs) == 1:
             res = check_one(specs[0], opts)
             if res.state in ("unreachable", "failed"):  # nothing was read: one line, not a report
+                assert res.error is not None  # these states always carry the host's error
                 # (a host's own errors start with its name already: said once)
                 error = res.error if res.error.startswith(specs[0]) else f"{specs[0]}: {res.error}"
                 raise DoctorError(error, res.hint, ExitCode.NOT_CHECKED)

@@ -114,6 +114,7 @@ def _export(scan, csv: str | None, parquet: str | None, out) -> None:
             raise MissingExtra("parquet", "pyarrow") from None
         blob = buf.getvalue()
     path = csv or parquet
+    assert path is not None  # called only with --csv or --parquet
     try:
         from ..atomic import write_atomic
 

@@ -80,6 +80,7 @@ class Output:
         if not redacted:
             text = redact_text(text)
         if self.to_file:
+            assert self.path is not None  # to_file: a path other than "-"
             write_file(self.path, text, "the report")
             self.info(f"written to {self.path}")
         else:

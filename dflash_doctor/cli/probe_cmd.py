@@ -24,6 +24,7 @@ from ..probe.runner import (
 )
 from ..probe.runs import LayerOffsetRun, ProbeRun
 from ..probe.saved_result import SavedProbe, probe_pair_mismatch
+from ..render.style import Format
 from ..services.doctor import compare_with_served, served_evidence
 from .common import AllowSSHExecOpt, OutputOpt, TextOrJson, TextOrJsonOpt, examples, number
 from .output import Output
@@ -142,7 +143,7 @@ def register(app: typer.Typer) -> None:
         does not or the served τ fails against the probe, 3 when the served log gave nothing to compare,
         0 otherwise."""
 
-        out = Output(fmt=fmt.value, path=output)
+        out = Output(fmt=Format(fmt.value), path=output)
         served = None
         if log:  # a served log that is not there, or of another pair, is a mistake to say before a long probe
             for w in require_inputs(FileInputs(logs=log)):
@@ -239,7 +240,7 @@ def register(app: typer.Typer) -> None:
         Exit 0 when the taps match the drafter's target_layer_ids, 1 when they are offset, 3 when the offset
         cannot be determined."""
 
-        out = Output(fmt=fmt.value, path=output)
+        out = Output(fmt=Format(fmt.value), path=output)
         _need_torch()
 
         from ..probe.target import load_target, resolve_device, resolve_dtype  # (imports torch)

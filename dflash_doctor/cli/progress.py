@@ -8,7 +8,7 @@ import sys
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from ..textsafe import plain
@@ -26,7 +26,8 @@ class HostProgress:
 
     def __init__(self, out, total: int):
         self.out, self.total = out, total
-        self.bar = self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None  # set with the bar
         self.t0 = time.monotonic()
 
     def __enter__(self):
@@ -45,6 +46,7 @@ class HostProgress:
 
     def __call__(self, result) -> None:
         if self.bar is not None:
+            assert self.task is not None  # set with the bar
             self.bar.advance(self.task)
         else:  # a host name is the user's text: escapes in it must not reach the terminal
             self.out.info(f"{plain(result.spec)}: {result.status} ({time.monotonic() - self.t0:.1f} s)")

@@ -15,7 +15,8 @@ def gather_workload(
 ) -> None:
     if temperature is not None and not 0.0 <= temperature <= 10.0:
         raise UsageError(f"--temperature {temperature} is outside 0..10")
-    facts = {"temperature": temperature, "thinking": thinking, "dataset": dataset.strip() if dataset else None}
+    ds = dataset.strip() if dataset else None
+    facts = {"temperature": temperature, "thinking": thinking, "dataset": ds}
     stated = {k: v for k, v in facts.items() if v is not None}
     if not stated:
         if ev.get(Workload) is not None:
@@ -26,4 +27,5 @@ def gather_workload(
         f"--{k} {v}" if not isinstance(v, bool) else ("--thinking" if v else "--no-thinking") for k, v in stated.items()
     )
     summary = ", ".join(f"{k} {v}" for k, v in stated.items())
-    ev.add(f"workload: {summary}", Source("flag", flags), Workload(**facts))
+    workload = Workload(temperature=temperature, thinking=thinking, dataset=ds)
+    ev.add(f"workload: {summary}", Source("flag", flags), workload)

@@ -237,11 +237,11 @@ class PairContext:
     refs: tuple[str, ...] = ()
 
 
-def drafter_names(evidence) -> list[tuple[str, str]]:
+def drafter_names(evidence) -> list[tuple[str, str | None]]:
     """(name, evidence ref) candidates for the drafter, most specific first: the drafter config's source
     (a repo id or path), then the drafter the launch command or the log's startup lines name."""
 
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str | None]] = []
     for ev in reversed(evidence.all(DrafterFacts)):
         out += [(ev.value.source, ev.ref), (ev.source.location, ev.ref)]
     for kind in (LaunchConfig, StartupFacts):

@@ -77,7 +77,7 @@ class LevelReading:
     k: int | None
     drafts_to_settle: int | None = None
     notes: tuple[str, ...] = ()
-    by_method: tuple[tuple[str, float, float], ...] = ()  # (method, P(method), P(healthy | method))
+    by_method: tuple[tuple[str | None, float, float], ...] = ()  # (method, P(method), P(healthy | method))
     # With a known pair and the workload unknown: (dataset, the pair's τ there at k, P(healthy) on it), one per
     # published dataset. The pair's band is the mixture over them: never its lowest figure alone.
     by_dataset: tuple[tuple[str, float, float], ...] = ()
@@ -195,6 +195,7 @@ def _by_dataset(pair, k: int, tau: float, se: float) -> list[tuple[str, float, f
 def _p_healthy(band: Band, tau: float, se: float, pair, k: int) -> tuple[float, list]:
     """P(healthy) against a band; with a known pair whose workload is not named, across its published workloads
     (and those workloads' readings)."""
+    assert band.low is not None  # the caller skips bands without a low edge
     if pair is None or len(pair.tau) < 2:
         return p_above(tau, se, band.low), []
     by_dataset = _by_dataset(pair, k, tau, se)
@@ -279,23 +280,22 @@ def read_level(evidence: EvidenceSet, acc: AcceptanceSummary) -> LevelReading:
     dead_w = 0.0
     by_dataset: list[tuple[str, float, float]] = []
     best: tuple[float, Band | None, int | None] = (-1.0, None, None)
-    by_method: list[tuple[str, float, float]] = []
+    by_method: list[tuple[str | None, float, float]] = []  # None: a user reference naming no known method
     # the user's own reference (--reference) judges the deployment whatever the method belief says
     mixture = [(pair_method, 1.0)] if pair is not None and pair.trust == "yours" else list(belief.probs.items())
     for m, pm in mixture:
         if pm < 0.01:
             continue
         m_num = m_w = 0.0
-        ks = (
-            (k,) if k else tuple(x for x in TYPICAL_K.get(m, (3,)) if x + 1 >= iv.low) or (max(TYPICAL_K.get(m, (3,))),)
-        )
+        typical_k = TYPICAL_K.get(m, (3,)) if m is not None else (3,)
+        ks = (k,) if k else tuple(x for x in typical_k if x + 1 >= iv.low) or (max(typical_k),)
         for kk in ks:
             w = pm / len(ks)
             b = healthy_band(
                 m,
                 kk,
                 ctx.dataset,
-                drafter=pair.id if m == pair_method else None,
+                drafter=pair.id if pair is not None and m == pair_method else None,
                 baselines=in_force(evidence),
                 temperature=ctx.temperature,
                 thinking=ctx.thinking,

@@ -112,7 +112,8 @@ def _profile(raw: Any, name: str) -> tuple[DrafterBaseline, tuple[str, ...]]:
 def _golden_al(doc: Any, name: str, thinking: bool | None) -> tuple[DrafterBaseline, tuple[str, ...]]:
     if not isinstance(doc, dict):
         raise ReferenceError(f"{name}: not a golden-AL file (a model: {{thinking_on: {{k: AL}}}} mapping)")
-    meta = doc.get("_metadata") if isinstance(doc.get("_metadata"), dict) else {}
+    raw_meta = doc.get("_metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     models = {k: v for k, v in doc.items() if k != "_metadata" and isinstance(v, dict)}
     if len(models) != 1:
         raise ReferenceError(f"{name}: a golden-AL file holds one model; found {len(models)}")

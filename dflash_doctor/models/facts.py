@@ -202,7 +202,9 @@ def _rotary_dim_fraction(f: _Fields, notes: list[str]) -> float | None:
     rd = f.int("rotary_dim") if "rotary_dim" in f.cfg else None
     hd = f.int("head_dim")
     if hd is None and f.int("hidden_size") and f.int("num_attention_heads"):
-        hd = f.int("hidden_size") // f.int("num_attention_heads")
+        hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
+        assert hidden is not None and heads is not None  # both read just above
+        hd = hidden // heads
     if rd is None or not hd:
         return None
     if not 0 < rd <= hd:
@@ -233,13 +235,13 @@ def _rope_per_kind(f: _Fields, kinds: dict[str, dict]) -> RopeFacts:
     p = kinds[main]
     theta = per_kind.get(main)
     others = ", ".join(f"{k} {v:g}" for k, v in sorted(per_kind.items()) if k != main)
-    kind = p.get("rope_type")
+    rope_type = p.get("rope_type")
     src = (
         f"rope_parameters.{main}.rope_theta"
-        + (f" ({kind})" if kind not in (None, "default") else "")
+        + (f" ({rope_type})" if rope_type not in (None, "default") else "")
         + (f"; {others}" if others else "")
     )
-    scaling = {k: v for k, v in p.items() if k != "rope_theta"} if kind not in UNSCALED_ROPE else None
+    scaling = {k: v for k, v in p.items() if k != "rope_theta"} if rope_type not in UNSCALED_ROPE else None
     prf = _rotary_fraction(f, f.num("partial_rotary_factor", p, f"rope_parameters.{main}.partial_rotary_factor"))
     return RopeFacts(theta, scaling, prf, src if theta is not None else "absent", per_kind or None)
 

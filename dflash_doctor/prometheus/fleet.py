@@ -538,16 +538,16 @@ def acceptance_summary(e: EngineRow):
 
     if e.tau is None or not e.drafts:
         return None
-    counted = [s for s in e.steps if s.drafts > 0]
+    counted = [(s, tau) for s in e.steps if s.drafts > 0 and (tau := s.tau) is not None]  # drafts > 0: a τ
     series = tuple(
         {
             "timestamp": _iso(s.t),
             "source": "prometheus",
-            "tau": round(s.tau, 4),
+            "tau": round(tau, 4),
             "drafts": round(s.drafts, 1),
             "intervals": 1,
         }
-        for s in counted
+        for s, tau in counted
     )
     drafted = e.values.get("draft_tokens")
     return AcceptanceSummary(
@@ -590,16 +590,21 @@ def find_outliers(engines: list[EngineRow], peers: tuple[str, ...]) -> None:
         if len(members) < 2:
             continue
         for e in members:
+            assert e.tau is not None and e.interval is not None  # grouped only with both
             others = [o for o in members if o is not e]
             e.peers = len(others)
-            taus = sorted(o.tau for o in others)
+            # every member has a τ and drafts (the grouping's condition): the filters below drop none
+            peer_taus = [(o, o.tau) for o in others if o.tau is not None]
+            taus = sorted(t for _, t in peer_taus)
             median = taus[(len(taus) - 1) // 2]
-            ref = [o for o in others if o.tau >= median]
-            d = sum(o.drafts for o in ref)
+            ref = [o for o, t in peer_taus if t >= median]
+            d = sum(o.drafts or 0.0 for o in ref)
             a = sum(o.accepted or 0.0 for o in ref)
             pp: tuple[float, ...] = ()
             if all(o.per_position and len(o.per_position) == len(e.per_position) for o in ref) and e.per_position:
-                pp = tuple(sum(o.per_position[i] * o.drafts for o in ref) / d for i in range(len(e.per_position)))
+                pp = tuple(
+                    sum(o.per_position[i] * (o.drafts or 0.0) for o in ref) / d for i in range(len(e.per_position))
+                )
             ref_iv = tau_interval(d, a, pp, e.k)
             rho = (e.tau - 1.0) / (ref_iv.estimate - 1.0) if ref_iv.estimate > 1.0 else 1.0
             if e.interval.high < ref_iv.low and rho < HEALTHY_RHO:

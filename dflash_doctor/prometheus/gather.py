@@ -150,7 +150,7 @@ def _rows_per_step(engines: list[EngineRow], pos_steps: list[dict], fleet: Fleet
                     pos.setdefault(key, {}).setdefault(tt, {})[p] = value
             elif metric.get(TAG) == "draft_tokens":
                 drafted.setdefault(key, {})[tt] = value
-    rows = []
+    rows: list[tuple] = []  # SpecInterval field tuples
     for key, e in by_key.items():
         fmt = f"{e.kind.split('-')[0]}-prometheus"
         for s in e.steps:

@@ -155,7 +155,7 @@ def grafana_dashboard(s: RuleSettings, title: str = "Speculative decoding accept
         w: int = 12,
         desc: str = "",
     ) -> dict:
-        steps = [{"color": "green", "value": None}]
+        steps: list[dict[str, str | float | None]] = [{"color": "green", "value": None}]
         style = {"mode": "off"}
         if threshold is not None:
             steps = [{"color": "red", "value": None}, {"color": "green", "value": threshold}]

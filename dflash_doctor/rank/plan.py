@@ -268,8 +268,8 @@ def _engine_upgrades(
     for m in matches:
         if m.issue.cause in wanted:
             # what the fix asks beyond the upgrade itself ("… and run the V2 model runner (…)")
-            extra = re.sub(r"^Upgrade (?:\S+ )?to [\w.+ -]+? or later(?:[;,]| and)?\s*", "", m.issue.fix or "").strip()
-            extra = (extra[:1].upper() + extra[1:]) if extra else None
+            rest = re.sub(r"^Upgrade (?:\S+ )?to [\w.+ -]+? or later(?:[;,]| and)?\s*", "", m.issue.fix or "").strip()
+            extra = (rest[:1].upper() + rest[1:]) if rest else None
             put(
                 m.issue.cause,
                 m.issue.fixed_in,
@@ -576,14 +576,13 @@ def build_plan(
 def _combined_tau(fixed: Sequence[Cause], tau_now: float | None, ref: float | None) -> float | None:
     """τ with every cause of a step fixed: the largest single estimate times the speed-ups of the others (their
     effects multiply), never above the pair's reference."""
-    known = [c for c in fixed if c.expected_tau_if_fixed is not None]
+    known = [(c, t) for c in fixed if (t := c.expected_tau_if_fixed) is not None]
     if not known or tau_now is None or tau_now <= 0:
         return None
-    top = max(known, key=lambda c: c.expected_tau_if_fixed)
-    tau = top.expected_tau_if_fixed
-    for c in known:
+    top, tau = max(known, key=lambda ct: ct[1])
+    for c, t in known:
         if c is not top:
-            tau *= max(1.0, c.expected_tau_if_fixed / tau_now)
+            tau *= max(1.0, t / tau_now)
     return min(tau, ref) if ref is not None else tau
 
 

@@ -41,7 +41,7 @@ from ..evidence.engine_facts import EngineAnalysis
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId, LaunchConfig, ProbeResult
 from ..interpret.baselines import Baselines, PairContext, in_force, pair_context
-from ..interpret.method import infer_method
+from ..interpret.method import MethodBelief, infer_method
 from ..interpret.readings import level_reading
 from ..knowledge.causes import Knowledge
 
@@ -188,7 +188,7 @@ class _Setting:
     knowledge: Knowledge
     baselines: Baselines
     ctx: PairContext
-    belief: object  # rank.method.MethodBelief
+    belief: MethodBelief
     tau_now: float | None
     release_known: bool
 

@@ -4,8 +4,6 @@ Annotation text is escaped as the runner expects (%, CR, LF; and ':' ',' in prop
 measured figure or a file name can never inject another workflow command.
 """
 
-from __future__ import annotations
-
 from ..redact import redact_text
 from ..services.gate import GateResult, Outcome
 from ..textsafe import plain

@@ -233,7 +233,7 @@ def _engine_basis(e) -> str:
     return f" (this row was verified in the {e.verified} wheels; {e.version} assumed the same)"
 
 
-def _terminal(insp, color: bool, width: int) -> str:
+def _terminal(insp, color: bool, width: int | None) -> str:
     buf = io.StringIO()
     con = Console(
         file=buf,

@@ -41,9 +41,9 @@ def render_junit(result: GateResult) -> str:
         "skipped": str(skipped),
         "time": "0",
     }
-    root = ET.Element("testsuites", name=SUITE, **counts)
+    root = ET.Element("testsuites", {"name": SUITE, **counts})
     suite = ET.SubElement(
-        root, "testsuite", name=SUITE, timestamp=now_iso(), hostname=_text(socket.gethostname()), **counts
+        root, "testsuite", {"name": SUITE, "timestamp": now_iso(), "hostname": _text(socket.gethostname()), **counts}
     )
     suite_props = {"outcome": result.outcome.value, "source": result.source}
     suite_props.update({k: v for k, v in result.measured.items() if v is not None})

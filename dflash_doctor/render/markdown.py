@@ -85,9 +85,9 @@ def render_markdown(report: Report, verbose: bool = False) -> str:  # noqa: C901
     out.append("")
     if not report.causes:
         out.append("_No cause stands out._")
-    for pos, c, pc in ordered_causes(report):
-        head = f"{pos}. " if pos else "- "
-        indent = "   " if pos else "  "
+    for place, c, pc in ordered_causes(report):
+        head = f"{place}. " if place else "- "
+        indent = "   " if place else "  "
         explained = f" — explained by `{pc.explained_by}`" if pc is not None and pc.explained_by else ""
         out.append(f"{head}**{md(c.title)}** (`{c.id}`, confidence {c.confidence:.2f}){explained}")
         for con in c.evidence_for:

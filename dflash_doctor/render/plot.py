@@ -59,11 +59,11 @@ def plot_data(report, evidence=None, thresholds=None) -> PlotData:
         for i, p in enumerate(acc.series if acc is not None else ())
         if isinstance(p.get("tau"), (int, float)) and p.get("drafts", 0) > 0
     ]
-    tau = f"τ {acc.mean_acceptance_length:.2f}" if acc is not None else "no acceptance data"
+    tau_text = f"τ {acc.mean_acceptance_length:.2f}" if acc is not None else "no acceptance data"
     th_tau = thresholds.min_acceptance_length if thresholds is not None else None
     th_pos = tuple((p.position, p.rate) for p in thresholds.min_position_rates) if thresholds is not None else ()
     return PlotData(
-        title=f"dflash-doctor: {plain(report.target)} — {tau}, verdict {report.verdict.value}",
+        title=f"dflash-doctor: {plain(report.target)} — {tau_text}, verdict {report.verdict.value}",
         per_position=pp,
         reference=reference,
         reference_label=label,

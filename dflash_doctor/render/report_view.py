@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..evidence import Cause, Finding, Report, Status, Verdict
+
+if TYPE_CHECKING:  # the renderers read the plan, they do not import the ranking
+    from ..rank.plan import PlanCause
 
 # How many causes the summary names.
 SUMMARY_CAUSES = 3
@@ -180,13 +184,13 @@ def summary_causes(report: Report) -> list[tuple[int, Cause, object]]:
     return out[:SUMMARY_CAUSES]
 
 
-def ordered_causes(report: Report) -> list[tuple[int | None, Cause, object]]:
+def ordered_causes(report: Report) -> list[tuple[int | None, Cause, PlanCause | None]]:
     """Every cause in the plan's order; an explained cause has position None and follows its explainer."""
     plan = report.plan
     if plan is None:
         return [(i, c, None) for i, c in enumerate(report.causes, 1)]
     by_id = {c.id: c for c in report.causes}
-    out = []
+    out: list[tuple[int | None, Cause, PlanCause | None]] = []
     for pc in plan.causes:
         if pc.id in by_id:
             out.append((None if pc.explained_by else plan.position(pc.id), by_id[pc.id], pc))

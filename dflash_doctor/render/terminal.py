@@ -210,7 +210,7 @@ def causes(page: Page, report: Report, verbose: bool) -> None:  # noqa: C901 -- 
         if explained:
             page.line(
                 "   ",
-                (f"explained by {pc.explained_by}: ", "dim"),
+                (f"explained by {explained}: ", "dim"),
                 (c.title, "bold"),
                 (f"  [{c.id}]", "magenta"),
                 (f"  confidence {c.confidence:.2f}", "cyan"),

@@ -112,7 +112,7 @@ def _release_advice(c, knowledge: Knowledge, names) -> tuple[str, str]:
     applies and no evidence named a more precise fix)."""
     spec = knowledge.causes.get(c.id)
     found = spec.fix_for(names.engine, names.engine_version) if spec is not None else None
-    if found is None or c.fix != spec.fix:
+    if found is None or spec is None or c.fix != spec.fix:  # found implies spec
         return c.fix, c.next_step
     return found
 
@@ -180,6 +180,7 @@ def require_something_read(evidence: EvidenceSet) -> None:
         )
     if evidence.has(EngineId):
         eng = evidence.get(EngineId)
+        assert eng is not None  # has() just said so
         raise UsageError(
             "an engine release alone is nothing to diagnose",
             hint="its known bugs: "

@@ -278,8 +278,10 @@ def evaluate(  # noqa: C901 - one row per kind of threshold
             )
         )
     tau = acceptance.mean_acceptance_length if acceptance is not None else None
-    tau_iv = deff = None
+    tau_iv: stats.Interval | None = None
+    deff = None
     if acceptance is not None:
+        assert tau is not None  # acceptance's mean, read just above
         deff = design_effect(acceptance, acceptance.k)
         if acceptance.per_request:
             spread = REQUEST_AVERAGE_SPREAD * tau
@@ -296,6 +298,7 @@ def evaluate(  # noqa: C901 - one row per kind of threshold
         measured["confidence_level"] = LEVEL
 
     def tau_result(name: str, x: float, extra: dict) -> ThresholdResult:
+        assert acceptance is not None and tau is not None and tau_iv is not None  # called only with enough counts
         out = _judge(tau_iv, x)
         rel = {Outcome.PASS: "≥", Outcome.FAIL: "<", Outcome.NO_DATA: "straddles"}[out]
         msg = f"mean acceptance length {tau:.2f} {_span(tau_iv)} {rel} {x:.3g}" + (
@@ -370,6 +373,7 @@ def evaluate(  # noqa: C901 - one row per kind of threshold
         if not enough:
             results.append(nodata("max-regression", pct, {"baseline_mean_acceptance_length": base}))
         else:
+            assert tau is not None and tau_iv is not None  # enough counts: acceptance was read
             reg = 100.0 * (base - tau) / base
             floor = base * (1.0 - pct / 100.0)
             out = _judge(tau_iv, floor)

@@ -164,6 +164,7 @@ def inspect(
     tfacts = target_facts(target, files) if target else None
     add_drafter(ev, dfacts, drafter, files)
     if tfacts is not None:
+        assert target is not None  # tfacts is read only for a target
         add_target(ev, tfacts, target, files)
     else:
         ev.missing(TargetFacts, "no target given (--target PATH)")

@@ -7,8 +7,8 @@ import dataclasses
 import os
 import re
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from ...evidence.payloads import (
     Processes,
     ServingProcess,
 )
-from ...hosts.interface import Host
+from ...hosts.interface import CommandResult, Host
 from ...models.facts import drafter_facts, target_facts
 from ...parse.engine_failures import FAILURE_LITERALS, find_failures
 from ...parse.formats.llamacpp_stats import LITERAL as LLAMACPP_STATS
@@ -89,12 +89,13 @@ class HostCollector:
         self.host = host
         self.opt = options or HostOptions()
         self.progress = progress or (lambda msg: None)
-        self.label = getattr(host, "origin", None) and f"{host.origin} (bundle)" or host.name
+        origin = getattr(host, "origin", None)  # a replayed bundle's host
+        self.label = origin and f"{origin} (bundle)" or host.name
         self.ev = EvidenceSet(label=self.label)
         self.ev.as_of = getattr(host, "recorded_at", None)  # a replayed bundle: its collection time
         self.build = EvidenceBuilder(self.ev, host=self.label)
         self.facts: dict[str, Any] = {}
-        self._scraped = None
+        self._scraped: tuple[str, CommandResult] | None = None
         self._log_file: str | None = None  # the log file filtered (a second pass may read its failure lines)
         self._pool = ThreadPoolExecutor(max_workers=max(1, self.opt.parallel))
 
@@ -102,7 +103,7 @@ class HostCollector:
         return Source(kind, location, host=self.label)
 
     def batch(
-        self, files: list[str] = (), links: list[str] = (), dirs: list[str] = (), max_bytes: int = 4 << 20
+        self, files: Sequence[str] = (), links: Sequence[str] = (), dirs: Sequence[str] = (), max_bytes: int = 4 << 20
     ) -> Batch:
         """Read many files / links / listings in ONE command (round trips dominate over SSH)."""
         req = [f"F:{p}" for p in files] + [f"L:{p}" for p in links] + [f"D:{p}" for p in dirs]
@@ -185,10 +186,14 @@ class HostCollector:
         ev = self.ev
         # The log needs no survey when its path is known (--log); otherwise AUTOLOG guesses the process
         # the survey will pick and filters its stdout file meanwhile. Either saves a round trip.
+        log_f: Future[None] | None = None
+        auto_f: Future[CommandResult] | None = None
         if self.opt.log:
-            log_f = self._pool.submit(self._run_log, *self._log_command(None))
+            cmd = self._log_command(None)
+            assert cmd is not None  # with --log the filter is known without a survey
+            log_f = self._pool.submit(self._run_log, *cmd)
         else:
-            log_f = self._pool.submit(
+            auto_f = self._pool.submit(
                 self.host.run,
                 ["sh", "-c", AUTOLOG, "sh", "", *self._log_args(), str(self.opt.pid or "")],
                 self.opt.log_timeout,
@@ -201,10 +206,11 @@ class HostCollector:
         # its parsing here overlaps the engine's interpreter run there.
         models_f = self._pool.submit(self._models, main)
         futures = [models_f, self._pool.submit(self._engine, main, models_f)]
-        if self.opt.log:
+        if log_f is not None:
             log_f.result()
         else:
-            auto = log_f.result()
+            assert auto_f is not None  # one of the two was submitted above
+            auto = auto_f.result()
             picked = re.search(r"^pid (\d+) (.*)$", auto.stderr.decode("utf-8", "replace"), re.M)
             if (
                 main is not None
@@ -362,8 +368,8 @@ class HostCollector:
             notes.append("environment not readable (another user's process: run as that user or root)")
         else:
             notes.append(f"environment not readable ({raw_env})")
-        outs = [b.links.get(f"/proc/{pid}/fd/{fd}") for fd in (1, 2)]
-        outs = [o if isinstance(o, str) else None for o in outs]
+        links = [b.links.get(f"/proc/{pid}/fd/{fd}") for fd in (1, 2)]
+        outs = [o if isinstance(o, str) else None for o in links]
         cg = b.files.get(f"/proc/{pid}/cgroup")
         return ServingProcess(
             pid=pid,
@@ -516,6 +522,7 @@ class HostCollector:
             ev.missing(EngineAnalysis, "the engine's installed source was not read: no serving process")
             return
         name = main.launch.engine
+        assert name is not None  # _process keeps only processes whose launch names an engine
         if name == "llama.cpp":
             self._llama_engine(main)
             return
@@ -768,7 +775,7 @@ def _maybe_repackaged(name: str, version) -> bool:
     return not own_meta or "+" in (version.value or "")
 
 
-def _hub_dir(env: dict[str, str]) -> str:
+def _hub_dir(env: Mapping[str, str]) -> str:
     if env.get("HF_HUB_CACHE"):
         return env["HF_HUB_CACHE"].rstrip("/")
     if env.get("HUGGINGFACE_HUB_CACHE"):
@@ -788,12 +795,12 @@ def _systemd_unit(cgroup: str | None) -> str | None:
 
 
 def _size(n: int | None) -> str:
-    n = n or 0
+    size: float = n or 0
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"
 
 
 def collect_host(host: Host, options: HostOptions | None = None, progress=None) -> EvidenceSet:

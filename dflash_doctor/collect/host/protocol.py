@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 
 @dataclass
@@ -18,8 +19,9 @@ class Batch:
     gpu: tuple[int, bytes] | None = None  # (exit status, output) of the survey's nvidia-smi query
     error: str | None = None
 
-    def table(self, kind: str) -> dict:
-        return {"F": self.files, "L": self.links, "D": self.dirs, "S": self.sizes}[kind]
+    def table(self, kind: str) -> dict[str, Any]:
+        tables: dict[str, dict[str, Any]] = {"F": self.files, "L": self.links, "D": self.dirs, "S": self.sizes}
+        return tables[kind]
 
 
 _ERR = {
@@ -100,11 +102,11 @@ def encode_batch(b: Batch) -> bytes:
                 )
                 lines.append(f"E{kind} {e(path)} {code}")
             elif kind == "D":
-                lines.append(f"D {e(path)} {e(chr(0).join(v))}")
+                lines.append(f"D {e(path)} {e(chr(0).join(cast(list[str], v)))}")
             elif kind == "S":
                 lines.append(f"S {e(path)} {e(str(v))}")
             else:
-                lines.append(f"{kind} {e(path)} {e(v)}")
+                lines.append(f"{kind} {e(path)} {e(cast(bytes | str, v))}")  # F: bytes, L: str
     return ("\n".join(lines) + "\n").encode("ascii") if lines else b""
 
 

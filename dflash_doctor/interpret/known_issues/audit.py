@@ -68,6 +68,7 @@ def parse_engine(spec: str) -> tuple[str, str | None]:
             f"--engine {spec!r} is not NAME or NAME==VERSION", hint="for example --engine vllm==0.20.1"
         )
     name = normalise_engine(m["name"])
+    assert name is not None  # the pattern's name group is never empty
     version = m["version"]
     if version is not None:
         try:

@@ -24,6 +24,7 @@ def _launch_values(evidence: EvidenceSet) -> tuple[dict[str, Any], dict[str, str
     if ev is None:
         return {}, {}, "", None
     v = evidence.get(LaunchConfig)
+    assert v is not None  # the item above carries it
     args, env, words, spec = v.args or {}, v.env or {}, v.argv, v.speculative or {}
     text = " ".join(str(w) for w in words) + " " + (v.spec_text or "") + " " + json.dumps(spec, default=str)
     if not words and args:
@@ -129,6 +130,7 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:  # noqa: C901
 
     tev, t = evidence.item(TargetFacts), evidence.get(TargetFacts)
     if d is not None:
+        assert dev is not None  # d is dev's value
         put("drafter_speculators_format", bool(d.speculators_format), dev.ref)
         kinds = [x.attention for x in d.layers]
         if kinds:
@@ -152,6 +154,7 @@ def deployment_from_evidence(evidence: EvidenceSet) -> Deployment:  # noqa: C901
         if isinstance(vocab, int) and isinstance(tvocab, int) and not facts.get("draft_vocab_reduced"):
             put("vocab_padded", vocab != tvocab, dev.ref)
     if t is not None:
+        assert tev is not None  # t is tev's value
         archs = t.architectures
         put("target_multimodal", any(a.endswith("ForConditionalGeneration") for a in archs), tev.ref)
         family = " ".join([*(a.lower() for a in archs), (t.model_type or "").lower(), (t.source or "").lower()])

@@ -3,6 +3,7 @@ and reads as absent — never a crash, never a guess."""
 
 from __future__ import annotations
 
+import builtins
 import json
 from typing import Any
 
@@ -90,10 +91,12 @@ class Fields:
         v = self._typed(key, where, str, "a string", label)
         return None if v is None else v[:200]
 
-    def dict(self, key: str, where: dict | None = None, label: str | None = None) -> dict | None:
+    def dict(
+        self, key: builtins.str, where: builtins.dict | None = None, label: builtins.str | None = None
+    ) -> builtins.dict | None:
         return self._typed(key, where, dict, "an object", label)
 
-    def int_list(self, key: str, where: dict, label: str) -> tuple[int, ...] | None:
+    def int_list(self, key: builtins.str, where: builtins.dict, label: builtins.str) -> tuple[builtins.int, ...] | None:
         v = where.get(key)
         if v is None:
             return None
@@ -105,7 +108,9 @@ class Fields:
             return None
         return tuple(v)
 
-    def str_list(self, key: str, where: dict | None = None, label: str | None = None) -> tuple[str, ...] | None:
+    def str_list(
+        self, key: builtins.str, where: builtins.dict | None = None, label: builtins.str | None = None
+    ) -> tuple[builtins.str, ...] | None:
         src = self.cfg if where is None else where
         v = src.get(key)
         if v is None:
@@ -115,7 +120,7 @@ class Fields:
             return None
         return tuple(s[:64] for s in v)
 
-    def token_ids(self, key: str, where: dict | None = None) -> tuple[int, ...] | None:
+    def token_ids(self, key: builtins.str, where: builtins.dict | None = None) -> tuple[builtins.int, ...] | None:
         """bos/eos/pad ids: an integer or a list of integers (Qwen and Llama-3 list several eos ids)."""
         src = self.cfg if where is None else where
         v = src.get(key)

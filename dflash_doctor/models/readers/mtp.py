@@ -81,7 +81,7 @@ def matches(cfg: dict, archs: tuple[str, ...]) -> bool:
         return True
     tc, _ = text_config(cfg)
     return any(
-        isinstance(tc.get(k), int) and not isinstance(tc.get(k), bool) and tc.get(k) > 0
+        isinstance(v := tc.get(k), int) and not isinstance(v, bool) and v > 0
         for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", "num_mtp_modules")
     ) and (tc.get("use_mtp") is not False)
 
