@@ -34,9 +34,9 @@ test: venv
 lint:
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
-# Type checks of dflash_doctor/ and checks/ ([tool.mypy] in pyproject.toml). Not yet part of `make lint`:
-# it still reports errors (most of them an Optional payload read after a check's `needs` made it present).
+# Type checks of dflash_doctor/ and checks/ ([tool.mypy] in pyproject.toml), also run by `make lint`.
 typecheck:
 	$(BIN)/mypy
 
