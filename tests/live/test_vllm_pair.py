@@ -133,7 +133,7 @@ def _gate(srv, junit):
         "--metrics",
         f"{srv.base}/metrics",
         "--window",
-        "6s",
+        "20s",  # a loaded 2-core machine can take over 6 s for one request: the window must hold some
         "--min-acceptance-length",
         "2.5",
         "--min-drafts",
