@@ -81,7 +81,7 @@ def test_k_far_above_what_the_drafter_sustains(vllm_engine, lab_models, logs):
 @pytest.mark.xfail(
     strict=False,
     reason="open (issue 27): on a loaded machine this live n-gram run can end with no workload cause at all "
-    "(only eager-mode 0.002 after 40 requests); the scenario ngram-nothing-to-copy holds, the live reading does not yet",
+    "(only eager-mode 0.002 after 40 requests); its scenario holds, the live reading does not yet",
 )
 def test_ngram_with_nothing_to_look_up(vllm_engine, lab_models, logs):
     spec = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3, "prompt_lookup_min": 2}
