@@ -16,7 +16,7 @@ import pytest
 from dflash_doctor.parse.fast.grep import grep_command
 from tests.conftest import ROOT
 from tests.hardening import tally
-from tests.procwatch import wait_for_read
+from tests.procwatch import descendants, wait_for_read
 
 # SGLang lines go through the per-line dispatch (no bulk path): slow enough to be stopped mid-file
 LINE = (
@@ -37,20 +37,6 @@ def big_log(tmp_path_factory):
         while fh.tell() < (258 << 20):
             fh.write(block)
     return p
-
-
-def _descendants(pid: int) -> set[int]:
-    out, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                kids = [int(x) for x in fh.read().split()]
-        except OSError:
-            continue
-        out.update(kids)
-        todo.extend(kids)
-    return out
 
 
 def _alive(pid: int) -> bool:
@@ -77,7 +63,7 @@ def _run_and_stop(big_log, sig: int, group: bool):
     )
     # into the file: the second range's grep (it starts halfway) has read 16 MiB, so its worker has parsed lines
     wait_for_read(proc, str(big_log), os.path.getsize(big_log) // 2 + (16 << 20))
-    kids = _descendants(proc.pid)  # the two workers and their greps
+    kids = descendants(proc.pid)  # the two workers and their greps
     if group:
         os.killpg(proc.pid, sig)  # as `timeout` does: the whole process group
     else:
