@@ -8,7 +8,7 @@ from dflash_doctor.check import Check
 from dflash_doctor.evidence import EvidenceSet, Observation, Status
 from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.model_facts import DrafterFacts
-from dflash_doctor.evidence.payloads import LaunchConfig, Workload
+from dflash_doctor.evidence.payloads import LaunchConfig, MetricsScrape, Workload
 from dflash_doctor.interpret.baselines import geometric_ratio, in_force, pair_context
 from dflash_doctor.interpret.readings import DECISIVE, p_above, read_level
 from dflash_doctor.interpret.signature import against_reference, excess_ratio
@@ -51,38 +51,93 @@ LOOKUP_LOW_EXCESS = 0.5
 LOOKUP_SURE = 0.7
 
 
-def _lookup_finding(check, reading, refs):
-    """A lookup proposer (n-gram, suffix) with low acceptance over enough drafts: the workload has little that
-    repeats — a reading of the traffic, not of a drafter (there is none) or of a band (there is none)."""
+# A lookup proposer drafts only where the context repeats, and vLLM counts a draft only for a step that had one: τ
+# is then the acceptance of the few drafting steps, and the speed-up is the share of the output they produced. Below
+# this share most steps found nothing to copy (a drafter of weights drafts on every decode step: share ≈ 1).
+LOOKUP_LOW_SHARE = 0.5
+# Fewer generated tokens than this say nothing about the traffic's share.
+LOOKUP_MIN_GENERATED = 200
+
+
+def drafted_share(evidence: EvidenceSet) -> tuple[float, float, float, float] | None:
+    """(share, generated, drafts, accepted) from the /metrics counters: the share of the generated tokens that came
+    out of drafting steps, (drafts + accepted) / generated — each drafting step yields its accepted tokens and one
+    more. None without vLLM's generation counter beside the spec-decode ones."""
+    scrape = evidence.get(MetricsScrape)
+    if scrape is None or not scrape.engines:
+        return None
+    rows = scrape.engines
+    if not all(isinstance(r.get(k), (int, float)) for r in rows for k in ("generated_tokens", "drafts", "accepted")):
+        return None
+    generated = sum(float(r["generated_tokens"]) for r in rows)
+    drafts = sum(float(r["drafts"]) for r in rows)
+    accepted = sum(float(r["accepted"]) for r in rows)
+    if generated < LOOKUP_MIN_GENERATED or drafts + accepted > generated * 1.05:
+        return None  # too little to say, or counters that do not fit together (another span, a restart)
+    return min(1.0, (drafts + accepted) / generated), generated, drafts, accepted
+
+
+def _p_sparse(evidence: EvidenceSet) -> tuple[float, str]:
+    """P(the drafting steps produced under LOOKUP_LOW_SHARE of the output), from the counters' share over the decode
+    steps taken (generated − accepted), and the sentence that says it; (0, "") without the counters."""
+    got = drafted_share(evidence)
+    if got is None:
+        return 0.0, ""
+    share, generated, drafts, accepted = got
+    steps = max(1.0, generated - accepted)
+    se = max((share * (1.0 - share) / steps) ** 0.5, 1e-3)
+    p = 1.0 - p_above(share, se, LOOKUP_LOW_SHARE)
+    per_step = generated / steps
+    said = (
+        f"{drafts:.0f} of {steps:.0f} decode steps drafted: {share:.0%} of the {generated:.0f} generated tokens came "
+        f"from drafting steps, {per_step:.2f} tokens per target step (/metrics counters)"
+    )
+    return p, said
+
+
+def _lookup_finding(check, reading, refs, evidence: EvidenceSet):
+    """A lookup proposer (n-gram, suffix) with low acceptance, or drafting on few steps: the workload has little
+    that repeats — a reading of the traffic, not of a drafter (there is none) or of a band (there is none)."""
     p_lookup = reading.method.p(LOOKUP_METHODS)
     if p_lookup < LOOKUP_SURE:
         return None
     p_low = 1.0 - p_above(reading.tau, reading.se, 1.0 + LOOKUP_LOW_EXCESS)
+    p_sparse, sparse = _p_sparse(evidence)
     per_draft = max(0.0, reading.tau - 1.0)
     counts = reading.describe().split(";")[0]  # τ and its interval, without a learned method's band
     what = (
         f"{counts}: {per_draft:.2f} accepted tokens per draft; a lookup proposer "
         f"({reading.method.describe()}) drafts only what repeats in the context"
     )
-    if p_low < 0.5:
+    details = (what, sparse) if sparse else (what,)
+    p_little = max(p_low, p_sparse)
+    if p_little < 0.5:
         return check.finding(
             Status.COULD_NOT_CHECK,
             f"could not check: no band for a lookup proposer (its τ is the workload's repetition); "
             f"τ {reading.tau:.2f} ({per_draft:.2f} accepted tokens per draft) shows it finds text to copy",
             refs=refs,
-            details=(what,),
+            details=details,
         )
-    msg = (
-        f"τ {reading.tau:.2f}: {per_draft:.2f} accepted tokens per draft — n-gram/suffix drafts only text that "
-        f"repeats in the context, and this traffic {'repeats' if p_low >= DECISIVE else 'may repeat'} little "
-        f"(P {p_low:.0%} that it is under {LOOKUP_LOW_EXCESS} per draft, from the counts)"
-    )
-    obs = Observation("lookup:little-repeats", what, refs, strength=p_low * min(1.0, p_lookup / 0.9))
+    if p_low >= p_sparse:
+        msg = (
+            f"τ {reading.tau:.2f}: {per_draft:.2f} accepted tokens per draft — n-gram/suffix drafts only text that "
+            f"repeats in the context, and this traffic {'repeats' if p_low >= DECISIVE else 'may repeat'} little "
+            f"(P {p_low:.0%} that it is under {LOOKUP_LOW_EXCESS} per draft, from the counts)"
+        )
+    else:
+        msg = (
+            f"{sparse.split(' (')[0]} — n-gram/suffix drafts only where the context repeats, and this traffic "
+            f"{'repeats' if p_sparse >= DECISIVE else 'may repeat'} little (P {p_sparse:.0%} that under "
+            f"{LOOKUP_LOW_SHARE:.0%} of the output came from drafting steps; τ {reading.tau:.2f} is only theirs)"
+        )
+    why = what if p_low >= p_sparse else sparse
+    obs = Observation("lookup:little-repeats", why, refs, strength=p_little * min(1.0, p_lookup / 0.9))
     return check.finding(
         Status.WARN,
         msg,
         refs=refs,
-        details=(what,),
+        details=details,
         remedy=LOOKUP_FIX,
         observations=(obs,),
     )
@@ -99,7 +154,7 @@ class TauVsBaseline(Check):
     area = "acceptance"
     title = "τ against the pair's baseline or the method's band"
     needs = (AcceptanceSummary,)
-    wants = (StartupFacts, DrafterFacts, LaunchConfig, Workload)
+    wants = (StartupFacts, DrafterFacts, LaunchConfig, Workload, MetricsScrape)
     observations = (
         "tau:at-baseline",
         "tau:below-baseline",
@@ -120,7 +175,7 @@ class TauVsBaseline(Check):
         ctx = pair_context(evidence, in_force(evidence))
         refs = (ev.ref, *[r for r in ctx.refs if r != ev.ref])
         band = reading.band
-        lookup = _lookup_finding(self, reading, refs)
+        lookup = _lookup_finding(self, reading, refs, evidence)
         if lookup is not None:
             return [lookup]
         if reading.verdict == "no-band" or band is None or band.low is None:

@@ -26,6 +26,10 @@ _V1 = {
     "vllm:spec_decode_num_accepted_tokens": "accepted",
 }
 _V1_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
+# Every token the engine generated (V1 loggers.py, `generation_tokens`; per engine label): with the drafts and
+# accepted counters it gives the share of the output that came from drafting steps. A lookup proposer (n-gram)
+# drafts only where the context repeats, and only drafting steps are counted in the spec-decode counters.
+_V1_GENERATED = "vllm:generation_tokens"
 # llama-server's counters: the same names under its own prefix (no engine label: one model per server)
 _COUNTER_PREFIXES = {"vllm:": "vLLM", "llamacpp:": "llama.cpp"}
 _ROW_FORMAT = {"llama.cpp": "llamacpp-metrics"}
@@ -89,6 +93,7 @@ def parse_text(text: str, source: str) -> Scrape:
 
 
 def _read_samples(scrape: Scrape, families) -> None:
+    generated: dict[str, float] = {}
     for fam in families:
         for s in fam.samples:
             scrape.series += 1
@@ -113,13 +118,18 @@ def _read_samples(scrape: Scrape, families) -> None:
                 e["pos"][pos] = e["pos"].get(pos, 0.0) + float(s.value)
             elif name in _GAUGES:
                 scrape.engine(label)[_GAUGES[name]] = float(s.value)
+            elif name == _V1_GENERATED and kind == "vLLM":
+                generated[label] = generated.get(label, 0.0) + float(s.value)
+    for label, tokens in generated.items():
+        if label in scrape.engines:  # kept only beside spec-decode series: alone it is no spec-decode evidence
+            scrape.engines[label]["generated"] = tokens
 
 
 def _delta(a: dict, b: dict) -> tuple[dict, bool]:
     """b - a for counters; False when a counter went down (a restart between the scrapes)."""
     out: dict[str, Any] = {"pos": {}}
     ok = True
-    for key in ("drafts", "drafted", "accepted", "sgl_verify"):
+    for key in ("drafts", "drafted", "accepted", "sgl_verify", "generated"):
         if key in b:
             d = b[key] - a.get(key, 0.0)
             ok &= d >= 0
@@ -181,12 +191,16 @@ def _counter_row(name: str, src: str, e: dict, k_hint: int | None, rows: list, n
             )
         )
     entry = {"engine_kind": e["kind"]} if "kind" in e else {}
-    return entry | {
-        "drafts": drafts,
-        "draft_tokens": drafted,
-        "accepted": accepted,
-        "per_position_counts": [e["pos"][i] for i in sorted(e["pos"])],
-    }
+    return (
+        entry
+        | {
+            "drafts": drafts,
+            "draft_tokens": drafted,
+            "accepted": accepted,
+            "per_position_counts": [e["pos"][i] for i in sorted(e["pos"])],
+        }
+        | ({"generated_tokens": e["generated"]} if sane and "generated" in e else {})
+    )
 
 
 def intervals_from_scrapes(scrapes: list[Scrape], k_hint: int | None = None) -> tuple[list[tuple], list[str], dict]:

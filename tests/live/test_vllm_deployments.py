@@ -78,21 +78,22 @@ def test_k_far_above_what_the_drafter_sustains(vllm_engine, lab_models, logs):
     assert any(f["status"] in ("warn", "fail") for f in _finding(doc, "k-choice")), _finding(doc, "k-choice")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open (issue 27): on a loaded machine this live n-gram run can end with no workload cause at all "
-    "(only eager-mode 0.002 after 40 requests); its scenario holds, the live reading does not yet",
-)
 def test_ngram_with_nothing_to_look_up(vllm_engine, lab_models, logs):
+    """vLLM's n-gram proposer drafts only where the latest 2–3 tokens occurred before in the context, and a step
+    without a match drafts nothing and is not counted: τ is then the acceptance of the few drafting steps (here
+    2.0–2.3: the tiny target's greedy output repeats a little), while the /metrics counters show most steps drafted
+    nothing (16 % of 1920 tokens from drafting steps in one run). The doctor reads that share; τ alone would pass."""
     spec = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3, "prompt_lookup_min": 2}
     with serving(vllm_engine, lab_models, logs, "ngram", spec) as srv:
-        # n-gram drafts only where a lookup hits: 16 requests gave too few drafts for the lookup reading under load
         assert wait_stats_line(srv, _served(srv, n=40))
         rc, doc, err = _check_pid(srv)
     causes = _causes(doc)
-    assert doc["verdict"] in ("problem", "insufficient-data"), (doc["verdict"], causes)
+    assert doc["verdict"] == "problem" and rc == 1, (doc["verdict"], causes, err)
     # an n-gram drafter has no weights to blame: what it finds to copy is the workload's
     assert causes and causes[0][0] == "workload-shift", causes
+    assert not [c for c, p in causes if c in ENGINE_CAUSES and p >= 0.15], causes
+    tau = _finding(doc, "tau-vs-baseline")
+    assert tau and tau[0]["status"] == "warn" and "came from drafting steps" in tau[0]["message"], tau
 
 
 def test_server_default_temperature_one_with_counters_only(vllm_engine, lab_models, logs):

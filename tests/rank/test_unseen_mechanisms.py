@@ -257,6 +257,46 @@ def test_ngram_that_finds_text_to_copy_is_not_called_a_workload_problem(tmp_path
     assert r.verdict != Verdict.PROBLEM and all(c.id != "workload-shift" or c.confidence < 0.5 for c in r.causes)
 
 
+def _vllm_scrape(path, drafts, accepted, generated):
+    """A vLLM V1 /metrics page (loggers.py's counter names) with the generation counter beside the spec-decode ones."""
+    lab = 'engine="0",model_name="m"'
+    path.write_text(
+        f"vllm:spec_decode_num_drafts_total{{{lab}}} {drafts}\n"
+        f"vllm:spec_decode_num_draft_tokens_total{{{lab}}} {drafts * 3}\n"
+        f"vllm:spec_decode_num_accepted_tokens_total{{{lab}}} {accepted}\n"
+        f"vllm:generation_tokens_total{{{lab}}} {generated}\n"
+    )
+    return str(path)
+
+
+def test_ngram_drafting_on_few_steps_is_the_workload_even_when_its_drafts_are_accepted(tmp_path):
+    """vLLM counts a draft only for a step whose lookup found a match (ngram_proposer.py proposes nothing
+    otherwise): τ over the drafts can be high while most steps draft nothing. The live vLLM CPU build showed it:
+    τ 2.3 over 154 drafts among 1763 decode steps of 1920 tokens. The counters' share tells."""
+    log = v1_log(tmp_path / "v.log", [0.7, 0.55, 0.45], drafts=60, intervals=12, version="0.32.0", startup=NGRAM)
+    r = report(logs=[log], metrics=[_vllm_scrape(tmp_path / "m.prom", 720, 1224, 9000)])
+    assert r.verdict == Verdict.PROBLEM
+    assert r.causes[0].id == "workload-shift", [(c.id, c.confidence) for c in r.causes]
+    tau = next(f for f in r.findings if f.check_id == "tau-vs-baseline")
+    assert "of the 9000 generated tokens came from drafting steps" in tau.message, tau.message
+    # the same drafts covering nearly every step: a lookup that finds text to copy, no workload cause
+    r = report(logs=[log], metrics=[_vllm_scrape(tmp_path / "m2.prom", 720, 1224, 2000)])
+    assert r.verdict != Verdict.PROBLEM and all(c.id != "workload-shift" or c.confidence < 0.5 for c in r.causes)
+
+
+def test_the_drafted_share_needs_counters_that_fit_together(tmp_path):
+    """Too few generated tokens, or drafts and accepted tokens above what was generated (another span, a restart):
+    no share is read."""
+    from checks.baseline import drafted_share
+
+    few = gather_files(FileInputs(metrics=[_vllm_scrape(tmp_path / "a.prom", 20, 30, 150)]))
+    assert drafted_share(few) is None
+    odd = gather_files(FileInputs(metrics=[_vllm_scrape(tmp_path / "b.prom", 700, 1200, 1000)]))
+    assert drafted_share(odd) is None
+    ok = gather_files(FileInputs(metrics=[_vllm_scrape(tmp_path / "c.prom", 100, 150, 1000)]))
+    assert drafted_share(ok) == pytest.approx((0.25, 1000.0, 100.0, 150.0))
+
+
 def test_a_low_tau_of_an_unnamed_method_is_not_read_as_lookup(tmp_path):
     """Without the engine or the user naming n-gram, the same curve says nothing about lookup."""
     r = report(logs=[v1_log(tmp_path / "v.log", [0.18, 0.08, 0.03], drafts=60, intervals=12)])

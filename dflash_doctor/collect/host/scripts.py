@@ -189,7 +189,7 @@ exit 0"""
 )
 # The /metrics GET alone, for an engine with no Python package to locate (llama.cpp): $5 URL, $6 literals.
 METRICS_ONLY = _METRICS_GET + "exit 0"
-METRICS_KEEP = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running")
+METRICS_KEEP = ("spec_decode", "sglang:spec", "vllm:num_requests", "sglang:num_running", "vllm:generation_tokens")
 # The engine's files dflash_doctor.engines reads (by `guard`: nothing outside the site dir, no other
 # user's unreadable file): the same fixed script as MODEL_READ ($1 max bytes, $2 pid, $3 the site dir).
 ENGINE_READ = MODEL_READ
