@@ -40,8 +40,8 @@ class PromServer:
     def stop(self) -> None:
         stop_process(self.proc)
 
-    def api(self, path: str) -> dict:
-        with urllib.request.urlopen(self.url + path, timeout=5) as resp:
+    def api(self, path: str, timeout: float = 5.0) -> dict:
+        with urllib.request.urlopen(self.url + path, timeout=timeout) as resp:
             return json.loads(resp.read())
 
 
