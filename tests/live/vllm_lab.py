@@ -51,10 +51,12 @@ def engine_env(stats_interval: int = STATS_INTERVAL_S, extra: dict | None = None
     return env | (extra or {})
 
 
-def vllm_argv(engine_py: Path, models: Path, spec: dict | None, port: int, extra: list[str] = ()) -> list[str]:
+def vllm_argv(
+    engine_py: Path, models: Path, spec: dict | None, port: int, extra: list[str] = (), head: list[str] | None = None
+) -> list[str]:
+    """`vllm serve TARGET …`, or `head` and then the options (`head` ends with the target's option)."""
     argv = [
-        str(engine_py.parent / "vllm"),
-        "serve",
+        *(head or [str(engine_py.parent / "vllm"), "serve"]),
         str(models / "target"),
         "--host",
         "127.0.0.1",
@@ -83,9 +85,10 @@ def start_vllm(
     stats_interval: int = STATS_INTERVAL_S,
     extra: list[str] = (),
     timeout: float = START_TIMEOUT_S,
+    head: list[str] | None = None,
 ) -> Server:
     port = free_port()
-    argv = vllm_argv(engine_py, models, spec, port, extra)
+    argv = vllm_argv(engine_py, models, spec, port, extra, head)
 
     def ready() -> bool:
         return http_get(f"http://127.0.0.1:{port}/health", timeout=2) is not None
