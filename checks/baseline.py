@@ -10,6 +10,7 @@ from dflash_doctor.evidence.acceptance import AcceptanceSummary, StartupFacts
 from dflash_doctor.evidence.model_facts import DrafterFacts
 from dflash_doctor.evidence.payloads import LaunchConfig, MetricsScrape, Workload
 from dflash_doctor.interpret.baselines import geometric_ratio, in_force, pair_context
+from dflash_doctor.interpret.method import LOOKUP_METHODS
 from dflash_doctor.interpret.readings import DECISIVE, p_above, read_level
 from dflash_doctor.interpret.signature import against_reference, excess_ratio
 
@@ -45,7 +46,6 @@ def _level_observations(reading, rho: float, band, ctx, detail: str, refs: tuple
 # worker; llama.cpp's ngram-simple), so what they accept is the share of the output that repeats its context. Below
 # this many accepted tokens per draft the traffic has little to copy (a judgment: the one published n-gram figure,
 # SGLang's CI on GSM8K, expects τ ≥ 1.8 at 16 draft tokens on a workload that repeats its prompt's numbers).
-LOOKUP_METHODS = ("ngram", "suffix")
 LOOKUP_LOW_EXCESS = 0.5
 # How sure the method belief must be that a lookup proposer ran before its acceptance is read as the workload's.
 LOOKUP_SURE = 0.7

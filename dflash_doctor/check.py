@@ -50,6 +50,10 @@ def describe_crash(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:500]
 
 
+# The message of a check whose needed evidence does not exist for this deployment (EvidenceSet.inapplicable).
+DOES_NOT_APPLY = "does not apply: "
+
+
 def run_checks(
     checks: Iterable[Check], evidence: EvidenceSet, launch_method: Callable[[EvidenceSet], str | None] | None = None
 ) -> list[Finding]:
@@ -58,6 +62,10 @@ def run_checks(
     findings: list[Finding] = []
     for check in checks:
         absent = [k for k in check.needs if not evidence.has(k)]
+        void = [why for k in absent if (why := evidence.why_inapplicable(k))]
+        if void:  # it needs what this deployment does not have: nothing else it waits for matters
+            findings.append(Finding(check.id, Status.NOT_APPLICABLE, DOES_NOT_APPLY + "; ".join(dict.fromkeys(void))))
+            continue
         if absent:
             reasons = "; ".join(f"{kind_of(k).value}: {evidence.why_missing(k)}" for k in absent)
             findings.append(

@@ -18,6 +18,7 @@ from ..evidence.acceptance import AcceptanceSummary
 from ..evidence.engine_facts import EngineAnalysis
 from ..evidence.model_facts import DrafterFacts, TargetFacts
 from ..evidence.payloads import EngineId, LaunchConfig, MetricsScrape, ProbeResult
+from ..interpret.method import lookup_method
 from ..models.facts import drafter_facts, target_facts
 from ..models.file_access import LocalFiles
 from ..parse.engine_failures import read_failures
@@ -390,8 +391,11 @@ def _gather_files(ev: EvidenceSet, inputs: FileInputs, settings: Settings) -> No
     else:
         ev.missing(LaunchConfig, "no launch command given (`--launch @serve-command.txt`)")
     files = LocalFiles(settings.hf_cache)
+    launched = ev.get(LaunchConfig)
     if inputs.drafter:
         gather_drafter(ev, inputs.drafter, files)
+    elif launched is not None and lookup_method(launched.method) and not launched.drafter:
+        ev.inapplicable(DrafterFacts, f"method {launched.method} drafts from the context: there is no drafter model")
     else:
         ev.missing(DrafterFacts, "no drafter given (`--drafter DRAFTER`)")
     if inputs.target:

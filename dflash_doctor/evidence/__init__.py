@@ -148,6 +148,8 @@ class EvidenceSet:
         self._baselines = baselines
         self._items: list[Evidence] = []
         self._missing: dict[Kind, Missing] = {}
+        # kinds that do not exist for this deployment (an n-gram lookup has no drafter model): their checks do not apply
+        self._inapplicable: dict[Kind, str] = {}
         # Inputs the user named that could not be read or used: (input, reason). Each becomes a
         # could-not-check finding, so nothing the user supplied is ever silently ignored.
         self.collection_errors: list[tuple[str, str]] = []
@@ -171,13 +173,24 @@ class EvidenceSet:
             )
             self._items.append(ev)
             self._missing.pop(kind, None)
+            self._inapplicable.pop(kind, None)
         return ev
 
     def missing(self, payload_type: type, reason: str, source: Source | None = None) -> None:
         """Record that evidence of `payload_type` could not be gathered. Later evidence of it supersedes this."""
-        if not self.has(payload_type):
+        if not self.has(payload_type) and kind_of(payload_type) not in self._inapplicable:
             kind = kind_of(payload_type)
             self._missing[kind] = Missing(kind, reason, source)
+
+    def inapplicable(self, payload_type: type, reason: str) -> None:
+        """Record that no evidence of `payload_type` exists for this deployment (not that it could not be read): the
+        checks that need it do not apply. Later evidence of it supersedes this."""
+        if not self.has(payload_type):
+            self._inapplicable[kind_of(payload_type)] = reason
+            self._missing.pop(kind_of(payload_type), None)
+
+    def why_inapplicable(self, payload_type: type) -> str | None:
+        return self._inapplicable.get(kind_of(payload_type))
 
     def named(self, payload_type: type) -> str | None:
         """What the user named for `payload_type` when it could not be read (an uncached `--drafter` repo id): a

@@ -102,6 +102,16 @@ def family(method: str | None) -> str | None:
     return ALIASES.get(m) or (normalise_method(m) if normalise_method(m) in METHODS else None)
 
 
+# Lookup proposers (n-gram / prompt lookup, suffix decoding) draft the tokens that followed the latest n-gram the last
+# time it occurred in the context: there is no drafter model to read or to blame.
+LOOKUP_METHODS = ("ngram", "suffix")
+
+
+def lookup_method(method: str | None) -> bool:
+    """Whether a launch's method string names a lookup proposer (no drafter model)."""
+    return family(method) in LOOKUP_METHODS
+
+
 @dataclass(frozen=True)
 class MethodBelief:
     probs: dict[str, float]  # method -> posterior probability (sums to 1)

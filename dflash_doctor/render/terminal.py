@@ -13,6 +13,7 @@ continuation lines indented under them (render/layout.py).
 
 from __future__ import annotations
 
+from ..check import DOES_NOT_APPLY
 from ..evidence import Report, Status, Verdict
 from .layout import Cmd, Page, Style
 from .report_view import (
@@ -142,8 +143,12 @@ def _check_groups(page: Page, folded: FoldedChecks) -> None:
     if unasked:
         needs = "needs" if len(unasked) == 1 else "need"
         counts.append(f"{len(unasked)} {needs} an input this command does not take ({', '.join(unasked)})")
-    if folded.not_applicable:
-        counts.append(f"{len({f.check_id for f in folded.not_applicable})} not applicable (another check decides)")
+    void = {f.check_id: f.message for f in folded.not_applicable if f.message.startswith(DOES_NOT_APPLY)}
+    if void:  # (one reason: an n-gram launch has no drafter model)
+        counts.append(f"{len(void)} not applicable ({next(iter(void.values()))[len(DOES_NOT_APPLY) :]})")
+    others = {f.check_id for f in folded.not_applicable} - set(void)
+    if others:
+        counts.append(f"{len(others)} not applicable (another check decides)")
     if counts:
         page.line((f"{MARK[Status.OK][0]} ", MARK[Status.OK][1]), ", ".join(counts), hang=2)
 

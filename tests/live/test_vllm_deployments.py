@@ -94,6 +94,10 @@ def test_ngram_with_nothing_to_look_up(vllm_engine, lab_models, logs):
     assert not [c for c, p in causes if c in ENGINE_CAUSES and p >= 0.15], causes
     tau = _finding(doc, "tau-vs-baseline")
     assert tau and tau[0]["status"] == "warn" and "came from drafting steps" in tau[0]["message"], tau
+    # there is no drafter model to read: its checks do not apply (they are not waiting for one)
+    assert all(f["status"] == "not-applicable" for f in _finding(doc, "drafter-config")), _finding(
+        doc, "drafter-config"
+    )
 
 
 def test_server_default_temperature_one_with_counters_only(vllm_engine, lab_models, logs):

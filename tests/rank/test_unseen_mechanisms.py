@@ -284,6 +284,28 @@ def test_ngram_drafting_on_few_steps_is_the_workload_even_when_its_drafts_are_ac
     assert r.verdict != Verdict.PROBLEM and all(c.id != "workload-shift" or c.confidence < 0.5 for c in r.causes)
 
 
+def test_an_ngram_launch_has_no_drafter_to_wait_for(tmp_path):
+    """n-gram lookup drafts from the context: the checks that read a drafter model do not apply (they used to be
+    listed as waiting for `--drafter`); a draft-model launch without its drafter still waits for it."""
+    from dflash_doctor.check import DOES_NOT_APPLY
+    from dflash_doctor.evidence import Status
+
+    log = v1_log(tmp_path / "v.log", [0.18, 0.08, 0.03], drafts=60, intervals=12, version="0.32.0", startup=NGRAM)
+    cmd = tmp_path / "serve.txt"
+    cmd.write_text('vllm serve Qwen/Qwen3-8B --speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\'')
+    r = report(logs=[log], launch=f"@{cmd}")
+    drafter_checks = [f for f in r.findings if f.check_id in ("drafter-config", "drafter-target-pairing")]
+    assert drafter_checks and all(f.status == Status.NOT_APPLICABLE for f in drafter_checks), drafter_checks
+    assert all(f.message.startswith(DOES_NOT_APPLY) and "no drafter model" in f.message for f in drafter_checks)
+    assert not [f for f in r.findings if "drafter" in f.waiting_for]
+    assert r.causes[0].id == "workload-shift"
+    cmd.write_text(
+        'vllm serve Qwen/Qwen3-8B --speculative-config \'{"method": "eagle3", "num_speculative_tokens": 3}\''
+    )
+    r = report(logs=[log], launch=f"@{cmd}")
+    assert [f for f in r.findings if "drafter" in f.waiting_for]
+
+
 def test_the_drafted_share_needs_counters_that_fit_together(tmp_path):
     """Too few generated tokens, or drafts and accepted tokens above what was generated (another span, a restart):
     no share is read."""

@@ -31,6 +31,7 @@ from ...evidence.payloads import (
     ServingProcess,
 )
 from ...hosts.interface import CommandResult, Host
+from ...interpret.method import lookup_method
 from ...models.facts import drafter_facts, target_facts
 from ...parse.engine_failures import FAILURE_LITERALS, find_failures
 from ...parse.formats.llamacpp_stats import LITERAL as LLAMACPP_STATS
@@ -669,6 +670,8 @@ class HostCollector:
             ev.missing(TargetFacts, "no serving process: the target is unknown")
             return
         lc = main.launch
+        if lookup_method(lc.method) and not lc.drafter:
+            ev.inapplicable(DrafterFacts, f"method {lc.method} drafts from the context: there is no drafter model")
         if lc.engine == "llama.cpp":  # GGUF files, whose header this collector does not read yet
             for kind, ref in ((DrafterFacts, lc.drafter), (TargetFacts, lc.model)):
                 ev.missing(
