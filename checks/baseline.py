@@ -51,9 +51,10 @@ LOOKUP_LOW_EXCESS = 0.5
 LOOKUP_SURE = 0.7
 
 
-# A lookup proposer drafts only where the context repeats, and vLLM counts a draft only for a step that had one: τ
-# is then the acceptance of the few drafting steps, and the speed-up is the share of the output they produced. Below
-# this share most steps found nothing to copy (a drafter of weights drafts on every decode step: share ≈ 1).
+# A lookup proposer drafts only where the context repeats, and vLLM counts a draft only for a step that had one
+# (v1/core/sched/scheduler.py `make_spec_decoding_stats` returns at zero draft tokens, 0.32.0): τ is then the
+# acceptance of the few drafting steps, and the speed-up is the share of the output they produced. Below this share
+# most steps found nothing to copy (a drafter of weights drafts on every decode step: share ≈ 1).
 LOOKUP_LOW_SHARE = 0.5
 # Fewer generated tokens than this say nothing about the traffic's share.
 LOOKUP_MIN_GENERATED = 200
