@@ -135,7 +135,11 @@ class EngineRow:
             "peers": self.peers,
             "top_cause": self.top_cause,
             "notes": list(self.notes),
-        }
+        } | (
+            # vLLM's generation counter over the same window: the share of the output from drafting steps
+            # (checks/baseline.py drafted_share) — the speed of a lookup proposer that drafts on few steps
+            {"generated_tokens": r(self.values["generation"], 1)} if "generation" in self.values else {}
+        )
 
 
 @dataclass

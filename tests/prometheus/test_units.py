@@ -74,6 +74,28 @@ def test_llama_server_counters_read_as_their_own_kind():
     assert v.kind == "vllm" and v.tau == pytest.approx(2.35)
 
 
+def test_a_vllm_engine_row_carries_its_generated_tokens_for_the_drafted_share():
+    """`diagnose --prometheus` reads an n-gram deployment's drafted share as a /metrics scrape gives it: vLLM's
+    generation counter over the same window as the drafts (checks/baseline.py drafted_share)."""
+    from checks.baseline import drafted_share
+    from dflash_doctor.evidence import EvidenceSet, Source
+    from dflash_doctor.evidence.payloads import MetricsScrape
+    from dflash_doctor.prometheus.fleet import EngineRow, _read_engine
+
+    v = EngineRow(labels={"instance": "b:8000"})
+    v.values.update({"drafts": 200.0, "draft_tokens": 600.0, "accepted": 270.0, "generation": 2000.0})
+    _read_engine(v)
+    row = v.to_dict()
+    assert row["generated_tokens"] == 2000.0
+    ev = EvidenceSet()
+    ev.add("history", Source("prometheus", "http://prom:9090"), MetricsScrape(source="p", engines=(row,)))
+    assert drafted_share(ev) == pytest.approx((0.235, 2000.0, 200.0, 270.0))
+    bare = EngineRow(labels={"instance": "c:8000"})
+    bare.values.update({"drafts": 200.0, "draft_tokens": 600.0, "accepted": 270.0})
+    _read_engine(bare)
+    assert "generated_tokens" not in bare.to_dict()
+
+
 @pytest.mark.parametrize(
     "url,want",
     [
