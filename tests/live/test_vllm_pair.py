@@ -206,7 +206,7 @@ def test_fleet_and_rules_on_the_live_servers(pair, tmp_path):
     if reason:
         pytest.skip(f"needs a real Prometheus: {reason}")
     rules = tmp_path / "rules.yml"
-    proc = run_cli("monitor", "rules", "--window", "10s", "--for", "1m", "--min-drafts", "20", "-o", str(rules))
+    proc = run_cli("monitor", "rules", "--window", "20s", "--for", "1m", "--min-drafts", "20", "-o", str(rules))
     assert proc.returncode == 0, proc.stderr
     targets = {name: f"127.0.0.1:{srv.port}" for name, srv in pair.items()}
     prom = start_prometheus(tmp_path, list(targets.values()), [str(rules)])
@@ -219,7 +219,7 @@ def test_fleet_and_rules_on_the_live_servers(pair, tmp_path):
             time.sleep(3)  # Prometheus scrapes every second: its last samples hold the 400
             since = f"{max(20, math.ceil(time.monotonic() - t0))}s"
             fleet = run_cli("fleet", "--prometheus", prom.url, "--since", since, "--step", "2s", "--format", "json")
-            alerts = _pending_alerts(prom, 60)
+            alerts = _pending_alerts(prom, 120)
             load_seen = load.report()
     finally:
         prom.stop()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from ..lab import engine_popen
 from .engine import BuildError, build_server, cached_server
 
 START_TIMEOUT_S = 120.0
@@ -99,9 +100,7 @@ class LlamaServer:
 
     def start(self) -> LlamaServer:
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
-                self.argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-            )
+            self.proc = engine_popen(self.argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
