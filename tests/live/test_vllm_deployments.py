@@ -159,11 +159,14 @@ def test_dflash_drafter_with_sliding_and_full_layers_on_0_32(vllm_engine, lab_mo
     assert all(p < causes[0][1] / 10 for c, p in causes if c == "swa-ignored"), causes  # nothing ran to ignore them
 
 
-def test_drafter_path_holding_a_method_word_refuses_to_start(vllm_engine, tiny_models, lab_models, logs):
-    """The cache's own path holds "dflash" (…/dflash-doctor/live/…): vLLM 0.32 takes the plain draft model under
-    it for a DFlash drafter and refuses to start. The doctor names the path as the cause."""
-    drafter = str(tiny_models / "same")
-    assert "dflash" in drafter.lower()
+def test_drafter_path_holding_a_method_word_refuses_to_start(vllm_engine, tiny_models, lab_models, logs, tmp_path):
+    """A plain draft model reached through a folder named "dflash-scratch": vLLM 0.32 takes it for a DFlash
+    drafter and refuses to start. The doctor names the path as the cause. (The folder is made here: the cache's
+    own path holds "dflash" only where DFLASH_DOCTOR_LIVE_CACHE is left at its default.)"""
+    scratch = tmp_path / "dflash-scratch"
+    scratch.mkdir()
+    (scratch / "same").symlink_to(tiny_models / "same", target_is_directory=True)
+    drafter = str(scratch / "same")
     spec = {"method": "draft_model", "model": drafter, "num_speculative_tokens": 3}
     with serving(vllm_engine, lab_models, logs, "path-trap", spec, timeout=300) as srv:
         up = is_up(srv)
