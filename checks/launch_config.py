@@ -64,12 +64,39 @@ class SpeculativeConfigParses(Check):
                 )
             ]
         if not launch.speculative:
+            running = _running(evidence)
+            if launch.spec_elsewhere:
+                return [
+                    self.finding(
+                        Status.COULD_NOT_CHECK,
+                        f"the speculative config is not on the command line: it may be in {launch.spec_elsewhere} "
+                        "(not read: its path is the server's)"
+                        + (f"; the log shows speculative decoding running ({running})" if running else ""),
+                        refs=(ev.ref,),
+                        remedy="paste that file's speculative settings into the launch text, or give the log "
+                        "(its startup lines name what ran)",
+                    )
+                ]
+            if running:
+                return [
+                    self.finding(
+                        Status.WARN,
+                        "the launch text given carries no speculative config, but the log shows speculative decoding "
+                        f"running ({running}): the text is not the command that ran, or the config came from "
+                        "elsewhere; the log's configuration is what ran",
+                        refs=(ev.ref, evidence.ref(AcceptanceSummary) or ev.ref),
+                    )
+                ]
+            flag = {
+                "sglang": "--speculative-algorithm ALGO --speculative-draft-model-path DRAFTER",
+                "llama.cpp": "-md DRAFTER.gguf --spec-type draft-simple",
+            }.get(launch.engine or "", '--speculative-config \'{"method": …, "model": …}\'')
             return [
                 self.finding(
                     Status.WARN,
                     "the launch command carries no speculative config: spec decode is off",
                     refs=(ev.ref,),
-                    remedy='add --speculative-config \'{"method": …, "model": …}\'',
+                    remedy=f"add {flag}",
                 )
             ]
         return [

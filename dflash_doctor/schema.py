@@ -128,6 +128,7 @@ class TableFixShape(Shape, frozen=True):
     field: str
     fixed: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
     fixed_if_uniform: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
 
 
 class ReleaseFixShape(Shape, frozen=True):

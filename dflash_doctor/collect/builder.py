@@ -285,11 +285,21 @@ class EvidenceBuilder:
         if ev.has(EngineId):
             return
         st = ev.get(StartupFacts)
-        if st is not None and st.engine:
+        launch = ev.get(LaunchConfig)
+        tagged = launch if launch is not None and launch.engine and launch.image_version else None
+        if st is not None and st.engine and (st.version or tagged is None or tagged.engine != st.engine):
             ev.add(
                 f"{st.engine} {st.version or '(version not logged)'}",
                 self.src("derived", "log startup lines"),
                 EngineId(st.engine, st.version, version_from="the log's startup lines" if st.version else None),
+            )
+        elif tagged is not None and tagged.engine:
+            # the release the container image's tag names (what the log's startup lines would state)
+            where = f"the image tag in the launch command ({tagged.image})"
+            ev.add(
+                f"{tagged.engine} {tagged.image_version}",
+                self.src("flag", f"--launch image {tagged.image}"),
+                EngineId(tagged.engine, tagged.image_version, version_from=where),
             )
         elif (engine := _engine_of_formats(ev.get(AcceptanceSummary))) is not None:
             # the metrics lines are one engine's own (their format says which): the engine is known, its release not

@@ -24,7 +24,7 @@ from ..models.file_access import LocalFiles
 from ..parse.engine_failures import read_failures
 from ..parse.launch import LaunchParseError, parse_launch_text
 from ..parse.logscan import LogScan, ScanPlan, order_rotated, scan
-from ..parse.metrics_text import MetricsError, parse_text, parse_window, read_source
+from ..parse.metrics_text import MetricsError, looks_like_exposition, parse_text, parse_window, read_source
 from ..safeio import read_regular
 from ..settings import DEFAULT, Settings
 from .builder import EvidenceBuilder
@@ -105,9 +105,13 @@ def gather_logs(
         result.engine_hint = parse_engine_spec(engine)
     plan = ScanPlan(grep=settings.grep, workers=settings.workers or min(os.cpu_count() or 1, 4))
     read_any = False
+    scrapes: list[str] = []
     for path in order_rotated(paths):
         if path != "-" and not os.path.isfile(path):
             ev.could_not_collect(f"log {path}", "file not found" if not os.path.exists(path) else "not a regular file")
+            continue
+        if _is_scrape(path):  # a pasted /metrics scrape given as a log: read as what it is
+            scrapes.append(path)
             continue
         try:
             scan(path, plan, into=result)
@@ -122,8 +126,15 @@ def gather_logs(
             ev.interrupted = True
             read_any = True
             break
+    if scrapes:
+        ev.notes.append(
+            f"{', '.join(scrapes)}: Prometheus exposition text (a /metrics scrape), read as --metrics: one scrape "
+            "is the counters since the server started"
+        )
+        gather_metrics(ev, scrapes, None)
     if not read_any:
-        ev.missing(AcceptanceSummary, "no log could be read")
+        if not scrapes:
+            ev.missing(AcceptanceSummary, "no log could be read")
         return None
     if since or until:
         before = result.n_intervals
@@ -137,6 +148,18 @@ def gather_logs(
     if result.n_intervals == 0:
         _gather_failures(ev, paths)
     return result
+
+
+def _is_scrape(path: str) -> bool:
+    """A plain file whose head is Prometheus exposition text with spec-decode samples (metrics_text)."""
+    if path == "-" or path.endswith((".gz", ".bz2", ".xz", ".zst")):
+        return False
+    try:
+        with open(path, "rb") as fh:  # (a regular file: gather_logs checked)
+            head = fh.read(64 << 10).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return looks_like_exposition(head)
 
 
 def _gather_failures(ev: EvidenceSet, paths: list[str]) -> None:
@@ -198,6 +221,11 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
             time.sleep(wait)
         try:
             scrapes.append(parse_text(read_source(s), s))
+            if scrapes[-1].dropped:
+                ev.notes.append(
+                    f"{s}: {scrapes[-1].dropped} pasted line(s) that are not exposition text were left out (a prompt, "
+                    "the curl or grep command, Markdown)"
+                )
         except MetricsError as exc:
             ev.could_not_collect(f"metrics {s}", str(exc), MetricsScrape)
         except OSError as exc:
@@ -274,8 +302,14 @@ def gather_launch(ev: EvidenceSet, text: str) -> None:
             f"{launch.engine or 'engine?'} {launch.model}, method {launch.method}, drafter {launch.drafter}, "
             f"k {launch.num_speculative_tokens}"
         )
+    elif launch.spec_elsewhere:
+        summary = (
+            f"{launch.engine or 'engine?'} {launch.model}, speculative config in {launch.spec_elsewhere} (not read)"
+        )
     else:
         summary = f"{launch.engine or 'engine?'} {launch.model} without a speculative config"
+    if launch.image:
+        summary += f"; image {launch.image}"
     ev.add(summary, Source("flag", "--launch"), launch)
 
 

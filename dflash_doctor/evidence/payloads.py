@@ -67,7 +67,7 @@ class GpuInventory:
 
 @dataclass(frozen=True)
 class LaunchConfig:
-    engine: str | None  # "vllm" | "sglang" | None
+    engine: str | None  # "vllm" | "sglang" | "llama.cpp" | "tensorrt-llm" | None
     model: str | None
     host: str | None = None
     port: int | None = None
@@ -82,6 +82,9 @@ class LaunchConfig:
     args: dict[str, Any] = field(default_factory=dict)  # every --flag (redacted)
     stray: tuple[str, ...] = ()  # positional words the engine would not expect (split JSON, …)
     argv: tuple[str, ...] = ()  # redacted
+    spec_elsewhere: str | None = None  # the flag and file that may hold the speculative config (not read)
+    image: str | None = None  # the container image a pasted docker run / compose / Kubernetes spec names
+    image_version: str | None = None  # the engine release the image's tag names
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ class TableFix:
     field: str
     fixed: tuple[str, ...]
     fixed_if_uniform: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()  # the method families whose behaviour the field describes (empty: every method)
 
     def fixes(self, row: EngineRow, swa: str | None) -> bool:
         value = getattr(row, self.field, None) or ""
@@ -158,7 +159,7 @@ def _cause(c: CauseShape, where: str, kinds: set[str]) -> CauseSpec:
     if c.table_fix is not None:
         if c.table_fix.field not in _TABLE_COLUMNS:
             raise KnowledgeError(f"{where}.table_fix.field: '{c.table_fix.field}' is not an engine_support.toml column")
-        table_fix = TableFix(c.table_fix.field, c.table_fix.fixed, c.table_fix.fixed_if_uniform)
+        table_fix = TableFix(c.table_fix.field, c.table_fix.fixed, c.table_fix.fixed_if_uniform, c.table_fix.methods)
     for i, x in enumerate(c.release_fix):
         try:
             parse_range(x.versions)

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from ..evidence import Evidence, EvidenceSet
-from ..evidence.acceptance import StartupFacts
+from ..evidence.acceptance import AcceptanceSummary, StartupFacts
 from ..evidence.payloads import EngineId, LaunchConfig
 
 # Launch method spellings (vLLM --speculative-config method, SGLang --speculative-algorithm) -> drafter method
@@ -31,6 +31,7 @@ METHOD_ALIASES = {
     "glm4_moe_mtp": "mtp",
     "ernie_mtp": "mtp",
     "draft_model": "draft",
+    "standalone": "draft",  # SGLang's separate small draft model
     "ngram": "ngram",
 }
 
@@ -87,12 +88,26 @@ def facts_conflicts(evidence: EvidenceSet) -> list[str]:
         elif st.version and eng.version and _release(st.version) != _release(eng.version):
             out.append(f"{st.engine} {st.version} (the log's startup lines) and {eng.version} ({where})")
     launch = evidence.get(LaunchConfig)
+    tag = launch.image_version if launch is not None and launch.engine == st.engine else None
+    if tag and st.version and _release(st.version) != _release(tag):
+        out.append(
+            f"{st.engine} {st.version} (the log's startup lines) and {tag} (the image tag in the launch command, "
+            f"{launch.image if launch is not None else ''})"
+        )
     if launch is not None:
         if st.method and launch.method and _normal(st.method) != _normal(launch.method):
             out.append(f"method {st.method} (the log's startup lines) and {launch.method} (the launch command)")
         k_log, k_launch = st.num_speculative_tokens, launch.num_speculative_tokens
         if k_log and k_launch and k_log != k_launch:
             out.append(f"k {k_log} (the log's startup lines) and {k_launch} (the launch command)")
+    # vLLM V1 prints one rate per speculative token: a list of another length is another run's line
+    acc = evidence.get(AcceptanceSummary)
+    k_lines = acc.k if acc is not None and acc.formats and all(f.startswith("vllm-v1") for f in acc.formats) else None
+    if k_lines and st.num_speculative_tokens and k_lines != st.num_speculative_tokens:
+        out.append(
+            f"k {st.num_speculative_tokens} (the log's startup lines) and {k_lines} (the per-position rates of its "
+            "metrics lines): the lines come from another run than the startup lines"
+        )
     return out
 
 
@@ -105,15 +120,28 @@ def _normal(method: str) -> str:
 
 
 def server_default_temperature(launch: LaunchConfig | None) -> float | None:
-    """The temperature a server applies to requests that set none, from vLLM's `--override-generation-config`
-    JSON (it overrides the model's generation_config.json defaults); None when the launch sets none."""
-    raw = (launch.args or {}).get("override_generation_config") if launch is not None else None
-    if isinstance(raw, str):
+    """The temperature a server applies to requests that set none: vLLM's `--override-generation-config` JSON (it
+    overrides the model's generation_config.json defaults), SGLang's `--preferred-sampling-params` JSON,
+    llama-server's `--temp`; None when the launch sets none."""
+    if launch is None:
+        return None
+    args = launch.args or {}
+    t: Any = None
+    for name in ("override_generation_config", "preferred_sampling_params"):
+        raw = args.get(name)
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                raw = None
+        if isinstance(raw, dict) and "temperature" in raw:
+            t = raw["temperature"]
+            break
+    if t is None and launch.engine == "llama.cpp" and isinstance(args.get("temperature"), str):
         try:
-            raw = json.loads(raw)
+            t = float(args["temperature"])
         except ValueError:
             return None
-    t = raw.get("temperature") if isinstance(raw, dict) else None
     if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t <= 10:
         return float(t)
     return None

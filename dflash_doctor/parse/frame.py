@@ -302,6 +302,22 @@ def _with_estimates(standing: str, est, w, notes: list[str]) -> str:
     return "estimated" if standing == "counts" else standing
 
 
+def _why_no_drafts(format_ids: set[str]) -> str:
+    """Why lines of these formats carry no drafts count, by engine."""
+    why = []
+    if any(f.startswith("llamacpp") for f in format_ids):
+        why.append("llama.cpp's timing line counts drafted tokens, not drafts: k is the server's --draft-max")
+    if any(f.startswith("vllm") for f in format_ids) or not why:
+        why.append("vLLM 0.8.3–0.8.4, or a line cut before its per-position list")
+    return "; ".join(why)
+
+
+def _k_flag(format_ids: set[str]) -> str:
+    if format_ids and all(f.startswith("llamacpp") for f in format_ids):
+        return "llama-server's --draft-max, e.g. --launch 'llama-server … --draft-max N'"
+    return "num_speculative_tokens"
+
+
 def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | None:  # noqa: C901 - shared masks
     """Drafts-weighted totals. Rows read by the generic reader are used only when no known format gave
     a figure; per-request averages only when no drafts-weighted figure exists (then flagged)."""
@@ -321,10 +337,10 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
     per_req = df["per_request"]
     unweighted = np.isnan(drafts_c)
     if unweighted.any():
+        ids = {str(fmt_names[i]) for i in np.unique(fmt_codes[unweighted])}
         notes.append(
             f"{int(unweighted.sum())} interval(s) print no drafts count and no k was recovered "
-            "(vLLM 0.8.3–0.8.4, or a line cut before its per-position list): they count toward the draft "
-            "acceptance rate only"
+            f"({_why_no_drafts(ids)}): they count toward the draft acceptance rate only"
         )
     drafted_c, accepted_c = df["drafted"], df["accepted"]
     no_counts = np.isin(fmt_codes, [i for i, f in enumerate(fmt_names) if not _rate_from_counts(str(f))])
@@ -369,7 +385,9 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             intervals=len(drafts_c),
             formats=tuple(sorted(fmt_names)),
             min_drafts=min_drafts,
-            notes=tuple(notes + ["τ cannot be computed without drafts: give the k (num_speculative_tokens)"]),
+            notes=tuple(
+                notes + [f"τ cannot be computed without drafts: give the k ({_k_flag(set(map(str, fmt_names)))})"]
+            ),
             k_candidates=tuple(getattr(data, "k_candidates", ()) or ()),
             format_details=details,
             alternatives=tuple(alternatives),

@@ -1,9 +1,13 @@
-"""Parse a serve command (vLLM, SGLang or llama.cpp's llama-server) into what spec decode was asked for.
+"""Parse a serve command (vLLM, SGLang, llama.cpp's llama-server, TensorRT-LLM's trtllm-serve) into what spec
+decode was asked for.
 
-Input is either the text a user pastes (`diagnose --launch`) or the argv words of a running
-process (`/proc/PID/cmdline`, from `check host`). The speculative config is parsed as JSON the way
+Input is either the text a user pastes (`diagnose --launch`; its wrappers — Markdown, compose or Kubernetes
+YAML, `docker run`, vLLM's `non-default args` line — are undone by launch_paste.py) or the argv words of a
+running process (`/proc/PID/cmdline`, from `check host`). The speculative config is parsed as JSON the way
 the engine would; when it is not valid JSON (usually shell quoting that ate the double quotes or
-split the JSON into several words) the exact parse error is kept and a corrected flag is proposed.
+split the JSON into several words) the exact parse error is kept and a corrected flag is proposed. A config
+kept in a file the command names (vLLM's `--config`, trtllm-serve's `--extra_llm_api_options`) is not read:
+the launch says where it is (`spec_elsewhere`), and the checks that need it say they could not check.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +25,8 @@ from ..textsafe import command
 from .launch_llamacpp import flags as llama_flags
 from .launch_llamacpp import is_llama_server
 from .launch_llamacpp import speculative as llama_speculative
+from .launch_paste import Image, PasteError, paste_words
+from .startup import sglang_k
 
 _VLLM_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 _SGLANG_SPEC = {
@@ -32,6 +37,64 @@ _SGLANG_SPEC = {
     "--speculative-num-steps": "num_steps",
     "--speculative-eagle-topk": "eagle_topk",
 }
+# SGLang's other --speculative-* flags: argparse takes any unique prefix of a flag (`--speculative-algo NEXTN`),
+# so a prefix is resolved against all of them, not only those read.
+_SGLANG_OTHER_SPEC = (
+    "--speculative-draft-model-revision",
+    "--speculative-draft-load-format",
+    "--speculative-accept-threshold-single",
+    "--speculative-accept-threshold-acc",
+    "--speculative-token-map",
+    "--speculative-attention-mode",
+    "--speculative-moe-runner-backend",
+    "--speculative-ngram-min-match-window-size",
+    "--speculative-ngram-max-match-window-size",
+)
+# vLLM's short spellings (its argparse aliases)
+_VLLM_SHORT = {
+    "-tp": "--tensor-parallel-size",
+    "-pp": "--pipeline-parallel-size",
+    "-dp": "--data-parallel-size",
+    "-q": "--quantization",
+}
+# Switches (store_true / BooleanOptionalAction): the word after one is the next argument, never its value
+# (`vllm serve --trust-remote-code Qwen/Qwen3-8B` names the model positionally).
+_SWITCHES = frozenset(
+    f"--{p}{name}"
+    for name in (
+        "trust-remote-code",
+        "enforce-eager",
+        "enable-prefix-caching",
+        "enable-chunked-prefill",
+        "disable-log-requests",
+        "enable-log-requests",
+        "disable-log-stats",
+        "enable-auto-tool-choice",
+        "disable-custom-all-reduce",
+        "disable-frontend-multiprocessing",
+        "enable-expert-parallel",
+        "async-scheduling",
+        "skip-tokenizer-init",
+        "enable-lora",
+        "enable-sleep-mode",
+        "disable-sliding-window",
+        "enable-prompt-tokens-details",
+        "enable-force-include-usage",
+        "disable-radix-cache",
+        "disable-cuda-graph",
+        "enable-dp-attention",
+        "enable-torch-compile",
+        "enable-metrics",
+        "disable-overlap-schedule",
+        "enable-mixed-chunk",
+        "enable-ep-moe",
+        "enable-p2p-check",
+        "disable-fast-image-processor",
+    )
+    for p in ("", "no-")
+)
+# Files a command can keep its speculative config in (not read: their paths are the server's)
+_CONFIG_FILES = {"vllm": ("config",), "tensorrt-llm": ("extra_llm_api_options", "config")}
 _LEGACY_VLLM = {"--speculative-model": "model", "--num-speculative-tokens": "num_speculative_tokens"}
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -40,18 +103,15 @@ class LaunchParseError(ValueError):
     pass
 
 
-def split_command(text: str) -> list[str]:
-    """Shell words of a pasted command (line continuations joined; `$ ` prompts dropped)."""
-    text = re.sub(r"\\\r?\n", " ", text.strip())
-    text = re.sub(r"^\s*[$#]\s+", "", text)
-    try:
-        return shlex.split(text, comments=False, posix=True)
-    except ValueError as exc:
-        raise LaunchParseError(f"the command is not valid shell syntax ({exc}): check its quotes") from None
-
-
 def parse_launch_text(text: str) -> LaunchConfig:
-    return parse_argv(split_command(text))
+    """A pasted launch command, in any of the forms launch_paste.py undoes."""
+    try:
+        pasted = paste_words(text)
+    except PasteError as exc:
+        raise LaunchParseError(str(exc)) from None
+    if pasted.non_default_args is not None:
+        return _from_arg_dict(pasted.non_default_args)
+    return parse_argv(pasted.words, image=pasted.image)
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:
@@ -109,6 +169,8 @@ def _engine_of(words: Sequence[str]) -> tuple[str | None, int]:
             return "vllm", i + 1
         if is_llama_server(w):
             return "llama.cpp", i + 1
+        if base == "trtllm-serve":
+            return "tensorrt-llm", i + 2 if i + 1 < len(words) and words[i + 1] == "serve" else i + 1
     return None, 0
 
 
@@ -129,7 +191,9 @@ _OFFLINE_EXAMPLE = {
 }
 
 
-def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch per flag form
+def parse_argv(argv: Sequence[str], image: Image | None = None) -> LaunchConfig:  # noqa: C901 - a branch per flag form
+    """The launch a server's words ask for. `image`: the container image a pasted `docker run` or compose
+    service named (its tag names the release)."""
     words = redact_words(argv)  # (secrets only the whole command line shows: `curl -u user:PW` among the words)
     env: dict[str, str] = {}
     while words and _ENV.match(words[0]):
@@ -141,41 +205,14 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch pe
             ek, ev = words.pop(0).split("=", 1)
             env[ek] = ev
     engine, start = _engine_of(words)
+    if engine is None and image is not None and image.engine:
+        engine = image.engine  # (an image with no entry point of its own, given only flags)
     if engine == "llama.cpp":
-        return _llama_server(argv, words[start:], env)
-    rest = words[start:] if engine else words
-    args: dict[str, Any] = {}
-    positional: list[str] = []
-    spec_words: list[str] | None = None
-    val: str | bool
-    i = 0
-    while i < len(rest):
-        w = rest[i]
-        if w.startswith("--") and len(w) > 2:
-            name, eq, val = w.partition("=")
-            if not eq:
-                if i + 1 < len(rest) and not rest[i + 1].startswith("--"):
-                    val = rest[i + 1]
-                    i += 1
-                else:
-                    val = True
-            if name in _VLLM_SPEC_FLAGS and isinstance(val, str):
-                spec_words = [val]
-                # An unquoted JSON is split by the shell: gather the words up to the closing brace.
-                while (
-                    val.lstrip().startswith("{")
-                    and _depth(" ".join(spec_words)) > 0
-                    and i + 1 < len(rest)
-                    and not rest[i + 1].startswith("--")
-                ):
-                    i += 1
-                    spec_words.append(rest[i])
-            args[name.lstrip("-").replace("-", "_")] = val
-        else:
-            positional.append(w)
-        i += 1
+        return _llama_server(argv, words[start:], env, image)
+    rest = words[start:] if start else words
+    args, positional, spec_words, dotted = _flags(rest, engine)
     model = args.get("model") or args.get("model_path")
-    if engine == "vllm" and not model and positional:
+    if engine in ("vllm", "tensorrt-llm") and not model and positional:
         model = positional.pop(0)
     if isinstance(model, bool):
         model = None
@@ -184,6 +221,10 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch pe
     if spec_words is not None:
         spec_text = " ".join(spec_words)
         spec, error, fix = parse_spec_json(spec_words)
+        if spec is not None and dotted:
+            spec = {**spec, **dotted}
+    elif dotted:  # `--speculative-config.method eagle3 --speculative-config.num_speculative_tokens 4`
+        spec, spec_text = dotted, json.dumps(dotted)
     elif any(_is_offline_example(w) for w in words[:start]):
         spec = {
             key: _num(args[name]) for name, key in _OFFLINE_EXAMPLE.items() if args.get(name) not in (None, True)
@@ -202,19 +243,19 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch pe
             spec = {k: _num(v) for k, v in legacy.items()}
             if engine == "sglang" and isinstance(spec.get("method"), str):
                 spec["method"] = spec["method"].lower()
+    elsewhere = None
+    if spec is None and error is None:
+        for name in _CONFIG_FILES.get(engine or "", ()):
+            if isinstance(args.get(name), str):
+                elsewhere = f"--{name.replace('_', '-') if engine == 'vllm' else name} {args[name]}"
+                break
     method = drafter = k = None
     if spec:
         method = str(spec.get("method")).lower() if spec.get("method") is not None else None
         drafter = spec.get("model")
         kk = spec.get("num_speculative_tokens")
-        if (
-            kk is None
-            and isinstance(spec.get("num_draft_tokens"), int)
-            and not isinstance(spec["num_draft_tokens"], bool)
-        ):
-            kk = spec["num_draft_tokens"] - 1  # SGLang counts the verified token among its draft tokens
-        if kk is None:
-            kk = spec.get("num_steps")
+        if kk is None and ("num_draft_tokens" in spec or "num_steps" in spec):
+            kk = sglang_k(method, spec.get("num_steps"), spec.get("num_draft_tokens"))
         k = kk if isinstance(kk, int) and not isinstance(kk, bool) and kk >= 0 else None
     port = _num(args.get("port"))
     return LaunchConfig(
@@ -233,6 +274,110 @@ def parse_argv(argv: Sequence[str]) -> LaunchConfig:  # noqa: C901 - a branch pe
         args={k2: (REDACTED if is_secret_key(k2) and v is not True else redact_any(v)) for k2, v in args.items()},
         stray=tuple(redact_argv(positional)),
         argv=tuple(redact_argv(argv)),
+        spec_elsewhere=redact_text(elsewhere) if elsewhere else None,
+        image=redact_text(image.ref) if image is not None else None,
+        image_version=image.version if image is not None and image.engine == engine else None,
+    )
+
+
+def _flag_name(word: str, engine: str | None) -> str | None:
+    """The long flag a word names (`--x`, a vLLM short alias, a unique SGLang prefix), or None for a value."""
+    if word.startswith("--") and len(word) > 2:
+        name = word.partition("=")[0]
+        if engine == "sglang" and name.startswith("--speculative-") and name not in _SGLANG_SPEC:
+            hits = [f for f in (*_SGLANG_SPEC, *_SGLANG_OTHER_SPEC) if f.startswith(name)]
+            if len(hits) == 1:
+                return hits[0]
+        return name
+    short = word.partition("=")[0]
+    if engine in ("vllm", None) and short in _VLLM_SHORT:
+        return _VLLM_SHORT[short]
+    return None
+
+
+def _flags(rest: list[str], engine: str | None) -> tuple[dict[str, Any], list[str], list[str] | None, dict]:
+    """({flag: value}, positional words, the --speculative-config value's words, the dotted
+    `--speculative-config.KEY VALUE` entries)."""
+    args: dict[str, Any] = {}
+    positional: list[str] = []
+    spec_words: list[str] | None = None
+    dotted: dict[str, Any] = {}
+    val: str | bool
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        name = _flag_name(w, engine)
+        if name is None:
+            positional.append(w)
+            i += 1
+            continue
+        _, eq, val = w.partition("=")
+        if not eq:
+            nxt = rest[i + 1] if i + 1 < len(rest) else None
+            if name not in _SWITCHES and nxt is not None and _flag_name(nxt, engine) is None:
+                val = nxt
+                i += 1
+            else:
+                val = True
+        base, dot, key = name.partition(".")
+        if dot and base in _VLLM_SPEC_FLAGS and key:
+            _put_dotted(dotted, key, val)
+        elif name in _VLLM_SPEC_FLAGS and isinstance(val, str):
+            spec_words = [val]
+            # An unquoted JSON is split by the shell: gather the words up to the closing brace.
+            while (
+                val.lstrip().startswith("{")
+                and _depth(" ".join(spec_words)) > 0
+                and i + 1 < len(rest)
+                and not rest[i + 1].startswith("--")
+            ):
+                i += 1
+                spec_words.append(rest[i])
+        else:
+            args[name.lstrip("-").replace("-", "_")] = val
+        i += 1
+    return args, positional, spec_words, dotted
+
+
+def _put_dotted(into: dict[str, Any], key: str, val: str | bool) -> None:
+    """vLLM's `--json-arg.a.b VALUE`: the nested key set to the value read as JSON when it is a JSON literal
+    (4, true, 0.5, "x"), else as the text."""
+    parts = [p for p in key.split(".") if p]
+    node = into
+    for p in parts[:-1]:
+        node = node.setdefault(p, {}) if isinstance(node.get(p, {}), dict) else node
+    value: Any = val
+    if isinstance(val, str):
+        try:
+            value = json.loads(val)
+        except ValueError:
+            value = val
+    if parts:
+        node[parts[-1].replace("-", "_")] = value
+
+
+def _from_arg_dict(d: dict[str, Any]) -> LaunchConfig:
+    """vLLM's `non-default args: {…}` startup line pasted as the launch: the parsed arguments themselves."""
+    d = redact_any(d)
+    model = d.get("model") or d.get("model_tag")
+    spec = d.get("speculative_config")
+    if isinstance(spec, str):
+        spec, _, _ = parse_spec_json([spec])
+    spec = spec if isinstance(spec, dict) else None
+    if spec is None and isinstance(d.get("speculative_model"), str):  # <= 0.8.1
+        spec = {"model": d["speculative_model"], "num_speculative_tokens": d.get("num_speculative_tokens")}
+    k = spec.get("num_speculative_tokens") if spec else None
+    return LaunchConfig(
+        engine="vllm",
+        model=model if isinstance(model, str) else None,
+        host=d.get("host") if isinstance(d.get("host"), str) else None,
+        port=d.get("port") if isinstance(d.get("port"), int) else None,
+        speculative=spec,
+        spec_text=json.dumps(spec) if spec else None,
+        method=str(spec["method"]).lower() if spec and spec.get("method") else None,
+        drafter=spec.get("model") if spec and isinstance(spec.get("model"), str) else None,
+        num_speculative_tokens=k if isinstance(k, int) and not isinstance(k, bool) and k >= 0 else None,
+        args={k2: v for k2, v in d.items() if k2 != "speculative_config"},
     )
 
 
@@ -264,9 +409,14 @@ def parse_spec_json(words: Sequence[str]) -> tuple[dict | None, str | None, str 
         fix = None
         if repaired is not None:
             fix = command("--speculative-config", json.dumps(redact_any(repaired)))
-        hint = "wrap the whole JSON in single quotes so the shell keeps its double quotes" + (
-            f": {fix}" if fix else ', e.g. --speculative-config \'{"method": "dflash", …}\''
-        )
+        if not split and '"' in text:  # the shell kept the quotes: the JSON itself is wrong (a trailing comma, …)
+            hint = "the shell passed the JSON whole, so the text itself is not JSON (a trailing comma, Python's " + (
+                f"True/None or single quotes): {fix}" if fix else "True/None or single quotes)"
+            )
+        else:
+            hint = "wrap the whole JSON in single quotes so the shell keeps its double quotes" + (
+                f": {fix}" if fix else ', e.g. --speculative-config \'{"method": "dflash", …}\''
+            )
         return None, f"{error} — {hint}", fix
     if not isinstance(value, dict):
         return None, f"--speculative-config is JSON but not an object (got {type(value).__name__})", None
@@ -301,7 +451,7 @@ def _repair(text: str) -> dict | None:
     return out or None
 
 
-def _llama_server(argv: Sequence[str], rest: list[str], env: dict[str, str]) -> LaunchConfig:
+def _llama_server(argv: Sequence[str], rest: list[str], env: dict[str, str], image: Image | None) -> LaunchConfig:
     """llama.cpp's llama-server: short and long flags of its own (parse/launch_llamacpp.py)."""
     args, stray = llama_flags(rest)
     spec = llama_speculative(args)
@@ -322,4 +472,5 @@ def _llama_server(argv: Sequence[str], rest: list[str], env: dict[str, str]) -> 
         args={k2: (REDACTED if is_secret_key(k2) and v is not True else redact_any(v)) for k2, v in args.items()},
         stray=tuple(redact_argv(stray)),
         argv=tuple(redact_argv(argv)),
+        image=redact_text(image.ref) if image is not None else None,
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,7 @@ class Scrape:
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     series: int = 0  # samples read in total
     taken_at: float | None = None
+    dropped: int = 0  # pasted lines around the exposition text that were not read (a prompt, a curl command)
 
     def engine(self, label: str) -> dict[str, Any]:
         return self.engines.setdefault(label, {"pos": {}})
@@ -76,15 +78,62 @@ def _base(name: str) -> str:
     return name
 
 
+# One exposition line as a user pastes it: a sample `name{labels} value [timestamp]` or a `# HELP`/`# TYPE` comment,
+# possibly behind a Markdown quote or list marker, or a `grep -n`/`grep -H` prefix.
+_SAMPLE = re.compile(
+    r"^[A-Za-z_:][\w:]*(?:\{[^{}\n]*\})?[ \t]+[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|NaN|[+-]?Inf)(?:[ \t]+-?\d+)?$"
+)
+_COMMENT = re.compile(r"^# (?:HELP|TYPE) [A-Za-z_:][\w:]*(?: .*)?$")
+_PASTE_LEAD = re.compile(r"^\s*(?:>\s*)*(?:[-*]\s+)?(?:[\w./-]+:\d+:)?")
+_SPEC_SAMPLE = re.compile(r"^(?:vllm:spec_decode|llamacpp:spec_decode|sglang:spec_)\w*(?:\{[^{}\n]*\})?[ \t]+\S", re.M)
+
+
+def exposition_lines(text: str) -> tuple[str, int]:
+    """The exposition lines of a pasted scrape (a shell prompt, `curl`/`grep` commands, Markdown around it
+    dropped, a quote/list/`grep -n` lead taken off each line) and how many other non-empty lines were dropped."""
+    kept: list[str] = []
+    dropped = 0
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        line = _PASTE_LEAD.sub("", line, count=1).strip() if not (_SAMPLE.match(line) or _COMMENT.match(line)) else line
+        if _SAMPLE.match(line) or _COMMENT.match(line):
+            kept.append(line)
+        else:
+            dropped += 1
+    return "\n".join(kept) + "\n", dropped
+
+
+def looks_like_exposition(head: str) -> bool:
+    """Whether a text given as a log is a pasted /metrics scrape: spec-decode samples, and more exposition lines
+    than other lines."""
+    if not _SPEC_SAMPLE.search(exposition_lines(head)[0]):
+        return False
+    kept, dropped = exposition_lines(head)
+    return kept.count("\n") > dropped
+
+
 def parse_text(text: str, source: str) -> Scrape:
-    """Parse exposition text; raise MetricsError when it is not Prometheus text at all."""
+    """Parse exposition text; raise MetricsError when it is not Prometheus text at all. A pasted scrape (a prompt,
+    the `curl … | grep` line, Markdown around it) is read from its exposition lines (`Scrape.dropped` counts the
+    others)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     scrape = Scrape(source)
     try:
         families = list(text_string_to_metric_families(text))
     except Exception as exc:  # the parser raises ValueError/TypeError/IndexError on junk
-        raise MetricsError(f"not Prometheus text ({type(exc).__name__}: {str(exc)[:120]})") from None
+        cleaned, dropped = exposition_lines(text)
+        families = []
+        try:
+            if dropped and cleaned.strip():
+                families = list(text_string_to_metric_families(cleaned))
+        except Exception:  # noqa: BLE001 - still not exposition text: the first error says why
+            families = []
+        if not families:
+            raise MetricsError(f"not Prometheus text ({type(exc).__name__}: {str(exc)[:120]})") from None
+        scrape.dropped = dropped
     try:
         _read_samples(scrape, families)
     except (OverflowError, ValueError) as exc:  # a value too large for a float is not a counter

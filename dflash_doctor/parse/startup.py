@@ -107,6 +107,26 @@ def _starts_message(line: str, m: re.Match | None) -> re.Match | None:
     return m if m is not None and _own(line, m.start()) else None
 
 
+# SGLang algorithms that draft a chain or tree `num_steps` deep (EAGLE's family, NEXTN = MTP, STANDALONE);
+# DFLASH drafts a block of `num_draft_tokens - 1` and has no steps.
+_SGLANG_STEPPED = frozenset({"eagle", "eagle3", "nextn", "mtp", "standalone"})
+
+
+def sglang_k(algorithm: Any, steps: Any, draft_tokens: Any) -> int | None:
+    """The most draft tokens one SGLang verification step can accept (the k a τ ≤ k + 1 ceiling uses).
+
+    `--speculative-num-draft-tokens` counts the tree's nodes sent for verification, the root (the verified
+    token) among them; `--speculative-num-steps` is the tree's depth. A chain (topk 1) has draft tokens = steps
+    + 1; a tree (topk > 1, e.g. steps 3, topk 4, draft tokens 16) still accepts at most `steps` tokens a step,
+    so k is the smaller of the two; DFLASH has no steps: its block drafts draft tokens - 1."""
+    ints = [x if isinstance(x, int) and not isinstance(x, bool) else None for x in (steps, draft_tokens)]
+    st, ndt = ints
+    by_tokens = ndt - 1 if ndt is not None and ndt > 1 else None
+    if str(algorithm or "").lower() not in _SGLANG_STEPPED or st is None or st < 1:
+        return by_tokens if by_tokens is not None else (st if st is not None and st >= 0 else None)
+    return min(st, by_tokens) if by_tokens is not None else st
+
+
 class StartupBuilder:
     def __init__(self, prev: StartupFacts | None = None):
         prev = prev or StartupFacts()
@@ -163,13 +183,13 @@ class StartupBuilder:
             self.f["method"] = str(args["speculative_algorithm"]).lower()
         if isinstance(args.get("speculative_draft_model_path"), str):
             self.f["drafter"] = args["speculative_draft_model_path"]
-        # SGLang's num_draft_tokens counts the verified slot too; k draft positions = num_steps
-        # for chains, num_draft_tokens - 1 otherwise.
-        steps, ndt = args.get("speculative_num_steps"), args.get("speculative_num_draft_tokens")
-        if isinstance(ndt, int) and ndt > 1:
-            self.f["num_speculative_tokens"] = ndt - 1
-        elif isinstance(steps, int):
-            self.f["num_speculative_tokens"] = steps
+        k = sglang_k(
+            args.get("speculative_algorithm"),
+            args.get("speculative_num_steps"),
+            args.get("speculative_num_draft_tokens"),
+        )
+        if k is not None:
+            self.f["num_speculative_tokens"] = k
 
     def feed(self, line: str) -> bool:
         """Take what a startup line in its engine's form says; True when it said something."""

@@ -39,6 +39,7 @@ from ..evidence.serialise import to_jsonable
 from ..interpret.baselines import pair_context
 from ..interpret.known_issues import default_known_issues, match_deployment
 from ..interpret.known_issues.deployment import deployment_from_evidence
+from ..interpret.method import family, infer_method
 from ..knowledge.causes import Knowledge
 from ..models.engine_support import load_table
 from ..names import Names, names_of
@@ -307,10 +308,13 @@ def _table_upgrades(evidence: EvidenceSet, names: Names, current, wanted: set[st
         sliding = sum(1 for x in d.layers if x.attention == "sliding")
         swa = "none" if not sliding else ("uniform" if sliding == len(d.layers) else "mixed")
     rows = sorted((r for r in load_table() if r.engine == names.engine), key=lambda r: parse_version(r.min).key)
+    method = infer_method(evidence).known
     out = {}
     for cid, spec in knowledge.causes.items():
         if cid not in wanted or spec.table_fix is None:
             continue
+        if spec.table_fix.methods and method is not None and family(method) not in spec.table_fix.methods:
+            continue  # the row's behaviour is another method's: an upgrade does not fix it for this one
         for r in rows:
             v = parse_version(r.min)
             if v.key > current.key and spec.table_fix.fixes(r, swa):

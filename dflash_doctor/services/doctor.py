@@ -175,7 +175,8 @@ def require_something_read(evidence: EvidenceSet) -> None:
             if empty
             else f"{where} is not an engine log: no spec-decode metrics, no engine startup lines and no line an "
             f"inference server writes ({lines} line(s) read)",
-            hint="give the server's own log (the lines with 'SpecDecoding metrics' or 'accept len'), or --metrics URL",
+            hint="give the server's own log (the lines with 'SpecDecoding metrics' or 'accept len'), or its /metrics "
+            "(`dflash-doctor diagnose --metrics URL`)",
             exit_code=ExitCode.NOT_CHECKED,
         )
     if evidence.has(EngineId):

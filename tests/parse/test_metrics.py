@@ -144,3 +144,33 @@ def test_diagnose_reads_a_llama_server_scrape(cli):
     rep = json.loads(r.stdout)
     assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(2.35, abs=1e-4)
     assert rep["acceptance"]["drafts"] == 200
+
+
+def _pasted(text: str) -> str:
+    """A scrape as users paste it into a thread: the command, a Markdown quote and fence around the samples."""
+    lines = ["```", "$ curl -s localhost:8000/metrics | grep spec_decode"]
+    lines += ["> " + x for x in text.splitlines()]
+    return "\n".join([*lines, "```", "so acceptance looks low?"]) + "\n"
+
+
+def test_a_pasted_scrape_is_read_from_its_exposition_lines(tmp_path):
+    text = (LOGS / "vllm-metrics-1.prom").read_text()
+    pasted = parse_text(_pasted(text), "pasted")
+    exact = scrape("vllm-metrics-1.prom")
+    assert pasted.engines == exact.engines and pasted.dropped == 4  # two fences, the command, the question
+    assert exact.dropped == 0
+    with pytest.raises(MetricsError):  # nothing of it is exposition text
+        parse_text("$ curl -s localhost:8000/metrics\ncurl: (7) Failed to connect\n", "refused")
+
+
+@pytest.mark.parametrize("how", ["logs", "diagnose"])
+def test_a_scrape_given_as_a_log_is_read_as_metrics(cli, tmp_path, how):
+    """Users paste `curl …/metrics | grep spec_decode` where a log is asked for: the counters since start, not
+    'not an engine log'."""
+    p = tmp_path / "engine.log"
+    p.write_text(_pasted((LOGS / "vllm-metrics-1.prom").read_text()))
+    argv = ("logs", str(p)) if how == "logs" else ("diagnose", "--log", str(p))
+    r = cli(*argv, "--format", "json")
+    rep = json.loads(r.stdout)
+    assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(1 + (1533 + 588) / 1500, abs=1e-4)
+    assert any("read as --metrics" in n for n in rep["notes"])

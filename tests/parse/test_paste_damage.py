@@ -41,6 +41,8 @@ VARIANTS = {
     "line numbers with a colon": [f"{i + 120}: {x}" for i, x in enumerate(L)],
     "ISO timestamp": ["2026-05-14T09:10:00.123456789Z " + x for x in L],
     "list bullets": ["- " + x for x in L],
+    "inline code": ["`" + x + "`" for x in L],
+    "inline code in a quoted list": ["> - `" + x + "`" for x in L],
     "tab indent": ["\t" + x for x in L],
     "Loki/Grafana export": [f'2026-05-14 09:10:00.000\t{{container="vllm", pod="vllm-0"}}\t{x}' for x in L],
     "ANSI colours": ["\x1b[32m" + x.replace("INFO", "\x1b[1;36mINFO\x1b[0;0m") + "\x1b[0m" for x in L],

@@ -21,7 +21,8 @@ FIX = Path(__file__).resolve().parents[2] / "fixtures"
         ("logs/vllm-0.11.0.log", "vllm", "0.11.0", "dflash", "z-lab/Qwen3-8B-DFlash-b16", 15),
         ("logs/vllm-0.20.1-journald.log", "vllm", "0.20.1", None, None, None),  # "serving model"
         ("logs/vllm-0.33.0.jsonl", "vllm", "0.33.0", None, None, None),  # JSON record
-        ("logs/sglang-0.5.8.log", "sglang", None, "eagle3", "jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B", 8),
+        # a tree 5 steps deep (topk 8, 9 draft tokens): at most 5 draft tokens accepted a step
+        ("logs/sglang-0.5.8.log", "sglang", None, "eagle3", "jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B", 5),
         ("logs/sglang-0.5.23.log", "sglang", None, "dflash", "z-lab/Qwen3-8B-DFlash-b16", 15),  # dict form
     ],
 )

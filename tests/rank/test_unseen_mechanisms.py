@@ -342,3 +342,65 @@ def test_the_engines_startup_line_names_the_method_it_runs(tmp_path):
     )
     b = infer_method(gather_files(FileInputs(logs=[str(sgl)])))
     assert b.known is None and b.p(("mtp", "eagle")) > 0.95 and b.probs["mtp"] > 0.3 and b.probs["eagle"] > 0.05
+
+
+def _sglang_log(path, algorithm, drafter, accept_len=1.0):
+    """SGLang 0.5.x: its server_args line, then `Decode batch` lines (scheduler.py's format)."""
+    lines = [
+        "[2026-01-15 08:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', "
+        f"speculative_algorithm='{algorithm}', "
+        f"speculative_draft_model_path='{drafter}', speculative_num_steps=3, speculative_eagle_topk=1, "
+        "speculative_num_draft_tokens=4)"
+    ]
+    for i in range(20):
+        lines.append(
+            f"[2026-01-15 08:{1 + i:02d}:00 TP0] Decode batch, #running-req: 16, #token: {3000 + i}, "
+            "token usage: 0.03, "
+            f"accept len: {accept_len:.2f}, cuda graph: True, gen throughput (token/s): 300.0, #queue-req: 0"
+        )
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_eagle3_head_launched_as_eagle_is_named_from_the_drafter_name(tmp_path):
+    """SGLang's EAGLE algorithm never feeds an EAGLE-3 head its three-layer features: every draft rejected. Without
+    the drafter's config, its published name (`…_eagle3`) is the witness: method-mismatch first, not a guess between
+    engine causes; the same name launched as EAGLE3 lowers it instead."""
+    rep = report(logs=[_sglang_log(tmp_path / "a.log", "EAGLE", "org/Qwen3-8B_eagle3")])
+    assert rep.causes[0].id == "method-mismatch" and rep.causes[0].confidence >= 0.5
+    name = next(f for f in rep.findings if f.check_id == "launch-method-name")
+    assert name.status.value == "warn" and "eagle3" in name.message
+    ok = report(logs=[_sglang_log(tmp_path / "b.log", "EAGLE3", "org/Qwen3-8B_eagle3")])
+    assert next(f for f in ok.findings if f.check_id == "launch-method-name").status.value == "ok"
+    assert all(c.id != "method-mismatch" or c.confidence < 0.2 for c in ok.causes)
+
+
+@pytest.mark.parametrize(
+    ("drafter", "method", "status"),
+    [
+        ("lmsys/sglang-EAGLE-llama2-chat-7B", "EAGLE", "ok"),
+        ("org/DeepSeek-V3-NextN", "EAGLE", "ok"),  # SGLang's EAGLE runs DeepSeek-style MTP layers too
+        ("org/Qwen3-8B-P-EAGLE", "EAGLE3", "not-applicable"),  # served as eagle3 + parallel drafting
+        ("Qwen/Qwen3-0.6B", "STANDALONE", "not-applicable"),
+        ("z-lab/Qwen3-8B-DFlash-b16", "EAGLE3", "warn"),
+    ],
+)
+def test_drafter_name_against_the_launch(tmp_path, drafter, method, status):
+    rep = report(logs=[_sglang_log(tmp_path / "c.log", method, drafter, accept_len=2.5)])
+    assert next(f for f in rep.findings if f.check_id == "launch-method-name").status.value == status
+
+
+def test_upgrade_is_not_offered_for_an_eagle3_offset(tmp_path):
+    """The engine table's +1 rule is DFlash's target_layer_ids: on an EAGLE-3 deployment an upgrade is not the fix
+    for a tap offset (its ids must be written in the field the release reads), so the plan does not say it is."""
+    log = v1_log(
+        tmp_path / "e3.log",
+        [0.6, 0.33, 0.17, 0.1],
+        drafts=500,
+        version="0.11.0",
+        startup="{'model': 'Qwen/Qwen3-8B', 'speculative_config': {'method': 'eagle3', 'model': "
+        "'RedHatAI/Qwen3-8B-speculator.eagle3', 'num_speculative_tokens': 4}}",
+    )
+    rep = report(logs=[log])
+    for step in rep.plan.steps:
+        assert not (step.kind == "upgrade-engine" and "layer-offset" in step.fixes), step

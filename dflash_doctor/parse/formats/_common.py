@@ -105,7 +105,7 @@ _TOKENS = [
         r"\d{1,3}[.)](?!\d)",  # list markers glued or spaced: `2.(APIServer …`, `3) `
         r"\d{1,7}(?=\s*[:|]\s)",  # a pasted line number: `120: `, `120 | `
         r"\{(?:\s*[\w.]+\s*=~?\s*\"[^\"\n]{0,200}\"\s*,?)+\s*\}",  # a Loki/Grafana label set {container="vllm"}
-        r"[-*•>#|:]+",  # bullets, quote marks, separators
+        r"[-*•>#|:`]+",  # bullets, quote marks, separators, an inline-code backtick
     )
 ]
 MAX_PREFIX = 2000
