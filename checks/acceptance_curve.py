@@ -33,6 +33,7 @@ class AcceptanceCurve(Check):
     observations = (
         "signature:all-zero",
         "signature:cliff-after-first",
+        "signature:first-only",
         "signature:steep",
         "signature:geometric",
         "draft-model:all-rejected",
@@ -53,6 +54,7 @@ class AcceptanceCurve(Check):
         status = {
             "all-zero": Status.FAIL,
             "cliff-after-first": Status.FAIL,
+            "first-only": Status.FAIL,
             "steep": Status.WARN,
             "uniform-low": Status.WARN,
             "geometric": Status.OK,

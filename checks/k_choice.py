@@ -9,7 +9,7 @@ from dflash_doctor.interpret.advice import advise_k
 from dflash_doctor.interpret.signature import classify
 
 # Curves that say the drafter path is broken: tuning k to them would lock in the bug.
-BROKEN = ("all-zero", "cliff-after-first")
+BROKEN = ("all-zero", "cliff-after-first", "first-only")
 
 
 def cost_words(cm: dict) -> str:

@@ -186,6 +186,7 @@ Runner = Literal["v1", "v2"]
 Symptom = Literal[
     "all-zero",
     "cliff-after-first",
+    "first-only",
     "steep",
     "uniform-low",
     "small-uniform-drop",

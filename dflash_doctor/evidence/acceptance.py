@@ -52,7 +52,8 @@ class AcceptanceSummary:
     throughput: dict | None = None  # mean accepted / drafted tokens/s where printed
     # How the figure stands: "counts" (drafts-weighted from printed or exactly derived counts), "estimated"
     # (drafts-weighted, some weights estimated), "printed" (printed τ figures whose weight nobody printed: one unit
-    # each), "per-request" (an average over requests, each weighted
+    # each), "upper-bound" (drafts taken as drafted / k where drafts can stop short: τ is at most the figure),
+    # "per-request" (an average over requests, each weighted
     # equally: not comparable with a drafts-weighted mean, and weaker), "unrecognised-format" (read by the
     # generic key-value reader).
     standing: str = "counts"

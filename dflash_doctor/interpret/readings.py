@@ -334,6 +334,10 @@ def read_level(evidence: EvidenceSet, acc: AcceptanceSummary) -> LevelReading:
             settle = int(math.ceil(var * deff * (1.96 / gap) ** 2))
     if ctx.temperature and ctx.temperature > 0:
         notes.append(f"requests sample at temperature {ctx.temperature:g}: the bands are greedy figures")
+    if acc.standing == "upper-bound" and p_healthy is not None and p_healthy > 0.5:
+        # the true τ is at most this one: it can show a deployment below its band, never that it reaches it
+        p_healthy = 0.5
+        notes.append(f"τ {tau:.2f} is an upper bound: it cannot show that the deployment reaches its band")
     return LevelReading(
         tau=tau,
         interval=iv,
@@ -363,7 +367,8 @@ class CurveReading:
 
 def curve_reading(acc: AcceptanceSummary, deff: float = stats.DESIGN_EFFECT) -> CurveReading:
     """all-zero: τ − 1 under 0.01; cliff-after-first: a few position-1 hits, almost none continue
-    (P(pos 2 | pos 1) under 0.15); geometric: hits continue (that conditional ≥ 0.35); steep: in between."""
+    (P(pos 2 | pos 1) under 0.15); first-only: position 1 often right (≥ 0.40) and position 2 all but never
+    (that conditional under 0.05); geometric: hits continue (that conditional ≥ 0.35); steep: in between."""
     pp = list(acc.per_position)
     d = acc.drafts
     out: dict[str, float] = {}
@@ -383,6 +388,7 @@ def curve_reading(acc: AcceptanceSummary, deff: float = stats.DESIGN_EFFECT) -> 
         se = max((c2.high - c2.low) / (2 * 1.96), 1e-4)
         p1_small = _phi((0.40 - p1.estimate) / max((p1.high - p1.low) / 3.92, 1e-4))
         out["cliff-after-first"] = _phi((0.15 - c) / se) * p1_small * (1.0 - out["all-zero"])
+        out["first-only"] = _phi((0.05 - c) / se) * (1.0 - p1_small) * (1.0 - out["all-zero"])
         out["geometric"] = _phi((c - 0.35) / se) * (1.0 - out["all-zero"])
-        out["steep"] = max(0.0, 1.0 - out["cliff-after-first"] - out["geometric"] - out["all-zero"])
+        out["steep"] = max(0.0, 1.0 - out["cliff-after-first"] - out["first-only"] - out["geometric"] - out["all-zero"])
     return CurveReading(p1, c2, out)

@@ -277,6 +277,12 @@ class Reference:
         if not figs:
             return None
         at = _at_k(figs, k)
+        if temperature and temperature > 0:
+            # sampled requests accept less than greedy ones: a few figures measured at this temperature that sit above
+            # the greedy ones do not make the band stricter than the greedy band
+            unsampled = self.band(method, k, dataset, None, thinking)
+        else:
+            unsampled = None
         measured = [x for x in at if x.figure.role == "measured"]
         thresholds = [x for x in at if x.figure.role == "threshold"]
         # candidates for the low edge: margin × each measured τ at k, and each CI threshold at k
@@ -289,6 +295,11 @@ class Reference:
         p1_low = self.margin * min(p1s) if p1s else None
         p1_typ = median(p1s) if p1s else None
         extrapolated = bool(low_from and low_from.extrapolated)
+        if unsampled is not None:
+            if low is not None and unsampled.low is not None and unsampled.low < low:
+                low, extrapolated = unsampled.low, unsampled.extrapolated
+            if typical is not None and unsampled.typical is not None:
+                typical = min(typical, unsampled.typical)
         return Band(
             method=m,
             k=k,

@@ -15,7 +15,8 @@ from .readings import curve_reading
 
 @dataclass(frozen=True)
 class Signature:
-    # all-zero | cliff-after-first | geometric | steep | uniform-low | small-uniform-drop | healthy | noise | unknown
+    # all-zero | cliff-after-first | first-only | geometric | steep | uniform-low | small-uniform-drop | healthy |
+    # noise | unknown
     id: str
     description: str
     strength: float = 1.0  # how sure the counts make it (0–1)
@@ -98,6 +99,13 @@ def classify(acc, deff: float | None = None) -> Signature:
         return Signature(
             sid,
             f"position 1 at {pp[0]:.3f}, position 2 at {pp[1]:.3f} ({cond}): single lucky hits, never two in a row",
+            strength,
+        )
+    if sid == "first-only":
+        return Signature(
+            sid,
+            f"position 1 at {pp[0]:.3f}, position 2 at {pp[1]:.3f} ({cond}): the first draft token is usually right "
+            "and the next all but never: the drafter's later steps get other inputs than its first",
             strength,
         )
     if sid == "geometric":

@@ -426,6 +426,15 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             "over the intervals that have it"
         )
     standing = _with_estimates(standing, use["estimated"].astype(bool), w, notes)
+    ceiling = {v for f in set(BY_FMT.values()) for v in f.tau_ceiling}
+    ceil_codes = [i for i, f in enumerate(fmt_names) if str(f) in ceiling]
+    ceil_rows = int(np.isin(fmt_codes[use_mask], ceil_codes).sum()) if ceil_codes else 0
+    if ceil_rows:
+        standing = "upper-bound"
+        notes.append(
+            f"τ is an upper bound: {ceil_rows} interval(s) print drafted tokens but no drafts, and their drafts were "
+            "taken as drafted / k although a draft can stop before k"
+        )
     k_cands = tuple(getattr(data, "k_candidates", ()) or ())
     if k_cands:
         notes.append(

@@ -100,6 +100,8 @@ def tau_line(report: Report) -> str | None:
         else f"over {acc.drafts:,.0f} drafts"
     )
     parts = [f"mean acceptance length τ = {acc.mean_acceptance_length:.2f} {weight}"]
+    if acc.standing == "upper-bound":
+        parts = [f"mean acceptance length τ ≤ {acc.mean_acceptance_length:.2f} (an upper bound: drafts unknown)"]
     if acc.k:
         parts[0] += f" at k = {acc.k}"
     plan = report.plan
@@ -164,6 +166,11 @@ def verdict_words(report: Report) -> str:
         return f"insufficient-data: the workload decides it ({level['workloads']}); name it with --dataset"
     if level.get("decides") == "method":
         return "insufficient-data: the method decides it; name it with --launch or --drafter"
+    if acc.standing == "upper-bound":
+        return (
+            f"insufficient-data: τ {acc.mean_acceptance_length:.2f} is only an upper bound (the log prints drafted "
+            "tokens, not drafts): it can show a deployment below its band, never that it reaches it"
+        )
     if level.get("reading") == "undecided" and level.get("what"):
         return f"insufficient-data: the counts do not separate healthy from impaired ({level['what']})"
     if not acc.sufficient:

@@ -350,6 +350,8 @@ def test_llamacpp_old_line_without_a_mean_gives_a_rate_and_uses_the_k_hint():
     scan = logscan.scan(logscan.Lines(lines, "y.log"))
     s = aggregate(scan, k_hint=3, k_hint_source="--draft-max")
     assert s.drafts == pytest.approx(33) and s.mean_acceptance_length == pytest.approx(1 + 57 / 33)
+    # a draft stops before k below --draft-p-min: 33 is the fewest drafts 99 tokens can be, τ the most it can be
+    assert s.standing == "upper-bound"
 
 
 def test_a_trtllm_word_inside_another_json_is_no_iteration_record():

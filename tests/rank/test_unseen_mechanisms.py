@@ -36,9 +36,9 @@ def v1_log(path, pp, k=None, drafts=400, intervals=30, version=None, startup=Non
     return str(path)
 
 
-def report(*, dataset=None, **kw):
+def report(*, dataset=None, temperature=None, **kw):
     ev = gather_files(FileInputs(**kw))
-    gather_workload(ev, temperature=None, thinking=None, dataset=dataset)
+    gather_workload(ev, temperature=temperature, thinking=None, dataset=dataset)
     return build_report(ev)[0]
 
 
@@ -404,3 +404,56 @@ def test_upgrade_is_not_offered_for_an_eagle3_offset(tmp_path):
     rep = report(logs=[log])
     for step in rep.plan.steps:
         assert not (step.kind == "upgrade-engine" and "layer-offset" in step.fixes), step
+
+
+def test_llama_cpp_timing_lines_with_draft_max_never_claim_healthy(tmp_path):
+    """Old llama-server lines print accepted/generated per request, no drafts: with --draft-max 16, generated / 16 is
+    the fewest drafts (a draft stops below --draft-p-min), so τ from it is a ceiling: 10.9 must not read as
+    healthy (it said P 1.00); a ceiling below the band still shows a problem."""
+    lines = [
+        f"slot print_timing: id  0 | task {t} | draft acceptance rate = {a / g:.5f} "
+        f"({a:5d} accepted / {g:5d} generated)"
+        for t, (a, g) in enumerate([(337, 594), (290, 512), (410, 700)])
+    ]
+    log = tmp_path / "llama.log"
+    log.write_text("\n".join(lines) + "\n")
+    rep = report(logs=[str(log)], launch="llama-server -m t.gguf -md d.gguf --draft-max 16")
+    assert rep.acceptance is not None and rep.acceptance.standing == "upper-bound"
+    assert rep.verdict != Verdict.HEALTHY
+    low = [
+        f"slot print_timing: id  0 | task {t} | draft acceptance rate = 0.01000 (    4 accepted /   400 generated)"
+        for t in range(8)
+    ]
+    log.write_text("\n".join(low) + "\n")
+    bad = report(logs=[str(log)], launch="llama-server -m t.gguf -md d.gguf --draft-max 4")
+    assert bad.verdict == Verdict.PROBLEM
+
+
+def test_first_position_right_and_the_rest_never_is_no_weak_drafter(tmp_path):
+    """Position 1 at 0.84 and position 2 at 0.004 (MTP, k = 3): a drafter that good at its first token is not weak;
+    its later steps get other inputs (a later MTP module unloaded or reused wrongly). It read as a 'steep' weak
+    drafter (undertrained-drafter first); the engine's drafter path comes first now."""
+    log = v1_log(tmp_path / "mtp.log", [0.836, 0.004, 0.0], drafts=1000, version="0.28.0")
+    rep = report(logs=[log], launch=launch("mtp", None, 3))
+    curve = next(f for f in rep.findings if f.check_id == "acceptance-curve")
+    assert "first-only" in curve.message
+    assert rep.causes[0].id == "engine-bug"
+    assert all(c.id != "undertrained-drafter" or c.confidence < 0.1 for c in rep.causes)
+
+
+def test_every_draft_rejected_at_temperature_is_not_a_sampling_mismatch_first(tmp_path):
+    """A sampling mismatch lowers acceptance (AL 1.16 at worst, published); exact zeros over thousands of drafts are
+    garbage drafts: at temperature 0.7 on a release outside every sampling bug, the engine path comes first."""
+    log = v1_log(tmp_path / "zero.log", [0.0, 0.0, 0.0], drafts=1000, version="0.24.0")
+    rep = report(logs=[log], launch=launch("eagle3", "RedHatAI/Qwen3-8B-speculator.eagle3", 3), temperature=0.7)
+    assert rep.causes[0].id != "sampling-mismatch"
+    assert all(c.id != "sampling-mismatch" or c.confidence < 0.35 for c in rep.causes)
+
+
+def test_a_temperature_never_makes_the_band_stricter_than_greedy(tmp_path):
+    """A few figures measured at a sampling temperature can sit above the greedy ones (other pairs, other
+    workloads): an EAGLE-3 deployment healthy at the greedy band stays healthy when told it samples at 0.8."""
+    log = v1_log(tmp_path / "e3.log", [0.66, 0.42, 0.26], drafts=1000)
+    drafter = launch("eagle3", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", 3)
+    assert report(logs=[log], launch=drafter).verdict == Verdict.HEALTHY
+    assert report(logs=[log], launch=drafter, temperature=0.8).verdict == Verdict.HEALTHY

@@ -347,6 +347,8 @@ class Format:
     supersedes: tuple[str, ...] = ()  # formats describing the same drafts less exactly: their rows of the same
     #                                   source are set aside (reported, not summed) when this one has rows
     variants: tuple[str, ...] = ()  # the fmt ids its rows carry (its id when empty)
+    # variants whose rows' drafts are a floor (drafted / k, where a draft can stop before k): their τ is a ceiling
+    tau_ceiling: tuple[str, ...] = ()
 
     @property
     def fmt_ids(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ import re
 from ._common import BadLine, Format, Impossible, Line, N, Parsed, content_of, count, num, rate, row
 
 LITERAL = "draft acceptance"
+CEILING = "llamacpp-print-timing-k-ceiling"  # steps taken as generated / k: τ an upper bound
 _LEAD = re.compile(r"slot\s+print_timing: id\s+-?\d+ \| task -?\d+ \| $")
 _LINE = re.compile(
     r"draft acceptance(?: rate)? = (?P<rate>"
@@ -98,19 +99,23 @@ def finish(items: list, ctx) -> None:
         if steps is None and rec["accepted"] == 0 and (k or ctx.k_hint or ctx.startup_k):
             kk = k or ctx.k_hint or ctx.startup_k
             steps, est = rec["drafted"] / kk, True
+        fmt = "llamacpp-print-timing"
         if steps is None and (ctx.k_hint or ctx.startup_k):
+            # a draft stops early when the drafter's top probability falls below --draft-p-min (common/speculative.cpp):
+            # generated / k is the fewest steps the request can have taken, so the τ from it is the most it can be
             kk = ctx.k_hint or ctx.startup_k
-            steps, est = rec["drafted"] / kk, True
+            steps, est, fmt = rec["drafted"] / kk, True, CEILING
             ctx.salvage(
                 meta,
                 "llamacpp-print-timing",
                 "the mean acceptance length (not printed by this version)",
-                f"verification steps = generated / k, k = {kk} (an estimate: drafts can be shorter than k)",
+                f"verification steps ≥ generated / k, k = {kk} (drafts stop early below --draft-p-min): τ is at most "
+                "the figure derived",
             )
         mean = rec["mean"] if rec["mean"] is not None else (1.0 + rec["accepted"] / steps if steps else None)
         ctx.add_row(
             row(
-                "llamacpp-print-timing",
+                fmt,
                 drafts=steps,
                 drafted=rec["drafted"],
                 accepted=rec["accepted"],
@@ -138,4 +143,6 @@ FORMAT = Format(
     priority=35,
     lead=_LEAD,
     finish=finish,
+    variants=("llamacpp-print-timing", CEILING),
+    tau_ceiling=(CEILING,),
 )
