@@ -58,7 +58,8 @@ def _specs(evidence: EvidenceSet) -> list[tuple[dict, str | None]]:
     """The speculative configs the evidence holds: the launch's and the one the log's startup lines show running."""
     out: list[tuple[dict, str | None]] = []
     launch = evidence.get(LaunchConfig)
-    if launch is not None and isinstance(launch.speculative, dict):
+    # (only vLLM's --speculative-config has these keys: an SGLang or llama.cpp launch's flags are no such config)
+    if launch is not None and isinstance(launch.speculative, dict) and launch.engine in ("vllm", None):
         out.append((launch.speculative, evidence.ref(LaunchConfig)))
     st = evidence.get(StartupFacts)
     if st is not None and isinstance((st.args or {}).get("speculative_config"), dict):

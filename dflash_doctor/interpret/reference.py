@@ -277,12 +277,9 @@ class Reference:
         if not figs:
             return None
         at = _at_k(figs, k)
-        if temperature and temperature > 0:
-            # sampled requests accept less than greedy ones: a few figures measured at this temperature that sit above
-            # the greedy ones do not make the band stricter than the greedy band
-            unsampled = self.band(method, k, dataset, None, thinking)
-        else:
-            unsampled = None
+        # sampled requests accept less than greedy ones: a few figures measured at this temperature that sit above the
+        # greedy ones do not make the band stricter than the greedy band
+        unsampled = self.band(method, k, dataset, None, thinking) if temperature and temperature > 0 else None
         measured = [x for x in at if x.figure.role == "measured"]
         thresholds = [x for x in at if x.figure.role == "threshold"]
         # candidates for the low edge: margin × each measured τ at k, and each CI threshold at k

@@ -493,6 +493,10 @@ def build_plan(
 
     explained = _explained(causes, knowledge, gain)
     planned = _plannable(causes, explained, knowledge)
+    # the plan never predicts less than τ now: above the lowest workload's figure, the most published caps it
+    cap = ref_tau
+    if cap is not None and tau_now is not None and cap <= tau_now:
+        cap = ref_range[2] if ref_range and ref_range[2] > tau_now else None
 
     upgrades = _engine_upgrades(evidence, names, [c.id for c in planned], knowledge)
     release_step = _release_upgrade(evidence, names, {c.id for c in causes if c.confidence >= RANKED_FLOOR})
@@ -523,7 +527,7 @@ def build_plan(
                 action=rem.action,
                 fixes=tuple(c.id for c in fixed),
                 settles=settles,
-                expected_tau=_combined_tau(fixed, tau_now, ref_tau),
+                expected_tau=_combined_tau(fixed, tau_now, cap),
                 conditional=max(c.confidence for c in fixed) < LIKELY,
                 details=tuple(fill(d, names) for d in rem.details),
                 sources=rem.sources,

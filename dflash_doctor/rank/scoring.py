@@ -146,6 +146,11 @@ def expected_tau(rule: str, tau_now: float | None, ctx: PairContext, baselines: 
         if factor is None:
             return None
         fixed = tau_now * factor
+        if ref is not None and ref <= tau_now and ctx.baseline is not None and not ctx.dataset:
+            # τ is above the easiest-credited workload's figure: cap at the most the pair was published to reach
+            ref = max(ctx.baseline.tau_at_k(name, ctx.k) for name in ctx.baseline.tau)
+            if ref <= tau_now:
+                return None  # above every published figure: what a fix would add is not known
         return min(fixed, ref) if ref is not None and ref > tau_now else fixed
     return None
 

@@ -457,3 +457,29 @@ def test_a_temperature_never_makes_the_band_stricter_than_greedy(tmp_path):
     drafter = launch("eagle3", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", 3)
     assert report(logs=[log], launch=drafter).verdict == Verdict.HEALTHY
     assert report(logs=[log], launch=drafter, temperature=0.8).verdict == Verdict.HEALTHY
+
+
+def test_the_plan_never_predicts_less_than_tau_now(tmp_path):
+    """τ 6.8 on a DFlash pair published from 3.16 (alpaca) to 7.87 (math500), workload unknown: the fix's expected τ
+    was capped at the lowest workload's 3.16 ('0.5× tokens/step'); it is capped at the most published instead."""
+    for scale in (0.8, 1.0):  # τ 6.8 between the workloads' figures, τ 8.5 above all of them
+        pp = [scale * x for x in (0.95, 0.9, 0.85, 0.8, 0.74, 0.66, 0.58, 0.5, 0.42, 0.34, 0.27, 0.2, 0.14, 0.09, 0.05)]
+        log = v1_log(tmp_path / f"d{scale}.log", pp, drafts=800, version="0.20.1")
+        rep = report(logs=[log], launch=launch("dflash", "z-lab/Qwen3-8B-DFlash-b16", 15))
+        tau = rep.acceptance.mean_acceptance_length
+        for step in rep.plan.steps:
+            assert step.expected_tau is None or step.expected_tau >= tau, step
+        assert all(c.expected_tau_if_fixed is None or c.expected_tau_if_fixed <= 7.87 + 1e-6 for c in rep.causes)
+
+
+def test_an_sglang_launch_is_not_read_as_vllm_greedy_drafts(tmp_path):
+    """vLLM's draft_sample_method is a key of its --speculative-config; an SGLang launch has no such config, so its
+    sampling advice must not be vLLM's."""
+    log = _sglang_log(tmp_path / "s.log", "DFLASH", "z-lab/Qwen3-4B-DFlash-b16", accept_len=1.3)
+    sglang = (
+        "python -m sglang.launch_server --model-path Qwen/Qwen3-4B --speculative-algorithm DFLASH "
+        "--speculative-draft-model-path z-lab/Qwen3-4B-DFlash-b16 --speculative-num-draft-tokens 16"
+    )
+    rep = report(logs=[log], launch=sglang, temperature=0.8)
+    assert not any("draft_sample_method" in (f.remedy or "") for f in rep.findings)
+    assert not any("draft_sample_method" in s.action for s in rep.plan.steps)
