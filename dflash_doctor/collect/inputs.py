@@ -144,10 +144,30 @@ def gather_logs(
             f"time window {since or '…'} – {until or '…'}: kept {result.n_intervals} of {before} intervals"
             + (f" ({untimed} without a timestamp dropped)" if untimed else "")
         )
+    _last_run(result)
     EvidenceBuilder(ev).add_log_scan(result, ", ".join(result.sources), engine_log=_sniff(result, paths))
     if result.n_intervals == 0:
         _gather_failures(ev, paths)
     return result
+
+
+def _last_run(result: LogScan) -> None:
+    """A log that holds several runs one after another (the server restarted, often with another configuration):
+    the last one is judged, the others are set aside and said, each with its own τ. Pooled, two configurations made
+    one τ that neither had (k 15 at τ 6.4 and k 7 at τ 1.4 read as τ 2.9)."""
+    runs = result.runs()
+    if not runs:
+        return
+    last = runs[-1][0]
+    result.keep_tag(last)
+    said = "; ".join(
+        f"{tag}: {n} interval(s), τ {1 + a / d:.2f} over {d:,.0f} drafts" if d > 0 else f"{tag}: {n} interval(s)"
+        for tag, n, d, a in runs
+    )
+    result.note(
+        f"the log holds {len(runs)} runs one after another (the server restarted; {said}): the last run ({last}) is "
+        "judged, the earlier ones set aside (split the log, or use --since/--until, to judge another)"
+    )
 
 
 def _is_scrape(path: str) -> bool:

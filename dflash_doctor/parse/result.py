@@ -9,8 +9,10 @@ LogScan the same way; `finish_source` runs once per source, in the process that 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from statistics import median
 from typing import Any
 
@@ -26,6 +28,11 @@ JUMP_FACTOR = 1000  # an interval drafting this many times the engine's median i
 JUMP_FLOOR = 10**7  # …when it also drafts more tokens than this (far beyond a node's 10 s of work)
 
 Meta = tuple  # (source, line_no, timestamp, engine tag, byte offset)
+
+
+# Tags that name a process (parse/formats/_common.prefix_facts: `pid N`, a journald `unit[N]`), and a DP rank's
+_PROCESS_TAG = re.compile(r"(?:^|/)pid \d+(?:/|$)|\[\d+\](?:/|$)")
+_RANK_TAG = re.compile(r"(?:^|/)DP\d+(?:/|$)")
 
 
 @dataclass
@@ -88,6 +95,60 @@ class LogScan:
         return sorted(
             self.rows + fast, key=lambda r: (order.get(r.source, 0), r.offset if r.offset is not None else float("inf"))
         )
+
+    def runs(self) -> list[tuple[str, int, float, float]]:
+        """The processes whose metrics lines follow one another in file order, when each process's lines form one
+        unbroken stretch (a restart: the server stopped and a new one started): (tag, intervals, drafts, accepted)
+        per process in order. Empty when the lines are not so: one process, lines without a process tag, or
+        processes whose lines interleave (data-parallel engines, several API servers)."""
+        order = {src: i for i, src in enumerate(self.sources)}
+        segs: list[tuple[int, float, object, int, float, float]] = []  # (source, offset, tag, n, drafts, accepted)
+        for r in self.rows:
+            d = r.drafts if r.drafts is not None and r.drafts == r.drafts else 0.0
+            segs.append(
+                (order.get(r.source, 0), r.offset if r.offset is not None else -1, r.engine, 1, d, r.accepted or 0.0)
+            )
+        f = self.fast
+        if len(f):
+            src_at = [(first, v) for first, _, v in f["src"].runs()]
+            offs, drafts, acc = f["off"], f["drafts"], f["acc"]
+            seen: list = []
+            for first, m, value in f["tag"].runs():
+                pieces = [(value, m)] if not isinstance(value, list) else [(t, len(list(g))) for t, g in groupby(value)]
+                src = next((v for a, v in reversed(src_at) if a <= first), None)
+                for tag, n in pieces:
+                    if tag in seen and seen[-1] != tag:
+                        return []  # a process's lines resume after another's: they interleave (early out)
+                    if not seen or seen[-1] != tag:
+                        seen.append(tag)
+                    off = offs[first] if offs[first] is not None else -1
+                    total_d, total_a = float(sum(drafts[first : first + n])), float(sum(acc[first : first + n]))
+                    segs.append((order.get(str(src), 0), off, tag, n, total_d, total_a))
+                    first += n
+        segs.sort(key=lambda x: (x[0], x[1]))
+        merged: list[list] = []
+        for _, _, tag, n, d, a in segs:
+            if tag is None:
+                return []
+            if merged and merged[-1][0] == tag:
+                merged[-1][1:] = [merged[-1][1] + n, merged[-1][2] + d, merged[-1][3] + a]
+            else:
+                merged.append([tag, n, d, a])
+        if len(merged) < 2 or len({m[0] for m in merged}) != len(merged):
+            return []
+        # a run is a process (its pid in the tag), not a data-parallel rank, and shows more than one interval
+        if not all(_PROCESS_TAG.search(str(m[0])) and not _RANK_TAG.search(str(m[0])) and m[1] >= 2 for m in merged):
+            return []
+        return [(str(t), n, d, a) for t, n, d, a in merged]
+
+    def keep_tag(self, tag: str) -> None:
+        """Keep only the intervals of one process (tag)."""
+        self.rows = [r for r in self.rows if str(r.engine) == tag]
+        f = self.fast
+        if len(f):
+            idx = [i for i, t in enumerate(f["tag"]) if str(t) == tag]
+            if len(idx) != len(f):
+                f.keep(idx)
 
     def keep(self, pred) -> None:
         """Keep only the intervals whose timestamp satisfies pred."""

@@ -119,3 +119,46 @@ def test_sglang_decode_records_joined_onto_one_line_are_each_read(tmp_path, sep)
     assert (
         (round(j.mean_acceptance_length, 4), j.drafts) == (round(a.mean_acceptance_length, 4), a.drafts) == (3.27, 320)
     )
+
+
+def _run(pid: int, minute: int, drafts: int, acc: list[int]) -> list[str]:
+    k, a = len(acc), sum(acc)
+    return [
+        f"(APIServer pid={pid}) INFO 05-14 10:{minute + i:02d}:00 [metrics.py:101] SpecDecoding metrics: Mean "
+        f"acceptance length: {1 + a / drafts:.2f}, Accepted throughput: 10.00 tokens/s, Drafted throughput: 120.00 "
+        f"tokens/s, Accepted: {a} tokens, Drafted: {drafts * k} tokens, Per-position acceptance rate: "
+        f"{', '.join(f'{x / drafts:.3f}' for x in acc)}, Avg Draft acceptance rate: {a / (drafts * k) * 100:.1f}%"
+        for i in range(3)
+    ]
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_restart_judges_the_last_run_and_says_the_others(tmp_path, fast):
+    """Two runs one after another (another pid, another k): pooled they made one τ neither run had; the last run is
+    judged and each run's τ said. Interleaved processes (two API servers) and DP ranks stay pooled."""
+    p = tmp_path / "restart.log"
+    first = _run(100, 0, 100, [90, 80, 70, 60])
+    second = _run(205, 10, 200, [40, 10])
+    p.write_text(
+        "\n".join(
+            first
+            + ["(APIServer pid=205) INFO 05-14 10:09:00 [api_server.py:1] vLLM API server version 0.11.0"]
+            + second
+        )
+        + "\n"
+    )
+    scan = logscan.scan(str(p), ScanPlan(fast=fast))
+    from dflash_doctor.collect.inputs import _last_run
+
+    _last_run(scan)
+    s = aggregate(scan)
+    assert s is not None and (s.k, s.drafts) == (2, 600) and round(s.mean_acceptance_length, 4) == 1.25
+    note = next(n for n in scan.notes if "runs one after another" in n)
+    assert "pid 100: 3 interval(s), τ 4.00" in note and "pid 205" in note
+    mixed = tmp_path / "mixed.log"
+    mixed.write_text(
+        "\n".join(x for pair in zip(first, _run(205, 0, 100, [90, 80, 70, 60]), strict=True) for x in pair) + "\n"
+    )
+    scan = logscan.scan(str(mixed), ScanPlan(fast=fast))
+    _last_run(scan)
+    assert aggregate(scan).drafts == 600 and not any("runs one after another" in n for n in scan.notes)
