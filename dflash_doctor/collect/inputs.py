@@ -24,7 +24,7 @@ from ..models.file_access import LocalFiles
 from ..parse.engine_failures import read_failures
 from ..parse.launch import LaunchParseError, parse_launch_text
 from ..parse.logscan import LogScan, ScanPlan, order_rotated, scan
-from ..parse.metrics_text import MetricsError, looks_like_exposition, parse_text, parse_window, read_source
+from ..parse.metrics_text import MetricsError, looks_like_exposition, parse_scrapes, parse_window, read_source
 from ..safeio import read_regular
 from ..settings import DEFAULT, Settings
 from .builder import EvidenceBuilder
@@ -240,12 +240,15 @@ def gather_metrics(ev: EvidenceSet, sources: list[str], window: str | None) -> N
         if i and plan[i - 1] == s and wait is not None:
             time.sleep(wait)
         try:
-            scrapes.append(parse_text(read_source(s), s))
-            if scrapes[-1].dropped:
+            got = parse_scrapes(read_source(s), s)
+            scrapes.extend(got)
+            if got[0].dropped:
                 ev.notes.append(
-                    f"{s}: {scrapes[-1].dropped} pasted line(s) that are not exposition text were left out (a prompt, "
+                    f"{s}: {got[0].dropped} pasted line(s) that are not exposition text were left out (a prompt, "
                     "the curl or grep command, Markdown)"
                 )
+            if len(got) > 1:
+                ev.notes.append(f"{s}: {len(got)} scrapes one after another, read as consecutive scrapes")
         except MetricsError as exc:
             ev.could_not_collect(f"metrics {s}", str(exc), MetricsScrape)
         except OSError as exc:

@@ -22,11 +22,11 @@ from .. import pyast
 from ..evidence.payloads import LaunchConfig
 from ..redact import REDACTED, is_secret_key, redact_any, redact_text, redact_words
 from ..textsafe import command
+from .formats.sglang_decode import sglang_k
 from .launch_llamacpp import flags as llama_flags
 from .launch_llamacpp import is_llama_server
 from .launch_llamacpp import speculative as llama_speculative
 from .launch_paste import Image, PasteError, paste_words
-from .startup import sglang_k
 
 _VLLM_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 _SGLANG_SPEC = {

@@ -117,10 +117,16 @@ def looks_like_exposition(head: str) -> bool:
 def parse_text(text: str, source: str) -> Scrape:
     """Parse exposition text; raise MetricsError when it is not Prometheus text at all. A pasted scrape (a prompt,
     the `curl … | grep` line, Markdown around it) is read from its exposition lines (`Scrape.dropped` counts the
-    others)."""
+    others). Text holding several scrapes one after another: the last (`parse_scrapes` gives them all)."""
+    return parse_scrapes(text, source)[-1]
+
+
+def parse_scrapes(text: str, source: str) -> list[Scrape]:
+    """The scrapes a text holds, in order: a series (name and labels) seen again starts the next one (a paste of
+    `curl …/metrics` before and after a run)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    scrape = Scrape(source)
+    dropped = 0
     try:
         families = list(text_string_to_metric_families(text))
     except Exception as exc:  # the parser raises ValueError/TypeError/IndexError on junk
@@ -133,12 +139,24 @@ def parse_text(text: str, source: str) -> Scrape:
             families = []
         if not families:
             raise MetricsError(f"not Prometheus text ({type(exc).__name__}: {str(exc)[:120]})") from None
-        scrape.dropped = dropped
-    try:
-        _read_samples(scrape, families)
-    except (OverflowError, ValueError) as exc:  # a value too large for a float is not a counter
-        raise MetricsError(f"a sample value is out of range ({str(exc)[:80]})") from None
-    return scrape
+    groups: list[list] = [[]]
+    seen: set = set()
+    for fam in families:
+        keys = {(s.name, tuple(sorted(s.labels.items()))) for s in fam.samples}
+        if keys & seen:
+            groups.append([])
+            seen = set()
+        seen |= keys
+        groups[-1].append(fam)
+    out: list[Scrape] = []
+    for group in groups:
+        scrape = Scrape(source, dropped=dropped if not out else 0)
+        try:
+            _read_samples(scrape, group)
+        except (OverflowError, ValueError) as exc:  # a value too large for a float is not a counter
+            raise MetricsError(f"a sample value is out of range ({str(exc)[:80]})") from None
+        out.append(scrape)
+    return out
 
 
 def _read_samples(scrape: Scrape, families) -> None:

@@ -22,6 +22,7 @@ from .. import pyast
 from ..evidence.acceptance import StartupFacts
 from ..redact import redact_any, redact_text
 from .formats._common import SGLANG_HEADER, VLLM_HEADER, frame_of, prefix_facts, prefix_ok
+from .formats.sglang_decode import sglang_k
 
 _REL = r"\d{1,6}(?:\.\d{1,6}){0,3}(?:[+.-]?[A-Za-z0-9]{1,20}){0,2}"  # a release number, 40 characters at most
 _VERSION = re.compile(
@@ -105,26 +106,6 @@ def _own(line: str, at: int) -> bool:
 
 def _starts_message(line: str, m: re.Match | None) -> re.Match | None:
     return m if m is not None and _own(line, m.start()) else None
-
-
-# SGLang algorithms that draft a chain or tree `num_steps` deep (EAGLE's family, NEXTN = MTP, STANDALONE);
-# DFLASH drafts a block of `num_draft_tokens - 1` and has no steps.
-_SGLANG_STEPPED = frozenset({"eagle", "eagle3", "nextn", "mtp", "standalone"})
-
-
-def sglang_k(algorithm: Any, steps: Any, draft_tokens: Any) -> int | None:
-    """The most draft tokens one SGLang verification step can accept (the k a τ ≤ k + 1 ceiling uses).
-
-    `--speculative-num-draft-tokens` counts the tree's nodes sent for verification, the root (the verified
-    token) among them; `--speculative-num-steps` is the tree's depth. A chain (topk 1) has draft tokens = steps
-    + 1; a tree (topk > 1, e.g. steps 3, topk 4, draft tokens 16) still accepts at most `steps` tokens a step,
-    so k is the smaller of the two; DFLASH has no steps: its block drafts draft tokens - 1."""
-    ints = [x if isinstance(x, int) and not isinstance(x, bool) else None for x in (steps, draft_tokens)]
-    st, ndt = ints
-    by_tokens = ndt - 1 if ndt is not None and ndt > 1 else None
-    if str(algorithm or "").lower() not in _SGLANG_STEPPED or st is None or st < 1:
-        return by_tokens if by_tokens is not None else (st if st is not None and st >= 0 else None)
-    return min(st, by_tokens) if by_tokens is not None else st
 
 
 class StartupBuilder:

@@ -362,3 +362,24 @@ def test_a_trtllm_word_inside_another_json_is_no_iteration_record():
         '\\"numRequestsWithDraftTokens\\": 1}"}'
     )
     assert aggregate(logscan.scan(logscan.Lines([fake], "x.log"))) is None
+
+
+def test_trtllm_bench_k_is_not_guessed_from_rounded_figures(tmp_path):
+    """[AL] and [DAR] are printed to two decimals: at AL 1.21, DAR 0.01 every k from 14 to 43 fits, so k is not
+    derived (it was: 21, τ 1.294 for a true 1.21 at k 15); at AL 2.62, DAR 0.54 only k 3 fits."""
+    from dflash_doctor.parse.formats.trtllm_bench import _k_candidates
+
+    assert _k_candidates(1.21, 0.01) == []
+    assert _k_candidates(2.62, 0.54) == [3]
+    assert _k_candidates(1.70, 0.05) == [13, 14, 15]  # several: the caller's k decides, else none
+
+
+def test_old_offline_curve_without_its_mean_drops_the_bonus_slot(tmp_path):
+    """The old offline example printed `acceptance at token 0` for the bonus slot (always 1.00); a paste of the
+    curve alone reads it as k 4, τ 3.55; a first draft position accepted every time while the next is not is that
+    slot: k 3, τ 2.55."""
+    from dflash_doctor.parse import logscan
+
+    lines = [f"acceptance at token {i}:{r:.2f}" for i, r in enumerate([1.0, 0.75, 0.5, 0.3])]
+    s = aggregate(logscan.scan(logscan.Lines(lines, "x.log")))
+    assert s is not None and s.k == 3 and s.mean_acceptance_length == pytest.approx(2.55)

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
+from dflash_doctor.parse.formats.sglang_decode import sglang_k
 from dflash_doctor.parse.launch import LaunchParseError, parse_launch_text
-from dflash_doctor.parse.startup import sglang_k
 from dflash_doctor.redact import REDACTED
 
 SPEC = '{"method": "eagle3", "model": "org/Q-eagle3", "num_speculative_tokens": 4}'

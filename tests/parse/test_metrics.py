@@ -174,3 +174,20 @@ def test_a_scrape_given_as_a_log_is_read_as_metrics(cli, tmp_path, how):
     rep = json.loads(r.stdout)
     assert rep["acceptance"]["mean_acceptance_length"] == pytest.approx(1 + (1533 + 588) / 1500, abs=1e-4)
     assert any("read as --metrics" in n for n in rep["notes"])
+
+
+def test_two_scrapes_pasted_in_one_file_give_the_interval(tmp_path):
+    """`curl …/metrics` before and after a run, pasted one after the other: the same series twice are two scrapes
+    (differenced), not one engine's counters to add up."""
+    one = (LOGS / "vllm-metrics-1.prom").read_text()
+    two = (LOGS / "vllm-metrics-2.prom").read_text()
+    from dflash_doctor.parse.metrics_text import parse_scrapes
+
+    got = parse_scrapes(one + "\n" + two, "pasted")
+    assert len(got) == 2 and got[0].engines == scrape("vllm-metrics-1.prom").engines
+    p = tmp_path / "before-after.log"
+    p.write_text(_pasted(one + "\n" + two))
+    from dflash_doctor.collect.inputs import FileInputs, gather_files
+
+    s = gather_files(FileInputs(logs=[str(p)])).get(AcceptanceSummary)
+    assert s is not None and s.drafts == 3000  # (3x - 1x) of 1500, as two --metrics files give

@@ -162,3 +162,29 @@ def test_a_restart_judges_the_last_run_and_says_the_others(tmp_path, fast):
     scan = logscan.scan(str(mixed), ScanPlan(fast=fast))
     _last_run(scan)
     assert aggregate(scan).drafts == 600 and not any("runs one after another" in n for n in scan.notes)
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [ScanPlan(fast=False), ScanPlan(), ScanPlan(grep_from=0, parallel_from=0, workers=2)],
+    ids=["plain", "stream", "grep"],
+)
+def test_drafts_shorter_than_k_follow_the_printed_mean_on_every_route(tmp_path, plan):
+    """An n-gram proposer (or dynamic k) drafts fewer than k tokens at times: Drafted/k is then too few drafts even
+    when it divides. vLLM's mean and rates are per draft (1 + Accepted/drafts, accepted at i / drafts), so a mean
+    the counts do not fit says the drafts: Accepted/Σrates. (Read as Drafted/k: τ 3.00 over 800 for a true 2.60
+    over 1000.)"""
+    lines = []
+    for i in range(40):
+        d, acc = 1000, [700, 500, 250, 150]  # 1000 drafts, 3200 tokens drafted (not 4 each)
+        a = sum(acc)
+        lines.append(
+            f"(APIServer pid=7) INFO 05-14 10:{i // 6:02d}:{(i % 6) * 10:02d} [metrics.py:101] SpecDecoding metrics: "
+            f"Mean acceptance length: {1 + a / d:.2f}, Accepted throughput: 10.00 tokens/s, Drafted throughput: "
+            f"120.00 tokens/s, Accepted: {a} tokens, Drafted: 3200 tokens, Per-position acceptance rate: "
+            f"{', '.join(f'{x / d:.3f}' for x in acc)}, Avg Draft acceptance rate: {a / 3200 * 100:.1f}%"
+        )
+    p = tmp_path / "ngram.log"
+    p.write_text("\n".join(lines) + "\n")
+    s = aggregate(logscan.scan(str(p), plan))
+    assert s is not None and round(s.drafts) == 40_000 and round(s.mean_acceptance_length, 3) == 2.6

@@ -44,7 +44,7 @@ from operator import gt, itemgetter
 from typing import Any
 
 from .. import formats as F
-from ..formats.vllm_v1 import FAST_BODY, FAST_FMT
+from ..formats.vllm_v1 import FAST_BODY, FAST_FMT, counts_fit
 from ..linereader import (
     BLOCK_LOOKAHEAD,
     BLOCK_LOOKBACK,
@@ -261,13 +261,18 @@ class _GrepScanner:
         # (numbers go straight into machine arrays where they can: no list of Python objects in between)
         drafts: array[float] | list[float]
         est: list[bool]
+        mean_f = array("d", map(float, mean))
         if uniform and not any(map(k.__rmod__, dft)):
             drafts, est = array("d", map(k.__rtruediv__, dft)), [False] * n
+            if not all(map(counts_fit, mean_f, acc, drafts)):
+                return False  # drafts shorter than k on some line (n-gram, dynamic k): the registry reads those
             ks = array("q", [k]) * n
         else:
             drafts, est = [], []
-            for d, k, a, p in zip(dft, ks, acc, pp, strict=False):
+            for d, k, a, p, m in zip(dft, ks, acc, pp, mean_f, strict=False):
                 if d % k == 0:
+                    if not counts_fit(m, a, d / k):
+                        return False
                     drafts.append(d / k)
                     est.append(False)
                 else:
@@ -296,7 +301,7 @@ class _GrepScanner:
             ("dft", dft),
             ("acc", acc),
             ("k", ks),
-            ("mean", array("d", map(float, mean))),
+            ("mean", mean_f),
             ("athr", array("d", map(float, athr))),
             ("dthr", array("d", map(float, dthr))),
             ("off", off_arr),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..formats.vllm_v1 import FAST_BODY, FAST_FMT
+from ..formats.vllm_v1 import FAST_BODY, FAST_FMT, counts_fit
 from ..linereader import prefix_shape
 from .columns import COLS, RUN_COLS
 
@@ -51,8 +51,11 @@ class VllmLines:
         if not (self.ok and acc <= dft <= 10**15):
             return None
         k = pp.count(b",") + 1
-        if dft % k == 0:
+        mean_f = float(mean)
+        if dft % k == 0 and counts_fit(mean_f, acc, dft / k):
             drafts, est = dft / k, False
+        elif dft % k == 0:
+            return None  # drafts shorter than k (n-gram, dynamic k): the registry reads it from the rates
         else:
             tot = sum(float(x) for x in pp.split(b","))
             drafts, est = (acc / tot if tot else dft / k), True
@@ -66,7 +69,7 @@ class VllmLines:
         a_acc(acc)
         a_k(k)
         a_pp(pp)
-        a_mean(float(mean))
+        a_mean(mean_f)
         a_athr(float(athr))
         a_dthr(float(dthr))
         a_off(base + ls)

@@ -16,6 +16,7 @@ Variants: `Decode batch.` (<= 0.5.2), `Decode batch,` (0.5.6+), `Decode batch [i
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ...versions import VersionError, release_of
 from ._common import SGLANG_HEADER, BadLine, Format, Impossible, Line, N, Parsed, count, num, row
@@ -81,6 +82,26 @@ def _record(msg: str) -> Parsed | None:
     return Parsed(defer=[{"running": run, "len": length, "rate": rate, "old": m["sep"] == "."}])
 
 
+# SGLang algorithms that draft a chain or tree `num_steps` deep (EAGLE's family, NEXTN = MTP, STANDALONE);
+# DFLASH drafts a block of `num_draft_tokens - 1` and has no steps.
+_SGLANG_STEPPED = frozenset({"eagle", "eagle3", "nextn", "mtp", "standalone"})
+
+
+def sglang_k(algorithm: Any, steps: Any, draft_tokens: Any) -> int | None:
+    """The most draft tokens one SGLang verification step can accept (the k a τ ≤ k + 1 ceiling uses).
+
+    `--speculative-num-draft-tokens` counts the tree's nodes sent for verification, the root (the verified
+    token) among them; `--speculative-num-steps` is the tree's depth. A chain (topk 1) has draft tokens = steps
+    + 1; a tree (topk > 1, e.g. steps 3, topk 4, draft tokens 16) still accepts at most `steps` tokens a step,
+    so k is the smaller of the two; DFLASH has no steps: its block drafts draft tokens - 1."""
+    ints = [x if isinstance(x, int) and not isinstance(x, bool) else None for x in (steps, draft_tokens)]
+    st, ndt = ints
+    by_tokens = ndt - 1 if ndt is not None and ndt > 1 else None
+    if str(algorithm or "").lower() not in _SGLANG_STEPPED or st is None or st < 1:
+        return by_tokens if by_tokens is not None else (st if st is not None and st >= 0 else None)
+    return min(st, by_tokens) if by_tokens is not None else st
+
+
 def finish(items: list, ctx) -> None:
     interval = 40
     args = ctx.args
@@ -93,14 +114,15 @@ def finish(items: list, ctx) -> None:
         # `Decode batch.` is the form of SGLang <= 0.5.2 (read in the 0.4.6 and 0.5.2 wheels; 0.5.6 prints
         # `Decode batch,`): a bound on the release, so on what it could run (no DFlash before 0.5.11)
         ctx.set_fact("release_bounds", {"sglang": "<=0.5.5"})
-    k = ndt - 1 if ndt and ndt > 1 else None
+    k = sglang_k(args.get("speculative_algorithm"), args.get("speculative_num_steps"), ndt)
+    per_step = ndt - 1 if ndt and ndt > 1 else k  # tokens sent for verification a step (a tree's nodes)
     for rec, meta in items:
         run = rec["running"]
         if run == 0:
             continue
         drafts = float(run * interval)
         accepted = (rec["len"] - 1.0) * drafts
-        drafted = int(round(drafts * k)) if k else None
+        drafted = int(round(drafts * per_step)) if per_step else None
         ctx.add_row(
             row(
                 "sglang",

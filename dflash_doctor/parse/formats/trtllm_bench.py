@@ -19,6 +19,7 @@ request has AL = 1 + k · DAR, so k = (AL_avg - 1) / DAR_avg (rounded) — then 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -119,17 +120,27 @@ def _avg(stats: dict, key: str) -> float | None:
     return _v(stats, key, "average")
 
 
+def _k_candidates(al: float, dar: float, half: float = 0.005) -> list[int]:
+    """The k that AL = 1 + k·DAR allows when both were rounded to two decimals (none when too many do)."""
+    lo = (al - 1.0 - half) / (dar + half)
+    hi = (al - 1.0 + half) / max(dar - half, 1e-9)
+    if hi - lo > 8:
+        return []
+    return [k for k in range(max(1, math.ceil(lo - 1e-9)), math.floor(hi + 1e-9) + 1)]
+
+
 def finish(items: list, ctx) -> None:
     for rec, meta in items:
         k, how = None, ""
         if rec["dt"] and rec["adt"] is not None:
-            # k from the block's own numbers first (every request has AL = 1 + k·DAR), then the caller's
-            if rec["dar"]:
-                est = (rec["al"] - 1.0) / rec["dar"]
-                if round(est) >= 1 and abs(est - round(est)) < 0.25:
-                    k = int(round(est))
-                    how = f"k = {k} = ([AL] AVERAGE - 1) / [DAR] AVERAGE, rounded"
-            if k is None and (ctx.k_hint or ctx.startup_k):
+            # k from the block's own numbers (every request has AL = 1 + k·DAR), both printed to two decimals: the
+            # k values within their rounding; one of them is k, unless the caller's k is among them (it settles it)
+            hint = ctx.k_hint or ctx.startup_k
+            fits = _k_candidates(rec["al"], rec["dar"]) if rec["dar"] else []
+            if len(fits) == 1 and fits[0] != hint:
+                k = fits[0]
+                how = f"k = {k} = ([AL] AVERAGE - 1) / [DAR] AVERAGE, the only k their rounding allows"
+            if k is None and hint:
                 k = ctx.k_hint or ctx.startup_k
                 how = f"k = {k} from " + (ctx.k_hint_source or "the caller" if ctx.k_hint else "the startup lines")
         if k:

@@ -109,6 +109,10 @@ def parse(line: Line) -> Parsed | None:  # noqa: C901 - one branch per key of th
     ):
         pp = pp[1:]
         notes.append("older offline-example output: `acceptance at token 0` is the bonus slot and was dropped")
+    elif len(pp) >= 2 and pp[0] >= 0.995 > pp[1] and mean is None and drafts is None:
+        # the curve alone: a first draft position accepted every time, the next not, is the old form's bonus slot
+        pp = pp[1:]
+        notes.append("older offline-example output: `acceptance at token 0` at 1.00 is the bonus slot and was dropped")
     if k and len(pp) > k:
         if all(r == 0.0 for r in pp[k:]):
             notes.append(

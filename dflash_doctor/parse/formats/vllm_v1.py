@@ -159,16 +159,35 @@ def _record(msg: str) -> tuple[tuple[dict, int | None, str], int]:
     return (rec, k, missing), m.end()
 
 
+# The printed mean has two decimals: counts fit it when 1 + Accepted/drafts rounds to it (and a little slack).
+MEAN_SLACK = 0.0051
+
+
+def counts_fit(mean: float | None, accepted: float, drafts: float, bonus: bool | None = True) -> bool:
+    """Whether `drafts` verification steps agree with the printed mean (1 + Accepted/drafts with the bonus token,
+    Accepted/drafts without it as 0.8.5 printed it; `bonus` None: either). Drafted/k is the number of drafts only
+    when every draft carries k tokens: an n-gram proposer or dynamic k drafts fewer, and the mean says so."""
+    if mean is None or drafts <= 0 or mean != mean:
+        return True
+    ratio = accepted / drafts
+    with_bonus = abs(mean - 1.0 - ratio) <= MEAN_SLACK
+    return with_bonus if bonus else with_bonus or (bonus is None and abs(mean - ratio) <= MEAN_SLACK)
+
+
 def _drafts(rec: dict, k: int | None) -> tuple[float | None, bool]:
-    """drafts is not printed: Drafted/k when every draft carries k tokens, else Accepted/Σrates."""
+    """drafts is not printed: Drafted/k when every draft carries k tokens (the printed mean agrees), else
+    Accepted/Σrates (the rates are accepted-at-position / drafts), else Accepted/(mean − 1)."""
     pp, acc, dft = rec["pp"], rec["accepted"], rec["drafted"]
     if dft == 0:
         return 0.0, False
-    if k and dft % k == 0:
+    bonus = True if rec["variant"] == FAST_FMT else None
+    if k and dft % k == 0 and counts_fit(rec["mean"], acc, dft / k, bonus):
         return dft / k, not pp
     s = sum(pp)
     if s > 0:
         return acc / s, True
+    if bonus and rec["mean"] is not None and rec["mean"] > 1.0 and acc:
+        return acc / (rec["mean"] - 1.0), True
     if k:
         return dft / k, True
     return None, True
