@@ -24,7 +24,8 @@ from ..models.file_access import LocalFiles
 from ..parse.engine_failures import read_failures
 from ..parse.launch import LaunchParseError, parse_launch_text
 from ..parse.logscan import LogScan, ScanPlan, order_rotated, scan
-from ..parse.metrics_text import MetricsError, looks_like_exposition, parse_scrapes, parse_window, read_source
+from ..parse.metrics_text import MetricsError, parse_scrapes, parse_window, read_source
+from ..parse.sniff import is_scrape_file, sniff_file
 from ..safeio import read_regular
 from ..settings import DEFAULT, Settings
 from .builder import EvidenceBuilder
@@ -110,7 +111,7 @@ def gather_logs(
         if path != "-" and not os.path.isfile(path):
             ev.could_not_collect(f"log {path}", "file not found" if not os.path.exists(path) else "not a regular file")
             continue
-        if _is_scrape(path):  # a pasted /metrics scrape given as a log: read as what it is
+        if is_scrape_file(path):  # a pasted /metrics scrape given as a log: read as what it is
             scrapes.append(path)
             continue
         try:
@@ -170,18 +171,6 @@ def _last_run(result: LogScan) -> None:
     )
 
 
-def _is_scrape(path: str) -> bool:
-    """A plain file whose head is Prometheus exposition text with spec-decode samples (metrics_text)."""
-    if path == "-" or path.endswith((".gz", ".bz2", ".xz", ".zst")):
-        return False
-    try:
-        with open(path, "rb") as fh:  # (a regular file: gather_logs checked)
-            head = fh.read(64 << 10).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return looks_like_exposition(head)
-
-
 def _gather_failures(ev: EvidenceSet, paths: list[str]) -> None:
     """A log without a spec-decode interval: the engine's own failure lines say why (plain files only)."""
     for path in paths:
@@ -200,8 +189,6 @@ def _sniff(scan: LogScan, paths: list[str]) -> bool | None:
     """Whether the files read are a serving engine's logs, looked at only when the scan found no engine line."""
     if scan.n_intervals or scan.malformed_count or scan.startup.engine:
         return None
-    from ..parse.sniff import sniff_file
-
     seen = [r for r in (sniff_file(p) for p in paths) if r is not None]
     return any(seen) if seen else None
 

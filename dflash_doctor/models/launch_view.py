@@ -88,13 +88,13 @@ def facts_conflicts(evidence: EvidenceSet) -> list[str]:
         elif st.version and eng.version and _release(st.version) != _release(eng.version):
             out.append(f"{st.engine} {st.version} (the log's startup lines) and {eng.version} ({where})")
     launch = evidence.get(LaunchConfig)
-    tag = launch.image_version if launch is not None and launch.engine == st.engine else None
-    if tag and st.version and _release(st.version) != _release(tag):
-        out.append(
-            f"{st.engine} {st.version} (the log's startup lines) and {tag} (the image tag in the launch command, "
-            f"{launch.image if launch is not None else ''})"
-        )
     if launch is not None:
+        tag = launch.image_version if launch.engine == st.engine else None
+        if tag and st.version and _release(st.version) != _release(tag):
+            out.append(
+                f"{st.engine} {st.version} (the log's startup lines) and {tag} (the image tag in the launch command, "
+                f"{launch.image})"
+            )
         if st.method and launch.method and _normal(st.method) != _normal(launch.method):
             out.append(f"method {st.method} (the log's startup lines) and {launch.method} (the launch command)")
         k_log, k_launch = st.num_speculative_tokens, launch.num_speculative_tokens

@@ -278,6 +278,11 @@ def _rate_from_counts(fmt: str) -> bool:
     return f.rate_from_counts if f is not None else True
 
 
+def _tau_ceiling(fmt: str) -> bool:
+    f = BY_FMT.get(fmt)
+    return f is not None and fmt in f.tau_ceiling
+
+
 def _engine(fmt: str) -> str:
     f = BY_FMT.get(fmt)
     return (f.engine or "unrecognised") if f is not None else fmt.split("-")[0]
@@ -426,8 +431,7 @@ def summarize(data: Any, min_drafts: int = MIN_DRAFTS) -> AcceptanceSummary | No
             "over the intervals that have it"
         )
     standing = _with_estimates(standing, use["estimated"].astype(bool), w, notes)
-    ceiling = {v for f in set(BY_FMT.values()) for v in f.tau_ceiling}
-    ceil_codes = [i for i, f in enumerate(fmt_names) if str(f) in ceiling]
+    ceil_codes = [i for i, f in enumerate(fmt_names) if _tau_ceiling(str(f))]
     ceil_rows = int(np.isin(fmt_codes[use_mask], ceil_codes).sum()) if ceil_codes else 0
     if ceil_rows:
         standing = "upper-bound"

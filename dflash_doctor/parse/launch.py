@@ -27,6 +27,7 @@ from .launch_llamacpp import flags as llama_flags
 from .launch_llamacpp import is_llama_server
 from .launch_llamacpp import speculative as llama_speculative
 from .launch_paste import Image, PasteError, paste_words
+from .startup import StartupBuilder
 
 _VLLM_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 _SGLANG_SPEC = {
@@ -95,6 +96,8 @@ _SWITCHES = frozenset(
 )
 # Files a command can keep its speculative config in (not read: their paths are the server's)
 _CONFIG_FILES = {"vllm": ("config",), "tensorrt-llm": ("extra_llm_api_options", "config")}
+# The engine's own startup lines that state the parsed arguments (parse/startup.py reads them)
+_STARTUP_ARGS = re.compile(r"non-default args:|args: Namespace\(|server_args=")
 _LEGACY_VLLM = {"--speculative-model": "model", "--num-speculative-tokens": "num_speculative_tokens"}
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -105,12 +108,13 @@ class LaunchParseError(ValueError):
 
 def parse_launch_text(text: str) -> LaunchConfig:
     """A pasted launch command, in any of the forms launch_paste.py undoes."""
+    from_startup = _from_startup_lines(text) if _STARTUP_ARGS.search(text) else None
+    if from_startup is not None:
+        return from_startup
     try:
         pasted = paste_words(text)
     except PasteError as exc:
         raise LaunchParseError(str(exc)) from None
-    if pasted.non_default_args is not None:
-        return _from_arg_dict(pasted.non_default_args)
     return parse_argv(pasted.words, image=pasted.image)
 
 
@@ -356,28 +360,32 @@ def _put_dotted(into: dict[str, Any], key: str, val: str | bool) -> None:
         node[parts[-1].replace("-", "_")] = value
 
 
-def _from_arg_dict(d: dict[str, Any]) -> LaunchConfig:
-    """vLLM's `non-default args: {…}` startup line pasted as the launch: the parsed arguments themselves."""
-    d = redact_any(d)
-    model = d.get("model") or d.get("model_tag")
-    spec = d.get("speculative_config")
-    if isinstance(spec, str):
-        spec, _, _ = parse_spec_json([spec])
-    spec = spec if isinstance(spec, dict) else None
-    if spec is None and isinstance(d.get("speculative_model"), str):  # <= 0.8.1
-        spec = {"model": d["speculative_model"], "num_speculative_tokens": d.get("num_speculative_tokens")}
-    k = spec.get("num_speculative_tokens") if spec else None
+def _from_startup_lines(text: str) -> LaunchConfig | None:
+    """The engine's own startup line pasted as the launch (vLLM's `non-default args: {…}` or `Namespace(…)`,
+    SGLang's `server_args=…`), read by the log's startup reader: the arguments the server parsed. None when the
+    text holds no such line."""
+    builder = StartupBuilder()
+    for line in text.splitlines():
+        builder.feed(line)
+    st = builder.build()
+    if not st.args:
+        return None
+    spec = st.args.get("speculative_config")
+    if not isinstance(spec, dict):
+        facts = {"method": st.method, "model": st.drafter, "num_speculative_tokens": st.num_speculative_tokens}
+        spec = {key: v for key, v in facts.items() if v is not None} or None
+    host, port = st.args.get("host"), st.args.get("port")
     return LaunchConfig(
-        engine="vllm",
-        model=model if isinstance(model, str) else None,
-        host=d.get("host") if isinstance(d.get("host"), str) else None,
-        port=d.get("port") if isinstance(d.get("port"), int) else None,
+        engine=st.engine,
+        model=st.model,
+        host=host if isinstance(host, str) else None,
+        port=port if isinstance(port, int) and not isinstance(port, bool) else None,
         speculative=spec,
         spec_text=json.dumps(spec) if spec else None,
-        method=str(spec["method"]).lower() if spec and spec.get("method") else None,
-        drafter=spec.get("model") if spec and isinstance(spec.get("model"), str) else None,
-        num_speculative_tokens=k if isinstance(k, int) and not isinstance(k, bool) and k >= 0 else None,
-        args={k2: v for k2, v in d.items() if k2 != "speculative_config"},
+        method=st.method,
+        drafter=st.drafter,
+        num_speculative_tokens=st.num_speculative_tokens,
+        args={key: v for key, v in st.args.items() if key != "speculative_config"},
     )
 
 

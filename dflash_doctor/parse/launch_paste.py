@@ -2,11 +2,11 @@
 
 Users rarely paste a bare `vllm serve …`. They paste it inside a Markdown fence or a quote, as the
 `command:`/`args:` lists of a docker-compose service or a Kubernetes container, as a `docker run` whose
-image supplies the entry point, or as vLLM's own `non-default args: {…}` startup line. Each form is
-undone here, and the container image (whose tag names the engine's release) is kept beside the words.
+image supplies the entry point (vLLM's own startup line pasted as the launch is read by parse/startup.py:
+launch.py). Each form is undone here, and the container image (whose tag names the engine's release) is kept
+beside the words.
 
-Only data is read: YAML through `yaml.safe_load` (no tags, no objects), Python dicts through
-`ast.literal_eval` (literals only), shell words through `shlex`.
+Only data is read: YAML through `yaml.safe_load` (no tags, no objects), shell words through `shlex`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 import shlex
 import textwrap
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
-
-from .. import pyast
 
 
 class PasteError(ValueError):
@@ -38,8 +37,6 @@ class Image:
 class Pasted:
     words: list[str]
     image: Image | None = None
-    form: str = "shell"  # shell | compose | kubernetes | list | docker-run | non-default-args
-    non_default_args: dict[str, Any] | None = field(default=None)
 
 
 # Images by repository (the part before the tag, registry included or not) -> engine and entry point.
@@ -112,7 +109,6 @@ _RUN_VALUE_OPTS = frozenset(
 )
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _YAML_KEYS = re.compile(r"^\s*(?:-\s+)?(?:command|args|entrypoint)\s*:", re.M)
-_NON_DEFAULT = re.compile(r"non-default args:\s*(\{.*\})\s*$", re.M)
 
 
 def image_of(ref: str) -> Image:
@@ -126,17 +122,9 @@ def image_of(ref: str) -> Image:
 def paste_words(text: str) -> Pasted:
     """The server's words from a pasted launch (PasteError: a form recognised but not readable, with why)."""
     text = _unwrap(text)
-    m = _NON_DEFAULT.search(text)
-    if m:
-        try:
-            d = pyast.literal_eval(m.group(1))
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            d = None
-        if isinstance(d, dict):
-            return Pasted([], form="non-default-args", non_default_args=d)
     got = _yaml_words(text) if text.strip().startswith("[") or _YAML_KEYS.search(text) else None
     got = got or _shell(text)
-    return Pasted(_shell_c(got.words), got.image, got.form)
+    return Pasted(_shell_c(got.words), got.image)
 
 
 def _unwrap(text: str) -> str:
@@ -228,7 +216,7 @@ def _docker_run(words: list[str]) -> Pasted:
         rest = entry + rest
     elif image.entry and not _names_entry(rest):
         rest = list(image.entry) + rest
-    return Pasted(env + rest, image=image, form="docker-run")
+    return Pasted(env + rest, image=image)
 
 
 _PROGRAM = re.compile(r"^(?:vllm|python[\d.]*|sglang|llama-server|trtllm-serve|bash|sh|env|uv|uvx|torchrun)$")
@@ -265,7 +253,7 @@ def _yaml_words(text: str) -> Pasted | None:
             ) from None
         return None
     if isinstance(doc, list) and all(isinstance(x, (str, int, float)) for x in doc):
-        return Pasted([str(x) for x in doc], form="list")
+        return Pasted([str(x) for x in doc])
     spec = _find_container(doc)
     if spec is None:
         return None
@@ -276,16 +264,16 @@ def _yaml_words(text: str) -> Pasted | None:
     env = _env_words(spec.get("environment", spec.get("env")))
     if entry is None and image is not None and image.entry and not _names_entry(cmd or []):
         entry = list(image.entry)
-    return Pasted(env + (entry or []) + (cmd or []), image=image, form="kubernetes" if kube else "compose")
+    return Pasted(env + (entry or []) + (cmd or []), image=image)
 
 
 def _find_container(doc: Any) -> dict | None:
     """The first mapping holding a command (compose service, Kubernetes container), breadth-first over at most
     10 000 nodes, each once (YAML aliases make a small text a huge or cyclic graph)."""
-    queue: list[Any] = [doc]
+    queue: deque[Any] = deque([doc])
     seen: set[int] = set()
     while queue and len(seen) < 10_000:
-        node = queue.pop(0)
+        node = queue.popleft()
         if id(node) in seen or not isinstance(node, (dict, list)):
             continue
         seen.add(id(node))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from .formats._common import SGLANG_HEADER, VLLM_HEADER
+from .metrics_text import looks_like_exposition
 
 HEAD_BYTES = 64 * 1024
 # A logger's prefix at the start of a line: ISO or vLLM MM-DD dates, clock times, levels, a bracketed tag
@@ -48,12 +49,25 @@ def looks_like_engine_log(head: bytes) -> bool:
     return prefixed >= MIN_PREFIXED * len(lines) and _ENGINE_WORDS.search(text) is not None
 
 
-def sniff_file(path: str) -> bool | None:
-    """`looks_like_engine_log` of a file's head; None when it cannot be read here (stdin, a compressed stream)."""
+def _head(path: str) -> bytes | None:
+    """A file's first HEAD_BYTES; None when it cannot be read here (stdin, a compressed stream)."""
     if path == "-" or path.endswith((".gz", ".bz2", ".xz", ".zst")):
         return None
     try:
         with open(path, "rb") as fh:
-            return looks_like_engine_log(fh.read(HEAD_BYTES))
+            return fh.read(HEAD_BYTES)
     except OSError:
         return None
+
+
+def sniff_file(path: str) -> bool | None:
+    """`looks_like_engine_log` of a file's head; None when it cannot be read here (stdin, a compressed stream)."""
+    head = _head(path)
+    return None if head is None else looks_like_engine_log(head)
+
+
+def is_scrape_file(path: str) -> bool:
+    """Whether a file given as a log is a pasted /metrics scrape (`metrics_text.looks_like_exposition` of its
+    head): it is then read as --metrics."""
+    head = _head(path)
+    return head is not None and looks_like_exposition(head.decode("utf-8", "replace"))

@@ -208,6 +208,14 @@ def test_non_default_args_line_pasted_as_the_launch():
     lc = parse_launch_text(text)
     assert _facts(text) == ("vllm", None, "org/Q", "eagle3", "org/Q-eagle3", 4)
     assert "sk-abcdefghijklmnop0123" not in json.dumps(lc.__dict__, default=str)
+    # (read by the log's own startup reader: SGLang's server_args line too, and behind a Markdown quote)
+    sglang = (
+        "[2026-01-15 08:00:00] server_args=ServerArgs(model_path='org/Q', speculative_algorithm='EAGLE3', "
+        "speculative_draft_model_path='org/D', speculative_num_steps=3, speculative_eagle_topk=1, "
+        "speculative_num_draft_tokens=4)"
+    )
+    assert _facts(sglang) == ("sglang", None, "org/Q", "eagle3", "org/D", 3)
+    assert _facts("> " + text) == _facts(text)
 
 
 def test_json_invalid_in_itself_is_not_blamed_on_the_shell():

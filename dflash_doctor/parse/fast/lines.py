@@ -52,10 +52,10 @@ class VllmLines:
             return None
         k = pp.count(b",") + 1
         mean_f = float(mean)
-        if dft % k == 0 and counts_fit(mean_f, acc, dft / k):
+        if dft % k == 0:
+            if not counts_fit(mean_f, acc, dft / k):
+                return None  # drafts shorter than k (n-gram, dynamic k): the registry reads it from the rates
             drafts, est = dft / k, False
-        elif dft % k == 0:
-            return None  # drafts shorter than k (n-gram, dynamic k): the registry reads it from the rates
         else:
             tot = sum(float(x) for x in pp.split(b","))
             drafts, est = (acc / tot if tot else dft / k), True
